@@ -1,0 +1,45 @@
+"""The ``kraftwire`` command: a thin dispatcher to the subcommand modules of each layer.
+
+Each subcommand module exposes ``configure(parser)`` and ``run(args) -> int``; it is imported only when
+its command runs, so ``kraftwire codegen`` does not load the node and ``kraftwire simulate`` does not
+load jinja2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# command name -> (module implementing it, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "codegen": ("kraftwire.codegen.cli", "generate Python codecs from Kafka message specs"),
+    "spec": ("kraftwire.codegen.check", "validate spec files (`kraftwire spec check DIR...`)"),
+    "decode-hex": ("kraftwire.inspect", "decode a hex message body with a generated codec"),
+    "encode-json": ("kraftwire.inspect", "encode a Kafka-JSON message file with a generated codec"),
+    "simulate": ("kraftwire.node.simulation.cli", "run seeded KRaft fault-injection simulations"),
+}
+
+
+def build_parser(commands: dict[str, tuple[str, str]] = COMMANDS) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kraftwire", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module_name, help_text) in commands.items():
+        command_parser = sub.add_parser(name, help=help_text, description=help_text)
+        module = importlib.import_module(module_name)
+        module.configure(command_parser, name)
+        command_parser.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    # Load only the module of the command asked for (plus help for all when none is given).
+    chosen = {name: spec for name, spec in COMMANDS.items() if argv[:1] == [name]} or COMMANDS
+    try:
+        parser = build_parser(chosen)
+    except ImportError as exc:  # a layer that is not installed (e.g. a vendored subset)
+        print(f"kraftwire: {exc}", file=sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
+    return int(args._run(args) or 0)
