@@ -1,0 +1,45 @@
+"""``kraftwire spec check DIR...``: validate spec files and print one line per problem.
+
+Besides the validator's rules (``validate.RULES``), the command reports three of its own: ``missing-path``
+(an argument that does not exist), ``json-syntax`` (not JSON once comments are removed) and ``unreadable``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .loader import SpecSyntaxError, load_raw, spec_files
+from .validate import SpecError, validate_specs
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    sub = parser.add_subparsers(dest=f"{name}_command", required=True, metavar="SUBCOMMAND")
+    check = sub.add_parser(
+        "check", help="validate spec files against every rule of Kafka's generator"
+    )
+    check.add_argument("dirs", nargs="+", type=Path, help="spec directories or single spec files")
+
+
+def run(args: argparse.Namespace) -> int:
+    missing = [path for path in args.dirs if not path.exists()]
+    errors = [
+        SpecError(str(path), "", "missing-path", "no such file or directory") for path in missing
+    ]
+    files = spec_files([path for path in args.dirs if path.exists()])
+    raws = []
+    for path in files:
+        try:
+            raws.append(load_raw(path))
+        except SpecSyntaxError as exc:
+            # load_raw's message already starts with the file name
+            message = str(exc).split(": ", 1)[-1]
+            errors.append(SpecError(path.name, "", "json-syntax", message))
+        except (OSError, UnicodeDecodeError) as exc:
+            errors.append(SpecError(path.name, "", "unreadable", str(exc)))
+    errors.extend(validate_specs(raws))
+    for error in errors:
+        print(error)
+    print(f"{len(files)} files, {len(errors)} errors", file=sys.stderr)
+    return 1 if errors else 0

@@ -1,0 +1,74 @@
+"""Reading spec files exactly as Kafka writes them: JSON with ``//`` and ``/* */`` comments."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class SpecSyntaxError(ValueError):
+    """A spec file that is not JSON once its comments are removed."""
+
+
+@dataclass(frozen=True)
+class RawSpec:
+    """One spec file as parsed JSON, before validation."""
+
+    path: Path
+    data: object
+
+    @property
+    def file_name(self) -> str:
+        return self.path.name
+
+
+def strip_comments(text: str) -> str:
+    """Remove ``//`` line comments and ``/* */`` block comments that stand outside string literals.
+
+    Newlines are kept so that JSON error positions still point at the right line.
+    """
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                raise SpecSyntaxError("unterminated /* comment")
+            out.append("\n" * text.count("\n", i, end))
+            i = end + 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def load_raw(path: Path) -> RawSpec:
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(strip_comments(text))
+    except (json.JSONDecodeError, SpecSyntaxError) as exc:
+        raise SpecSyntaxError(f"{path.name}: not valid spec JSON: {exc}") from None
+    return RawSpec(path, data)
+
+
+def spec_files(directories: list[Path]) -> list[Path]:
+    """Every ``*.json`` spec below the given directories, in a stable order."""
+    files: list[Path] = []
+    for directory in directories:
+        directory = Path(directory)
+        if directory.is_file():
+            files.append(directory)
+        else:
+            files.extend(p for p in directory.rglob("*.json") if p.is_file())
+    return sorted(set(files), key=lambda p: (p.name, str(p)))
