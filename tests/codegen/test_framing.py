@@ -1,0 +1,89 @@
+"""Header version rules and whole request/response frames."""
+
+from __future__ import annotations
+
+import pytest
+
+import kraftwire.generated as kw
+from kraftwire.generated import DecodeError, UnsupportedVersionError
+from kraftwire.generated.api_versions_response import ApiVersion, ApiVersionsResponse
+from kraftwire.generated.request_header import RequestHeader
+from kraftwire.generated.vote_request import VoteRequest
+
+
+@pytest.mark.parametrize(
+    "api_key, version, request_header, response_header",
+    [
+        (18, 0, 1, 0),  # ApiVersions
+        (18, 3, 2, 0),  # flexible body, but the response header stays v0 (KIP-511)
+        (52, 0, 2, 1),  # Vote is flexible from v0
+        (52, 2, 2, 1),
+        (53, 0, 1, 0),  # BeginQuorumEpoch v0 is not flexible
+        (53, 1, 2, 1),
+        (1, 11, 1, 0),  # Fetch classic
+        (1, 12, 2, 1),  # Fetch flexible
+        (1, 18, 2, 1),
+    ],
+)
+def test_header_versions(api_key, version, request_header, response_header):
+    assert kw.request_header_version(api_key, version) == request_header
+    assert kw.response_header_version(api_key, version) == response_header
+
+
+def test_header_versions_with_all_upstream_apis(upstream):
+    assert upstream.request_header_version(80, 1) == 2 and upstream.response_header_version(80, 1) == 1
+    for removed in (4, 5, 6, 7):
+        with pytest.raises(upstream.UnsupportedVersionError, match="was removed"):
+            upstream.request_header_version(removed, 0)
+    with pytest.raises(upstream.UnsupportedVersionError, match="unknown API key 95"):
+        upstream.response_header_version(95, 0)
+
+
+def test_request_header_bytes_match_kafka():
+    # spec-language.md §13: v2 {apiKey 52, ver 1, corr 7, clientId "raft-client-1"}
+    header = RequestHeader(request_api_key=52, request_api_version=1, correlation_id=7, client_id="raft-client-1")
+    assert header.encode(2).hex() == "0034000100000007000d" + b"raft-client-1".hex() + "00"
+    header.client_id = None
+    assert header.encode(1).hex() == "003400010000000" + "7ffff"
+
+
+def test_request_frame_round_trip():
+    body = VoteRequest(cluster_id="c", voter_id=3)
+    frame = kw.encode_request(body, 2, correlation_id=99, client_id="node-1")
+    payload, end = kw.read_frame(frame)
+    assert end == len(frame)
+    request = kw.decode_request(payload)
+    assert (request.api_key, request.api_version, request.correlation_id, request.client_id) == (52, 2, 99, "node-1")
+    assert request.body == body
+
+
+def test_api_versions_response_always_uses_header_v0():
+    body = ApiVersionsResponse(api_keys=[ApiVersion(api_key=52, min_version=0, max_version=2)])
+    frame = kw.encode_response(body, 3, correlation_id=5)
+    payload, _ = kw.read_frame(frame)
+    assert payload[:4] == b"\x00\x00\x00\x05" and payload[4:6] == b"\x00\x00"  # no tag byte after it
+    response = kw.decode_response(payload, 18, 3)
+    assert response.correlation_id == 5 and response.body == body
+
+
+def test_partial_frames_and_bad_sizes():
+    frame = kw.encode_request(VoteRequest(), 0, 1)
+    for cut in range(len(frame)):
+        assert kw.read_frame(frame[:cut]) == (None, 0)
+    with pytest.raises(DecodeError, match="frame size -1"):
+        kw.read_frame(b"\xff\xff\xff\xff")
+    with pytest.raises(DecodeError, match="outside"):
+        kw.read_frame(b"\x7f\xff\xff\xff", max_size=1024)
+    payload, _ = kw.read_frame(frame)
+    with pytest.raises(DecodeError, match="left over"):
+        kw.decode_request(payload + b"\x00")
+
+
+def test_lookup_and_classes():
+    assert kw.lookup("VoteRequest") is VoteRequest
+    assert kw.request_class(52) is VoteRequest
+    assert kw.response_class(18) is ApiVersionsResponse
+    with pytest.raises(KeyError):
+        kw.lookup("NoSuchSpec")
+    with pytest.raises(UnsupportedVersionError):
+        kw.request_class(0)  # Produce is not in the bundled KRaft package
