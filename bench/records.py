@@ -1,0 +1,105 @@
+"""Records/s decoding 1,000-record v2 batches: kraftwire.records against kafka-python, same run.
+
+    .venv/bin/python bench/records.py [--records 1000] [--repeat 7] [--codecs none,lz4,zstd]
+
+Each side decodes the same batch bytes (written by kraftwire, read back by both) and touches every
+record's key and value. Both verify the batch CRC: kraftwire always does, and kafka-python's consumer
+does by default (``check_crcs=True``); the kafka-python figure without the check is printed too. Runs
+are interleaved and the best of ``--repeat`` rounds is kept, which suits a shared, noisy machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+from kraftwire.records import decode_batches, encode_batch
+
+
+def make_records(count: int, seed: int = 1) -> list:
+    """Records shaped like typical event traffic: short keys, ~80-byte semi-random values."""
+    rng = random.Random(seed)
+    base = 1_700_000_000_000
+    records = []
+    for i in range(count):
+        value = bytes(rng.getrandbits(8) for _ in range(20)) + b"event payload " * 4
+        headers = [("source", b"bench")] if i % 10 == 0 else []
+        records.append((b"key-%d" % (i % 97), value, headers, base + i))
+    return records
+
+
+def ours(data: bytes) -> int:
+    batches, _ = decode_batches(data)
+    n = 0
+    for batch in batches:
+        for record in batch.records:
+            record.key, record.value
+            n += 1
+    return n
+
+
+def kafka_python(data: bytes, check_crc: bool = True) -> int:
+    from kafka.record.memory_records import MemoryRecords
+
+    memory = MemoryRecords(data)
+    n = 0
+    while True:
+        batch = memory.next_batch()
+        if batch is None:
+            return n
+        if check_crc and not batch.validate_crc():
+            raise ValueError("CRC mismatch")
+        for record in batch:
+            record.key, record.value
+            n += 1
+
+
+def best_time(fn, data: bytes, rounds: int) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn(data)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1000, help="records per batch")
+    parser.add_argument("--repeat", type=int, default=7, help="interleaved rounds (best kept)")
+    parser.add_argument("--inner", type=int, default=20, help="timed decodes per round")
+    parser.add_argument("--codecs", default="none,lz4,zstd")
+    args = parser.parse_args(argv)
+
+    try:
+        import kafka  # noqa: F401
+    except ImportError:
+        parser.error("kafka-python is not installed (pip install -e '.[bench]')")
+
+    records = make_records(args.records)
+    sides = {
+        "kraftwire": ours,
+        "kafka-python": kafka_python,
+        "kafka-python (no CRC check)": lambda data: kafka_python(data, check_crc=False),
+    }
+    print(f"decoding one {args.records}-record batch; records/s, best of {args.repeat} rounds")
+    print(f"{'codec':<6} {'batch bytes':>11}  " + "  ".join(f"{name:>27}" for name in sides))
+    for codec in args.codecs.split(","):
+        data = encode_batch(records, compression=codec)
+        for fn in sides.values():
+            assert fn(data) == args.records
+        best = {name: float("inf") for name in sides}
+        for _ in range(args.repeat):
+            for name, fn in sides.items():
+                best[name] = min(best[name], best_time(fn, data, args.inner))
+        rates = {name: args.records / seconds for name, seconds in best.items()}
+        cells = "  ".join(f"{rates[name]:>27,.0f}" for name in sides)
+        print(f"{codec:<6} {len(data):>11,}  {cells}")
+        for name in list(sides)[1:]:
+            print(f"{'':<6} kraftwire / {name}: {rates['kraftwire'] / rates[name]:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,248 @@
+"""Record values of the KRaft metadata log and record keys/values of the coordinator logs.
+
+* Metadata log (``__cluster_metadata``), ``AbstractApiMessageSerde``: ``uvarint frame version`` (1),
+  ``uvarint record type``, ``uvarint version``, then the ``metadata`` spec's body; trailing bytes are
+  an error.
+* Coordinator logs (``__consumer_offsets``, ``__share_group_state``, ``__transaction_state``): key =
+  ``int16 record type`` + key body at version 0; value = ``int16 version`` + value body at that
+  version; a null value is a tombstone.
+
+Message classes come from a generated package (``metadata_record_class(type)``,
+``coordinator_key_class(type)``, ``coordinator_value_class(type)``); types the package does not know
+are kept as raw bytes (``message`` / ``key`` / ``value`` None, ``body`` / ``key_body`` / ``value_body``
+set).
+"""
+
+from __future__ import annotations
+
+import struct
+
+from ._control import generated_package
+from ._runtime import DecodeError, EncodeError, read_uvarint, write_uvarint
+
+__all__ = [
+    "CoordinatorRecord",
+    "MetadataRecord",
+    "decode_coordinator_record",
+    "decode_metadata_record",
+    "encode_coordinator_record",
+    "encode_metadata_record",
+]
+
+METADATA_FRAME_VERSION = 1
+_INT16 = struct.Struct(">h")
+
+
+class MetadataRecord:
+    """A metadata-log record value: ``record_type``, ``version`` and the decoded ``message``."""
+
+    __slots__ = ("record_type", "version", "message", "body", "frame_version")
+
+    def __init__(self, record_type, version, message, body=None, frame_version=1) -> None:
+        self.record_type = record_type
+        self.version = version
+        self.message = message
+        self.body = body
+        self.frame_version = frame_version
+
+    def to_json(self) -> dict:
+        out = {"type": self.record_type, "version": self.version}
+        if self.message is not None:
+            out["name"] = type(self.message).__name__
+            out["data"] = self.message.to_json(self.version)
+        else:
+            out["body"] = _b64(self.body)
+        return out
+
+    def __repr__(self) -> str:
+        return f"MetadataRecord(type={self.record_type}, version={self.version}, {self.message!r})"
+
+
+class CoordinatorRecord:
+    """A coordinator record: ``record_type``, ``key``, and ``value`` at ``version`` (None: tombstone)."""
+
+    __slots__ = ("record_type", "key", "version", "value", "key_body", "value_body")
+
+    def __init__(self, record_type, key, version, value, key_body=None, value_body=None) -> None:
+        self.record_type = record_type
+        self.key = key
+        self.version = version
+        self.value = value
+        self.key_body = key_body
+        self.value_body = value_body
+
+    @property
+    def is_tombstone(self) -> bool:
+        return self.version is None
+
+    def to_json(self) -> dict:
+        out: dict = {"type": self.record_type}
+        if self.key is not None:
+            out["keyName"] = type(self.key).__name__
+            out["key"] = self.key.to_json(0)
+        else:
+            out["keyBody"] = _b64(self.key_body)
+        if self.version is None:
+            out["value"] = None
+            return out
+        out["version"] = self.version
+        if self.value is not None:
+            out["valueName"] = type(self.value).__name__
+            out["value"] = self.value.to_json(self.version)
+        else:
+            out["valueBody"] = _b64(self.value_body)
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"CoordinatorRecord(type={self.record_type}, key={self.key!r}, "
+            f"version={self.version}, value={self.value!r})"
+        )
+
+
+def _b64(data) -> str | None:
+    import base64
+
+    return None if data is None else base64.b64encode(bytes(data)).decode("ascii")
+
+
+def _read_short_uvarint(data: bytes, pos: int, what: str) -> tuple[int, int]:
+    value, new_pos = read_uvarint(data, pos)
+    if not 0 <= value <= 0x7FFF:
+        raise DecodeError(f"metadata record {what} {value} is too large", pos)
+    return value, new_pos
+
+
+def decode_metadata_record(value, *, package=None, family: str | None = None) -> MetadataRecord:
+    """Decode a ``__cluster_metadata`` record value.
+
+    ``family`` picks the spec directory whose record types apply when the package has several (the
+    bundled one has ``metadata`` and storage's remote-log ``storage``); by default ``metadata``.
+    """
+    if value is None:
+        raise DecodeError("metadata record value is null")
+    data = bytes(value)
+    frame_version, pos = _read_short_uvarint(data, 0, "frame version")
+    if frame_version != METADATA_FRAME_VERSION:
+        raise DecodeError(
+            f"unknown metadata record frame version {frame_version} (only 1 is supported)", 0
+        )
+    record_type, pos = _read_short_uvarint(data, pos, "type")
+    version, pos = _read_short_uvarint(data, pos, "version")
+    body = data[pos:]
+    cls = _metadata_class(generated_package(package), record_type, family)
+    if cls is None:
+        return MetadataRecord(record_type, version, None, body)
+    return MetadataRecord(record_type, version, _decode(cls, body, version, "metadata record"))
+
+
+def encode_metadata_record(message, version: int, record_type: int | None = None) -> bytes:
+    """Frame ``message`` (a generated metadata-record object) at ``version`` for the metadata log."""
+    if record_type is None:
+        record_type = _api_key(message)
+    out = bytearray()
+    write_uvarint(out, METADATA_FRAME_VERSION)
+    write_uvarint(out, record_type)
+    write_uvarint(out, version)
+    out += message.encode(version)
+    return bytes(out)
+
+
+def decode_coordinator_record(
+    key, value, *, package=None, family: str | None = None
+) -> CoordinatorRecord:
+    """Decode a coordinator-log record from its key and value bytes (value None = tombstone).
+
+    Record types are scoped per coordinator: ``family`` is ``group``, ``share`` or ``transaction``
+    (or the spec directory, or the topic: ``__consumer_offsets``, ``__share_group_state``,
+    ``__transaction_state``); it may be omitted when the package has a single coordinator family.
+    """
+    if key is None or len(key) < 2:
+        raise DecodeError("coordinator record key must hold at least the 2-byte record type")
+    key = bytes(key)
+    (record_type,) = _INT16.unpack_from(key, 0)
+    pkg = generated_package(package)
+    key_cls, value_cls = _coordinator_classes(pkg, record_type, family)
+    key_msg = None if key_cls is None else _decode(key_cls, key[2:], 0, "coordinator key")
+    key_body = key[2:] if key_cls is None else None
+    if value is None:
+        return CoordinatorRecord(record_type, key_msg, None, None, key_body)
+    value = bytes(value)
+    if len(value) < 2:
+        raise DecodeError("coordinator record value must hold at least the 2-byte version")
+    (version,) = _INT16.unpack_from(value, 0)
+    if value_cls is None:
+        return CoordinatorRecord(record_type, key_msg, version, None, key_body, value[2:])
+    low, high = value_cls.LOWEST_VERSION, value_cls.HIGHEST_VERSION
+    if not low <= version <= high:
+        raise DecodeError(
+            f"{value_cls.__name__} version {version} is outside its valid versions {low}-{high}"
+        )
+    value_msg = _decode(value_cls, value[2:], version, "coordinator value")
+    return CoordinatorRecord(record_type, key_msg, version, value_msg, key_body)
+
+
+def encode_coordinator_record(
+    key, value=None, version: int | None = None, record_type: int | None = None
+) -> tuple[bytes, bytes | None]:
+    """``(key bytes, value bytes or None)`` for a coordinator record; ``value=None`` is a tombstone."""
+    if record_type is None:
+        record_type = _api_key(key)
+    key_bytes = _INT16.pack(record_type) + key.encode(0)
+    if value is None:
+        return key_bytes, None
+    if version is None:
+        raise EncodeError("a coordinator record value needs its version")
+    return key_bytes, _INT16.pack(version) + value.encode(version)
+
+
+def _decode(cls, body: bytes, version: int, what: str):
+    try:
+        return cls.decode(body, version)
+    except Exception as exc:  # the package passed in may have its own ProtocolError classes
+        raise DecodeError(f"{what} {cls.__name__} v{version}: {exc}") from None
+
+
+def _api_key(message) -> int:
+    key = getattr(type(message), "API_KEY", None)
+    if not isinstance(key, int) or key < 0:
+        raise EncodeError(f"{type(message).__name__} has no record type; pass record_type")
+    return key
+
+
+def _metadata_class(pkg, record_type: int, family: str | None):
+    if family is not None:
+        try:
+            return pkg.metadata_record_class(record_type, family)
+        except KeyError:
+            raise DecodeError(f"the generated package has no metadata family {family!r}") from None
+    try:
+        return pkg.metadata_record_class(record_type)
+    except KeyError:  # several families: the KRaft metadata log uses "metadata"
+        try:
+            return pkg.metadata_record_class(record_type, "metadata")
+        except KeyError:
+            raise DecodeError("the generated package has no metadata records") from None
+
+
+_COORDINATOR_ALIASES = {
+    "group": "group-coordinator",
+    "__consumer_offsets": "group-coordinator",
+    "share": "share-coordinator",
+    "__share_group_state": "share-coordinator",
+    "transaction": "transaction-coordinator",
+    "__transaction_state": "transaction-coordinator",
+}
+
+
+def _coordinator_classes(pkg, record_type: int, family: str | None):
+    names = [family] if family is None else [family, _COORDINATOR_ALIASES.get(family, family)]
+    for name in names:
+        try:
+            return (
+                pkg.coordinator_key_class(record_type, name),
+                pkg.coordinator_value_class(record_type, name),
+            )
+        except KeyError as exc:
+            problem = exc.args[0] if exc.args else exc
+    raise DecodeError(f"coordinator record family: {problem}")

@@ -1,0 +1,137 @@
+"""Bases of the generated classes: version dispatch, the public codec methods, keyed arrays."""
+
+from __future__ import annotations
+
+from . import _json
+from ._runtime import DecodeError, UnsupportedVersionError, decode_failure, encode_failure
+
+
+class _Default:
+    """Marks an argument left out, where the default is a fresh list or struct."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<default>"
+
+
+DEFAULT = _Default()
+
+
+class MapKeyList(list):
+    """An array whose element struct has mapKey fields: ordered, duplicates kept, keyed lookup."""
+
+    __slots__ = ()
+
+    def find(self, *key: object):
+        """The first element whose mapKey fields (in declaration order) equal ``key``, or None."""
+        for item in self:
+            if item._map_key() == key:
+                return item
+        return None
+
+    def find_all(self, *key: object) -> list:
+        return [item for item in self if item._map_key() == key]
+
+
+class Struct:
+    """Base of every generated struct class; equality and construction are generated."""
+
+    __slots__ = ()
+    __hash__ = None  # mutable value objects
+    _KINDS: dict[str, str] = {}
+    _MAP_KEY: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        parts = [f"{name}={getattr(self, name)!r}" for name in self._KINDS]
+        if getattr(self, "unknown_tagged_fields", None):
+            parts.append(f"unknown_tagged_fields={self.unknown_tagged_fields!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def _map_key(self) -> tuple:
+        return tuple(getattr(self, name) for name in self._MAP_KEY)
+
+
+class Message(Struct):
+    """Base of every generated message class: version dispatch and the public codec methods."""
+
+    __slots__ = ()
+    SPEC_NAME = ""
+    SPEC_TYPE = ""
+    API_KEY: int | None = None
+    LOWEST_VERSION = 0
+    HIGHEST_VERSION = -1
+    LOWEST_FLEXIBLE_VERSION: int | None = None
+    _READERS: dict = {}
+    _WRITERS: dict = {}
+    _JSON: dict = {}
+
+    @classmethod
+    def _unsupported(cls, version: int) -> UnsupportedVersionError:
+        valid = (
+            "none"
+            if cls.HIGHEST_VERSION < cls.LOWEST_VERSION
+            else f"{cls.LOWEST_VERSION}-{cls.HIGHEST_VERSION}"
+        )
+        return UnsupportedVersionError(
+            f"{cls.SPEC_NAME} v{version} is not supported (valid versions: {valid})"
+        )
+
+    @classmethod
+    def decode(cls, data: bytes | bytearray | memoryview, version: int):
+        """Decode exactly all of ``data`` as this message at ``version``."""
+        buf = data if data.__class__ is bytes else bytes(data)
+        obj, pos = cls.read(buf, 0, version)
+        if pos != len(buf):
+            raise DecodeError(
+                f"{cls.SPEC_NAME} v{version}: {len(buf) - pos} bytes left over after the message",
+                pos,
+            )
+        return obj
+
+    @classmethod
+    def read(cls, buf: bytes, pos: int, version: int):
+        """Decode one message starting at ``pos``; returns ``(message, position after it)``."""
+        reader = cls._READERS.get(version)
+        if reader is None:
+            raise cls._unsupported(version)
+        try:
+            return reader(buf, pos)
+        except Exception as exc:
+            raise decode_failure(cls.SPEC_NAME, version, exc) from None
+
+    def encode(self, version: int) -> bytes:
+        out = bytearray()
+        self.write(out, version)
+        return bytes(out)
+
+    def write(self, out: bytearray, version: int) -> None:
+        """Append this message's encoding at ``version`` to ``out``."""
+        writer = self._WRITERS.get(version)
+        if writer is None:
+            raise self._unsupported(version)
+        try:
+            writer(self, out)
+        except Exception as exc:
+            raise encode_failure(self.SPEC_NAME, version, exc) from None
+
+    def encoded_size(self, version: int) -> int:
+        """Size of ``encode(version)``, from the same field walk (never a second size ladder)."""
+        return len(self.encode(version))
+
+    def to_json(self, version: int) -> dict:
+        """Kafka's JsonConverter form: camelCase keys, uuid base64url, bytes and records base64."""
+        table = self._JSON.get(version)
+        if table is None:
+            raise self._unsupported(version)
+        return _json.to_json(table, self)
+
+    @classmethod
+    def from_json(cls, obj: dict, version: int):
+        table = cls._JSON.get(version)
+        if table is None:
+            raise cls._unsupported(version)
+        try:
+            return _json.from_json(table, obj)
+        except Exception as exc:
+            raise encode_failure(cls.SPEC_NAME, version, exc) from None

@@ -1,0 +1,489 @@
+"""Wire primitives shared by every generated message module (standard library only).
+
+Readers take ``(buf, pos)`` and return ``(value, new_pos)``; ``buf`` is always ``bytes``. Writers append
+to a ``bytearray``. Every length is checked against the bytes that remain, so truncated input or an
+absurd length raises :class:`DecodeError` before anything large is allocated.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+
+__all__ = [
+    "ProtocolError",
+    "DecodeError",
+    "EncodeError",
+    "UnsupportedVersionError",
+]
+
+MAX_STRING_BYTES = 0x7FFF
+
+
+class ProtocolError(Exception):
+    """Base of every error raised by generated codecs."""
+
+
+class DecodeError(ProtocolError):
+    """Input bytes (or a frame) that do not decode: truncated, bad lengths, null where not allowed."""
+
+    def __init__(self, message: str, offset: int | None = None) -> None:
+        super().__init__(message if offset is None else f"{message} (at byte {offset})")
+        self.offset = offset
+
+
+class EncodeError(ProtocolError):
+    """A value that cannot be written: null where not nullable, out of range, too long, lossy."""
+
+
+class UnsupportedVersionError(ProtocolError):
+    """A version outside the message's valid versions, or a struct used outside its versions."""
+
+
+ZERO_UUID = uuid.UUID(int=0)
+
+INT8 = struct.Struct(">b")
+INT16 = struct.Struct(">h")
+UINT16 = struct.Struct(">H")
+INT32 = struct.Struct(">i")
+UINT32 = struct.Struct(">I")
+INT64 = struct.Struct(">q")
+FLOAT64 = struct.Struct(">d")
+UUID = struct.Struct(">16s")
+
+_unpack_int16 = INT16.unpack_from
+_unpack_int32 = INT32.unpack_from
+_pack_int16 = INT16.pack
+_pack_int32 = INT32.pack
+
+
+# -- varints -----------------------------------------------------------------------------------------
+
+
+def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
+    """Unsigned LEB128 of at most 5 bytes, read into a signed 32-bit int as Kafka does."""
+    try:
+        b = buf[pos]
+    except IndexError:
+        raise DecodeError("truncated varint", pos) from None
+    if b < 0x80:
+        return b, pos + 1
+    value = b & 0x7F
+    shift = 7
+    start = pos
+    pos += 1
+    while True:
+        try:
+            b = buf[pos]
+        except IndexError:
+            raise DecodeError("truncated varint", start) from None
+        pos += 1
+        if shift == 28:
+            if b & 0x80:
+                raise DecodeError("illegal varint: more than 5 bytes", start)
+            value |= b << 28
+            value &= 0xFFFFFFFF
+            return (value - (1 << 32) if value & 0x80000000 else value), pos
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, pos
+        shift += 7
+
+
+def write_uvarint(out: bytearray, value: int) -> None:
+    if value < 0:
+        value &= 0xFFFFFFFF
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
+def uvarint_size(value: int) -> int:
+    if value < 0:
+        value &= 0xFFFFFFFF
+    size = 1
+    while value >= 0x80:
+        value >>= 7
+        size += 1
+    return size
+
+
+# -- lengths -----------------------------------------------------------------------------------------
+
+
+def _check_remaining(buf: bytes, pos: int, length: int, what: str) -> int:
+    end = pos + length
+    if end > len(buf):
+        raise DecodeError(f"{what} of {length} bytes runs past the end of the input", pos)
+    return end
+
+
+def read_array_count(buf: bytes, pos: int) -> tuple[int, int]:
+    """Classic array count (int32, -1 = null). Returns -1 for null."""
+    if pos + 4 > len(buf):
+        raise DecodeError("truncated array length", pos)
+    (count,) = _unpack_int32(buf, pos)
+    pos += 4
+    if count > len(buf) - pos:
+        raise DecodeError(
+            f"array of {count} elements, but only {len(buf) - pos} bytes remain", pos - 4
+        )
+    if count < -1:
+        raise DecodeError(f"negative array length {count}", pos - 4)
+    return count, pos
+
+
+def read_compact_array_count(buf: bytes, pos: int) -> tuple[int, int]:
+    """Compact array count (uvarint count+1, 0 = null). Returns -1 for null."""
+    start = pos
+    count, pos = read_uvarint(buf, pos)
+    count = ((count - 1 + 0x80000000) & 0xFFFFFFFF) - 0x80000000  # Java int arithmetic wraps
+    if count > len(buf) - pos:
+        raise DecodeError(
+            f"array of {count} elements, but only {len(buf) - pos} bytes remain", start
+        )
+    if count < -1:
+        raise DecodeError(f"negative array length {count}", start)
+    return count, pos
+
+
+# -- strings -----------------------------------------------------------------------------------------
+
+
+def _decode_utf8(buf: bytes, pos: int, end: int) -> str:
+    # Java's String(bytes, UTF_8) replaces malformed sequences instead of failing.
+    return buf[pos:end].decode("utf-8", "replace")
+
+
+def read_string(buf: bytes, pos: int) -> tuple[str | None, int]:
+    if pos + 2 > len(buf):
+        raise DecodeError("truncated string length", pos)
+    (length,) = _unpack_int16(buf, pos)
+    pos += 2
+    if length < 0:
+        if length == -1:
+            return None, pos
+        raise DecodeError(f"negative string length {length}", pos - 2)
+    end = _check_remaining(buf, pos, length, "string")
+    return _decode_utf8(buf, pos, end), end
+
+
+def read_compact_string(buf: bytes, pos: int) -> tuple[str | None, int]:
+    start = pos
+    length, pos = read_uvarint(buf, pos)
+    if length == 0:
+        return None, pos
+    length -= 1
+    if length > MAX_STRING_BYTES:
+        raise DecodeError(f"string of {length} bytes is longer than {MAX_STRING_BYTES}", start)
+    if length < 0:
+        raise DecodeError(f"negative string length {length}", start)
+    end = _check_remaining(buf, pos, length, "string")
+    return _decode_utf8(buf, pos, end), end
+
+
+def write_string(out: bytearray, value: str) -> None:
+    data = value.encode("utf-8")
+    if len(data) > MAX_STRING_BYTES:
+        raise EncodeError(f"string of {len(data)} UTF-8 bytes is longer than {MAX_STRING_BYTES}")
+    out += _pack_int16(len(data))
+    out += data
+
+
+def write_nullable_string(out: bytearray, value: str | None) -> None:
+    if value is None:
+        out += b"\xff\xff"
+    else:
+        write_string(out, value)
+
+
+def write_compact_string(out: bytearray, value: str) -> None:
+    data = value.encode("utf-8")
+    length = len(data)
+    if length > MAX_STRING_BYTES:
+        raise EncodeError(f"string of {length} UTF-8 bytes is longer than {MAX_STRING_BYTES}")
+    if length < 0x7F:
+        out.append(length + 1)
+    else:
+        write_uvarint(out, length + 1)
+    out += data
+
+
+def write_compact_nullable_string(out: bytearray, value: str | None) -> None:
+    if value is None:
+        out.append(0)
+    else:
+        write_compact_string(out, value)
+
+
+# -- bytes and records -------------------------------------------------------------------------------
+
+
+def read_bytes(buf: bytes, pos: int) -> tuple[bytes | None, int]:
+    if pos + 4 > len(buf):
+        raise DecodeError("truncated bytes length", pos)
+    (length,) = _unpack_int32(buf, pos)
+    pos += 4
+    if length < 0:
+        if length == -1:
+            return None, pos
+        raise DecodeError(f"negative bytes length {length}", pos - 4)
+    end = _check_remaining(buf, pos, length, "bytes")
+    return buf[pos:end], end
+
+
+def read_compact_bytes(buf: bytes, pos: int) -> tuple[bytes | None, int]:
+    start = pos
+    length, pos = read_uvarint(buf, pos)
+    if length == 0:
+        return None, pos
+    length -= 1
+    if length < 0:
+        raise DecodeError(f"negative bytes length {length}", start)
+    end = _check_remaining(buf, pos, length, "bytes")
+    return buf[pos:end], end
+
+
+def write_bytes(out: bytearray, value: bytes) -> None:
+    out += _pack_int32(len(value))
+    out += value
+
+
+def write_nullable_bytes(out: bytearray, value: bytes | None) -> None:
+    if value is None:
+        out += b"\xff\xff\xff\xff"
+    else:
+        write_bytes(out, value)
+
+
+def write_compact_bytes(out: bytearray, value: bytes) -> None:
+    write_uvarint(out, len(value) + 1)
+    out += value
+
+
+def write_compact_nullable_bytes(out: bytearray, value: bytes | None) -> None:
+    if value is None:
+        out.append(0)
+    else:
+        write_compact_bytes(out, value)
+
+
+# -- uuid --------------------------------------------------------------------------------------------
+
+
+def read_uuid(buf: bytes, pos: int) -> tuple[uuid.UUID, int]:
+    end = pos + 16
+    if end > len(buf):
+        raise DecodeError("truncated uuid", pos)
+    return uuid.UUID(bytes=buf[pos:end]), end
+
+
+# -- tagged fields -----------------------------------------------------------------------------------
+
+
+def read_unknown_tag(
+    buf: bytes, pos: int, tag: int, size: int, unknown: list | None
+) -> tuple[list, int]:
+    """Keep the raw bytes of a tag this version does not know, for re-emission on encode."""
+    end = _check_remaining(buf, pos, size, f"tagged field {tag}")
+    if unknown is None:
+        unknown = []
+    unknown.append((tag, buf[pos:end]))
+    return unknown, end
+
+
+def write_tagged_section(
+    out: bytearray, known: list[tuple[int, bytes]], unknown: list | None, declared: int
+) -> None:
+    """Write the tag count and every (tag, bytes) pair in ascending tag order.
+
+    ``declared`` is the number of tags the struct defines (0..declared-1): raw tags kept from an
+    earlier decode must lie above them, and must not repeat.
+    """
+    if unknown:
+        seen: set[int] = set()
+        for tag, _ in unknown:
+            if tag < declared or tag in seen:
+                raise EncodeError(f"unknown tagged field {tag} reuses a known or repeated tag")
+            seen.add(tag)
+        known = sorted(known + [(tag, bytes(data)) for tag, data in unknown])
+    write_uvarint(out, len(known))
+    for tag, data in known:
+        write_uvarint(out, tag)
+        write_uvarint(out, len(data))
+        out += data
+
+
+# -- encode-side checks ------------------------------------------------------------------------------
+
+INT_RANGES = {
+    "int8": (-(1 << 7), (1 << 7) - 1),
+    "int16": (-(1 << 15), (1 << 15) - 1),
+    "uint16": (0, (1 << 16) - 1),
+    "int32": (-(1 << 31), (1 << 31) - 1),
+    "uint32": (0, (1 << 32) - 1),
+    "int64": (-(1 << 63), (1 << 63) - 1),
+}
+
+
+def explain_value(kind: str, value: object, nullable: bool) -> str | None:
+    """Why ``value`` cannot be written as ``kind``, or None when it can (used only on the error path)."""
+    if value is None:
+        return None if nullable else "is null but not nullable in this version"
+    if kind in INT_RANGES:
+        if not isinstance(value, int) or isinstance(value, bool):
+            return f"expected an int for {kind}, got {type(value).__name__}"
+        low, high = INT_RANGES[kind]
+        if not low <= value <= high:
+            return f"{value} is out of range for {kind} [{low}, {high}]"
+        return None
+    expected = {
+        "bool": bool,
+        "float64": (float, int),
+        "string": str,
+        "bytes": (bytes, bytearray, memoryview),
+        "records": (bytes, bytearray, memoryview),
+        "uuid": uuid.UUID,
+        "array": list,
+    }.get(kind)
+    if expected is not None and not isinstance(value, expected):
+        return f"expected {kind}, got {type(value).__name__}"
+    if kind == "string" and len(value.encode("utf-8")) > MAX_STRING_BYTES:
+        return (
+            f"string of {len(value.encode('utf-8'))} UTF-8 bytes is longer than {MAX_STRING_BYTES}"
+        )
+    return None
+
+
+class _PathError(Exception):
+    """Carries a field path outward through nested struct readers and writers."""
+
+    def __init__(self, path: list[str], cause: BaseException) -> None:
+        super().__init__(path, cause)
+        self.path = path
+        self.cause = cause
+
+
+def extend_path(exc: BaseException, segment: str) -> _PathError:
+    """Prefix the failing field's path with ``segment`` as the error travels out of a nested struct."""
+    if isinstance(exc, _PathError):
+        exc.path.insert(0, segment)
+        return exc
+    return _PathError([segment], exc)
+
+
+def decode_failure(message_name: str, version: int, exc: BaseException) -> ProtocolError:
+    """The public error for a failure anywhere in a message reader, naming the field path."""
+    path, cause = _unwrap(exc)
+    if isinstance(cause, UnsupportedVersionError):
+        return cause
+    if isinstance(cause, DecodeError):
+        text = str(cause)
+    elif isinstance(cause, (struct.error, IndexError)):
+        text = "truncated input"
+    else:
+        text = f"{type(cause).__name__}: {cause}"
+    where = f"{path}: " if path else ""
+    error = DecodeError(f"{message_name} v{version}: {where}{text}")
+    error.offset = getattr(cause, "offset", None)
+    error.field_path = path
+    return error
+
+
+def write_failure(exc: BaseException, obj: object, fields: str, cls: type) -> _PathError:
+    """Explain a failure inside a struct writer: which field, and what is wrong with its value.
+
+    Runs only on the error path, so it can afford to re-check values one by one.
+    """
+    if isinstance(exc, _PathError):
+        exc.path.insert(0, fields)
+        return exc
+    if not isinstance(obj, cls):
+        what = (
+            "is null but not nullable in this version"
+            if obj is None
+            else (f"expected {cls.__name__}, got {type(obj).__name__}")
+        )
+        return _PathError([], EncodeError(what))
+    if not isinstance(exc, ProtocolError):
+        for attr in fields.split(","):
+            reason = explain_value(cls._KINDS.get(attr, ""), getattr(obj, attr, None), False)
+            if reason is not None:
+                return _PathError([attr], EncodeError(reason))
+    return _PathError([fields], exc)
+
+
+def encode_failure(message_name: str, version: int, exc: BaseException) -> ProtocolError:
+    """The public error for a failure anywhere in a message writer or JSON reader."""
+    path, cause = _unwrap(exc)
+    if isinstance(cause, ProtocolError):
+        cls: type[ProtocolError] = type(cause)
+        text = str(cause)
+    else:
+        cls, text = EncodeError, f"{type(cause).__name__}: {cause}"
+    where = f"{path}: " if path else ""
+    error = cls(f"{message_name} v{version}: {where}{text}")
+    error.field_path = path
+    return error
+
+
+def _unwrap(exc: BaseException) -> tuple[str, BaseException]:
+    if isinstance(exc, _PathError):
+        return ".".join(p for p in exc.path if p), exc.cause
+    return "", exc
+
+
+def null_error() -> DecodeError:
+    return DecodeError("non-nullable field was serialized as null")
+
+
+def check_end(buf: bytes, end: int, pos: int, what: str) -> None:
+    if end > len(buf):
+        raise DecodeError(f"{what} runs past the end of the input", pos)
+
+
+def check_tag_size(tag: int, size: int, start: int, pos: int) -> None:
+    if pos - start != size:
+        raise DecodeError(
+            f"tagged field {tag} declares {size} bytes but its value has {pos - start}"
+        )
+
+
+def invalid_tag(tag: int) -> DecodeError:
+    return DecodeError(f"tag {tag} is not valid for this version")
+
+
+def skip_unknown_tags(buf: bytes, pos: int, known: int) -> tuple[list | None, int]:
+    """Read a tagged section in which this version knows no tags (tags below ``known`` are invalid)."""
+    count, pos = read_uvarint(buf, pos)
+    unknown = None
+    for _ in range(count):
+        tag, pos = read_uvarint(buf, pos)
+        size, pos = read_uvarint(buf, pos)
+        if tag < known:
+            raise invalid_tag(tag)
+        unknown, pos = read_unknown_tag(buf, pos, tag, size, unknown)
+    return unknown, pos
+
+
+def write_no_tags(out: bytearray, unknown: list | None, declared: int) -> None:
+    if unknown:
+        write_tagged_section(out, [], unknown, declared)
+    else:
+        out.append(0)
+
+
+def refuse_tags(unknown: list | None) -> None:
+    if unknown:
+        raise EncodeError("tagged fields were set, but this version does not support them")
+
+
+def not_ignorable() -> EncodeError:
+    return EncodeError(
+        "has a non-default value, but the field is not in this version and is not ignorable"
+    )
+
+
+def struct_outside_versions(name: str) -> UnsupportedVersionError:
+    return UnsupportedVersionError(f"can't read this version of {name}: the struct is not in it")

@@ -1,0 +1,112 @@
+"""Whole Kafka frames: ``int32 size`` + request/response header + body, both directions.
+
+A request's header version follows from its API key and version (the first four bytes of every
+request header), so requests decode on their own. A response carries only a correlation id, so its
+decoder needs the API key and version of the request it answers.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import NamedTuple
+
+from ._runtime import DecodeError, UnsupportedVersionError
+
+_SIZE = struct.Struct(">i")
+_KEY_AND_VERSION = struct.Struct(">hh")
+DEFAULT_MAX_FRAME = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
+
+
+class RequestFrame(NamedTuple):
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    header: object  # the RequestHeader message
+    body: object
+
+
+class ResponseFrame(NamedTuple):
+    correlation_id: int
+    header: object  # the ResponseHeader message
+    body: object
+
+
+def read_frame(buf: bytes, pos: int = 0, max_size: int = DEFAULT_MAX_FRAME) -> tuple[bytes | None, int]:
+    """The payload of the frame at ``pos`` and the position after it; ``(None, pos)`` if incomplete."""
+    if len(buf) - pos < 4:
+        return None, pos
+    (size,) = _SIZE.unpack_from(buf, pos)
+    if size < 0 or size > max_size:
+        raise DecodeError(f"frame size {size} is outside 0..{max_size}", pos)
+    end = pos + 4 + size
+    if end > len(buf):
+        return None, pos
+    return bytes(buf[pos + 4 : end]), end
+
+
+def encode_request(body, version: int, correlation_id: int, client_id: str | None = "kraftwire") -> bytes:
+    """A size-prefixed request frame for ``body`` (a generated request message) at ``version``."""
+    from . import lookup, request_header_version
+
+    api_key = body.API_KEY
+    header = lookup("RequestHeader")(
+        request_api_key=api_key,
+        request_api_version=version,
+        correlation_id=correlation_id,
+        client_id=client_id,
+    )
+    out = bytearray(4)
+    header.write(out, request_header_version(api_key, version))
+    body.write(out, version)
+    _SIZE.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
+
+
+def decode_request(payload: bytes) -> RequestFrame:
+    """Decode a request frame's payload (without the size prefix): header and body."""
+    from . import lookup, request_class, request_header_version
+
+    payload = bytes(payload)
+    if len(payload) < 4:
+        raise DecodeError("request shorter than its API key and version", 0)
+    api_key, api_version = _KEY_AND_VERSION.unpack_from(payload, 0)
+    try:
+        header_version = request_header_version(api_key, api_version)
+        body_class = request_class(api_key)
+    except UnsupportedVersionError as exc:
+        raise UnsupportedVersionError(f"request with API key {api_key} v{api_version}: {exc}") from None
+    header, pos = lookup("RequestHeader").read(payload, 0, header_version)
+    body, pos = body_class.read(payload, pos, api_version)
+    if pos != len(payload):
+        raise DecodeError(
+            f"{body_class.SPEC_NAME} v{api_version}: {len(payload) - pos} bytes left over", pos
+        )
+    return RequestFrame(api_key, api_version, header.correlation_id, header.client_id, header, body)
+
+
+def encode_response(body, version: int, correlation_id: int) -> bytes:
+    """A size-prefixed response frame for ``body`` (a generated response message) at ``version``."""
+    from . import lookup, response_header_version
+
+    header = lookup("ResponseHeader")(correlation_id=correlation_id)
+    out = bytearray(4)
+    header.write(out, response_header_version(body.API_KEY, version))
+    body.write(out, version)
+    _SIZE.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
+
+
+def decode_response(payload: bytes, api_key: int, api_version: int) -> ResponseFrame:
+    """Decode a response frame's payload, given the API key and version of its request."""
+    from . import lookup, response_class, response_header_version
+
+    payload = bytes(payload)
+    body_class = response_class(api_key)
+    header, pos = lookup("ResponseHeader").read(payload, 0, response_header_version(api_key, api_version))
+    body, pos = body_class.read(payload, pos, api_version)
+    if pos != len(payload):
+        raise DecodeError(
+            f"{body_class.SPEC_NAME} v{api_version}: {len(payload) - pos} bytes left over", pos
+        )
+    return ResponseFrame(header.correlation_id, header, body)
