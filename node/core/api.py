@@ -1,0 +1,548 @@
+"""The public contract of the KRaft core: inputs, outputs, configuration, storage and the embedding API.
+
+Theory of operation
+-------------------
+:class:`kraftwire.node.core.KRaftCore` is a deterministic state machine. It never reads a clock, never
+draws global randomness and never touches sockets or files. A *driver* (the asyncio runtime, or the
+simulator) feeds it :data:`Event` values and drains :class:`Ready` batches of outputs::
+
+    core = KRaftCore(config, log=..., quorum_store=..., snapshots=...)
+    core.step(RequestReceived(source=2, correlation_id=7, api_version=2, request=vote, now_ms=1000))
+    core.tick(1005)
+    while core.has_ready():
+        rd = core.ready()
+        if rd.quorum_state is not None:      # 1. durable election state (write + fsync)
+            quorum_store.write(rd.quorum_state)
+        if rd.flush_log_to is not None:      # 2. durable log prefix (fsync)
+            log.flush(rd.flush_log_to)
+        for m in rd.messages:                # 3. only now may anything leave the node
+            transport.send(m)
+        deliver(rd, listener)                # 4. application notifications, in order
+        core.advance(rd)                     # 5. tell the core the Ready was handled
+
+The same configuration, storage contents and input sequence always give the same outputs: this is what
+lets the simulator replay a failing seed exactly.
+
+Durability rule (Kafka's ``durableTransitionTo`` plus the fsync rules of kraft-node.md §15/§16): every
+output in :attr:`Ready.messages` may be released only after :attr:`Ready.quorum_state` and
+:attr:`Ready.flush_log_to` of *the same* Ready are durable. So a granted vote never leaves before the
+vote is persisted, a candidate's Vote requests never leave before its self-vote is persisted, and a
+follower's next Fetch (its acknowledgement) never leaves before the records it appended are fsynced.
+The leader counts its own log end offset toward the high watermark only in :meth:`advance`, i.e. after
+the driver has flushed (kraft-node.md §16, last item).
+
+Mutation ownership: the core appends to and truncates the :class:`RaftLog` itself (the writes may sit in
+an unflushed buffer until :meth:`RaftLog.flush`), writes snapshots through :class:`SnapshotStore` (a
+snapshot is durable once frozen), and **never** writes the :class:`QuorumStateStore`: the driver writes
+:attr:`Ready.quorum_state`. The core reads the quorum-state store once, at construction.
+
+Messages are the generated wire classes of ``kraftwire.generated`` (``VoteRequest``, ``FetchResponse``,
+...). A request leaves as an :class:`OutboundRequest`; the driver picks the version (negotiated with the
+peer, never below :attr:`OutboundRequest.min_version`) and, if the peer cannot take it, reports
+:class:`RequestFailed` with ``UNSUPPORTED_VERSION`` (that is how a prospective node learns a peer lacks
+pre-vote). A response leaves as an :class:`OutboundResponse` already shaped for the version of the
+request it answers.
+
+Stability: this module is the contract the runtime and the simulator code against. It only grows.
+"""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Protocol, Sequence, Union, runtime_checkable
+
+__all__ = [
+    # identity and values
+    "ZERO_UUID",
+    "METADATA_TOPIC",
+    "METADATA_PARTITION",
+    "METADATA_TOPIC_ID",
+    "Endpoint",
+    "ReplicaKey",
+    "VoterSpec",
+    "SnapshotId",
+    "BOOTSTRAP_SNAPSHOT_ID",
+    "LeaderAndEpoch",
+    "ElectionState",
+    "LogBatch",
+    "Role",
+    # inputs
+    "RequestReceived",
+    "ResponseReceived",
+    "RequestFailed",
+    "Tick",
+    "Append",
+    "CreateSnapshot",
+    "Shutdown",
+    "Event",
+    # outputs
+    "OutboundRequest",
+    "OutboundResponse",
+    "Message",
+    "CommittedBatch",
+    "SnapshotLoaded",
+    "LeaderChanged",
+    "Notification",
+    "SnapshotWrite",
+    "Ready",
+    "AppendResult",
+    # configuration
+    "RandomSource",
+    "Config",
+    # storage
+    "RaftLog",
+    "QuorumStateStore",
+    "SnapshotStore",
+    # embedding
+    "Listener",
+    "deliver",
+    # errors
+    "KRaftError",
+    "NotLeaderError",
+    "InvariantViolation",
+]
+
+# ---------------------------------------------------------------------------------------------------
+# Identity and small values
+# ---------------------------------------------------------------------------------------------------
+
+ZERO_UUID = uuid.UUID(int=0)
+"""The "no directory id" value (kraft-node.md §1)."""
+
+METADATA_TOPIC = "__cluster_metadata"
+METADATA_PARTITION = 0
+METADATA_TOPIC_ID = uuid.UUID(int=1)
+"""``Uuid(0, 1)``, printed by Kafka as ``AAAAAAAAAAAAAAAAAAAAAQ``. Fetch v13+ matches on it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """A listener address: where a node can be reached."""
+
+    host: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class ReplicaKey:
+    """A replica's identity: node id plus optional directory id (``None`` means "unknown/any").
+
+    A voter entry without a directory id matches any replica with the same id; one with a directory id
+    matches only that exact id (kraft-node.md §1). Ordering is by id, then directory id.
+    """
+
+    id: int
+    directory_id: uuid.UUID | None = None
+
+    def matches(self, other: "ReplicaKey") -> bool:
+        """True if ``other`` (a replica presenting itself) is this voter entry."""
+        if self.id != other.id:
+            return False
+        return self.directory_id is None or self.directory_id == other.directory_id
+
+    def __str__(self) -> str:
+        return f"{self.id}" if self.directory_id is None else f"{self.id}:{str(self.directory_id)[:8]}"
+
+
+@dataclass(frozen=True, slots=True)
+class VoterSpec:
+    """One voter as configured or as carried by a ``VotersRecord``.
+
+    ``listeners`` maps listener name to endpoint; the first entry is the default (controller) listener.
+    ``kraft_version_range`` is the voter's supported ``kraft.version`` range (min, max).
+    """
+
+    key: ReplicaKey
+    listeners: Mapping[str, Endpoint] = field(default_factory=dict)
+    kraft_version_range: tuple[int, int] = (0, 1)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SnapshotId:
+    """A snapshot's id: ``end_offset`` (last contained offset + 1) and the epoch of its last batch."""
+
+    end_offset: int
+    epoch: int
+
+
+BOOTSTRAP_SNAPSHOT_ID = SnapshotId(0, 0)
+"""The bootstrap checkpoint written by ``kafka-storage format``; never served over FetchSnapshot."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAndEpoch:
+    """Who leads (``None`` if unknown) in which epoch."""
+
+    leader_id: int | None
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class ElectionState:
+    """The persisted quorum state (``QuorumStateData`` / the ``quorum-state`` file, kraft-node.md §9).
+
+    ``leader_id`` and ``voted_key`` are ``None`` when absent (the file stores -1 / the zero UUID).
+    ``kraft_version`` selects the file's ``data_version`` (1 writes ``votedDirectoryId``; 0 writes the
+    legacy fields).
+    """
+
+    epoch: int
+    leader_id: int | None = None
+    voted_key: ReplicaKey | None = None
+    kraft_version: int = 1
+
+    def has_voted(self) -> bool:
+        return self.voted_key is not None
+
+
+@dataclass(frozen=True, slots=True)
+class LogBatch:
+    """One record batch as the core sees it, independent of its byte layout.
+
+    ``records`` holds opaque ``bytes`` values for a data batch, or generated control-record objects
+    (``LeaderChangeMessage``, ``VotersRecord``, ``KRaftVersionRecord``, ...) for a control batch.
+    ``raw`` caches the encoded record-batch bytes once computed (see ``kraftwire.node.batches``).
+    """
+
+    base_offset: int
+    epoch: int
+    records: tuple[Any, ...]
+    is_control: bool = False
+    append_time_ms: int = 0
+    raw: bytes | None = field(default=None, compare=False)
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + len(self.records) - 1
+
+    @property
+    def next_offset(self) -> int:
+        return self.base_offset + len(self.records)
+
+    def size_in_bytes(self) -> int:
+        """Byte size used for MaxBytes accounting (exact when ``raw`` is known, else an estimate)."""
+        if self.raw is not None:
+            return len(self.raw)
+        n = 61
+        for r in self.records:
+            n += (len(r) if isinstance(r, (bytes, bytearray)) else 32) + 8
+        return n
+
+
+class Role(enum.Enum):
+    """The epoch states of kraft-node.md §2. Observers use only UNATTACHED and FOLLOWER."""
+
+    UNATTACHED = "unattached"
+    PROSPECTIVE = "prospective"
+    CANDIDATE = "candidate"
+    LEADER = "leader"
+    FOLLOWER = "follower"
+    RESIGNED = "resigned"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Inputs
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RequestReceived:
+    """A request that arrived from node ``source`` (negative ids: unknown/bootstrap peers).
+
+    ``api_version`` is the version it was decoded at; the answer is shaped for it. ``now_ms`` is the
+    arrival time on the injected clock.
+    """
+
+    source: int
+    correlation_id: int
+    api_version: int
+    request: Any
+    now_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseReceived:
+    """A response from node ``source`` to the request the core sent with ``correlation_id``.
+
+    Responses whose correlation id is not the one in flight to ``source`` are dropped silently.
+    """
+
+    source: int
+    correlation_id: int
+    api_version: int
+    response: Any
+    now_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFailed:
+    """The request with ``correlation_id`` to ``destination`` got no real response.
+
+    ``error_code`` is the synthetic error Kafka's network layer would produce: ``BROKER_NOT_AVAILABLE``
+    (8) for a disconnect, ``UNSUPPORTED_VERSION`` (35) when it cannot be sent at a version the peer
+    supports, ``NETWORK_EXCEPTION`` (13) for an authentication failure. Request timeouts are tracked
+    by the core itself (``request_timeout_ms``); drivers need not report them.
+    """
+
+    destination: int
+    correlation_id: int
+    error_code: int
+    now_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """The clock moved to ``now_ms``: run the timed work of the current state."""
+
+    now_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """Application append (leader only). ``epoch``, when given, must be the current leader epoch.
+
+    Prefer :meth:`KRaftCore.append`, which returns the :class:`AppendResult`.
+    """
+
+    records: tuple[bytes, ...]
+    now_ms: int
+    epoch: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CreateSnapshot:
+    """The application's snapshot of its state at committed ``end_offset`` (exclusive).
+
+    ``records`` are the state machine's data records (opaque bytes). The core wraps them in the header
+    (plus kraft.version and voters when kraft.version ≥ 1) and footer control batches (kraft-node.md §8).
+    """
+
+    end_offset: int
+    records: tuple[bytes, ...]
+    now_ms: int
+    last_contained_timestamp: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Shutdown:
+    """Graceful shutdown request: a leader resigns and sends EndQuorumEpoch. Completes (see
+    :attr:`Ready.shutdown_complete`) when the node is an observer, the only voter, or follows a remote
+    leader, or after ``timeout_ms``."""
+
+    timeout_ms: int
+    now_ms: int
+
+
+Event = Union[RequestReceived, ResponseReceived, RequestFailed, Tick, Append, CreateSnapshot, Shutdown]
+"""Everything :meth:`KRaftCore.step` accepts."""
+
+
+# ---------------------------------------------------------------------------------------------------
+# Outputs
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OutboundRequest:
+    """A request to send to node ``destination``.
+
+    ``endpoint`` is the address to connect to when the core knows it (voter listeners, bootstrap
+    servers, a voter being added); ``None`` means "look the node up yourself". At most one request is
+    in flight per destination. ``min_version`` is the lowest version that can carry the message as
+    built (e.g. 2 for a pre-vote); if the peer's highest version is below it, report
+    :class:`RequestFailed` with ``UNSUPPORTED_VERSION``.
+    """
+
+    destination: int
+    correlation_id: int
+    request: Any
+    endpoint: Endpoint | None = None
+    min_version: int = 0
+
+    @property
+    def api_key(self) -> int:
+        return self.request.API_KEY
+
+
+@dataclass(frozen=True, slots=True)
+class OutboundResponse:
+    """A response to the request ``correlation_id`` from ``destination``, shaped for ``api_version``."""
+
+    destination: int
+    correlation_id: int
+    api_version: int
+    response: Any
+
+    @property
+    def api_key(self) -> int:
+        return self.response.API_KEY
+
+
+Message = Union[OutboundRequest, OutboundResponse]
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedBatch:
+    """A batch below the high watermark, delivered once and in offset order.
+
+    ``records`` are the data payloads (empty for a control batch); ``control_records`` the decoded
+    control records (``LeaderChangeMessage``, ``VotersRecord``, ``KRaftVersionRecord``).
+    """
+
+    base_offset: int
+    last_offset: int
+    epoch: int
+    records: tuple[bytes, ...]
+    control_records: tuple[Any, ...] = ()
+    append_time_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotLoaded:
+    """The application must replace its state with this snapshot's ``records`` (data payloads).
+
+    Delivered when the next offset to deliver is below the log start (a follower that downloaded a
+    snapshot, or a restart with a snapshot). Committed batches from ``snapshot_id.end_offset`` follow.
+    A leader never receives one.
+    """
+
+    snapshot_id: SnapshotId
+    records: tuple[bytes, ...]
+    last_contained_timestamp: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderChanged:
+    """Leadership changed. For the local node becoming leader, this is delivered only once the
+    application has consumed everything committed before the leader's epoch start (kraft-node.md §5.1);
+    from then on :meth:`KRaftCore.append` is accepted. A resigned node never announces itself."""
+
+    leader: LeaderAndEpoch
+
+
+Notification = Union[CommittedBatch, SnapshotLoaded, LeaderChanged]
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotWrite:
+    """Informational: the core wrote a snapshot (already durable once ``kind == "frozen"``).
+
+    ``kind`` is ``"created"`` (a local snapshot written and frozen in one go), ``"started"`` (download
+    begun), ``"frozen"`` (download complete) or ``"deleted"``.
+    """
+
+    snapshot_id: SnapshotId
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """Outputs accumulated since the previous Ready. Handle the fields in this order:
+
+    1. ``quorum_state``: write and fsync (atomic replace) before anything else is released.
+    2. ``flush_log_to``: fsync the log up to this offset (exclusive) before releasing messages.
+       ``log_truncated_to`` and ``log_appended`` say what the core already did to the log object
+       (information for traces and for stores that mirror it).
+    3. ``messages``: send requests, send responses.
+    4. ``notifications``: deliver to the application in order (see :func:`deliver`).
+    5. call :meth:`KRaftCore.advance` with this Ready.
+
+    ``snapshot_writes`` reports snapshot activity (already durable). ``shutdown_complete`` becomes true
+    once a requested graceful shutdown has finished: the driver may stop the node after sending
+    ``messages``. ``next_deadline_ms`` is when :meth:`KRaftCore.tick` next has timed work.
+    """
+
+    quorum_state: ElectionState | None = None
+    log_truncated_to: int | None = None
+    log_appended: tuple[LogBatch, ...] = ()
+    flush_log_to: int | None = None
+    snapshot_writes: tuple[SnapshotWrite, ...] = ()
+    messages: tuple[Message, ...] = ()
+    notifications: tuple[Notification, ...] = ()
+    shutdown_complete: bool = False
+    next_deadline_ms: int | None = None
+
+    @property
+    def committed(self) -> tuple[CommittedBatch, ...]:
+        return tuple(n for n in self.notifications if isinstance(n, CommittedBatch))
+
+    @property
+    def snapshot_loaded(self) -> tuple[SnapshotLoaded, ...]:
+        return tuple(n for n in self.notifications if isinstance(n, SnapshotLoaded))
+
+    @property
+    def leader_changes(self) -> tuple[LeaderChanged, ...]:
+        return tuple(n for n in self.notifications if isinstance(n, LeaderChanged))
+
+    def is_empty(self) -> bool:
+        return not (
+            self.quorum_state is not None
+            or self.log_truncated_to is not None
+            or self.log_appended
+            or self.flush_log_to is not None
+            or self.snapshot_writes
+            or self.messages
+            or self.notifications
+            or self.shutdown_complete
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """Where an application append landed: the offset of its last record and the leader epoch.
+    The records are committed once a :class:`CommittedBatch` covering ``last_offset`` is delivered."""
+
+    last_offset: int
+    epoch: int
+
+
+# ---------------------------------------------------------------------------------------------------
+# Embedding API (the spirit of Kafka's RaftClient.Listener)
+# ---------------------------------------------------------------------------------------------------
+
+
+class Listener(Protocol):
+    """Application callbacks, invoked by :func:`deliver` in the order the core produced them."""
+
+    def handle_commit(self, batch: CommittedBatch) -> None: ...
+
+    def handle_load_snapshot(self, snapshot: SnapshotLoaded) -> None: ...
+
+    def handle_leader_change(self, leader: LeaderAndEpoch) -> None: ...
+
+
+def deliver(ready: Ready, listener: Listener) -> None:
+    """Dispatch ``ready.notifications`` to ``listener`` in order."""
+    for n in ready.notifications:
+        if isinstance(n, CommittedBatch):
+            listener.handle_commit(n)
+        elif isinstance(n, SnapshotLoaded):
+            listener.handle_load_snapshot(n)
+        else:
+            listener.handle_leader_change(n.leader)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------------------------------
+
+
+class KRaftError(Exception):
+    """Base class of the core's exceptions."""
+
+
+class NotLeaderError(KRaftError):
+    """An append or snapshot request that only the current leader (at the given epoch) may make."""
+
+
+class InvariantViolation(KRaftError):
+    """A fatal safety violation (Kafka throws IllegalStateException): e.g. two leaders named for one
+    epoch, truncation below the high watermark, a decreasing follower high watermark."""
+
+
+# Configuration and storage interfaces live in .config and .storage (kept apart for size); they are
+# part of this contract and re-exported here.
+from .config import Config, RandomSource  # noqa: E402
+from .storage import QuorumStateStore, RaftLog, SnapshotStore  # noqa: E402

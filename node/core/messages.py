@@ -1,0 +1,272 @@
+"""Builders for the requests the core sends, plus helpers to read the single partition out of any
+KRaft request or response. This module and :mod:`.responses` are the only places that construct
+generated wire classes (besides control records in :mod:`.voters` and :mod:`.control_records`).
+
+Every request is built for the newest version the core speaks; fields of older versions that Kafka
+fills for compatibility (EndQuorumEpoch v0 ``PreferredSuccessors``) are filled too, so the driver can
+encode at any negotiated version at or above :attr:`OutboundRequest.min_version`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Mapping, Sequence
+
+from kraftwire.generated import (
+    add_raft_voter_request as _add,
+    api_versions_request as _av,
+    begin_quorum_epoch_request as _bqe,
+    end_quorum_epoch_request as _eqe,
+    fetch_request as _fetch,
+    fetch_snapshot_request as _fs,
+    remove_raft_voter_request as _rem,
+    update_raft_voter_request as _upd,
+    vote_request as _vote,
+)
+
+from .api import (
+    METADATA_PARTITION,
+    METADATA_TOPIC,
+    METADATA_TOPIC_ID,
+    ZERO_UUID,
+    Endpoint,
+    ReplicaKey,
+    SnapshotId,
+)
+
+API_FETCH = 1
+API_API_VERSIONS = 18
+API_VOTE = 52
+API_BEGIN_QUORUM_EPOCH = 53
+API_END_QUORUM_EPOCH = 54
+API_DESCRIBE_QUORUM = 55
+API_FETCH_SNAPSHOT = 59
+API_ADD_RAFT_VOTER = 80
+API_REMOVE_RAFT_VOTER = 81
+API_UPDATE_RAFT_VOTER = 82
+
+FETCH_HW_UNSUPPORTED = (1 << 63) - 1
+"""Fetch v18 ``HighWatermark`` default (Long.MAX_VALUE): "the feature is not supported"."""
+
+
+def dir_or_zero(key: ReplicaKey | None) -> uuid.UUID:
+    return ZERO_UUID if key is None or key.directory_id is None else key.directory_id
+
+
+def key_of(node_id: int, directory_id: uuid.UUID) -> ReplicaKey:
+    return ReplicaKey(node_id, None if directory_id == ZERO_UUID else directory_id)
+
+
+# -- reading the single partition --------------------------------------------------------------------
+
+
+def single_partition(topics: Sequence[Any], name_attr: str = "topic_name") -> tuple[bool, Any]:
+    """``(ok, partition)``: ok when there is exactly one topic with one partition (its name/index is
+    checked by :func:`is_metadata_partition`)."""
+    if len(topics) != 1 or len(topics[0].partitions) != 1:
+        return False, None
+    return True, topics[0].partitions[0]
+
+
+def is_metadata_topic(topic: Any, name_attr: str = "topic_name") -> bool:
+    return getattr(topic, name_attr) == METADATA_TOPIC
+
+
+# -- request builders ------------------------------------------------------------------------------
+
+
+def vote_request(
+    cluster_id: str,
+    voter: ReplicaKey,
+    epoch: int,
+    candidate: ReplicaKey,
+    last_epoch: int,
+    last_offset: int,
+    pre_vote: bool,
+) -> Any:
+    return _vote.VoteRequest(
+        cluster_id=cluster_id,
+        voter_id=voter.id,
+        topics=[
+            _vote.TopicData(
+                topic_name=METADATA_TOPIC,
+                partitions=[
+                    _vote.PartitionData(
+                        partition_index=METADATA_PARTITION,
+                        replica_epoch=epoch,
+                        replica_id=candidate.id,
+                        replica_directory_id=dir_or_zero(candidate),
+                        voter_directory_id=dir_or_zero(voter),
+                        last_offset_epoch=last_epoch,
+                        last_offset=last_offset,
+                        pre_vote=pre_vote,
+                    )
+                ],
+            )
+        ],
+    )
+
+
+def begin_quorum_epoch_request(
+    cluster_id: str, voter: ReplicaKey, leader_id: int, epoch: int, endpoints: Mapping[str, Endpoint]
+) -> Any:
+    return _bqe.BeginQuorumEpochRequest(
+        cluster_id=cluster_id,
+        voter_id=voter.id,
+        topics=[
+            _bqe.TopicData(
+                topic_name=METADATA_TOPIC,
+                partitions=[
+                    _bqe.PartitionData(
+                        partition_index=METADATA_PARTITION,
+                        voter_directory_id=dir_or_zero(voter),
+                        leader_id=leader_id,
+                        leader_epoch=epoch,
+                    )
+                ],
+            )
+        ],
+        leader_endpoints=[
+            _bqe.LeaderEndpoint(name=n, host=e.host, port=e.port) for n, e in endpoints.items()
+        ],
+    )
+
+
+def end_quorum_epoch_request(
+    cluster_id: str,
+    leader_id: int,
+    epoch: int,
+    successors: Sequence[ReplicaKey],
+    endpoints: Mapping[str, Endpoint],
+) -> Any:
+    return _eqe.EndQuorumEpochRequest(
+        cluster_id=cluster_id,
+        topics=[
+            _eqe.TopicData(
+                topic_name=METADATA_TOPIC,
+                partitions=[
+                    _eqe.PartitionData(
+                        partition_index=METADATA_PARTITION,
+                        leader_id=leader_id,
+                        leader_epoch=epoch,
+                        preferred_successors=[k.id for k in successors],
+                        preferred_candidates=[
+                            _eqe.ReplicaInfo(candidate_id=k.id, candidate_directory_id=dir_or_zero(k))
+                            for k in successors
+                        ],
+                    )
+                ],
+            )
+        ],
+        leader_endpoints=[
+            _eqe.LeaderEndpoint(name=n, host=e.host, port=e.port) for n, e in endpoints.items()
+        ],
+    )
+
+
+def fetch_request(
+    cluster_id: str,
+    replica: ReplicaKey | None,
+    epoch: int,
+    fetch_offset: int,
+    last_fetched_epoch: int,
+    max_wait_ms: int,
+    max_bytes: int,
+    high_watermark: int | None,
+) -> Any:
+    return _fetch.FetchRequest(
+        cluster_id=cluster_id,
+        replica_state=_fetch.ReplicaState(replica_id=-1 if replica is None else replica.id, replica_epoch=-1),
+        max_wait_ms=max_wait_ms,
+        min_bytes=0,
+        max_bytes=max_bytes,
+        topics=[
+            _fetch.FetchTopic(
+                topic=METADATA_TOPIC,
+                topic_id=METADATA_TOPIC_ID,
+                partitions=[
+                    _fetch.FetchPartition(
+                        partition=METADATA_PARTITION,
+                        current_leader_epoch=epoch,
+                        fetch_offset=fetch_offset,
+                        last_fetched_epoch=last_fetched_epoch,
+                        log_start_offset=-1,
+                        partition_max_bytes=max_bytes,
+                        replica_directory_id=dir_or_zero(replica),
+                        high_watermark=-1 if high_watermark is None else high_watermark,
+                    )
+                ],
+            )
+        ],
+    )
+
+
+def fetch_snapshot_request(
+    cluster_id: str,
+    replica: ReplicaKey | None,
+    epoch: int,
+    snapshot_id: SnapshotId,
+    position: int,
+    max_bytes: int,
+) -> Any:
+    return _fs.FetchSnapshotRequest(
+        cluster_id=cluster_id,
+        replica_id=-1 if replica is None else replica.id,
+        max_bytes=max_bytes,
+        topics=[
+            _fs.TopicSnapshot(
+                name=METADATA_TOPIC,
+                partitions=[
+                    _fs.PartitionSnapshot(
+                        partition=METADATA_PARTITION,
+                        current_leader_epoch=epoch,
+                        snapshot_id=_fs.SnapshotId(end_offset=snapshot_id.end_offset, epoch=snapshot_id.epoch),
+                        position=position,
+                        replica_directory_id=dir_or_zero(replica),
+                    )
+                ],
+            )
+        ],
+    )
+
+
+def api_versions_request() -> Any:
+    return _av.ApiVersionsRequest(client_software_name="kraftwire", client_software_version="0.1.0")
+
+
+def update_raft_voter_request(
+    cluster_id: str,
+    epoch: int,
+    key: ReplicaKey,
+    listeners: Mapping[str, Endpoint],
+    kraft_range: tuple[int, int],
+) -> Any:
+    return _upd.UpdateRaftVoterRequest(
+        cluster_id=cluster_id,
+        current_leader_epoch=epoch,
+        voter_id=key.id,
+        voter_directory_id=dir_or_zero(key),
+        listeners=[_upd.Listener(name=n, host=e.host, port=e.port) for n, e in listeners.items()],
+        k_raft_version_feature=_upd.KRaftVersionFeature(
+            min_supported_version=kraft_range[0], max_supported_version=kraft_range[1]
+        ),
+    )
+
+
+def add_raft_voter_request(
+    cluster_id: str, key: ReplicaKey, listeners: Mapping[str, Endpoint], timeout_ms: int, ack: bool
+) -> Any:
+    return _add.AddRaftVoterRequest(
+        cluster_id=cluster_id,
+        timeout_ms=timeout_ms,
+        voter_id=key.id,
+        voter_directory_id=dir_or_zero(key),
+        listeners=[_add.Listener(name=n, host=e.host, port=e.port) for n, e in listeners.items()],
+        ack_when_committed=ack,
+    )
+
+
+def remove_raft_voter_request(cluster_id: str, key: ReplicaKey) -> Any:
+    return _rem.RemoveRaftVoterRequest(
+        cluster_id=cluster_id, voter_id=key.id, voter_directory_id=dir_or_zero(key)
+    )

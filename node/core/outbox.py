@@ -1,0 +1,89 @@
+"""Accumulates the core's outputs between two :meth:`KRaftCore.ready` calls.
+
+Invariant: everything collected here is released as one :class:`Ready`, whose durability items
+(``quorum_state``, ``flush_log_to``) the driver completes before sending its messages. So a message is
+never released ahead of a state write or log append that happened before it was queued.
+"""
+
+from __future__ import annotations
+
+from .api import ElectionState, LogBatch, Message, Notification, Ready, SnapshotWrite
+
+
+class Outbox:
+    __slots__ = (
+        "quorum_state",
+        "truncated_to",
+        "appended_batches",
+        "flush_to",
+        "snapshot_writes",
+        "messages",
+        "notifications",
+        "shutdown_reported",
+    )
+
+    def __init__(self) -> None:
+        self.shutdown_reported = False
+        self._clear()
+
+    def _clear(self) -> None:
+        self.quorum_state: ElectionState | None = None
+        self.truncated_to: int | None = None
+        self.appended_batches: list[LogBatch] = []
+        self.flush_to: int | None = None
+        self.snapshot_writes: list[SnapshotWrite] = []
+        self.messages: list[Message] = []
+        self.notifications: list[Notification] = []
+
+    def persist(self, state: ElectionState) -> None:
+        self.quorum_state = state
+
+    def send(self, msg: Message) -> None:
+        self.messages.append(msg)
+
+    def notify(self, n: Notification) -> None:
+        self.notifications.append(n)
+
+    def appended(self, batch: LogBatch) -> None:
+        self.appended_batches.append(batch)
+
+    def truncated(self, offset: int) -> None:
+        self.truncated_to = offset if self.truncated_to is None else min(self.truncated_to, offset)
+        self.appended_batches = [b for b in self.appended_batches if b.base_offset < offset]
+        if self.flush_to is not None:
+            self.flush_to = min(self.flush_to, offset)
+
+    def need_flush(self, offset: int) -> None:
+        self.flush_to = offset
+
+    def snapshot(self, w: SnapshotWrite) -> None:
+        self.snapshot_writes.append(w)
+
+    def is_empty(self) -> bool:
+        return not (
+            self.quorum_state is not None
+            or self.truncated_to is not None
+            or self.appended_batches
+            or self.flush_to is not None
+            or self.snapshot_writes
+            or self.messages
+            or self.notifications
+        )
+
+    def take(self, shutdown_done: bool, next_deadline: int | None) -> Ready:
+        report_shutdown = shutdown_done and not self.shutdown_reported
+        if report_shutdown:
+            self.shutdown_reported = True
+        rd = Ready(
+            quorum_state=self.quorum_state,
+            log_truncated_to=self.truncated_to,
+            log_appended=tuple(self.appended_batches),
+            flush_log_to=self.flush_to,
+            snapshot_writes=tuple(self.snapshot_writes),
+            messages=tuple(self.messages),
+            notifications=tuple(self.notifications),
+            shutdown_complete=report_shutdown,
+            next_deadline_ms=next_deadline,
+        )
+        self._clear()
+        return rd

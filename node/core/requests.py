@@ -1,0 +1,82 @@
+"""Outbound request bookkeeping (Kafka's RequestManager, kraft-node.md §3).
+
+At most one request is in flight per destination. A response is accepted only if its correlation id is
+the one in flight to that destination; anything else is stale and dropped. After an error response the
+destination backs off for ``retry_backoff_ms``; an unanswered request frees its destination after
+``request_timeout_ms``. :meth:`reset` forgets everything: it runs on every state transition, so responses
+to requests sent in an earlier state are ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class InFlight:
+    correlation_id: int
+    api_key: int
+    sent_ms: int
+    timeout_ms: int
+
+
+class RequestManager:
+    __slots__ = ("_in_flight", "_backoff_until", "_next_correlation", "request_timeout_ms", "retry_backoff_ms")
+
+    def __init__(self, request_timeout_ms: int, retry_backoff_ms: int) -> None:
+        self._in_flight: dict[int, InFlight] = {}
+        self._backoff_until: dict[int, int] = {}
+        self._next_correlation = 1
+        self.request_timeout_ms = request_timeout_ms
+        self.retry_backoff_ms = retry_backoff_ms
+
+    def next_correlation_id(self) -> int:
+        cid = self._next_correlation
+        self._next_correlation += 1
+        return cid
+
+    def expire(self, now: int) -> list[tuple[int, InFlight]]:
+        """Drop requests that timed out; returns them so the caller can react."""
+        expired = [(d, f) for d, f in self._in_flight.items() if now >= f.sent_ms + f.timeout_ms]
+        for dest, _ in expired:
+            del self._in_flight[dest]
+        return expired
+
+    def is_ready(self, dest: int, now: int) -> bool:
+        """Nothing in flight to ``dest`` and not backing off."""
+        return dest not in self._in_flight and self._backoff_until.get(dest, 0) <= now
+
+    def is_backing_off(self, dest: int, now: int) -> bool:
+        return self._backoff_until.get(dest, 0) > now
+
+    def has_any_in_flight(self) -> bool:
+        return bool(self._in_flight)
+
+    def in_flight_to(self, dest: int) -> InFlight | None:
+        return self._in_flight.get(dest)
+
+    def on_send(self, dest: int, correlation_id: int, api_key: int, now: int, timeout_ms: int | None = None) -> None:
+        self._in_flight[dest] = InFlight(correlation_id, api_key, now, timeout_ms or self.request_timeout_ms)
+
+    def accept(self, dest: int, correlation_id: int) -> InFlight | None:
+        """If ``correlation_id`` is the request in flight to ``dest``, free the slot and return it."""
+        f = self._in_flight.get(dest)
+        if f is None or f.correlation_id != correlation_id:
+            return None
+        del self._in_flight[dest]
+        return f
+
+    def on_failure(self, dest: int, now: int) -> None:
+        self._backoff_until[dest] = now + self.retry_backoff_ms
+
+    def on_success(self, dest: int) -> None:
+        self._backoff_until.pop(dest, None)
+
+    def next_wakeup(self) -> int | None:
+        times = [f.sent_ms + f.timeout_ms for f in self._in_flight.values()]
+        times += list(self._backoff_until.values())
+        return min(times) if times else None
+
+    def reset(self) -> None:
+        self._in_flight.clear()
+        self._backoff_until.clear()

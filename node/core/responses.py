@@ -1,0 +1,268 @@
+"""Builders for the responses the core sends, shaped for the request's version (Kafka's RaftUtil).
+
+Partition-level answers always carry our current leader id and epoch; ``NodeEndpoints`` is filled only
+on versions that have it (Vote/Begin/EndQuorumEpoch/FetchSnapshot v1+, Fetch v17+) and only when the
+leader is known and has an endpoint on our listener. Top-level error answers have no topics.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from kraftwire.generated import (
+    add_raft_voter_response as _add,
+    api_versions_response as _av,
+    begin_quorum_epoch_response as _bqe,
+    describe_quorum_response as _dq,
+    end_quorum_epoch_response as _eqe,
+    fetch_response as _fetch,
+    fetch_snapshot_response as _fs,
+    remove_raft_voter_response as _rem,
+    update_raft_voter_response as _upd,
+    vote_response as _vote,
+)
+
+from . import errors
+from .api import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID, Endpoint, SnapshotId
+
+LeaderEndpoint = tuple[int, Endpoint] | None
+"""(leader id, its endpoint on our listener), when known."""
+
+# The APIs a KRaft controller answers here (key, min, max) and the kraft.version feature range.
+SUPPORTED_APIS = (
+    (1, 4, 18),
+    (18, 0, 5),
+    (52, 0, 2),
+    (53, 0, 1),
+    (54, 0, 1),
+    (55, 0, 2),
+    (59, 0, 1),
+    (80, 0, 1),
+    (81, 0, 0),
+    (82, 0, 0),
+)
+
+
+def _nid(leader_id: int | None) -> int:
+    return -1 if leader_id is None else leader_id
+
+
+def _endpoints(module: Any, ep: LeaderEndpoint, version: int, min_version: int) -> list:
+    if ep is None or version < min_version:
+        return []
+    node_id, e = ep
+    return [module.NodeEndpoint(node_id=node_id, host=e.host, port=e.port)]
+
+
+def vote_response(
+    version: int, error: int, perr: int = 0, leader_id=None, epoch: int = -1, granted=False, ep: LeaderEndpoint = None
+) -> Any:
+    if error != errors.NONE:
+        return _vote.VoteResponse(error_code=error)
+    return _vote.VoteResponse(
+        error_code=error,
+        topics=[
+            _vote.TopicData(
+                topic_name=METADATA_TOPIC,
+                partitions=[
+                    _vote.PartitionData(
+                        partition_index=METADATA_PARTITION,
+                        error_code=perr,
+                        leader_id=_nid(leader_id),
+                        leader_epoch=epoch,
+                        vote_granted=granted,
+                    )
+                ],
+            )
+        ],
+        node_endpoints=_endpoints(_vote, ep, version, 1),
+    )
+
+
+def _quorum_epoch_response(module, cls, version, error, perr, leader_id, epoch, ep) -> Any:
+    if error != errors.NONE:
+        return cls(error_code=error)
+    return cls(
+        error_code=error,
+        topics=[
+            module.TopicData(
+                topic_name=METADATA_TOPIC,
+                partitions=[
+                    module.PartitionData(
+                        partition_index=METADATA_PARTITION,
+                        error_code=perr,
+                        leader_id=_nid(leader_id),
+                        leader_epoch=epoch,
+                    )
+                ],
+            )
+        ],
+        node_endpoints=_endpoints(module, ep, version, 1),
+    )
+
+
+def begin_quorum_epoch_response(version, error, perr=0, leader_id=None, epoch=-1, ep=None) -> Any:
+    return _quorum_epoch_response(
+        _bqe, _bqe.BeginQuorumEpochResponse, version, error, perr, leader_id, epoch, ep
+    )
+
+
+def end_quorum_epoch_response(version, error, perr=0, leader_id=None, epoch=-1, ep=None) -> Any:
+    return _quorum_epoch_response(
+        _eqe, _eqe.EndQuorumEpochResponse, version, error, perr, leader_id, epoch, ep
+    )
+
+
+def fetch_response(
+    version: int,
+    error: int,
+    perr: int = 0,
+    leader_id: int | None = None,
+    epoch: int = -1,
+    high_watermark: int | None = None,
+    log_start_offset: int = -1,
+    records: bytes | None = None,
+    diverging: tuple[int, int] | None = None,
+    snapshot_id: SnapshotId | None = None,
+    ep: LeaderEndpoint = None,
+) -> Any:
+    """``diverging`` is (epoch, end_offset)."""
+    if error != errors.NONE:
+        return _fetch.FetchResponse(error_code=error)
+    part = _fetch.PartitionData(
+        partition_index=METADATA_PARTITION,
+        error_code=perr,
+        high_watermark=-1 if high_watermark is None else high_watermark,
+        log_start_offset=log_start_offset,
+        current_leader=_fetch.LeaderIdAndEpoch(leader_id=_nid(leader_id), leader_epoch=epoch),
+        records=records if records is not None else b"",
+    )
+    if diverging is not None:
+        part.diverging_epoch = _fetch.EpochEndOffset(epoch=diverging[0], end_offset=diverging[1])
+    if snapshot_id is not None:
+        part.snapshot_id = _fetch.SnapshotId(end_offset=snapshot_id.end_offset, epoch=snapshot_id.epoch)
+    eps = []
+    if ep is not None and version >= 17:
+        eps = [_fetch.NodeEndpoint(node_id=ep[0], host=ep[1].host, port=ep[1].port)]
+    return _fetch.FetchResponse(
+        error_code=error,
+        responses=[
+            _fetch.FetchableTopicResponse(topic=METADATA_TOPIC, topic_id=METADATA_TOPIC_ID, partitions=[part])
+        ],
+        node_endpoints=eps,
+    )
+
+
+def fetch_snapshot_response(
+    version: int,
+    error: int,
+    perr: int = 0,
+    leader_id: int | None = None,
+    epoch: int = -1,
+    snapshot_id: SnapshotId | None = None,
+    size: int = 0,
+    position: int = 0,
+    data: bytes = b"",
+    ep: LeaderEndpoint = None,
+) -> Any:
+    if error != errors.NONE:
+        return _fs.FetchSnapshotResponse(error_code=error)
+    sid = snapshot_id or SnapshotId(-1, -1)
+    return _fs.FetchSnapshotResponse(
+        error_code=error,
+        topics=[
+            _fs.TopicSnapshot(
+                name=METADATA_TOPIC,
+                partitions=[
+                    _fs.PartitionSnapshot(
+                        index=METADATA_PARTITION,
+                        error_code=perr,
+                        snapshot_id=_fs.SnapshotId(end_offset=sid.end_offset, epoch=sid.epoch),
+                        current_leader=_fs.LeaderIdAndEpoch(leader_id=_nid(leader_id), leader_epoch=epoch),
+                        size=size,
+                        position=position,
+                        unaligned_records=data,
+                    )
+                ],
+            )
+        ],
+        node_endpoints=_endpoints(_fs, ep, version, 1),
+    )
+
+
+def replica_state(version: int, node_id: int, directory_id, end_offset, last_fetch, last_caught_up) -> Any:
+    return _dq.ReplicaState(
+        replica_id=node_id,
+        replica_directory_id=directory_id,
+        log_end_offset=-1 if end_offset is None else end_offset,
+        last_fetch_timestamp=last_fetch,
+        last_caught_up_timestamp=last_caught_up,
+    )
+
+
+def describe_quorum_response(
+    version: int,
+    error: int,
+    perr: int = 0,
+    leader_id: int | None = None,
+    epoch: int = -1,
+    high_watermark: int | None = None,
+    voters: Sequence[Any] = (),
+    observers: Sequence[Any] = (),
+    nodes: Sequence[tuple[int, dict[str, Endpoint]]] = (),
+) -> Any:
+    part = _dq.PartitionData(
+        partition_index=METADATA_PARTITION,
+        error_code=perr,
+        error_message=None,
+        leader_id=_nid(leader_id),
+        leader_epoch=epoch,
+        high_watermark=-1 if high_watermark is None else high_watermark,
+        current_voters=list(voters),
+        observers=list(observers),
+    )
+    node_list = []
+    if version >= 2:
+        node_list = [
+            _dq.Node(
+                node_id=nid,
+                listeners=[_dq.Listener(name=n, host=e.host, port=e.port) for n, e in listeners.items()],
+            )
+            for nid, listeners in nodes
+        ]
+    return _dq.DescribeQuorumResponse(
+        error_code=error,
+        error_message=None,
+        topics=[_dq.TopicData(topic_name=METADATA_TOPIC, partitions=[part])],
+        nodes=node_list,
+    )
+
+
+def add_raft_voter_response(error: int, message: str | None = None) -> Any:
+    return _add.AddRaftVoterResponse(error_code=error, error_message=message)
+
+
+def remove_raft_voter_response(error: int, message: str | None = None) -> Any:
+    return _rem.RemoveRaftVoterResponse(error_code=error, error_message=message)
+
+
+def update_raft_voter_response(error: int, leader_id: int | None, epoch: int, ep: LeaderEndpoint) -> Any:
+    host, port = ("", -1) if ep is None else (ep[1].host, ep[1].port)
+    return _upd.UpdateRaftVoterResponse(
+        error_code=error,
+        current_leader=_upd.CurrentLeader(leader_id=_nid(leader_id), leader_epoch=epoch, host=host, port=port),
+    )
+
+
+def api_versions_response(version: int, kraft_range: tuple[int, int]) -> Any:
+    features = []
+    # Answers to v0-v3 leave out features whose minimum is 0 (KAFKA-17011), so v4+ is needed to see it.
+    if version >= 3 and (kraft_range[0] > 0 or version >= 4):
+        features = [
+            _av.SupportedFeatureKey(name="kraft.version", min_version=kraft_range[0], max_version=kraft_range[1])
+        ]
+    return _av.ApiVersionsResponse(
+        error_code=errors.NONE,
+        api_keys=[_av.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in SUPPORTED_APIS],
+        supported_features=features,
+    )

@@ -1,0 +1,239 @@
+"""AddRaftVoter (80), RemoveRaftVoter (81), UpdateRaftVoter (82): the leader side (kraft-node.md §7.2-§7.5).
+
+One change at a time. Shared preconditions, in order: nothing pending, the leader has an HW,
+kraft.version ≥ 1 (else UNSUPPORTED_VERSION), the last VotersRecord committed (else
+REQUEST_TIMED_OUT). A new voter set takes effect as soon as its VotersRecord is appended; the pending
+slot frees when it commits. A leader that removed itself keeps leading as a non-voter and resigns once
+the removal commits.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import errors, messages, responses
+from .api import ZERO_UUID, Endpoint, ReplicaKey, RequestReceived, ResponseReceived, VoterSpec
+from .common import cluster_id_ok, validate_leader_only
+from .leader import LeaderState, PendingVoterChange
+from .leader_ops import append_control
+from .messages import key_of
+
+if TYPE_CHECKING:
+    from .core import KRaftCore
+
+# Follower/observer side lives in voter_client; re-exported for the dispatcher.
+from .voter_client import (  # noqa: E402,F401
+    handle_auto_join_response,
+    handle_update_raft_voter_response,
+    maybe_send_auto_join,
+    maybe_send_update_voter,
+)
+
+
+def _preconditions(core: "KRaftCore", st: LeaderState) -> int:
+    if st.pending_change is not None or st.high_watermark is None:
+        return errors.REQUEST_TIMED_OUT
+    if core.control.kraft_version() == 0:
+        return errors.UNSUPPORTED_VERSION
+    off = core.control.last_voters_offset()
+    if off is None or off >= st.high_watermark:
+        return errors.REQUEST_TIMED_OUT
+    return errors.NONE
+
+
+def _listeners(req: Any) -> dict[str, Endpoint]:
+    return {lst.name: Endpoint(lst.host, lst.port) for lst in req.listeners}
+
+
+def _has_default_listener(core: "KRaftCore", listeners: dict[str, Endpoint]) -> bool:
+    name = core.listener_name()
+    return bool(listeners) if name is None else name in listeners
+
+
+def _leader_checks(core: "KRaftCore", req: Any) -> int:
+    if not cluster_id_ok(core, req.cluster_id):
+        return errors.INCONSISTENT_CLUSTER_ID
+    err = validate_leader_only(core, core.state.epoch)
+    if err != errors.NONE:
+        return err
+    if req.voter_id < 0 or req.voter_directory_id == ZERO_UUID:
+        return errors.INVALID_REQUEST
+    return errors.NONE
+
+
+def handle_add_raft_voter_request(core: "KRaftCore", ev: RequestReceived) -> None:
+    req = ev.request
+    reply = lambda e: core.respond(ev, responses.add_raft_voter_response(e))  # noqa: E731
+    err = _leader_checks(core, req)
+    if err != errors.NONE:
+        return reply(err)
+    listeners = _listeners(req)
+    if not _has_default_listener(core, listeners):
+        return reply(errors.INVALID_REQUEST)
+    st = core.state
+    assert isinstance(st, LeaderState)
+    err = _preconditions(core, st)
+    if err != errors.NONE:
+        return reply(err)
+    if core.voters().get(req.voter_id) is not None:
+        return reply(errors.DUPLICATE_VOTER)
+    if not core.requests.is_ready(req.voter_id, core.now):
+        return reply(errors.REQUEST_TIMED_OUT)
+    key = ReplicaKey(req.voter_id, req.voter_directory_id)
+    name = core.listener_name()
+    endpoint = listeners[name] if name is not None else next(iter(listeners.values()))
+    core.send_request(req.voter_id, messages.api_versions_request(), endpoint=endpoint)
+    st.pending_change = PendingVoterChange(
+        "add",
+        ev.source,
+        ev.correlation_id,
+        ev.api_version,
+        core.now + core.cfg.request_timeout_ms,
+        key,
+        VoterSpec(key, listeners, (0, 0)),
+        ack_when_committed=bool(getattr(req, "ack_when_committed", True)) if ev.api_version >= 1 else True,
+        awaiting_api_versions=True,
+    )
+
+
+def handle_api_versions_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
+    st = core.state
+    change = st.pending_change if isinstance(st, LeaderState) else None
+    if change is None or not change.awaiting_api_versions or change.key.id != ev.source:
+        return True
+    resp = ev.response
+    change.awaiting_api_versions = False
+    if resp.error_code != errors.NONE:
+        _finish(core, st, change, errors.REQUEST_TIMED_OUT)
+        return False  # an error answer puts the destination into retry backoff
+    feature = next((f for f in resp.supported_features or () if f.name == "kraft.version"), None)
+    lo, hi = (feature.min_version, feature.max_version) if feature is not None else (0, 0)
+    kv = core.control.kraft_version()
+    if not lo <= kv <= hi:
+        return _finish(core, st, change, errors.INVALID_REQUEST)
+    p = st.observer_states.get(change.key)
+    if p is None or p.last_caught_up_ms < 0 or core.now - p.last_fetch_ms > core.cfg.caught_up_window_ms:
+        return _finish(core, st, change, errors.REQUEST_TIMED_OUT)
+    spec = VoterSpec(change.key, change.spec.listeners, (lo, hi))
+    _append_voters(core, st, change, core.voters().with_voter(spec))
+    if not change.ack_when_committed:
+        respond_change(core, change, errors.NONE)
+    return True
+
+
+def on_api_versions_failed(core: "KRaftCore", dest: int) -> None:
+    st = core.state
+    change = st.pending_change if isinstance(st, LeaderState) else None
+    if change is not None and change.awaiting_api_versions and change.key.id == dest:
+        _finish(core, st, change, errors.REQUEST_TIMED_OUT)
+
+
+def handle_remove_raft_voter_request(core: "KRaftCore", ev: RequestReceived) -> None:
+    req = ev.request
+    reply = lambda e: core.respond(ev, responses.remove_raft_voter_response(e))  # noqa: E731
+    err = _leader_checks(core, req)
+    if err != errors.NONE:
+        return reply(err)
+    st = core.state
+    assert isinstance(st, LeaderState)
+    err = _preconditions(core, st)
+    if err != errors.NONE:
+        return reply(err)
+    key = ReplicaKey(req.voter_id, req.voter_directory_id)
+    voters = core.voters()
+    spec = voters.get(key.id)
+    if spec is None or spec.key != key or len(voters) <= 1:
+        return reply(errors.VOTER_NOT_FOUND)
+    change = PendingVoterChange(
+        "remove", ev.source, ev.correlation_id, ev.api_version, core.now + core.cfg.request_timeout_ms, key
+    )
+    st.pending_change = change
+    _append_voters(core, st, change, voters.without_voter(key))
+
+
+def handle_update_raft_voter_request(core: "KRaftCore", ev: RequestReceived) -> None:
+    req, st = ev.request, core.state
+
+    def reply(e: int) -> None:
+        s = core.state
+        core.respond(ev, responses.update_raft_voter_response(e, s.leader_id, s.epoch, core.leader_endpoint()))
+
+    if not cluster_id_ok(core, req.cluster_id):
+        return reply(errors.INCONSISTENT_CLUSTER_ID)
+    err = validate_leader_only(core, req.current_leader_epoch)
+    if err != errors.NONE:
+        return reply(err)
+    assert isinstance(st, LeaderState)
+    feat = req.k_raft_version_feature
+    lo, hi = feat.min_supported_version, feat.max_supported_version
+    if req.voter_id < 0 or req.voter_directory_id == ZERO_UUID or lo < 0 or hi < 0 or hi < lo:
+        return reply(errors.INVALID_REQUEST)
+    if st.pending_change is not None or st.high_watermark is None:
+        return reply(errors.REQUEST_TIMED_OUT)
+    listeners = _listeners(req)
+    if not _has_default_listener(core, listeners):
+        return reply(errors.INVALID_REQUEST)
+    kv = core.control.kraft_version()
+    if not lo <= kv <= hi:
+        return reply(errors.INVALID_REQUEST)
+    off = core.control.last_voters_offset()
+    if kv >= 1 and (off is None or off >= st.high_watermark):
+        return reply(errors.REQUEST_TIMED_OUT)
+    key = key_of(req.voter_id, req.voter_directory_id)
+    voters = core.voters()
+    current = voters.get(key.id)
+    if current is None or (kv >= 1 and current.key != key):
+        return reply(errors.VOTER_NOT_FOUND)
+    st.record_voter_fetch(current.key, core.now, core.cfg.check_quorum_timeout_ms)
+    if kv >= 1:
+        change = PendingVoterChange(
+            "update", ev.source, ev.correlation_id, ev.api_version, core.now + core.cfg.request_timeout_ms, key
+        )
+        change.responded = True
+        st.pending_change = change
+        _append_voters(core, st, change, voters.with_voter(VoterSpec(key, listeners, (lo, hi))))
+    reply(errors.NONE)
+
+
+def _append_voters(core: "KRaftCore", st: LeaderState, change: PendingVoterChange, voters: Any) -> None:
+    change.record_offset = append_control(core, st, [voters.to_record()])
+    st.update_voters(core.voters())
+
+
+def _finish(core: "KRaftCore", st: LeaderState, change: PendingVoterChange, error: int) -> bool:
+    respond_change(core, change, error)
+    if st.pending_change is change:
+        st.pending_change = None
+    return True
+
+
+def respond_change(core: "KRaftCore", change: PendingVoterChange, error: int) -> None:
+    if change.responded:
+        return
+    change.responded = True
+    s = core.state
+    if change.kind == "add":
+        resp = responses.add_raft_voter_response(error)
+    elif change.kind == "remove":
+        resp = responses.remove_raft_voter_response(error)
+    else:
+        resp = responses.update_raft_voter_response(error, s.leader_id, s.epoch, core.leader_endpoint())
+    core.respond_to(change.source, change.correlation_id, change.api_version, resp)
+
+
+def on_leader_commit(core: "KRaftCore", st: LeaderState) -> None:
+    """The HW moved: a committed VotersRecord answers its request and frees the slot."""
+    change = st.pending_change
+    hw = st.high_watermark
+    if change is None or change.record_offset is None or hw is None or hw <= change.record_offset:
+        return
+    respond_change(core, change, errors.NONE)
+    st.pending_change = None
+    if change.kind == "remove" and change.key.matches(st.local_key):
+        st.resign_requested = True
+
+
+def expire_pending_change(core: "KRaftCore", st: LeaderState) -> None:
+    change = st.pending_change
+    if change is not None and core.now >= change.deadline:
+        _finish(core, st, change, errors.REQUEST_TIMED_OUT)

@@ -1,0 +1,92 @@
+"""The follower/observer side of voter changes (kraft-node.md §7.5, §7.6).
+
+Every ``2 x fetch.timeout`` a voter sends UpdateRaftVoter when its entry in the voter set differs from
+its own listeners or supported kraft.version range (kraft.version 1), or when it has not yet updated
+this leader (kraft.version 0). With ``auto_join`` an observer sends RemoveRaftVoter for a stale entry
+of its id, else AddRaftVoter for itself with ``AckWhenCommitted=false``. The timer always re-arms, so
+a node with nothing to send does not spin (KAFKA-17751).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import errors, messages
+from .api import ResponseReceived
+from .common import handle_common_response, partition_info
+from .states import FollowerState
+
+if TYPE_CHECKING:
+    from .core import KRaftCore
+
+
+def _due(core: "KRaftCore", st: FollowerState) -> bool:
+    if core.now < st.update_voter_deadline:
+        return False
+    st.update_voter_deadline = core.now + core.cfg.update_voter_period_ms
+    return True
+
+
+def maybe_send_update_voter(core: "KRaftCore", st: FollowerState) -> bool:
+    if not _due(core, st) or st.leader_id is None or not core.requests.is_ready(st.leader_id, core.now):
+        return False
+    kv = core.control.kraft_version()
+    wanted = core.local_voter_spec()
+    entry = core.voters().get(wanted.key.id)
+    if kv >= 1:
+        needed = entry is not None and (
+            dict(entry.listeners) != dict(wanted.listeners)
+            or tuple(entry.kraft_version_range) != tuple(wanted.kraft_version_range)
+        )
+    else:
+        needed = not st.voter_updated
+    if not needed or not core.cfg.listeners:
+        return False
+    req = messages.update_raft_voter_request(
+        core.cfg.cluster_id, st.epoch, wanted.key, wanted.listeners, wanted.kraft_version_range
+    )
+    core.send_request(st.leader_id, req)
+    return True
+
+
+def handle_update_raft_voter_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
+    resp = ev.response
+    st = core.state
+    if resp.error_code in (errors.NONE, errors.UNSUPPORTED_VERSION) and isinstance(st, FollowerState):
+        st.voter_updated = True
+        st.fetch_deadline = core.now + core.cfg.fetch_timeout_ms
+        return True
+    info = partition_info(core, resp)
+    if info is not None:
+        handled = handle_common_response(core, info)
+        if handled is not None:
+            return handled
+    return False
+
+
+def maybe_send_auto_join(core: "KRaftCore", st: FollowerState) -> bool:
+    cfg = core.cfg
+    if not cfg.auto_join or core.local_key is None or core.control.kraft_version() < 1:
+        return False
+    if not _due(core, st) or st.leader_id is None or not core.requests.is_ready(st.leader_id, core.now):
+        return False
+    entry = core.voters().get(core.local_key.id)
+    if entry is not None and entry.key != core.local_key:
+        req = messages.remove_raft_voter_request(cfg.cluster_id, entry.key)
+        core.send_request(st.leader_id, req)
+    else:
+        req = messages.add_raft_voter_request(
+            cfg.cluster_id, core.local_key, cfg.listeners, cfg.request_timeout_ms, ack=False
+        )
+        core.send_request(st.leader_id, req, min_version=1)
+    return True
+
+
+def handle_auto_join_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
+    """NONE, REQUEST_TIMED_OUT, DUPLICATE_VOTER and VOTER_NOT_FOUND just wait for the next period."""
+    return ev.response.error_code in (
+        errors.NONE,
+        errors.REQUEST_TIMED_OUT,
+        errors.DUPLICATE_VOTER,
+        errors.VOTER_NOT_FOUND,
+    )
