@@ -1,0 +1,54 @@
+"""Smoke run of ``bench/codec.py --quick``: it runs, passes its byte-equality gate, prints a table.
+
+The figures of a --quick run mean nothing and are not checked; the gate (kraftwire, kio and
+kafka-python produce the same bytes for the same message) is.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shared import SHARED_ROOT, shared_path
+
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "codec.py"
+
+
+def test_codec_bench_quick_runs_and_passes_the_gate():
+    shared_path("kafka-schemas", "clients", "src", "main", "resources", "common", "message")
+    missing = [
+        dist
+        for module, dist in (("kio", "kio"), ("kafka", "kafka-python"))
+        if importlib.util.find_spec(module) is None
+    ]
+    if missing:
+        pytest.skip(
+            f"{', '.join(missing)} not installed (pip install -e '.[bench]'); bench peers absent"
+        )
+
+    env = dict(os.environ, KRAFTWIRE_SHARED=str(SHARED_ROOT))
+    # A cold run generates the codec package first (seconds); later runs reuse the cached one.
+    proc = subprocess.run(
+        [sys.executable, str(BENCH), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+    )
+    output = proc.stdout
+    assert (
+        proc.returncode == 0
+    ), f"exit {proc.returncode}\nstdout:\n{output}\nstderr:\n{proc.stderr}"
+    assert "byte-equality gate: PASSED" in output, output
+    header = next((line for line in output.splitlines() if line.startswith("message ")), None)
+    assert header is not None, output
+    for column in ("kraftwire", "kio", "kafka-python", "kw/kio", "kw/kafka-py"):
+        assert column in header, header
+    for message in ("FetchRequest v18", "MetadataResponse v13", "VoteRequest v2"):
+        assert f"{message} " in output, output
+    assert "targets met" in output, output
