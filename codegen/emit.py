@@ -111,6 +111,7 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
+        extensions=["jinja2.ext.do"],
     )
     env.globals.update(
         annotation=annotation,

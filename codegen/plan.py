@@ -110,6 +110,13 @@ class Layout:
         return _ranges(self.versions)
 
     @property
+    def is_leaf(self) -> bool:
+        """No arrays of structs inside: small enough to inline into a parent's element loop."""
+        return not any(op.kind == "array" and op.child is not None for op in self.ops) and not any(
+            t.op.kind == "array" and t.op.child is not None for t in self.tagged
+        )
+
+    @property
     def absent_ops(self) -> list[Op]:
         return [op for op in self.ops if op.kind == "absent"]
 

@@ -21,10 +21,18 @@ from ._json import TAGGED as _TAGGED
 from ._json import JsonField as _F
 from ._json import JsonLayout as _JsonLayout
 from ._runtime import (
+    ARRAY_bool as _ARRAY_bool,
+    ARRAY_float64 as _ARRAY_float64,
+    ARRAY_int8 as _ARRAY_int8,
+    ARRAY_int16 as _ARRAY_int16,
+    ARRAY_int32 as _ARRAY_int32,
+    ARRAY_int64 as _ARRAY_int64,
+    ARRAY_uint16 as _ARRAY_uint16,
+    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
+    ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
-    check_end as _check_end,
-    check_tag_size as _check_tag_size,
+    count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -37,21 +45,25 @@ from ._runtime import (
     read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
-    refuse_tags as _refuse_tags,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_size_error as _tag_size_error,
+    tags_not_supported as _tags_not_supported,
+    too_long as _too_long,
+    truncated as _truncated,
     write_bytes as _write_bytes,
     write_compact_bytes as _write_compact_bytes,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
     write_compact_nullable_string as _write_compact_nullable_string,
     write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_no_tags as _write_no_tags,
     write_nullable_bytes as _write_nullable_bytes,
     write_nullable_string as _write_nullable_string,
+    write_raw_tags as _write_raw_tags,
     write_string as _write_string,
-    write_tagged_section as _write_tagged_section,
     write_uvarint as _write_uvarint,
 )
+
+_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "ApiVersionsRequest",
@@ -123,62 +135,56 @@ class ApiVersionsRequest(_Message):
 
 def _read_api_versions_request_v0(buf: bytes, pos: int) -> tuple[ApiVersionsRequest, int]:
     """Read ApiVersionsRequest at versions 0-2."""
+    obj = _new(ApiVersionsRequest)
+    _len = len(buf)
     f = ""
     try:
-        pass
+        obj.client_software_name = ""
+        obj.client_software_version = ""
+        obj.cluster_id = None
+        obj.node_id = -1
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        ApiVersionsRequest(
-            "",
-            "",
-            None,
-            -1,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_api_versions_request_v0(obj: ApiVersionsRequest, out: bytearray) -> None:
     """Write ApiVersionsRequest at versions 0-2."""
     f = ""
     try:
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, ApiVersionsRequest) from None
 
 
 def _read_api_versions_request_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRequest, int]:
     """Read ApiVersionsRequest at versions 3-4."""
+    obj = _new(ApiVersionsRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "client_software_name"
-        client_software_name, pos = _read_compact_string(buf, pos)
-        if client_software_name is None:
+        obj.client_software_name, pos = _read_compact_string(buf, pos)
+        if obj.client_software_name is None:
             raise _null_error()
         f = "client_software_version"
-        client_software_version, pos = _read_compact_string(buf, pos)
-        if client_software_version is None:
+        obj.client_software_version, pos = _read_compact_string(buf, pos)
+        if obj.client_software_version is None:
             raise _null_error()
+        obj.cluster_id = None
+        obj.node_id = -1
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        ApiVersionsRequest(
-            client_software_name,
-            client_software_version,
-            None,
-            -1,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_api_versions_request_v3(obj: ApiVersionsRequest, out: bytearray) -> None:
@@ -186,50 +192,64 @@ def _write_api_versions_request_v3(obj: ApiVersionsRequest, out: bytearray) -> N
     f = ""
     try:
         f = "client_software_name"
-        _write_compact_string(out, obj.client_software_name)
+        data = obj.client_software_name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "client_software_version"
-        _write_compact_string(out, obj.client_software_version)
+        data = obj.client_software_version.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ApiVersionsRequest) from None
 
 
 def _read_api_versions_request_v5(buf: bytes, pos: int) -> tuple[ApiVersionsRequest, int]:
     """Read ApiVersionsRequest at version 5."""
+    obj = _new(ApiVersionsRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "client_software_name"
-        client_software_name, pos = _read_compact_string(buf, pos)
-        if client_software_name is None:
+        obj.client_software_name, pos = _read_compact_string(buf, pos)
+        if obj.client_software_name is None:
             raise _null_error()
         f = "client_software_version"
-        client_software_version, pos = _read_compact_string(buf, pos)
-        if client_software_version is None:
+        obj.client_software_version, pos = _read_compact_string(buf, pos)
+        if obj.client_software_version is None:
             raise _null_error()
         f = "cluster_id"
-        cluster_id, pos = _read_compact_string(buf, pos)
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
         f = "node_id"
-        (node_id,) = _S0.unpack_from(buf, pos)
+        (obj.node_id,) = _S0.unpack_from(buf, pos)
         pos += 4
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        ApiVersionsRequest(
-            client_software_name,
-            client_software_version,
-            cluster_id,
-            node_id,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_api_versions_request_v5(obj: ApiVersionsRequest, out: bytearray) -> None:
@@ -237,15 +257,48 @@ def _write_api_versions_request_v5(obj: ApiVersionsRequest, out: bytearray) -> N
     f = ""
     try:
         f = "client_software_name"
-        _write_compact_string(out, obj.client_software_name)
+        data = obj.client_software_name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "client_software_version"
-        _write_compact_string(out, obj.client_software_version)
+        data = obj.client_software_version.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "cluster_id"
-        _write_compact_nullable_string(out, obj.cluster_id)
+        value = obj.cluster_id
+        if value is None:
+            out.append(0)
+        else:
+            data = value.encode()
+            size = len(data)
+            if size < 127:
+                out.append(size + 1)
+            elif size <= 0x7FFF:
+                _write_uvarint(out, size + 1)
+            else:
+                raise _too_long(size)
+            out += data
         f = "node_id"
         out += _S0.pack(obj.node_id)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ApiVersionsRequest) from None
 

@@ -21,10 +21,18 @@ from ._json import TAGGED as _TAGGED
 from ._json import JsonField as _F
 from ._json import JsonLayout as _JsonLayout
 from ._runtime import (
+    ARRAY_bool as _ARRAY_bool,
+    ARRAY_float64 as _ARRAY_float64,
+    ARRAY_int8 as _ARRAY_int8,
+    ARRAY_int16 as _ARRAY_int16,
+    ARRAY_int32 as _ARRAY_int32,
+    ARRAY_int64 as _ARRAY_int64,
+    ARRAY_uint16 as _ARRAY_uint16,
+    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
+    ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
-    check_end as _check_end,
-    check_tag_size as _check_tag_size,
+    count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -37,21 +45,25 @@ from ._runtime import (
     read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
-    refuse_tags as _refuse_tags,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_size_error as _tag_size_error,
+    tags_not_supported as _tags_not_supported,
+    too_long as _too_long,
+    truncated as _truncated,
     write_bytes as _write_bytes,
     write_compact_bytes as _write_compact_bytes,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
     write_compact_nullable_string as _write_compact_nullable_string,
     write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_no_tags as _write_no_tags,
     write_nullable_bytes as _write_nullable_bytes,
     write_nullable_string as _write_nullable_string,
+    write_raw_tags as _write_raw_tags,
     write_string as _write_string,
-    write_tagged_section as _write_tagged_section,
     write_uvarint as _write_uvarint,
 )
+
+_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "ApiVersion",
@@ -281,22 +293,17 @@ class ApiVersionsResponse(_Message):
 
 def _read_api_version_v0(buf: bytes, pos: int) -> tuple[ApiVersion, int]:
     """Read ApiVersion at versions 0-2."""
+    obj = _new(ApiVersion)
+    _len = len(buf)
     f = ""
     try:
         f = "api_key,min_version,max_version"
-        api_key, min_version, max_version = _S0.unpack_from(buf, pos)
+        obj.api_key, obj.min_version, obj.max_version = _S0.unpack_from(buf, pos)
         pos += 6
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        ApiVersion(
-            api_key,
-            min_version,
-            max_version,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_api_version_v0(obj: ApiVersion, out: bytearray) -> None:
@@ -309,35 +316,31 @@ def _write_api_version_v0(obj: ApiVersion, out: bytearray) -> None:
             obj.min_version,
             obj.max_version,
         )
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, ApiVersion) from None
 
 
 def _read_api_version_v3(buf: bytes, pos: int) -> tuple[ApiVersion, int]:
     """Read ApiVersion at versions 3-5."""
+    obj = _new(ApiVersion)
+    _len = len(buf)
     f = ""
     try:
         f = "api_key,min_version,max_version"
-        api_key, min_version, max_version = _S0.unpack_from(buf, pos)
+        obj.api_key, obj.min_version, obj.max_version = _S0.unpack_from(buf, pos)
         pos += 6
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        ApiVersion(
-            api_key,
-            min_version,
-            max_version,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_api_version_v3(obj: ApiVersion, out: bytearray) -> None:
@@ -351,39 +354,38 @@ def _write_api_version_v3(obj: ApiVersion, out: bytearray) -> None:
             obj.max_version,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ApiVersion) from None
 
 
 def _read_supported_feature_key_v3(buf: bytes, pos: int) -> tuple[SupportedFeatureKey, int]:
     """Read SupportedFeatureKey at versions 3-5."""
+    obj = _new(SupportedFeatureKey)
+    _len = len(buf)
     f = ""
     try:
         f = "name"
-        name, pos = _read_compact_string(buf, pos)
-        if name is None:
+        obj.name, pos = _read_compact_string(buf, pos)
+        if obj.name is None:
             raise _null_error()
         f = "min_version,max_version"
-        min_version, max_version = _S3.unpack_from(buf, pos)
+        obj.min_version, obj.max_version = _S3.unpack_from(buf, pos)
         pos += 4
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        SupportedFeatureKey(
-            name,
-            min_version,
-            max_version,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_supported_feature_key_v3(obj: SupportedFeatureKey, out: bytearray) -> None:
@@ -391,46 +393,53 @@ def _write_supported_feature_key_v3(obj: SupportedFeatureKey, out: bytearray) ->
     f = ""
     try:
         f = "name"
-        _write_compact_string(out, obj.name)
+        data = obj.name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "min_version,max_version"
         out += _S3.pack(
             obj.min_version,
             obj.max_version,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, SupportedFeatureKey) from None
 
 
 def _read_finalized_feature_key_v3(buf: bytes, pos: int) -> tuple[FinalizedFeatureKey, int]:
     """Read FinalizedFeatureKey at versions 3-5."""
+    obj = _new(FinalizedFeatureKey)
+    _len = len(buf)
     f = ""
     try:
         f = "name"
-        name, pos = _read_compact_string(buf, pos)
-        if name is None:
+        obj.name, pos = _read_compact_string(buf, pos)
+        if obj.name is None:
             raise _null_error()
         f = "max_version_level,min_version_level"
-        max_version_level, min_version_level = _S3.unpack_from(buf, pos)
+        obj.max_version_level, obj.min_version_level = _S3.unpack_from(buf, pos)
         pos += 4
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FinalizedFeatureKey(
-            name,
-            max_version_level,
-            min_version_level,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_finalized_feature_key_v3(obj: FinalizedFeatureKey, out: bytearray) -> None:
@@ -438,50 +447,63 @@ def _write_finalized_feature_key_v3(obj: FinalizedFeatureKey, out: bytearray) ->
     f = ""
     try:
         f = "name"
-        _write_compact_string(out, obj.name)
+        data = obj.name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "max_version_level,min_version_level"
         out += _S3.pack(
             obj.max_version_level,
             obj.min_version_level,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FinalizedFeatureKey) from None
 
 
 def _read_api_versions_response_v0(buf: bytes, pos: int) -> tuple[ApiVersionsResponse, int]:
     """Read ApiVersionsResponse at version 0."""
+    obj = _new(ApiVersionsResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "error_code"
-        (error_code,) = _S1.unpack_from(buf, pos)
+        (obj.error_code,) = _S1.unpack_from(buf, pos)
         pos += 2
         f = "api_keys"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "api_keys[]"
-            api_keys = _MapKeyList()
+            _elements = _MapKeyList()
             for _ in range(_n):
-                _item, pos = _read_api_version_v0(buf, pos)
-                api_keys.append(_item)
+                _e = _new(ApiVersion)
+                f = "api_keys[].api_key,min_version,max_version"
+                _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
+                pos += 6
+                _e.unknown_tagged_fields = None
+                _elements.append(_e)
+            obj.api_keys = _elements
+        obj.throttle_time_ms = 0
+        obj.supported_features = _MapKeyList()
+        obj.finalized_features_epoch = -1
+        obj.finalized_features = _MapKeyList()
+        obj.zk_migration_ready = False
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        ApiVersionsResponse(
-            error_code,
-            api_keys,
-            0,
-            _MapKeyList(),
-            -1,
-            _MapKeyList(),
-            False,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_api_versions_response_v0(obj: ApiVersionsResponse, out: bytearray) -> None:
@@ -492,50 +514,52 @@ def _write_api_versions_response_v0(obj: ApiVersionsResponse, out: bytearray) ->
         out += _S1.pack(obj.error_code)
         f = "api_keys"
         items = obj.api_keys
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "api_keys[]"
         for item in items:
             _write_api_version_v0(item, out)
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, ApiVersionsResponse) from None
 
 
 def _read_api_versions_response_v1(buf: bytes, pos: int) -> tuple[ApiVersionsResponse, int]:
     """Read ApiVersionsResponse at versions 1-2."""
+    obj = _new(ApiVersionsResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "error_code"
-        (error_code,) = _S1.unpack_from(buf, pos)
+        (obj.error_code,) = _S1.unpack_from(buf, pos)
         pos += 2
         f = "api_keys"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "api_keys[]"
-            api_keys = _MapKeyList()
+            _elements = _MapKeyList()
             for _ in range(_n):
-                _item, pos = _read_api_version_v0(buf, pos)
-                api_keys.append(_item)
+                _e = _new(ApiVersion)
+                f = "api_keys[].api_key,min_version,max_version"
+                _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
+                pos += 6
+                _e.unknown_tagged_fields = None
+                _elements.append(_e)
+            obj.api_keys = _elements
         f = "throttle_time_ms"
-        (throttle_time_ms,) = _S2.unpack_from(buf, pos)
+        (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
         pos += 4
+        obj.supported_features = _MapKeyList()
+        obj.finalized_features_epoch = -1
+        obj.finalized_features = _MapKeyList()
+        obj.zk_migration_ready = False
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        ApiVersionsResponse(
-            error_code,
-            api_keys,
-            throttle_time_ms,
-            _MapKeyList(),
-            -1,
-            _MapKeyList(),
-            False,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_api_versions_response_v1(obj: ApiVersionsResponse, out: bytearray) -> None:
@@ -546,99 +570,163 @@ def _write_api_versions_response_v1(obj: ApiVersionsResponse, out: bytearray) ->
         out += _S1.pack(obj.error_code)
         f = "api_keys"
         items = obj.api_keys
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "api_keys[]"
         for item in items:
             _write_api_version_v0(item, out)
         f = "throttle_time_ms"
         out += _S2.pack(obj.throttle_time_ms)
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, ApiVersionsResponse) from None
 
 
 def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsResponse, int]:
     """Read ApiVersionsResponse at versions 3-5."""
+    obj = _new(ApiVersionsResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "error_code"
-        (error_code,) = _S1.unpack_from(buf, pos)
+        (obj.error_code,) = _S1.unpack_from(buf, pos)
         pos += 2
         f = "api_keys"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "api_keys[]"
-            api_keys = _MapKeyList()
+            _elements = _MapKeyList()
             for _ in range(_n):
-                _item, pos = _read_api_version_v3(buf, pos)
-                api_keys.append(_item)
+                _e = _new(ApiVersion)
+                f = "api_keys[].api_key,min_version,max_version"
+                _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
+                pos += 6
+                f = "api_keys[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.api_keys = _elements
         f = "throttle_time_ms"
-        (throttle_time_ms,) = _S2.unpack_from(buf, pos)
+        (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
         pos += 4
         f = ""
-        supported_features = _MapKeyList()
-        finalized_features_epoch = -1
-        finalized_features = _MapKeyList()
-        zk_migration_ready = False
-        _unknown = None
-        _count, pos = _read_uvarint(buf, pos)
-        for _ in range(_count):
-            _tag, pos = _read_uvarint(buf, pos)
-            _size, pos = _read_uvarint(buf, pos)
-            _start = pos
-            if _tag == 0:
-                f = "supported_features"
-                _n, pos = _read_compact_array_count(buf, pos)
-                if _n < 0:
-                    raise _null_error()
-                else:
-                    f = "supported_features[]"
-                    supported_features = _MapKeyList()
-                    for _ in range(_n):
-                        _item, pos = _read_supported_feature_key_v3(buf, pos)
-                        supported_features.append(_item)
-            elif _tag == 1:
-                f = "finalized_features_epoch"
-                (finalized_features_epoch,) = _S4.unpack_from(buf, pos)
-                pos += 8
-            elif _tag == 2:
-                f = "finalized_features"
-                _n, pos = _read_compact_array_count(buf, pos)
-                if _n < 0:
-                    raise _null_error()
-                else:
-                    f = "finalized_features[]"
-                    finalized_features = _MapKeyList()
-                    for _ in range(_n):
-                        _item, pos = _read_finalized_feature_key_v3(buf, pos)
-                        finalized_features.append(_item)
-            elif _tag == 3:
-                f = "zk_migration_ready"
-                (zk_migration_ready,) = _S5.unpack_from(buf, pos)
+        obj.supported_features = _MapKeyList()
+        obj.finalized_features_epoch = -1
+        obj.finalized_features = _MapKeyList()
+        obj.zk_migration_ready = False
+        if buf[pos] == 0:
+            obj.unknown_tagged_fields = None
+            pos += 1
+        else:
+            _unknown = None
+            _count = buf[pos]
+            if _count < 0x80:
                 pos += 1
-            elif _tag < 4:
-                raise _invalid_tag(_tag)
             else:
-                _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                continue
-            _check_tag_size(_tag, _size, _start, pos)
+                _count, pos = _read_uvarint(buf, pos)
+            for _ in range(_count):
+                _tag = buf[pos]
+                if _tag < 0x80:
+                    pos += 1
+                else:
+                    _tag, pos = _read_uvarint(buf, pos)
+                _size = buf[pos]
+                if _size < 0x80:
+                    pos += 1
+                else:
+                    _size, pos = _read_uvarint(buf, pos)
+                _start = pos
+                if _tag == 0:
+                    f = "supported_features"
+                    _n = buf[pos] - 1
+                    if _n < 0x7F:
+                        pos += 1
+                        if _n > _len - pos:
+                            raise _count_error(_n, _len - pos)
+                    else:
+                        _n, pos = _read_compact_array_count(buf, pos)
+                    if _n < 0:
+                        raise _null_error()
+                    else:
+                        _elements = _MapKeyList()
+                        for _ in range(_n):
+                            _e = _new(SupportedFeatureKey)
+                            f = "supported_features[].name"
+                            _e.name, pos = _read_compact_string(buf, pos)
+                            if _e.name is None:
+                                raise _null_error()
+                            f = "supported_features[].min_version,max_version"
+                            _e.min_version, _e.max_version = _S3.unpack_from(buf, pos)
+                            pos += 4
+                            f = "supported_features[]."
+                            if buf[pos] == 0:
+                                _e.unknown_tagged_fields = None
+                                pos += 1
+                            else:
+                                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                            _elements.append(_e)
+                        obj.supported_features = _elements
+                elif _tag == 1:
+                    f = "finalized_features_epoch"
+                    (obj.finalized_features_epoch,) = _S4.unpack_from(buf, pos)
+                    pos += 8
+                elif _tag == 2:
+                    f = "finalized_features"
+                    _n = buf[pos] - 1
+                    if _n < 0x7F:
+                        pos += 1
+                        if _n > _len - pos:
+                            raise _count_error(_n, _len - pos)
+                    else:
+                        _n, pos = _read_compact_array_count(buf, pos)
+                    if _n < 0:
+                        raise _null_error()
+                    else:
+                        _elements = _MapKeyList()
+                        for _ in range(_n):
+                            _e = _new(FinalizedFeatureKey)
+                            f = "finalized_features[].name"
+                            _e.name, pos = _read_compact_string(buf, pos)
+                            if _e.name is None:
+                                raise _null_error()
+                            f = "finalized_features[].max_version_level,min_version_level"
+                            _e.max_version_level, _e.min_version_level = _S3.unpack_from(buf, pos)
+                            pos += 4
+                            f = "finalized_features[]."
+                            if buf[pos] == 0:
+                                _e.unknown_tagged_fields = None
+                                pos += 1
+                            else:
+                                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                            _elements.append(_e)
+                        obj.finalized_features = _elements
+                elif _tag == 3:
+                    f = "zk_migration_ready"
+                    (obj.zk_migration_ready,) = _S5.unpack_from(buf, pos)
+                    pos += 1
+                elif _tag < 4:
+                    raise _invalid_tag(_tag)
+                else:
+                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                    continue
+                if pos - _start != _size:
+                    raise _tag_size_error(_tag, _size, pos - _start)
+            obj.unknown_tagged_fields = _unknown
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        ApiVersionsResponse(
-            error_code,
-            api_keys,
-            throttle_time_ms,
-            supported_features,
-            finalized_features_epoch,
-            finalized_features,
-            zk_migration_ready,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_api_versions_response_v3(obj: ApiVersionsResponse, out: bytearray) -> None:
@@ -649,43 +737,82 @@ def _write_api_versions_response_v3(obj: ApiVersionsResponse, out: bytearray) ->
         out += _S1.pack(obj.error_code)
         f = "api_keys"
         items = obj.api_keys
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "api_keys[]"
         for item in items:
             _write_api_version_v3(item, out)
         f = "throttle_time_ms"
         out += _S2.pack(obj.throttle_time_ms)
-        tagged = []
+        f = ""
+        # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "supported_features"
-        if obj.supported_features != []:
-            value_out = bytearray()
+        has_0 = obj.supported_features != []
+        f = "finalized_features_epoch"
+        has_1 = obj.finalized_features_epoch != -1
+        f = "finalized_features"
+        has_2 = obj.finalized_features != []
+        f = "zk_migration_ready"
+        has_3 = obj.zk_migration_ready != False
+        f = ""
+        unknown = obj.unknown_tagged_fields
+        count = has_0 + has_1 + has_2 + has_3 + (len(unknown) if unknown else 0)
+        if count < 128:
+            out.append(count)
+        else:
+            _write_uvarint(out, count)
+        if has_0:
+            f = "supported_features"
+            out.append(0)
+            tag_out = bytearray()
             items = obj.supported_features
-            _write_uvarint(value_out, len(items) + 1)
+            size = len(items)
+            if size + 1 < 128:
+                tag_out.append(size + 1)
+            else:
+                _write_uvarint(tag_out, size + 1)
             f = "supported_features[]"
             for item in items:
-                _write_supported_feature_key_v3(item, value_out)
-            tagged.append((0, value_out))
-        f = "finalized_features_epoch"
-        if obj.finalized_features_epoch != -1:
-            value_out = bytearray()
-            value_out += _S4.pack(obj.finalized_features_epoch)
-            tagged.append((1, value_out))
-        f = "finalized_features"
-        if obj.finalized_features != []:
-            value_out = bytearray()
+                _write_supported_feature_key_v3(item, tag_out)
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if has_1:
+            f = "finalized_features_epoch"
+            out.append(1)
+            out.append(8)
+            out += _S4.pack(obj.finalized_features_epoch)
+        if has_2:
+            f = "finalized_features"
+            out.append(2)
+            tag_out = bytearray()
             items = obj.finalized_features
-            _write_uvarint(value_out, len(items) + 1)
+            size = len(items)
+            if size + 1 < 128:
+                tag_out.append(size + 1)
+            else:
+                _write_uvarint(tag_out, size + 1)
             f = "finalized_features[]"
             for item in items:
-                _write_finalized_feature_key_v3(item, value_out)
-            tagged.append((2, value_out))
-        f = "zk_migration_ready"
-        if obj.zk_migration_ready != False:
-            value_out = bytearray()
-            value_out += _S5.pack(obj.zk_migration_ready)
-            tagged.append((3, value_out))
-        f = ""
-        _write_tagged_section(out, tagged, obj.unknown_tagged_fields, 4)
+                _write_finalized_feature_key_v3(item, tag_out)
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if has_3:
+            f = "zk_migration_ready"
+            out.append(3)
+            out.append(1)
+            out += _S5.pack(obj.zk_migration_ready)
+        if unknown:
+            f = ""
+            _write_raw_tags(out, unknown, 4)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ApiVersionsResponse) from None
 

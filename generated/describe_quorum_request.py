@@ -21,10 +21,18 @@ from ._json import TAGGED as _TAGGED
 from ._json import JsonField as _F
 from ._json import JsonLayout as _JsonLayout
 from ._runtime import (
+    ARRAY_bool as _ARRAY_bool,
+    ARRAY_float64 as _ARRAY_float64,
+    ARRAY_int8 as _ARRAY_int8,
+    ARRAY_int16 as _ARRAY_int16,
+    ARRAY_int32 as _ARRAY_int32,
+    ARRAY_int64 as _ARRAY_int64,
+    ARRAY_uint16 as _ARRAY_uint16,
+    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
+    ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
-    check_end as _check_end,
-    check_tag_size as _check_tag_size,
+    count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -37,21 +45,25 @@ from ._runtime import (
     read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
-    refuse_tags as _refuse_tags,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_size_error as _tag_size_error,
+    tags_not_supported as _tags_not_supported,
+    too_long as _too_long,
+    truncated as _truncated,
     write_bytes as _write_bytes,
     write_compact_bytes as _write_compact_bytes,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
     write_compact_nullable_string as _write_compact_nullable_string,
     write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_no_tags as _write_no_tags,
     write_nullable_bytes as _write_nullable_bytes,
     write_nullable_string as _write_nullable_string,
+    write_raw_tags as _write_raw_tags,
     write_string as _write_string,
-    write_tagged_section as _write_tagged_section,
     write_uvarint as _write_uvarint,
 )
+
+_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "PartitionData",
@@ -165,26 +177,22 @@ class DescribeQuorumRequest(_Message):
 
 def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at versions 0-2."""
+    obj = _new(PartitionData)
+    _len = len(buf)
     f = ""
     try:
         f = "partition_index"
-        (partition_index,) = _S0.unpack_from(buf, pos)
+        (obj.partition_index,) = _S0.unpack_from(buf, pos)
         pos += 4
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        PartitionData(
-            partition_index,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
@@ -194,45 +202,60 @@ def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
         f = "partition_index"
         out += _S0.pack(obj.partition_index)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
 
 
 def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at versions 0-2."""
+    obj = _new(TopicData)
+    _len = len(buf)
     f = ""
     try:
         f = "topic_name"
-        topic_name, pos = _read_compact_string(buf, pos)
-        if topic_name is None:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_partition_data_v0(buf, pos)
-                partitions.append(_item)
+                _e = _new(PartitionData)
+                f = "partitions[].partition_index"
+                (_e.partition_index,) = _S0.unpack_from(buf, pos)
+                pos += 4
+                f = "partitions[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.partitions = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        TopicData(
-            topic_name,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
@@ -240,48 +263,68 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
     f = ""
     try:
         f = "topic_name"
-        _write_compact_string(out, obj.topic_name)
+        data = obj.topic_name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "partitions[]"
         for item in items:
             _write_partition_data_v0(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicData) from None
 
 
 def _read_describe_quorum_request_v0(buf: bytes, pos: int) -> tuple[DescribeQuorumRequest, int]:
     """Read DescribeQuorumRequest at versions 0-2."""
+    obj = _new(DescribeQuorumRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "topics"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_topic_data_v0(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_topic_data_v0(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        DescribeQuorumRequest(
-            topics,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_describe_quorum_request_v0(obj: DescribeQuorumRequest, out: bytearray) -> None:
@@ -290,12 +333,21 @@ def _write_describe_quorum_request_v0(obj: DescribeQuorumRequest, out: bytearray
     try:
         f = "topics"
         items = obj.topics
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "topics[]"
         for item in items:
             _write_topic_data_v0(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, DescribeQuorumRequest) from None
 

@@ -21,10 +21,18 @@ from ._json import TAGGED as _TAGGED
 from ._json import JsonField as _F
 from ._json import JsonLayout as _JsonLayout
 from ._runtime import (
+    ARRAY_bool as _ARRAY_bool,
+    ARRAY_float64 as _ARRAY_float64,
+    ARRAY_int8 as _ARRAY_int8,
+    ARRAY_int16 as _ARRAY_int16,
+    ARRAY_int32 as _ARRAY_int32,
+    ARRAY_int64 as _ARRAY_int64,
+    ARRAY_uint16 as _ARRAY_uint16,
+    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
+    ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
-    check_end as _check_end,
-    check_tag_size as _check_tag_size,
+    count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -37,21 +45,25 @@ from ._runtime import (
     read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
-    refuse_tags as _refuse_tags,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_size_error as _tag_size_error,
+    tags_not_supported as _tags_not_supported,
+    too_long as _too_long,
+    truncated as _truncated,
     write_bytes as _write_bytes,
     write_compact_bytes as _write_compact_bytes,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
     write_compact_nullable_string as _write_compact_nullable_string,
     write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_no_tags as _write_no_tags,
     write_nullable_bytes as _write_nullable_bytes,
     write_nullable_string as _write_nullable_string,
+    write_raw_tags as _write_raw_tags,
     write_string as _write_string,
-    write_tagged_section as _write_tagged_section,
     write_uvarint as _write_uvarint,
 )
+
+_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "ReplicaState",
@@ -377,33 +389,28 @@ class DescribeQuorumResponse(_Message):
 
 def _read_replica_state_v0(buf: bytes, pos: int) -> tuple[ReplicaState, int]:
     """Read ReplicaState at version 0."""
+    obj = _new(ReplicaState)
+    _len = len(buf)
     f = ""
     try:
         f = "replica_id"
-        (replica_id,) = _S0.unpack_from(buf, pos)
+        (obj.replica_id,) = _S0.unpack_from(buf, pos)
         pos += 4
         f = "log_end_offset"
-        (log_end_offset,) = _S1.unpack_from(buf, pos)
+        (obj.log_end_offset,) = _S1.unpack_from(buf, pos)
         pos += 8
+        obj.replica_directory_id = _ZERO_UUID
+        obj.last_fetch_timestamp = -1
+        obj.last_caught_up_timestamp = -1
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        ReplicaState(
-            replica_id,
-            _ZERO_UUID,
-            log_end_offset,
-            -1,
-            -1,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_replica_state_v0(obj: ReplicaState, out: bytearray) -> None:
@@ -413,45 +420,45 @@ def _write_replica_state_v0(obj: ReplicaState, out: bytearray) -> None:
         f = "replica_id"
         out += _S0.pack(obj.replica_id)
         f = "replica_directory_id"
-        if obj.replica_directory_id != _ZERO_UUID:
+        if obj.replica_directory_id.int != 0:
             raise _not_ignorable()
         f = "log_end_offset"
         out += _S1.pack(obj.log_end_offset)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ReplicaState) from None
 
 
 def _read_replica_state_v1(buf: bytes, pos: int) -> tuple[ReplicaState, int]:
     """Read ReplicaState at version 1."""
+    obj = _new(ReplicaState)
+    _len = len(buf)
     f = ""
     try:
         f = "replica_id"
-        (replica_id,) = _S0.unpack_from(buf, pos)
+        (obj.replica_id,) = _S0.unpack_from(buf, pos)
         pos += 4
         f = "log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
-        log_end_offset, last_fetch_timestamp, last_caught_up_timestamp = _S5.unpack_from(buf, pos)
+        obj.log_end_offset, obj.last_fetch_timestamp, obj.last_caught_up_timestamp = (
+            _S5.unpack_from(buf, pos)
+        )
         pos += 24
+        obj.replica_directory_id = _ZERO_UUID
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        ReplicaState(
-            replica_id,
-            _ZERO_UUID,
-            log_end_offset,
-            last_fetch_timestamp,
-            last_caught_up_timestamp,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_replica_state_v1(obj: ReplicaState, out: bytearray) -> None:
@@ -461,7 +468,7 @@ def _write_replica_state_v1(obj: ReplicaState, out: bytearray) -> None:
         f = "replica_id"
         out += _S0.pack(obj.replica_id)
         f = "replica_directory_id"
-        if obj.replica_directory_id != _ZERO_UUID:
+        if obj.replica_directory_id.int != 0:
             raise _not_ignorable()
         f = "log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
         out += _S5.pack(
@@ -470,44 +477,45 @@ def _write_replica_state_v1(obj: ReplicaState, out: bytearray) -> None:
             obj.last_caught_up_timestamp,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ReplicaState) from None
 
 
 def _read_replica_state_v2(buf: bytes, pos: int) -> tuple[ReplicaState, int]:
     """Read ReplicaState at version 2."""
+    obj = _new(ReplicaState)
+    _len = len(buf)
     f = ""
     try:
         f = "replica_id,replica_directory_id,log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
         (
-            replica_id,
-            replica_directory_id,
-            log_end_offset,
-            last_fetch_timestamp,
-            last_caught_up_timestamp,
+            obj.replica_id,
+            _replica_directory_id,
+            obj.log_end_offset,
+            obj.last_fetch_timestamp,
+            obj.last_caught_up_timestamp,
         ) = _S6.unpack_from(buf, pos)
         pos += 44
-        replica_directory_id = _UUID(bytes=replica_directory_id)
+        obj.replica_directory_id = (
+            _ZERO_UUID
+            if _replica_directory_id == _ZERO_BYTES
+            else _UUID(bytes=_replica_directory_id)
+        )
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        ReplicaState(
-            replica_id,
-            replica_directory_id,
-            log_end_offset,
-            last_fetch_timestamp,
-            last_caught_up_timestamp,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_replica_state_v2(obj: ReplicaState, out: bytearray) -> None:
@@ -523,63 +531,100 @@ def _write_replica_state_v2(obj: ReplicaState, out: bytearray) -> None:
             obj.last_caught_up_timestamp,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ReplicaState) from None
 
 
 def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 0."""
+    obj = _new(PartitionData)
+    _len = len(buf)
     f = ""
     try:
         f = "partition_index,error_code"
-        partition_index, error_code = _S2.unpack_from(buf, pos)
+        obj.partition_index, obj.error_code = _S2.unpack_from(buf, pos)
         pos += 6
         f = "leader_id,leader_epoch,high_watermark"
-        leader_id, leader_epoch, high_watermark = _S3.unpack_from(buf, pos)
+        obj.leader_id, obj.leader_epoch, obj.high_watermark = _S3.unpack_from(buf, pos)
         pos += 16
         f = "current_voters"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "current_voters[]"
-            current_voters = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_replica_state_v0(buf, pos)
-                current_voters.append(_item)
+                _e = _new(ReplicaState)
+                f = "current_voters[].replica_id"
+                (_e.replica_id,) = _S0.unpack_from(buf, pos)
+                pos += 4
+                f = "current_voters[].log_end_offset"
+                (_e.log_end_offset,) = _S1.unpack_from(buf, pos)
+                pos += 8
+                _e.replica_directory_id = _ZERO_UUID
+                _e.last_fetch_timestamp = -1
+                _e.last_caught_up_timestamp = -1
+                f = "current_voters[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.current_voters = _elements
         f = "observers"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "observers[]"
-            observers = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_replica_state_v0(buf, pos)
-                observers.append(_item)
+                _e = _new(ReplicaState)
+                f = "observers[].replica_id"
+                (_e.replica_id,) = _S0.unpack_from(buf, pos)
+                pos += 4
+                f = "observers[].log_end_offset"
+                (_e.log_end_offset,) = _S1.unpack_from(buf, pos)
+                pos += 8
+                _e.replica_directory_id = _ZERO_UUID
+                _e.last_fetch_timestamp = -1
+                _e.last_caught_up_timestamp = -1
+                f = "observers[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.observers = _elements
+        obj.error_message = ""
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        PartitionData(
-            partition_index,
-            error_code,
-            "",
-            leader_id,
-            leader_epoch,
-            high_watermark,
-            current_voters,
-            observers,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
@@ -599,74 +644,119 @@ def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
         )
         f = "current_voters"
         items = obj.current_voters
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "current_voters[]"
         for item in items:
             _write_replica_state_v0(item, out)
         f = "observers"
         items = obj.observers
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "observers[]"
         for item in items:
             _write_replica_state_v0(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
 
 
 def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 1."""
+    obj = _new(PartitionData)
+    _len = len(buf)
     f = ""
     try:
         f = "partition_index,error_code"
-        partition_index, error_code = _S2.unpack_from(buf, pos)
+        obj.partition_index, obj.error_code = _S2.unpack_from(buf, pos)
         pos += 6
         f = "leader_id,leader_epoch,high_watermark"
-        leader_id, leader_epoch, high_watermark = _S3.unpack_from(buf, pos)
+        obj.leader_id, obj.leader_epoch, obj.high_watermark = _S3.unpack_from(buf, pos)
         pos += 16
         f = "current_voters"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "current_voters[]"
-            current_voters = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_replica_state_v1(buf, pos)
-                current_voters.append(_item)
+                _e = _new(ReplicaState)
+                f = "current_voters[].replica_id"
+                (_e.replica_id,) = _S0.unpack_from(buf, pos)
+                pos += 4
+                f = "current_voters[].log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
+                _e.log_end_offset, _e.last_fetch_timestamp, _e.last_caught_up_timestamp = (
+                    _S5.unpack_from(buf, pos)
+                )
+                pos += 24
+                _e.replica_directory_id = _ZERO_UUID
+                f = "current_voters[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.current_voters = _elements
         f = "observers"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "observers[]"
-            observers = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_replica_state_v1(buf, pos)
-                observers.append(_item)
+                _e = _new(ReplicaState)
+                f = "observers[].replica_id"
+                (_e.replica_id,) = _S0.unpack_from(buf, pos)
+                pos += 4
+                f = "observers[].log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
+                _e.log_end_offset, _e.last_fetch_timestamp, _e.last_caught_up_timestamp = (
+                    _S5.unpack_from(buf, pos)
+                )
+                pos += 24
+                _e.replica_directory_id = _ZERO_UUID
+                f = "observers[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.observers = _elements
+        obj.error_message = ""
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        PartitionData(
-            partition_index,
-            error_code,
-            "",
-            leader_id,
-            leader_epoch,
-            high_watermark,
-            current_voters,
-            observers,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
@@ -686,76 +776,130 @@ def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
         )
         f = "current_voters"
         items = obj.current_voters
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "current_voters[]"
         for item in items:
             _write_replica_state_v1(item, out)
         f = "observers"
         items = obj.observers
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "observers[]"
         for item in items:
             _write_replica_state_v1(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
 
 
 def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 2."""
+    obj = _new(PartitionData)
+    _len = len(buf)
     f = ""
     try:
         f = "partition_index,error_code"
-        partition_index, error_code = _S2.unpack_from(buf, pos)
+        obj.partition_index, obj.error_code = _S2.unpack_from(buf, pos)
         pos += 6
         f = "error_message"
-        error_message, pos = _read_compact_string(buf, pos)
+        obj.error_message, pos = _read_compact_string(buf, pos)
         f = "leader_id,leader_epoch,high_watermark"
-        leader_id, leader_epoch, high_watermark = _S3.unpack_from(buf, pos)
+        obj.leader_id, obj.leader_epoch, obj.high_watermark = _S3.unpack_from(buf, pos)
         pos += 16
         f = "current_voters"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "current_voters[]"
-            current_voters = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_replica_state_v2(buf, pos)
-                current_voters.append(_item)
+                _e = _new(ReplicaState)
+                f = "current_voters[].replica_id,replica_directory_id,log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
+                (
+                    _e.replica_id,
+                    _replica_directory_id,
+                    _e.log_end_offset,
+                    _e.last_fetch_timestamp,
+                    _e.last_caught_up_timestamp,
+                ) = _S6.unpack_from(buf, pos)
+                pos += 44
+                _e.replica_directory_id = (
+                    _ZERO_UUID
+                    if _replica_directory_id == _ZERO_BYTES
+                    else _UUID(bytes=_replica_directory_id)
+                )
+                f = "current_voters[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.current_voters = _elements
         f = "observers"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "observers[]"
-            observers = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_replica_state_v2(buf, pos)
-                observers.append(_item)
+                _e = _new(ReplicaState)
+                f = "observers[].replica_id,replica_directory_id,log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
+                (
+                    _e.replica_id,
+                    _replica_directory_id,
+                    _e.log_end_offset,
+                    _e.last_fetch_timestamp,
+                    _e.last_caught_up_timestamp,
+                ) = _S6.unpack_from(buf, pos)
+                pos += 44
+                _e.replica_directory_id = (
+                    _ZERO_UUID
+                    if _replica_directory_id == _ZERO_BYTES
+                    else _UUID(bytes=_replica_directory_id)
+                )
+                f = "observers[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.observers = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        PartitionData(
-            partition_index,
-            error_code,
-            error_message,
-            leader_id,
-            leader_epoch,
-            high_watermark,
-            current_voters,
-            observers,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_partition_data_v2(obj: PartitionData, out: bytearray) -> None:
@@ -768,7 +912,19 @@ def _write_partition_data_v2(obj: PartitionData, out: bytearray) -> None:
             obj.error_code,
         )
         f = "error_message"
-        _write_compact_nullable_string(out, obj.error_message)
+        value = obj.error_message
+        if value is None:
+            out.append(0)
+        else:
+            data = value.encode()
+            size = len(data)
+            if size < 127:
+                out.append(size + 1)
+            elif size <= 0x7FFF:
+                _write_uvarint(out, size + 1)
+            else:
+                raise _too_long(size)
+            out += data
         f = "leader_id,leader_epoch,high_watermark"
         out += _S3.pack(
             obj.leader_id,
@@ -777,56 +933,71 @@ def _write_partition_data_v2(obj: PartitionData, out: bytearray) -> None:
         )
         f = "current_voters"
         items = obj.current_voters
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "current_voters[]"
         for item in items:
             _write_replica_state_v2(item, out)
         f = "observers"
         items = obj.observers
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "observers[]"
         for item in items:
             _write_replica_state_v2(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
 
 
 def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 0."""
+    obj = _new(TopicData)
+    _len = len(buf)
     f = ""
     try:
         f = "topic_name"
-        topic_name, pos = _read_compact_string(buf, pos)
-        if topic_name is None:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_partition_data_v0(buf, pos)
-                partitions.append(_item)
+                _e, pos = _read_partition_data_v0(buf, pos)
+                _elements.append(_e)
+            obj.partitions = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        TopicData(
-            topic_name,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
@@ -834,53 +1005,72 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
     f = ""
     try:
         f = "topic_name"
-        _write_compact_string(out, obj.topic_name)
+        data = obj.topic_name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "partitions[]"
         for item in items:
             _write_partition_data_v0(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicData) from None
 
 
 def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 1."""
+    obj = _new(TopicData)
+    _len = len(buf)
     f = ""
     try:
         f = "topic_name"
-        topic_name, pos = _read_compact_string(buf, pos)
-        if topic_name is None:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_partition_data_v1(buf, pos)
-                partitions.append(_item)
+                _e, pos = _read_partition_data_v1(buf, pos)
+                _elements.append(_e)
+            obj.partitions = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        TopicData(
-            topic_name,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
@@ -888,53 +1078,72 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
     f = ""
     try:
         f = "topic_name"
-        _write_compact_string(out, obj.topic_name)
+        data = obj.topic_name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "partitions[]"
         for item in items:
             _write_partition_data_v1(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicData) from None
 
 
 def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 2."""
+    obj = _new(TopicData)
+    _len = len(buf)
     f = ""
     try:
         f = "topic_name"
-        topic_name, pos = _read_compact_string(buf, pos)
-        if topic_name is None:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_partition_data_v2(buf, pos)
-                partitions.append(_item)
+                _e, pos = _read_partition_data_v2(buf, pos)
+                _elements.append(_e)
+            obj.partitions = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        TopicData(
-            topic_name,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_topic_data_v2(obj: TopicData, out: bytearray) -> None:
@@ -942,51 +1151,62 @@ def _write_topic_data_v2(obj: TopicData, out: bytearray) -> None:
     f = ""
     try:
         f = "topic_name"
-        _write_compact_string(out, obj.topic_name)
+        data = obj.topic_name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "partitions[]"
         for item in items:
             _write_partition_data_v2(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicData) from None
 
 
 def _read_listener_v2(buf: bytes, pos: int) -> tuple[Listener, int]:
     """Read Listener at version 2."""
+    obj = _new(Listener)
+    _len = len(buf)
     f = ""
     try:
         f = "name"
-        name, pos = _read_compact_string(buf, pos)
-        if name is None:
+        obj.name, pos = _read_compact_string(buf, pos)
+        if obj.name is None:
             raise _null_error()
         f = "host"
-        host, pos = _read_compact_string(buf, pos)
-        if host is None:
+        obj.host, pos = _read_compact_string(buf, pos)
+        if obj.host is None:
             raise _null_error()
         f = "port"
-        (port,) = _S7.unpack_from(buf, pos)
+        (obj.port,) = _S7.unpack_from(buf, pos)
         pos += 2
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        Listener(
-            name,
-            host,
-            port,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_listener_v2(obj: Listener, out: bytearray) -> None:
@@ -994,50 +1214,89 @@ def _write_listener_v2(obj: Listener, out: bytearray) -> None:
     f = ""
     try:
         f = "name"
-        _write_compact_string(out, obj.name)
+        data = obj.name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "host"
-        _write_compact_string(out, obj.host)
+        data = obj.host.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "port"
         out += _S7.pack(obj.port)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, Listener) from None
 
 
 def _read_node_v2(buf: bytes, pos: int) -> tuple[Node, int]:
     """Read Node at version 2."""
+    obj = _new(Node)
+    _len = len(buf)
     f = ""
     try:
         f = "node_id"
-        (node_id,) = _S0.unpack_from(buf, pos)
+        (obj.node_id,) = _S0.unpack_from(buf, pos)
         pos += 4
         f = "listeners"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "listeners[]"
-            listeners = _MapKeyList()
+            _elements = _MapKeyList()
             for _ in range(_n):
-                _item, pos = _read_listener_v2(buf, pos)
-                listeners.append(_item)
+                _e = _new(Listener)
+                f = "listeners[].name"
+                _e.name, pos = _read_compact_string(buf, pos)
+                if _e.name is None:
+                    raise _null_error()
+                f = "listeners[].host"
+                _e.host, pos = _read_compact_string(buf, pos)
+                if _e.host is None:
+                    raise _null_error()
+                f = "listeners[].port"
+                (_e.port,) = _S7.unpack_from(buf, pos)
+                pos += 2
+                f = "listeners[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.listeners = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        Node(
-            node_id,
-            listeners,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_node_v2(obj: Node, out: bytearray) -> None:
@@ -1048,51 +1307,62 @@ def _write_node_v2(obj: Node, out: bytearray) -> None:
         out += _S0.pack(obj.node_id)
         f = "listeners"
         items = obj.listeners
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "listeners[]"
         for item in items:
             _write_listener_v2(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, Node) from None
 
 
 def _read_describe_quorum_response_v0(buf: bytes, pos: int) -> tuple[DescribeQuorumResponse, int]:
     """Read DescribeQuorumResponse at version 0."""
+    obj = _new(DescribeQuorumResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "error_code"
-        (error_code,) = _S4.unpack_from(buf, pos)
+        (obj.error_code,) = _S4.unpack_from(buf, pos)
         pos += 2
         f = "topics"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_topic_data_v0(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_topic_data_v0(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
+        obj.error_message = ""
+        obj.nodes = _MapKeyList()
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        DescribeQuorumResponse(
-            error_code,
-            "",
-            topics,
-            _MapKeyList(),
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_describe_quorum_response_v0(obj: DescribeQuorumResponse, out: bytearray) -> None:
@@ -1103,7 +1373,11 @@ def _write_describe_quorum_response_v0(obj: DescribeQuorumResponse, out: bytearr
         out += _S4.pack(obj.error_code)
         f = "topics"
         items = obj.topics
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "topics[]"
         for item in items:
             _write_topic_data_v0(item, out)
@@ -1111,46 +1385,53 @@ def _write_describe_quorum_response_v0(obj: DescribeQuorumResponse, out: bytearr
         if obj.nodes != []:
             raise _not_ignorable()
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, DescribeQuorumResponse) from None
 
 
 def _read_describe_quorum_response_v1(buf: bytes, pos: int) -> tuple[DescribeQuorumResponse, int]:
     """Read DescribeQuorumResponse at version 1."""
+    obj = _new(DescribeQuorumResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "error_code"
-        (error_code,) = _S4.unpack_from(buf, pos)
+        (obj.error_code,) = _S4.unpack_from(buf, pos)
         pos += 2
         f = "topics"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_topic_data_v1(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_topic_data_v1(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
+        obj.error_message = ""
+        obj.nodes = _MapKeyList()
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        DescribeQuorumResponse(
-            error_code,
-            "",
-            topics,
-            _MapKeyList(),
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_describe_quorum_response_v1(obj: DescribeQuorumResponse, out: bytearray) -> None:
@@ -1161,7 +1442,11 @@ def _write_describe_quorum_response_v1(obj: DescribeQuorumResponse, out: bytearr
         out += _S4.pack(obj.error_code)
         f = "topics"
         items = obj.topics
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "topics[]"
         for item in items:
             _write_topic_data_v1(item, out)
@@ -1169,58 +1454,70 @@ def _write_describe_quorum_response_v1(obj: DescribeQuorumResponse, out: bytearr
         if obj.nodes != []:
             raise _not_ignorable()
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, DescribeQuorumResponse) from None
 
 
 def _read_describe_quorum_response_v2(buf: bytes, pos: int) -> tuple[DescribeQuorumResponse, int]:
     """Read DescribeQuorumResponse at version 2."""
+    obj = _new(DescribeQuorumResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "error_code"
-        (error_code,) = _S4.unpack_from(buf, pos)
+        (obj.error_code,) = _S4.unpack_from(buf, pos)
         pos += 2
         f = "error_message"
-        error_message, pos = _read_compact_string(buf, pos)
+        obj.error_message, pos = _read_compact_string(buf, pos)
         f = "topics"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_topic_data_v2(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_topic_data_v2(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
         f = "nodes"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "nodes[]"
-            nodes = _MapKeyList()
+            _elements = _MapKeyList()
             for _ in range(_n):
-                _item, pos = _read_node_v2(buf, pos)
-                nodes.append(_item)
+                _e, pos = _read_node_v2(buf, pos)
+                _elements.append(_e)
+            obj.nodes = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        DescribeQuorumResponse(
-            error_code,
-            error_message,
-            topics,
-            nodes,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_describe_quorum_response_v2(obj: DescribeQuorumResponse, out: bytearray) -> None:
@@ -1230,21 +1527,46 @@ def _write_describe_quorum_response_v2(obj: DescribeQuorumResponse, out: bytearr
         f = "error_code"
         out += _S4.pack(obj.error_code)
         f = "error_message"
-        _write_compact_nullable_string(out, obj.error_message)
+        value = obj.error_message
+        if value is None:
+            out.append(0)
+        else:
+            data = value.encode()
+            size = len(data)
+            if size < 127:
+                out.append(size + 1)
+            elif size <= 0x7FFF:
+                _write_uvarint(out, size + 1)
+            else:
+                raise _too_long(size)
+            out += data
         f = "topics"
         items = obj.topics
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "topics[]"
         for item in items:
             _write_topic_data_v2(item, out)
         f = "nodes"
         items = obj.nodes
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "nodes[]"
         for item in items:
             _write_node_v2(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, DescribeQuorumResponse) from None
 

@@ -21,10 +21,18 @@ from ._json import TAGGED as _TAGGED
 from ._json import JsonField as _F
 from ._json import JsonLayout as _JsonLayout
 from ._runtime import (
+    ARRAY_bool as _ARRAY_bool,
+    ARRAY_float64 as _ARRAY_float64,
+    ARRAY_int8 as _ARRAY_int8,
+    ARRAY_int16 as _ARRAY_int16,
+    ARRAY_int32 as _ARRAY_int32,
+    ARRAY_int64 as _ARRAY_int64,
+    ARRAY_uint16 as _ARRAY_uint16,
+    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
+    ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
-    check_end as _check_end,
-    check_tag_size as _check_tag_size,
+    count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -37,21 +45,25 @@ from ._runtime import (
     read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
-    refuse_tags as _refuse_tags,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_size_error as _tag_size_error,
+    tags_not_supported as _tags_not_supported,
+    too_long as _too_long,
+    truncated as _truncated,
     write_bytes as _write_bytes,
     write_compact_bytes as _write_compact_bytes,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
     write_compact_nullable_string as _write_compact_nullable_string,
     write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_no_tags as _write_no_tags,
     write_nullable_bytes as _write_nullable_bytes,
     write_nullable_string as _write_nullable_string,
+    write_raw_tags as _write_raw_tags,
     write_string as _write_string,
-    write_tagged_section as _write_tagged_section,
     write_uvarint as _write_uvarint,
 )
+
+_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "ReplicaInfo",
@@ -287,28 +299,27 @@ class EndQuorumEpochRequest(_Message):
 
 def _read_replica_info_v1(buf: bytes, pos: int) -> tuple[ReplicaInfo, int]:
     """Read ReplicaInfo at version 1."""
+    obj = _new(ReplicaInfo)
+    _len = len(buf)
     f = ""
     try:
         f = "candidate_id,candidate_directory_id"
-        candidate_id, candidate_directory_id = _S1.unpack_from(buf, pos)
+        obj.candidate_id, _candidate_directory_id = _S1.unpack_from(buf, pos)
         pos += 20
-        candidate_directory_id = _UUID(bytes=candidate_directory_id)
+        obj.candidate_directory_id = (
+            _ZERO_UUID
+            if _candidate_directory_id == _ZERO_BYTES
+            else _UUID(bytes=_candidate_directory_id)
+        )
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        ReplicaInfo(
-            candidate_id,
-            candidate_directory_id,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_replica_info_v1(obj: ReplicaInfo, out: bytearray) -> None:
@@ -321,17 +332,24 @@ def _write_replica_info_v1(obj: ReplicaInfo, out: bytearray) -> None:
             obj.candidate_directory_id.bytes,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ReplicaInfo) from None
 
 
 def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 0."""
+    obj = _new(PartitionData)
+    _len = len(buf)
     f = ""
     try:
         f = "partition_index,leader_id,leader_epoch"
-        partition_index, leader_id, leader_epoch = _S0.unpack_from(buf, pos)
+        obj.partition_index, obj.leader_id, obj.leader_epoch = _S0.unpack_from(buf, pos)
         pos += 12
         f = "preferred_successors"
         _n, pos = _read_array_count(buf, pos)
@@ -339,22 +357,15 @@ def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
             raise _null_error()
         else:
             _end = pos + 4 * _n
-            _check_end(buf, _end, pos, "array")
-            preferred_successors = list(_struct.unpack_from(">%di" % _n, buf, pos))
+            if _end > _len:
+                raise _truncated(pos)
+            obj.preferred_successors = list(_ARRAY_int32[_n].unpack_from(buf, pos))
             pos = _end
+        obj.preferred_candidates = []
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        PartitionData(
-            partition_index,
-            leader_id,
-            leader_epoch,
-            preferred_successors,
-            [],
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
@@ -369,49 +380,65 @@ def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
         )
         f = "preferred_successors"
         items = obj.preferred_successors
-        out += _INT32.pack(len(items))
-        out += _struct.pack(">%di" % len(items), *items)
-        _refuse_tags(obj.unknown_tagged_fields)
+        size = len(items)
+        out += _INT32.pack(size)
+        out += _ARRAY_int32[size].pack(*items)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
 
 
 def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 1."""
+    obj = _new(PartitionData)
+    _len = len(buf)
     f = ""
     try:
         f = "partition_index,leader_id,leader_epoch"
-        partition_index, leader_id, leader_epoch = _S0.unpack_from(buf, pos)
+        obj.partition_index, obj.leader_id, obj.leader_epoch = _S0.unpack_from(buf, pos)
         pos += 12
         f = "preferred_candidates"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "preferred_candidates[]"
-            preferred_candidates = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_replica_info_v1(buf, pos)
-                preferred_candidates.append(_item)
+                _e = _new(ReplicaInfo)
+                f = "preferred_candidates[].candidate_id,candidate_directory_id"
+                _e.candidate_id, _candidate_directory_id = _S1.unpack_from(buf, pos)
+                pos += 20
+                _e.candidate_directory_id = (
+                    _ZERO_UUID
+                    if _candidate_directory_id == _ZERO_BYTES
+                    else _UUID(bytes=_candidate_directory_id)
+                )
+                f = "preferred_candidates[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.preferred_candidates = _elements
+        obj.preferred_successors = []
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        PartitionData(
-            partition_index,
-            leader_id,
-            leader_epoch,
-            [],
-            preferred_candidates,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
@@ -426,44 +453,64 @@ def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
         )
         f = "preferred_candidates"
         items = obj.preferred_candidates
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "preferred_candidates[]"
         for item in items:
             _write_replica_info_v1(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
 
 
 def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 0."""
+    obj = _new(TopicData)
+    _len = len(buf)
     f = ""
     try:
         f = "topic_name"
-        topic_name, pos = _read_string(buf, pos)
-        if topic_name is None:
+        obj.topic_name, pos = _read_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
         f = "partitions"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_partition_data_v0(buf, pos)
-                partitions.append(_item)
+                _e = _new(PartitionData)
+                f = "partitions[].partition_index,leader_id,leader_epoch"
+                _e.partition_index, _e.leader_id, _e.leader_epoch = _S0.unpack_from(buf, pos)
+                pos += 12
+                f = "partitions[].preferred_successors"
+                _n, pos = _read_array_count(buf, pos)
+                if _n < 0:
+                    raise _null_error()
+                else:
+                    _end = pos + 4 * _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.preferred_successors = list(_ARRAY_int32[_n].unpack_from(buf, pos))
+                    pos = _end
+                _e.preferred_candidates = []
+                _e.unknown_tagged_fields = None
+                _elements.append(_e)
+            obj.partitions = _elements
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        TopicData(
-            topic_name,
-            partitions,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
@@ -474,49 +521,54 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
         _write_string(out, obj.topic_name)
         f = "partitions"
         items = obj.partitions
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "partitions[]"
         for item in items:
             _write_partition_data_v0(item, out)
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicData) from None
 
 
 def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 1."""
+    obj = _new(TopicData)
+    _len = len(buf)
     f = ""
     try:
         f = "topic_name"
-        topic_name, pos = _read_compact_string(buf, pos)
-        if topic_name is None:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_partition_data_v1(buf, pos)
-                partitions.append(_item)
+                _e, pos = _read_partition_data_v1(buf, pos)
+                _elements.append(_e)
+            obj.partitions = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        TopicData(
-            topic_name,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
@@ -524,51 +576,62 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
     f = ""
     try:
         f = "topic_name"
-        _write_compact_string(out, obj.topic_name)
+        data = obj.topic_name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "partitions[]"
         for item in items:
             _write_partition_data_v1(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicData) from None
 
 
 def _read_leader_endpoint_v1(buf: bytes, pos: int) -> tuple[LeaderEndpoint, int]:
     """Read LeaderEndpoint at version 1."""
+    obj = _new(LeaderEndpoint)
+    _len = len(buf)
     f = ""
     try:
         f = "name"
-        name, pos = _read_compact_string(buf, pos)
-        if name is None:
+        obj.name, pos = _read_compact_string(buf, pos)
+        if obj.name is None:
             raise _null_error()
         f = "host"
-        host, pos = _read_compact_string(buf, pos)
-        if host is None:
+        obj.host, pos = _read_compact_string(buf, pos)
+        if obj.host is None:
             raise _null_error()
         f = "port"
-        (port,) = _S2.unpack_from(buf, pos)
+        (obj.port,) = _S2.unpack_from(buf, pos)
         pos += 2
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        LeaderEndpoint(
-            name,
-            host,
-            port,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_leader_endpoint_v1(obj: LeaderEndpoint, out: bytearray) -> None:
@@ -576,44 +639,62 @@ def _write_leader_endpoint_v1(obj: LeaderEndpoint, out: bytearray) -> None:
     f = ""
     try:
         f = "name"
-        _write_compact_string(out, obj.name)
+        data = obj.name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "host"
-        _write_compact_string(out, obj.host)
+        data = obj.host.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "port"
         out += _S2.pack(obj.port)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, LeaderEndpoint) from None
 
 
 def _read_end_quorum_epoch_request_v0(buf: bytes, pos: int) -> tuple[EndQuorumEpochRequest, int]:
     """Read EndQuorumEpochRequest at version 0."""
+    obj = _new(EndQuorumEpochRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "cluster_id"
-        cluster_id, pos = _read_string(buf, pos)
+        obj.cluster_id, pos = _read_string(buf, pos)
         f = "topics"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_topic_data_v0(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_topic_data_v0(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
+        obj.leader_endpoints = _MapKeyList()
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        EndQuorumEpochRequest(
-            cluster_id,
-            topics,
-            _MapKeyList(),
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_end_quorum_epoch_request_v0(obj: EndQuorumEpochRequest, out: bytearray) -> None:
@@ -624,58 +705,85 @@ def _write_end_quorum_epoch_request_v0(obj: EndQuorumEpochRequest, out: bytearra
         _write_nullable_string(out, obj.cluster_id)
         f = "topics"
         items = obj.topics
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "topics[]"
         for item in items:
             _write_topic_data_v0(item, out)
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, EndQuorumEpochRequest) from None
 
 
 def _read_end_quorum_epoch_request_v1(buf: bytes, pos: int) -> tuple[EndQuorumEpochRequest, int]:
     """Read EndQuorumEpochRequest at version 1."""
+    obj = _new(EndQuorumEpochRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "cluster_id"
-        cluster_id, pos = _read_compact_string(buf, pos)
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
         f = "topics"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_topic_data_v1(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_topic_data_v1(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
         f = "leader_endpoints"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "leader_endpoints[]"
-            leader_endpoints = _MapKeyList()
+            _elements = _MapKeyList()
             for _ in range(_n):
-                _item, pos = _read_leader_endpoint_v1(buf, pos)
-                leader_endpoints.append(_item)
+                _e = _new(LeaderEndpoint)
+                f = "leader_endpoints[].name"
+                _e.name, pos = _read_compact_string(buf, pos)
+                if _e.name is None:
+                    raise _null_error()
+                f = "leader_endpoints[].host"
+                _e.host, pos = _read_compact_string(buf, pos)
+                if _e.host is None:
+                    raise _null_error()
+                f = "leader_endpoints[].port"
+                (_e.port,) = _S2.unpack_from(buf, pos)
+                pos += 2
+                f = "leader_endpoints[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.leader_endpoints = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        EndQuorumEpochRequest(
-            cluster_id,
-            topics,
-            leader_endpoints,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_end_quorum_epoch_request_v1(obj: EndQuorumEpochRequest, out: bytearray) -> None:
@@ -683,21 +791,46 @@ def _write_end_quorum_epoch_request_v1(obj: EndQuorumEpochRequest, out: bytearra
     f = ""
     try:
         f = "cluster_id"
-        _write_compact_nullable_string(out, obj.cluster_id)
+        value = obj.cluster_id
+        if value is None:
+            out.append(0)
+        else:
+            data = value.encode()
+            size = len(data)
+            if size < 127:
+                out.append(size + 1)
+            elif size <= 0x7FFF:
+                _write_uvarint(out, size + 1)
+            else:
+                raise _too_long(size)
+            out += data
         f = "topics"
         items = obj.topics
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "topics[]"
         for item in items:
             _write_topic_data_v1(item, out)
         f = "leader_endpoints"
         items = obj.leader_endpoints
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "leader_endpoints[]"
         for item in items:
             _write_leader_endpoint_v1(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, EndQuorumEpochRequest) from None
 

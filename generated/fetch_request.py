@@ -21,10 +21,18 @@ from ._json import TAGGED as _TAGGED
 from ._json import JsonField as _F
 from ._json import JsonLayout as _JsonLayout
 from ._runtime import (
+    ARRAY_bool as _ARRAY_bool,
+    ARRAY_float64 as _ARRAY_float64,
+    ARRAY_int8 as _ARRAY_int8,
+    ARRAY_int16 as _ARRAY_int16,
+    ARRAY_int32 as _ARRAY_int32,
+    ARRAY_int64 as _ARRAY_int64,
+    ARRAY_uint16 as _ARRAY_uint16,
+    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
+    ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
-    check_end as _check_end,
-    check_tag_size as _check_tag_size,
+    count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -37,21 +45,25 @@ from ._runtime import (
     read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
-    refuse_tags as _refuse_tags,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_size_error as _tag_size_error,
+    tags_not_supported as _tags_not_supported,
+    too_long as _too_long,
+    truncated as _truncated,
     write_bytes as _write_bytes,
     write_compact_bytes as _write_compact_bytes,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
     write_compact_nullable_string as _write_compact_nullable_string,
     write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_no_tags as _write_no_tags,
     write_nullable_bytes as _write_nullable_bytes,
     write_nullable_string as _write_nullable_string,
+    write_raw_tags as _write_raw_tags,
     write_string as _write_string,
-    write_tagged_section as _write_tagged_section,
     write_uvarint as _write_uvarint,
 )
+
+_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "FetchPartition",
@@ -396,33 +408,28 @@ _DEFAULT_ReplicaState = ReplicaState()
 
 def _read_fetch_partition_v4(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
     """Read FetchPartition at version 4."""
+    obj = _new(FetchPartition)
+    _len = len(buf)
     f = ""
     try:
         f = "partition"
-        (partition,) = _S0.unpack_from(buf, pos)
+        (obj.partition,) = _S0.unpack_from(buf, pos)
         pos += 4
         f = "fetch_offset"
-        (fetch_offset,) = _S1.unpack_from(buf, pos)
+        (obj.fetch_offset,) = _S1.unpack_from(buf, pos)
         pos += 8
         f = "partition_max_bytes"
-        (partition_max_bytes,) = _S0.unpack_from(buf, pos)
+        (obj.partition_max_bytes,) = _S0.unpack_from(buf, pos)
         pos += 4
+        obj.current_leader_epoch = -1
+        obj.last_fetched_epoch = -1
+        obj.log_start_offset = -1
+        obj.replica_directory_id = _ZERO_UUID
+        obj.high_watermark = 9223372036854775807
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchPartition(
-            partition,
-            -1,
-            fetch_offset,
-            -1,
-            -1,
-            partition_max_bytes,
-            _ZERO_UUID,
-            9223372036854775807,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_partition_v4(obj: FetchPartition, out: bytearray) -> None:
@@ -438,40 +445,36 @@ def _write_fetch_partition_v4(obj: FetchPartition, out: bytearray) -> None:
             raise _not_ignorable()
         f = "partition_max_bytes"
         out += _S0.pack(obj.partition_max_bytes)
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchPartition) from None
 
 
 def _read_fetch_partition_v5(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
     """Read FetchPartition at versions 5-8."""
+    obj = _new(FetchPartition)
+    _len = len(buf)
     f = ""
     try:
         f = "partition"
-        (partition,) = _S0.unpack_from(buf, pos)
+        (obj.partition,) = _S0.unpack_from(buf, pos)
         pos += 4
         f = "fetch_offset"
-        (fetch_offset,) = _S1.unpack_from(buf, pos)
+        (obj.fetch_offset,) = _S1.unpack_from(buf, pos)
         pos += 8
         f = "log_start_offset,partition_max_bytes"
-        log_start_offset, partition_max_bytes = _S3.unpack_from(buf, pos)
+        obj.log_start_offset, obj.partition_max_bytes = _S3.unpack_from(buf, pos)
         pos += 12
+        obj.current_leader_epoch = -1
+        obj.last_fetched_epoch = -1
+        obj.replica_directory_id = _ZERO_UUID
+        obj.high_watermark = 9223372036854775807
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchPartition(
-            partition,
-            -1,
-            fetch_offset,
-            -1,
-            log_start_offset,
-            partition_max_bytes,
-            _ZERO_UUID,
-            9223372036854775807,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_partition_v5(obj: FetchPartition, out: bytearray) -> None:
@@ -490,37 +493,32 @@ def _write_fetch_partition_v5(obj: FetchPartition, out: bytearray) -> None:
             obj.log_start_offset,
             obj.partition_max_bytes,
         )
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchPartition) from None
 
 
 def _read_fetch_partition_v9(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
     """Read FetchPartition at versions 9-11."""
+    obj = _new(FetchPartition)
+    _len = len(buf)
     f = ""
     try:
         f = "partition,current_leader_epoch,fetch_offset"
-        partition, current_leader_epoch, fetch_offset = _S5.unpack_from(buf, pos)
+        obj.partition, obj.current_leader_epoch, obj.fetch_offset = _S5.unpack_from(buf, pos)
         pos += 16
         f = "log_start_offset,partition_max_bytes"
-        log_start_offset, partition_max_bytes = _S3.unpack_from(buf, pos)
+        obj.log_start_offset, obj.partition_max_bytes = _S3.unpack_from(buf, pos)
         pos += 12
+        obj.last_fetched_epoch = -1
+        obj.replica_directory_id = _ZERO_UUID
+        obj.high_watermark = 9223372036854775807
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchPartition(
-            partition,
-            current_leader_epoch,
-            fetch_offset,
-            -1,
-            log_start_offset,
-            partition_max_bytes,
-            _ZERO_UUID,
-            9223372036854775807,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_partition_v9(obj: FetchPartition, out: bytearray) -> None:
@@ -541,47 +539,40 @@ def _write_fetch_partition_v9(obj: FetchPartition, out: bytearray) -> None:
             obj.log_start_offset,
             obj.partition_max_bytes,
         )
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchPartition) from None
 
 
 def _read_fetch_partition_v12(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
     """Read FetchPartition at versions 12-16."""
+    obj = _new(FetchPartition)
+    _len = len(buf)
     f = ""
     try:
         f = "partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
         (
-            partition,
-            current_leader_epoch,
-            fetch_offset,
-            last_fetched_epoch,
-            log_start_offset,
-            partition_max_bytes,
+            obj.partition,
+            obj.current_leader_epoch,
+            obj.fetch_offset,
+            obj.last_fetched_epoch,
+            obj.log_start_offset,
+            obj.partition_max_bytes,
         ) = _S6.unpack_from(buf, pos)
         pos += 32
+        obj.replica_directory_id = _ZERO_UUID
+        obj.high_watermark = 9223372036854775807
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 2)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchPartition(
-            partition,
-            current_leader_epoch,
-            fetch_offset,
-            last_fetched_epoch,
-            log_start_offset,
-            partition_max_bytes,
-            _ZERO_UUID,
-            9223372036854775807,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_partition_v12(obj: FetchPartition, out: bytearray) -> None:
@@ -598,60 +589,77 @@ def _write_fetch_partition_v12(obj: FetchPartition, out: bytearray) -> None:
             obj.partition_max_bytes,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 2)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 2)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchPartition) from None
 
 
 def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
     """Read FetchPartition at version 17."""
+    obj = _new(FetchPartition)
+    _len = len(buf)
     f = ""
     try:
         f = "partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
         (
-            partition,
-            current_leader_epoch,
-            fetch_offset,
-            last_fetched_epoch,
-            log_start_offset,
-            partition_max_bytes,
+            obj.partition,
+            obj.current_leader_epoch,
+            obj.fetch_offset,
+            obj.last_fetched_epoch,
+            obj.log_start_offset,
+            obj.partition_max_bytes,
         ) = _S6.unpack_from(buf, pos)
         pos += 32
+        obj.high_watermark = 9223372036854775807
         f = ""
-        replica_directory_id = _ZERO_UUID
-        _unknown = None
-        _count, pos = _read_uvarint(buf, pos)
-        for _ in range(_count):
-            _tag, pos = _read_uvarint(buf, pos)
-            _size, pos = _read_uvarint(buf, pos)
-            _start = pos
-            if _tag == 0:
-                f = "replica_directory_id"
-                (replica_directory_id,) = _S7.unpack_from(buf, pos)
-                pos += 16
-                replica_directory_id = _UUID(bytes=replica_directory_id)
-            elif _tag < 2:
-                raise _invalid_tag(_tag)
+        obj.replica_directory_id = _ZERO_UUID
+        if buf[pos] == 0:
+            obj.unknown_tagged_fields = None
+            pos += 1
+        else:
+            _unknown = None
+            _count = buf[pos]
+            if _count < 0x80:
+                pos += 1
             else:
-                _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                continue
-            _check_tag_size(_tag, _size, _start, pos)
+                _count, pos = _read_uvarint(buf, pos)
+            for _ in range(_count):
+                _tag = buf[pos]
+                if _tag < 0x80:
+                    pos += 1
+                else:
+                    _tag, pos = _read_uvarint(buf, pos)
+                _size = buf[pos]
+                if _size < 0x80:
+                    pos += 1
+                else:
+                    _size, pos = _read_uvarint(buf, pos)
+                _start = pos
+                if _tag == 0:
+                    f = "replica_directory_id"
+                    (_replica_directory_id,) = _S7.unpack_from(buf, pos)
+                    pos += 16
+                    obj.replica_directory_id = (
+                        _ZERO_UUID
+                        if _replica_directory_id == _ZERO_BYTES
+                        else _UUID(bytes=_replica_directory_id)
+                    )
+                elif _tag < 2:
+                    raise _invalid_tag(_tag)
+                else:
+                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                    continue
+                if pos - _start != _size:
+                    raise _tag_size_error(_tag, _size, pos - _start)
+            obj.unknown_tagged_fields = _unknown
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchPartition(
-            partition,
-            current_leader_epoch,
-            fetch_offset,
-            last_fetched_epoch,
-            log_start_offset,
-            partition_max_bytes,
-            replica_directory_id,
-            9223372036854775807,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_partition_v17(obj: FetchPartition, out: bytearray) -> None:
@@ -667,72 +675,94 @@ def _write_fetch_partition_v17(obj: FetchPartition, out: bytearray) -> None:
             obj.log_start_offset,
             obj.partition_max_bytes,
         )
-        tagged = []
-        f = "replica_directory_id"
-        if obj.replica_directory_id != _ZERO_UUID:
-            value_out = bytearray()
-            value_out += _S7.pack(obj.replica_directory_id.bytes)
-            tagged.append((0, value_out))
         f = ""
-        _write_tagged_section(out, tagged, obj.unknown_tagged_fields, 2)
+        # Known tags first in tag order; kept raw tags are all above them (checked when written).
+        f = "replica_directory_id"
+        has_0 = obj.replica_directory_id.int != 0
+        f = ""
+        unknown = obj.unknown_tagged_fields
+        count = has_0 + (len(unknown) if unknown else 0)
+        if count < 128:
+            out.append(count)
+        else:
+            _write_uvarint(out, count)
+        if has_0:
+            f = "replica_directory_id"
+            out.append(0)
+            out.append(16)
+            out += _S7.pack(obj.replica_directory_id.bytes)
+        if unknown:
+            f = ""
+            _write_raw_tags(out, unknown, 2)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchPartition) from None
 
 
 def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
     """Read FetchPartition at version 18."""
+    obj = _new(FetchPartition)
+    _len = len(buf)
     f = ""
     try:
         f = "partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
         (
-            partition,
-            current_leader_epoch,
-            fetch_offset,
-            last_fetched_epoch,
-            log_start_offset,
-            partition_max_bytes,
+            obj.partition,
+            obj.current_leader_epoch,
+            obj.fetch_offset,
+            obj.last_fetched_epoch,
+            obj.log_start_offset,
+            obj.partition_max_bytes,
         ) = _S6.unpack_from(buf, pos)
         pos += 32
         f = ""
-        replica_directory_id = _ZERO_UUID
-        high_watermark = 9223372036854775807
-        _unknown = None
-        _count, pos = _read_uvarint(buf, pos)
-        for _ in range(_count):
-            _tag, pos = _read_uvarint(buf, pos)
-            _size, pos = _read_uvarint(buf, pos)
-            _start = pos
-            if _tag == 0:
-                f = "replica_directory_id"
-                (replica_directory_id,) = _S7.unpack_from(buf, pos)
-                pos += 16
-                replica_directory_id = _UUID(bytes=replica_directory_id)
-            elif _tag == 1:
-                f = "high_watermark"
-                (high_watermark,) = _S1.unpack_from(buf, pos)
-                pos += 8
-            elif _tag < 2:
-                raise _invalid_tag(_tag)
+        obj.replica_directory_id = _ZERO_UUID
+        obj.high_watermark = 9223372036854775807
+        if buf[pos] == 0:
+            obj.unknown_tagged_fields = None
+            pos += 1
+        else:
+            _unknown = None
+            _count = buf[pos]
+            if _count < 0x80:
+                pos += 1
             else:
-                _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                continue
-            _check_tag_size(_tag, _size, _start, pos)
+                _count, pos = _read_uvarint(buf, pos)
+            for _ in range(_count):
+                _tag = buf[pos]
+                if _tag < 0x80:
+                    pos += 1
+                else:
+                    _tag, pos = _read_uvarint(buf, pos)
+                _size = buf[pos]
+                if _size < 0x80:
+                    pos += 1
+                else:
+                    _size, pos = _read_uvarint(buf, pos)
+                _start = pos
+                if _tag == 0:
+                    f = "replica_directory_id"
+                    (_replica_directory_id,) = _S7.unpack_from(buf, pos)
+                    pos += 16
+                    obj.replica_directory_id = (
+                        _ZERO_UUID
+                        if _replica_directory_id == _ZERO_BYTES
+                        else _UUID(bytes=_replica_directory_id)
+                    )
+                elif _tag == 1:
+                    f = "high_watermark"
+                    (obj.high_watermark,) = _S1.unpack_from(buf, pos)
+                    pos += 8
+                elif _tag < 2:
+                    raise _invalid_tag(_tag)
+                else:
+                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                    continue
+                if pos - _start != _size:
+                    raise _tag_size_error(_tag, _size, pos - _start)
+            obj.unknown_tagged_fields = _unknown
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchPartition(
-            partition,
-            current_leader_epoch,
-            fetch_offset,
-            last_fetched_epoch,
-            log_start_offset,
-            partition_max_bytes,
-            replica_directory_id,
-            high_watermark,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_partition_v18(obj: FetchPartition, out: bytearray) -> None:
@@ -748,52 +778,76 @@ def _write_fetch_partition_v18(obj: FetchPartition, out: bytearray) -> None:
             obj.log_start_offset,
             obj.partition_max_bytes,
         )
-        tagged = []
-        f = "replica_directory_id"
-        if obj.replica_directory_id != _ZERO_UUID:
-            value_out = bytearray()
-            value_out += _S7.pack(obj.replica_directory_id.bytes)
-            tagged.append((0, value_out))
-        f = "high_watermark"
-        if obj.high_watermark != 9223372036854775807:
-            value_out = bytearray()
-            value_out += _S1.pack(obj.high_watermark)
-            tagged.append((1, value_out))
         f = ""
-        _write_tagged_section(out, tagged, obj.unknown_tagged_fields, 2)
+        # Known tags first in tag order; kept raw tags are all above them (checked when written).
+        f = "replica_directory_id"
+        has_0 = obj.replica_directory_id.int != 0
+        f = "high_watermark"
+        has_1 = obj.high_watermark != 9223372036854775807
+        f = ""
+        unknown = obj.unknown_tagged_fields
+        count = has_0 + has_1 + (len(unknown) if unknown else 0)
+        if count < 128:
+            out.append(count)
+        else:
+            _write_uvarint(out, count)
+        if has_0:
+            f = "replica_directory_id"
+            out.append(0)
+            out.append(16)
+            out += _S7.pack(obj.replica_directory_id.bytes)
+        if has_1:
+            f = "high_watermark"
+            out.append(1)
+            out.append(8)
+            out += _S1.pack(obj.high_watermark)
+        if unknown:
+            f = ""
+            _write_raw_tags(out, unknown, 2)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchPartition) from None
 
 
 def _read_fetch_topic_v4(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at version 4."""
+    obj = _new(FetchTopic)
+    _len = len(buf)
     f = ""
     try:
         f = "topic"
-        topic, pos = _read_string(buf, pos)
-        if topic is None:
+        obj.topic, pos = _read_string(buf, pos)
+        if obj.topic is None:
             raise _null_error()
         f = "partitions"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetch_partition_v4(buf, pos)
-                partitions.append(_item)
+                _e = _new(FetchPartition)
+                f = "partitions[].partition"
+                (_e.partition,) = _S0.unpack_from(buf, pos)
+                pos += 4
+                f = "partitions[].fetch_offset"
+                (_e.fetch_offset,) = _S1.unpack_from(buf, pos)
+                pos += 8
+                f = "partitions[].partition_max_bytes"
+                (_e.partition_max_bytes,) = _S0.unpack_from(buf, pos)
+                pos += 4
+                _e.current_leader_epoch = -1
+                _e.last_fetched_epoch = -1
+                _e.log_start_offset = -1
+                _e.replica_directory_id = _ZERO_UUID
+                _e.high_watermark = 9223372036854775807
+                _e.unknown_tagged_fields = None
+                _elements.append(_e)
+            obj.partitions = _elements
+        obj.topic_id = _ZERO_UUID
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchTopic(
-            topic,
-            _ZERO_UUID,
-            partitions,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_topic_v4(obj: FetchTopic, out: bytearray) -> None:
@@ -804,44 +858,57 @@ def _write_fetch_topic_v4(obj: FetchTopic, out: bytearray) -> None:
         _write_string(out, obj.topic)
         f = "partitions"
         items = obj.partitions
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "partitions[]"
         for item in items:
             _write_fetch_partition_v4(item, out)
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchTopic) from None
 
 
 def _read_fetch_topic_v5(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at versions 5-8."""
+    obj = _new(FetchTopic)
+    _len = len(buf)
     f = ""
     try:
         f = "topic"
-        topic, pos = _read_string(buf, pos)
-        if topic is None:
+        obj.topic, pos = _read_string(buf, pos)
+        if obj.topic is None:
             raise _null_error()
         f = "partitions"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetch_partition_v5(buf, pos)
-                partitions.append(_item)
+                _e = _new(FetchPartition)
+                f = "partitions[].partition"
+                (_e.partition,) = _S0.unpack_from(buf, pos)
+                pos += 4
+                f = "partitions[].fetch_offset"
+                (_e.fetch_offset,) = _S1.unpack_from(buf, pos)
+                pos += 8
+                f = "partitions[].log_start_offset,partition_max_bytes"
+                _e.log_start_offset, _e.partition_max_bytes = _S3.unpack_from(buf, pos)
+                pos += 12
+                _e.current_leader_epoch = -1
+                _e.last_fetched_epoch = -1
+                _e.replica_directory_id = _ZERO_UUID
+                _e.high_watermark = 9223372036854775807
+                _e.unknown_tagged_fields = None
+                _elements.append(_e)
+            obj.partitions = _elements
+        obj.topic_id = _ZERO_UUID
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchTopic(
-            topic,
-            _ZERO_UUID,
-            partitions,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_topic_v5(obj: FetchTopic, out: bytearray) -> None:
@@ -852,44 +919,53 @@ def _write_fetch_topic_v5(obj: FetchTopic, out: bytearray) -> None:
         _write_string(out, obj.topic)
         f = "partitions"
         items = obj.partitions
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "partitions[]"
         for item in items:
             _write_fetch_partition_v5(item, out)
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchTopic) from None
 
 
 def _read_fetch_topic_v9(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at versions 9-11."""
+    obj = _new(FetchTopic)
+    _len = len(buf)
     f = ""
     try:
         f = "topic"
-        topic, pos = _read_string(buf, pos)
-        if topic is None:
+        obj.topic, pos = _read_string(buf, pos)
+        if obj.topic is None:
             raise _null_error()
         f = "partitions"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetch_partition_v9(buf, pos)
-                partitions.append(_item)
+                _e = _new(FetchPartition)
+                f = "partitions[].partition,current_leader_epoch,fetch_offset"
+                _e.partition, _e.current_leader_epoch, _e.fetch_offset = _S5.unpack_from(buf, pos)
+                pos += 16
+                f = "partitions[].log_start_offset,partition_max_bytes"
+                _e.log_start_offset, _e.partition_max_bytes = _S3.unpack_from(buf, pos)
+                pos += 12
+                _e.last_fetched_epoch = -1
+                _e.replica_directory_id = _ZERO_UUID
+                _e.high_watermark = 9223372036854775807
+                _e.unknown_tagged_fields = None
+                _elements.append(_e)
+            obj.partitions = _elements
+        obj.topic_id = _ZERO_UUID
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchTopic(
-            topic,
-            _ZERO_UUID,
-            partitions,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_topic_v9(obj: FetchTopic, out: bytearray) -> None:
@@ -900,50 +976,72 @@ def _write_fetch_topic_v9(obj: FetchTopic, out: bytearray) -> None:
         _write_string(out, obj.topic)
         f = "partitions"
         items = obj.partitions
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "partitions[]"
         for item in items:
             _write_fetch_partition_v9(item, out)
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchTopic) from None
 
 
 def _read_fetch_topic_v12(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at version 12."""
+    obj = _new(FetchTopic)
+    _len = len(buf)
     f = ""
     try:
         f = "topic"
-        topic, pos = _read_compact_string(buf, pos)
-        if topic is None:
+        obj.topic, pos = _read_compact_string(buf, pos)
+        if obj.topic is None:
             raise _null_error()
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetch_partition_v12(buf, pos)
-                partitions.append(_item)
+                _e = _new(FetchPartition)
+                f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
+                (
+                    _e.partition,
+                    _e.current_leader_epoch,
+                    _e.fetch_offset,
+                    _e.last_fetched_epoch,
+                    _e.log_start_offset,
+                    _e.partition_max_bytes,
+                ) = _S6.unpack_from(buf, pos)
+                pos += 32
+                _e.replica_directory_id = _ZERO_UUID
+                _e.high_watermark = 9223372036854775807
+                f = "partitions[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
+                _elements.append(_e)
+            obj.partitions = _elements
+        obj.topic_id = _ZERO_UUID
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchTopic(
-            topic,
-            _ZERO_UUID,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_topic_v12(obj: FetchTopic, out: bytearray) -> None:
@@ -951,54 +1049,90 @@ def _write_fetch_topic_v12(obj: FetchTopic, out: bytearray) -> None:
     f = ""
     try:
         f = "topic"
-        _write_compact_string(out, obj.topic)
+        data = obj.topic.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "partitions[]"
         for item in items:
             _write_fetch_partition_v12(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchTopic) from None
 
 
 def _read_fetch_topic_v13(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at versions 13-16."""
+    obj = _new(FetchTopic)
+    _len = len(buf)
     f = ""
     try:
         f = "topic_id"
-        (topic_id,) = _S7.unpack_from(buf, pos)
+        (_topic_id,) = _S7.unpack_from(buf, pos)
         pos += 16
-        topic_id = _UUID(bytes=topic_id)
+        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetch_partition_v12(buf, pos)
-                partitions.append(_item)
+                _e = _new(FetchPartition)
+                f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
+                (
+                    _e.partition,
+                    _e.current_leader_epoch,
+                    _e.fetch_offset,
+                    _e.last_fetched_epoch,
+                    _e.log_start_offset,
+                    _e.partition_max_bytes,
+                ) = _S6.unpack_from(buf, pos)
+                pos += 32
+                _e.replica_directory_id = _ZERO_UUID
+                _e.high_watermark = 9223372036854775807
+                f = "partitions[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
+                _elements.append(_e)
+            obj.partitions = _elements
+        obj.topic = ""
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchTopic(
-            "",
-            topic_id,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_topic_v13(obj: FetchTopic, out: bytearray) -> None:
@@ -1009,51 +1143,113 @@ def _write_fetch_topic_v13(obj: FetchTopic, out: bytearray) -> None:
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "partitions[]"
         for item in items:
             _write_fetch_partition_v12(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchTopic) from None
 
 
 def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at version 17."""
+    obj = _new(FetchTopic)
+    _len = len(buf)
     f = ""
     try:
         f = "topic_id"
-        (topic_id,) = _S7.unpack_from(buf, pos)
+        (_topic_id,) = _S7.unpack_from(buf, pos)
         pos += 16
-        topic_id = _UUID(bytes=topic_id)
+        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetch_partition_v17(buf, pos)
-                partitions.append(_item)
+                _e = _new(FetchPartition)
+                f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
+                (
+                    _e.partition,
+                    _e.current_leader_epoch,
+                    _e.fetch_offset,
+                    _e.last_fetched_epoch,
+                    _e.log_start_offset,
+                    _e.partition_max_bytes,
+                ) = _S6.unpack_from(buf, pos)
+                pos += 32
+                _e.high_watermark = 9223372036854775807
+                f = "partitions[]."
+                _e.replica_directory_id = _ZERO_UUID
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _unknown = None
+                    _count = buf[pos]
+                    if _count < 0x80:
+                        pos += 1
+                    else:
+                        _count, pos = _read_uvarint(buf, pos)
+                    for _ in range(_count):
+                        _tag = buf[pos]
+                        if _tag < 0x80:
+                            pos += 1
+                        else:
+                            _tag, pos = _read_uvarint(buf, pos)
+                        _size = buf[pos]
+                        if _size < 0x80:
+                            pos += 1
+                        else:
+                            _size, pos = _read_uvarint(buf, pos)
+                        _start = pos
+                        if _tag == 0:
+                            f = "partitions[].replica_directory_id"
+                            (_replica_directory_id,) = _S7.unpack_from(buf, pos)
+                            pos += 16
+                            _e.replica_directory_id = (
+                                _ZERO_UUID
+                                if _replica_directory_id == _ZERO_BYTES
+                                else _UUID(bytes=_replica_directory_id)
+                            )
+                        elif _tag < 2:
+                            raise _invalid_tag(_tag)
+                        else:
+                            _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                            continue
+                        if pos - _start != _size:
+                            raise _tag_size_error(_tag, _size, pos - _start)
+                    _e.unknown_tagged_fields = _unknown
+                _elements.append(_e)
+            obj.partitions = _elements
+        obj.topic = ""
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchTopic(
-            "",
-            topic_id,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_topic_v17(obj: FetchTopic, out: bytearray) -> None:
@@ -1064,51 +1260,117 @@ def _write_fetch_topic_v17(obj: FetchTopic, out: bytearray) -> None:
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "partitions[]"
         for item in items:
             _write_fetch_partition_v17(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchTopic) from None
 
 
 def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at version 18."""
+    obj = _new(FetchTopic)
+    _len = len(buf)
     f = ""
     try:
         f = "topic_id"
-        (topic_id,) = _S7.unpack_from(buf, pos)
+        (_topic_id,) = _S7.unpack_from(buf, pos)
         pos += 16
-        topic_id = _UUID(bytes=topic_id)
+        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetch_partition_v18(buf, pos)
-                partitions.append(_item)
+                _e = _new(FetchPartition)
+                f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
+                (
+                    _e.partition,
+                    _e.current_leader_epoch,
+                    _e.fetch_offset,
+                    _e.last_fetched_epoch,
+                    _e.log_start_offset,
+                    _e.partition_max_bytes,
+                ) = _S6.unpack_from(buf, pos)
+                pos += 32
+                f = "partitions[]."
+                _e.replica_directory_id = _ZERO_UUID
+                _e.high_watermark = 9223372036854775807
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _unknown = None
+                    _count = buf[pos]
+                    if _count < 0x80:
+                        pos += 1
+                    else:
+                        _count, pos = _read_uvarint(buf, pos)
+                    for _ in range(_count):
+                        _tag = buf[pos]
+                        if _tag < 0x80:
+                            pos += 1
+                        else:
+                            _tag, pos = _read_uvarint(buf, pos)
+                        _size = buf[pos]
+                        if _size < 0x80:
+                            pos += 1
+                        else:
+                            _size, pos = _read_uvarint(buf, pos)
+                        _start = pos
+                        if _tag == 0:
+                            f = "partitions[].replica_directory_id"
+                            (_replica_directory_id,) = _S7.unpack_from(buf, pos)
+                            pos += 16
+                            _e.replica_directory_id = (
+                                _ZERO_UUID
+                                if _replica_directory_id == _ZERO_BYTES
+                                else _UUID(bytes=_replica_directory_id)
+                            )
+                        elif _tag == 1:
+                            f = "partitions[].high_watermark"
+                            (_e.high_watermark,) = _S1.unpack_from(buf, pos)
+                            pos += 8
+                        elif _tag < 2:
+                            raise _invalid_tag(_tag)
+                        else:
+                            _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                            continue
+                        if pos - _start != _size:
+                            raise _tag_size_error(_tag, _size, pos - _start)
+                    _e.unknown_tagged_fields = _unknown
+                _elements.append(_e)
+            obj.partitions = _elements
+        obj.topic = ""
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchTopic(
-            "",
-            topic_id,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_topic_v18(obj: FetchTopic, out: bytearray) -> None:
@@ -1119,39 +1381,43 @@ def _write_fetch_topic_v18(obj: FetchTopic, out: bytearray) -> None:
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "partitions[]"
         for item in items:
             _write_fetch_partition_v18(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchTopic) from None
 
 
 def _read_replica_state_v15(buf: bytes, pos: int) -> tuple[ReplicaState, int]:
     """Read ReplicaState at versions 15-18."""
+    obj = _new(ReplicaState)
+    _len = len(buf)
     f = ""
     try:
         f = "replica_id,replica_epoch"
-        replica_id, replica_epoch = _S8.unpack_from(buf, pos)
+        obj.replica_id, obj.replica_epoch = _S8.unpack_from(buf, pos)
         pos += 12
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        ReplicaState(
-            replica_id,
-            replica_epoch,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_replica_state_v15(obj: ReplicaState, out: bytearray) -> None:
@@ -1164,18 +1430,25 @@ def _write_replica_state_v15(obj: ReplicaState, out: bytearray) -> None:
             obj.replica_epoch,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ReplicaState) from None
 
 
 def _read_forgotten_topic_v7(buf: bytes, pos: int) -> tuple[ForgottenTopic, int]:
     """Read ForgottenTopic at versions 7-11."""
+    obj = _new(ForgottenTopic)
+    _len = len(buf)
     f = ""
     try:
         f = "topic"
-        topic, pos = _read_string(buf, pos)
-        if topic is None:
+        obj.topic, pos = _read_string(buf, pos)
+        if obj.topic is None:
             raise _null_error()
         f = "partitions"
         _n, pos = _read_array_count(buf, pos)
@@ -1183,20 +1456,15 @@ def _read_forgotten_topic_v7(buf: bytes, pos: int) -> tuple[ForgottenTopic, int]
             raise _null_error()
         else:
             _end = pos + 4 * _n
-            _check_end(buf, _end, pos, "array")
-            partitions = list(_struct.unpack_from(">%di" % _n, buf, pos))
+            if _end > _len:
+                raise _truncated(pos)
+            obj.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
             pos = _end
+        obj.topic_id = _ZERO_UUID
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        ForgottenTopic(
-            topic,
-            _ZERO_UUID,
-            partitions,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_forgotten_topic_v7(obj: ForgottenTopic, out: bytearray) -> None:
@@ -1207,47 +1475,50 @@ def _write_forgotten_topic_v7(obj: ForgottenTopic, out: bytearray) -> None:
         _write_string(out, obj.topic)
         f = "partitions"
         items = obj.partitions
-        out += _INT32.pack(len(items))
-        out += _struct.pack(">%di" % len(items), *items)
-        _refuse_tags(obj.unknown_tagged_fields)
+        size = len(items)
+        out += _INT32.pack(size)
+        out += _ARRAY_int32[size].pack(*items)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, ForgottenTopic) from None
 
 
 def _read_forgotten_topic_v12(buf: bytes, pos: int) -> tuple[ForgottenTopic, int]:
     """Read ForgottenTopic at version 12."""
+    obj = _new(ForgottenTopic)
+    _len = len(buf)
     f = ""
     try:
         f = "topic"
-        topic, pos = _read_compact_string(buf, pos)
-        if topic is None:
+        obj.topic, pos = _read_compact_string(buf, pos)
+        if obj.topic is None:
             raise _null_error()
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             _end = pos + 4 * _n
-            _check_end(buf, _end, pos, "array")
-            partitions = list(_struct.unpack_from(">%di" % _n, buf, pos))
+            if _end > _len:
+                raise _truncated(pos)
+            obj.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
             pos = _end
+        obj.topic_id = _ZERO_UUID
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        ForgottenTopic(
-            topic,
-            _ZERO_UUID,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_forgotten_topic_v12(obj: ForgottenTopic, out: bytearray) -> None:
@@ -1255,51 +1526,68 @@ def _write_forgotten_topic_v12(obj: ForgottenTopic, out: bytearray) -> None:
     f = ""
     try:
         f = "topic"
-        _write_compact_string(out, obj.topic)
+        data = obj.topic.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
-        out += _struct.pack(">%di" % len(items), *items)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
+        out += _ARRAY_int32[size].pack(*items)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ForgottenTopic) from None
 
 
 def _read_forgotten_topic_v13(buf: bytes, pos: int) -> tuple[ForgottenTopic, int]:
     """Read ForgottenTopic at versions 13-18."""
+    obj = _new(ForgottenTopic)
+    _len = len(buf)
     f = ""
     try:
         f = "topic_id"
-        (topic_id,) = _S7.unpack_from(buf, pos)
+        (_topic_id,) = _S7.unpack_from(buf, pos)
         pos += 16
-        topic_id = _UUID(bytes=topic_id)
+        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             _end = pos + 4 * _n
-            _check_end(buf, _end, pos, "array")
-            partitions = list(_struct.unpack_from(">%di" % _n, buf, pos))
+            if _end > _len:
+                raise _truncated(pos)
+            obj.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
             pos = _end
+        obj.topic = ""
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        ForgottenTopic(
-            "",
-            topic_id,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_forgotten_topic_v13(obj: ForgottenTopic, out: bytearray) -> None:
@@ -1310,23 +1598,36 @@ def _write_forgotten_topic_v13(obj: ForgottenTopic, out: bytearray) -> None:
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
-        out += _struct.pack(">%di" % len(items), *items)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
+        out += _ARRAY_int32[size].pack(*items)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ForgottenTopic) from None
 
 
 def _read_fetch_request_v4(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at version 4."""
+    obj = _new(FetchRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "replica_id"
-        (replica_id,) = _S0.unpack_from(buf, pos)
+        (obj.replica_id,) = _S0.unpack_from(buf, pos)
         pos += 4
         f = "max_wait_ms,min_bytes,max_bytes,isolation_level"
-        max_wait_ms, min_bytes, max_bytes, isolation_level = _S2.unpack_from(buf, pos)
+        obj.max_wait_ms, obj.min_bytes, obj.max_bytes, obj.isolation_level = _S2.unpack_from(
+            buf, pos
+        )
         pos += 13
         f = "topics"
         _n, pos = _read_array_count(buf, pos)
@@ -1334,30 +1635,21 @@ def _read_fetch_request_v4(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetch_topic_v4(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_fetch_topic_v4(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
+        obj.cluster_id = None
+        obj.replica_state = ReplicaState()
+        obj.session_id = 0
+        obj.session_epoch = -1
+        obj.forgotten_topics_data = []
+        obj.rack_id = ""
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchRequest(
-            None,
-            replica_id,
-            ReplicaState(),
-            max_wait_ms,
-            min_bytes,
-            max_bytes,
-            isolation_level,
-            0,
-            -1,
-            topics,
-            [],
-            "",
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_request_v4(obj: FetchRequest, out: bytearray) -> None:
@@ -1378,27 +1670,34 @@ def _write_fetch_request_v4(obj: FetchRequest, out: bytearray) -> None:
         )
         f = "topics"
         items = obj.topics
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "topics[]"
         for item in items:
             _write_fetch_topic_v4(item, out)
         f = "forgotten_topics_data"
         if obj.forgotten_topics_data != []:
             raise _not_ignorable()
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchRequest) from None
 
 
 def _read_fetch_request_v5(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at versions 5-6."""
+    obj = _new(FetchRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "replica_id"
-        (replica_id,) = _S0.unpack_from(buf, pos)
+        (obj.replica_id,) = _S0.unpack_from(buf, pos)
         pos += 4
         f = "max_wait_ms,min_bytes,max_bytes,isolation_level"
-        max_wait_ms, min_bytes, max_bytes, isolation_level = _S2.unpack_from(buf, pos)
+        obj.max_wait_ms, obj.min_bytes, obj.max_bytes, obj.isolation_level = _S2.unpack_from(
+            buf, pos
+        )
         pos += 13
         f = "topics"
         _n, pos = _read_array_count(buf, pos)
@@ -1406,30 +1705,21 @@ def _read_fetch_request_v5(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetch_topic_v5(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_fetch_topic_v5(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
+        obj.cluster_id = None
+        obj.replica_state = ReplicaState()
+        obj.session_id = 0
+        obj.session_epoch = -1
+        obj.forgotten_topics_data = []
+        obj.rack_id = ""
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchRequest(
-            None,
-            replica_id,
-            ReplicaState(),
-            max_wait_ms,
-            min_bytes,
-            max_bytes,
-            isolation_level,
-            0,
-            -1,
-            topics,
-            [],
-            "",
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_request_v5(obj: FetchRequest, out: bytearray) -> None:
@@ -1450,29 +1740,39 @@ def _write_fetch_request_v5(obj: FetchRequest, out: bytearray) -> None:
         )
         f = "topics"
         items = obj.topics
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "topics[]"
         for item in items:
             _write_fetch_topic_v5(item, out)
         f = "forgotten_topics_data"
         if obj.forgotten_topics_data != []:
             raise _not_ignorable()
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchRequest) from None
 
 
 def _read_fetch_request_v7(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at versions 7-8."""
+    obj = _new(FetchRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "replica_id"
-        (replica_id,) = _S0.unpack_from(buf, pos)
+        (obj.replica_id,) = _S0.unpack_from(buf, pos)
         pos += 4
         f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch = (
-            _S4.unpack_from(buf, pos)
-        )
+        (
+            obj.max_wait_ms,
+            obj.min_bytes,
+            obj.max_bytes,
+            obj.isolation_level,
+            obj.session_id,
+            obj.session_epoch,
+        ) = _S4.unpack_from(buf, pos)
         pos += 21
         f = "topics"
         _n, pos = _read_array_count(buf, pos)
@@ -1480,40 +1780,44 @@ def _read_fetch_request_v7(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetch_topic_v5(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_fetch_topic_v5(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
         f = "forgotten_topics_data"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "forgotten_topics_data[]"
-            forgotten_topics_data = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_forgotten_topic_v7(buf, pos)
-                forgotten_topics_data.append(_item)
+                _e = _new(ForgottenTopic)
+                f = "forgotten_topics_data[].topic"
+                _e.topic, pos = _read_string(buf, pos)
+                if _e.topic is None:
+                    raise _null_error()
+                f = "forgotten_topics_data[].partitions"
+                _n, pos = _read_array_count(buf, pos)
+                if _n < 0:
+                    raise _null_error()
+                else:
+                    _end = pos + 4 * _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
+                    pos = _end
+                _e.topic_id = _ZERO_UUID
+                _e.unknown_tagged_fields = None
+                _elements.append(_e)
+            obj.forgotten_topics_data = _elements
+        obj.cluster_id = None
+        obj.replica_state = ReplicaState()
+        obj.rack_id = ""
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchRequest(
-            None,
-            replica_id,
-            ReplicaState(),
-            max_wait_ms,
-            min_bytes,
-            max_bytes,
-            isolation_level,
-            session_id,
-            session_epoch,
-            topics,
-            forgotten_topics_data,
-            "",
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_request_v7(obj: FetchRequest, out: bytearray) -> None:
@@ -1536,32 +1840,43 @@ def _write_fetch_request_v7(obj: FetchRequest, out: bytearray) -> None:
         )
         f = "topics"
         items = obj.topics
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "topics[]"
         for item in items:
             _write_fetch_topic_v5(item, out)
         f = "forgotten_topics_data"
         items = obj.forgotten_topics_data
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
         for item in items:
             _write_forgotten_topic_v7(item, out)
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchRequest) from None
 
 
 def _read_fetch_request_v9(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at versions 9-10."""
+    obj = _new(FetchRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "replica_id"
-        (replica_id,) = _S0.unpack_from(buf, pos)
+        (obj.replica_id,) = _S0.unpack_from(buf, pos)
         pos += 4
         f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch = (
-            _S4.unpack_from(buf, pos)
-        )
+        (
+            obj.max_wait_ms,
+            obj.min_bytes,
+            obj.max_bytes,
+            obj.isolation_level,
+            obj.session_id,
+            obj.session_epoch,
+        ) = _S4.unpack_from(buf, pos)
         pos += 21
         f = "topics"
         _n, pos = _read_array_count(buf, pos)
@@ -1569,40 +1884,44 @@ def _read_fetch_request_v9(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetch_topic_v9(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_fetch_topic_v9(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
         f = "forgotten_topics_data"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "forgotten_topics_data[]"
-            forgotten_topics_data = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_forgotten_topic_v7(buf, pos)
-                forgotten_topics_data.append(_item)
+                _e = _new(ForgottenTopic)
+                f = "forgotten_topics_data[].topic"
+                _e.topic, pos = _read_string(buf, pos)
+                if _e.topic is None:
+                    raise _null_error()
+                f = "forgotten_topics_data[].partitions"
+                _n, pos = _read_array_count(buf, pos)
+                if _n < 0:
+                    raise _null_error()
+                else:
+                    _end = pos + 4 * _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
+                    pos = _end
+                _e.topic_id = _ZERO_UUID
+                _e.unknown_tagged_fields = None
+                _elements.append(_e)
+            obj.forgotten_topics_data = _elements
+        obj.cluster_id = None
+        obj.replica_state = ReplicaState()
+        obj.rack_id = ""
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchRequest(
-            None,
-            replica_id,
-            ReplicaState(),
-            max_wait_ms,
-            min_bytes,
-            max_bytes,
-            isolation_level,
-            session_id,
-            session_epoch,
-            topics,
-            forgotten_topics_data,
-            "",
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_request_v9(obj: FetchRequest, out: bytearray) -> None:
@@ -1625,32 +1944,43 @@ def _write_fetch_request_v9(obj: FetchRequest, out: bytearray) -> None:
         )
         f = "topics"
         items = obj.topics
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "topics[]"
         for item in items:
             _write_fetch_topic_v9(item, out)
         f = "forgotten_topics_data"
         items = obj.forgotten_topics_data
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
         for item in items:
             _write_forgotten_topic_v7(item, out)
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchRequest) from None
 
 
 def _read_fetch_request_v11(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at version 11."""
+    obj = _new(FetchRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "replica_id"
-        (replica_id,) = _S0.unpack_from(buf, pos)
+        (obj.replica_id,) = _S0.unpack_from(buf, pos)
         pos += 4
         f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch = (
-            _S4.unpack_from(buf, pos)
-        )
+        (
+            obj.max_wait_ms,
+            obj.min_bytes,
+            obj.max_bytes,
+            obj.isolation_level,
+            obj.session_id,
+            obj.session_epoch,
+        ) = _S4.unpack_from(buf, pos)
         pos += 21
         f = "topics"
         _n, pos = _read_array_count(buf, pos)
@@ -1658,44 +1988,47 @@ def _read_fetch_request_v11(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetch_topic_v9(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_fetch_topic_v9(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
         f = "forgotten_topics_data"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "forgotten_topics_data[]"
-            forgotten_topics_data = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_forgotten_topic_v7(buf, pos)
-                forgotten_topics_data.append(_item)
+                _e = _new(ForgottenTopic)
+                f = "forgotten_topics_data[].topic"
+                _e.topic, pos = _read_string(buf, pos)
+                if _e.topic is None:
+                    raise _null_error()
+                f = "forgotten_topics_data[].partitions"
+                _n, pos = _read_array_count(buf, pos)
+                if _n < 0:
+                    raise _null_error()
+                else:
+                    _end = pos + 4 * _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
+                    pos = _end
+                _e.topic_id = _ZERO_UUID
+                _e.unknown_tagged_fields = None
+                _elements.append(_e)
+            obj.forgotten_topics_data = _elements
         f = "rack_id"
-        rack_id, pos = _read_string(buf, pos)
-        if rack_id is None:
+        obj.rack_id, pos = _read_string(buf, pos)
+        if obj.rack_id is None:
             raise _null_error()
+        obj.cluster_id = None
+        obj.replica_state = ReplicaState()
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchRequest(
-            None,
-            replica_id,
-            ReplicaState(),
-            max_wait_ms,
-            min_bytes,
-            max_bytes,
-            isolation_level,
-            session_id,
-            session_epoch,
-            topics,
-            forgotten_topics_data,
-            rack_id,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_request_v11(obj: FetchRequest, out: bytearray) -> None:
@@ -1718,96 +2051,147 @@ def _write_fetch_request_v11(obj: FetchRequest, out: bytearray) -> None:
         )
         f = "topics"
         items = obj.topics
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "topics[]"
         for item in items:
             _write_fetch_topic_v9(item, out)
         f = "forgotten_topics_data"
         items = obj.forgotten_topics_data
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
         for item in items:
             _write_forgotten_topic_v7(item, out)
         f = "rack_id"
         _write_string(out, obj.rack_id)
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchRequest) from None
 
 
 def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at version 12."""
+    obj = _new(FetchRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "replica_id"
-        (replica_id,) = _S0.unpack_from(buf, pos)
+        (obj.replica_id,) = _S0.unpack_from(buf, pos)
         pos += 4
         f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch = (
-            _S4.unpack_from(buf, pos)
-        )
+        (
+            obj.max_wait_ms,
+            obj.min_bytes,
+            obj.max_bytes,
+            obj.isolation_level,
+            obj.session_id,
+            obj.session_epoch,
+        ) = _S4.unpack_from(buf, pos)
         pos += 21
         f = "topics"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetch_topic_v12(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_fetch_topic_v12(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
         f = "forgotten_topics_data"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "forgotten_topics_data[]"
-            forgotten_topics_data = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_forgotten_topic_v12(buf, pos)
-                forgotten_topics_data.append(_item)
+                _e = _new(ForgottenTopic)
+                f = "forgotten_topics_data[].topic"
+                _e.topic, pos = _read_compact_string(buf, pos)
+                if _e.topic is None:
+                    raise _null_error()
+                f = "forgotten_topics_data[].partitions"
+                _n = buf[pos] - 1
+                if _n < 0x7F:
+                    pos += 1
+                else:
+                    _n, pos = _read_compact_array_count(buf, pos)
+                if _n < 0:
+                    raise _null_error()
+                else:
+                    _end = pos + 4 * _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
+                    pos = _end
+                _e.topic_id = _ZERO_UUID
+                f = "forgotten_topics_data[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.forgotten_topics_data = _elements
         f = "rack_id"
-        rack_id, pos = _read_compact_string(buf, pos)
-        if rack_id is None:
+        obj.rack_id, pos = _read_compact_string(buf, pos)
+        if obj.rack_id is None:
             raise _null_error()
+        obj.replica_state = ReplicaState()
         f = ""
-        cluster_id = None
-        _unknown = None
-        _count, pos = _read_uvarint(buf, pos)
-        for _ in range(_count):
-            _tag, pos = _read_uvarint(buf, pos)
-            _size, pos = _read_uvarint(buf, pos)
-            _start = pos
-            if _tag == 0:
-                f = "cluster_id"
-                cluster_id, pos = _read_compact_string(buf, pos)
-            elif _tag < 2:
-                raise _invalid_tag(_tag)
+        obj.cluster_id = None
+        if buf[pos] == 0:
+            obj.unknown_tagged_fields = None
+            pos += 1
+        else:
+            _unknown = None
+            _count = buf[pos]
+            if _count < 0x80:
+                pos += 1
             else:
-                _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                continue
-            _check_tag_size(_tag, _size, _start, pos)
+                _count, pos = _read_uvarint(buf, pos)
+            for _ in range(_count):
+                _tag = buf[pos]
+                if _tag < 0x80:
+                    pos += 1
+                else:
+                    _tag, pos = _read_uvarint(buf, pos)
+                _size = buf[pos]
+                if _size < 0x80:
+                    pos += 1
+                else:
+                    _size, pos = _read_uvarint(buf, pos)
+                _start = pos
+                if _tag == 0:
+                    f = "cluster_id"
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                elif _tag < 2:
+                    raise _invalid_tag(_tag)
+                else:
+                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                    continue
+                if pos - _start != _size:
+                    raise _tag_size_error(_tag, _size, pos - _start)
+            obj.unknown_tagged_fields = _unknown
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchRequest(
-            cluster_id,
-            replica_id,
-            ReplicaState(),
-            max_wait_ms,
-            min_bytes,
-            max_bytes,
-            isolation_level,
-            session_id,
-            session_epoch,
-            topics,
-            forgotten_topics_data,
-            rack_id,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_request_v12(obj: FetchRequest, out: bytearray) -> None:
@@ -1830,103 +2214,194 @@ def _write_fetch_request_v12(obj: FetchRequest, out: bytearray) -> None:
         )
         f = "topics"
         items = obj.topics
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "topics[]"
         for item in items:
             _write_fetch_topic_v12(item, out)
         f = "forgotten_topics_data"
         items = obj.forgotten_topics_data
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
         for item in items:
             _write_forgotten_topic_v12(item, out)
         f = "rack_id"
-        _write_compact_string(out, obj.rack_id)
-        tagged = []
-        f = "cluster_id"
-        if obj.cluster_id is not None:
-            value_out = bytearray()
-            _write_compact_nullable_string(value_out, obj.cluster_id)
-            tagged.append((0, value_out))
+        data = obj.rack_id.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = ""
-        _write_tagged_section(out, tagged, obj.unknown_tagged_fields, 2)
+        # Known tags first in tag order; kept raw tags are all above them (checked when written).
+        f = "cluster_id"
+        has_0 = obj.cluster_id is not None
+        f = ""
+        unknown = obj.unknown_tagged_fields
+        count = has_0 + (len(unknown) if unknown else 0)
+        if count < 128:
+            out.append(count)
+        else:
+            _write_uvarint(out, count)
+        if has_0:
+            f = "cluster_id"
+            out.append(0)
+            tag_out = bytearray()
+            value = obj.cluster_id
+            if value is None:
+                tag_out.append(0)
+            else:
+                data = value.encode()
+                size = len(data)
+                if size < 127:
+                    tag_out.append(size + 1)
+                elif size <= 0x7FFF:
+                    _write_uvarint(tag_out, size + 1)
+                else:
+                    raise _too_long(size)
+                tag_out += data
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if unknown:
+            f = ""
+            _write_raw_tags(out, unknown, 2)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchRequest) from None
 
 
 def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at versions 13-14."""
+    obj = _new(FetchRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "replica_id"
-        (replica_id,) = _S0.unpack_from(buf, pos)
+        (obj.replica_id,) = _S0.unpack_from(buf, pos)
         pos += 4
         f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch = (
-            _S4.unpack_from(buf, pos)
-        )
+        (
+            obj.max_wait_ms,
+            obj.min_bytes,
+            obj.max_bytes,
+            obj.isolation_level,
+            obj.session_id,
+            obj.session_epoch,
+        ) = _S4.unpack_from(buf, pos)
         pos += 21
         f = "topics"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetch_topic_v13(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_fetch_topic_v13(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
         f = "forgotten_topics_data"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "forgotten_topics_data[]"
-            forgotten_topics_data = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_forgotten_topic_v13(buf, pos)
-                forgotten_topics_data.append(_item)
+                _e = _new(ForgottenTopic)
+                f = "forgotten_topics_data[].topic_id"
+                (_topic_id,) = _S7.unpack_from(buf, pos)
+                pos += 16
+                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
+                f = "forgotten_topics_data[].partitions"
+                _n = buf[pos] - 1
+                if _n < 0x7F:
+                    pos += 1
+                else:
+                    _n, pos = _read_compact_array_count(buf, pos)
+                if _n < 0:
+                    raise _null_error()
+                else:
+                    _end = pos + 4 * _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
+                    pos = _end
+                _e.topic = ""
+                f = "forgotten_topics_data[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.forgotten_topics_data = _elements
         f = "rack_id"
-        rack_id, pos = _read_compact_string(buf, pos)
-        if rack_id is None:
+        obj.rack_id, pos = _read_compact_string(buf, pos)
+        if obj.rack_id is None:
             raise _null_error()
+        obj.replica_state = ReplicaState()
         f = ""
-        cluster_id = None
-        _unknown = None
-        _count, pos = _read_uvarint(buf, pos)
-        for _ in range(_count):
-            _tag, pos = _read_uvarint(buf, pos)
-            _size, pos = _read_uvarint(buf, pos)
-            _start = pos
-            if _tag == 0:
-                f = "cluster_id"
-                cluster_id, pos = _read_compact_string(buf, pos)
-            elif _tag < 2:
-                raise _invalid_tag(_tag)
+        obj.cluster_id = None
+        if buf[pos] == 0:
+            obj.unknown_tagged_fields = None
+            pos += 1
+        else:
+            _unknown = None
+            _count = buf[pos]
+            if _count < 0x80:
+                pos += 1
             else:
-                _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                continue
-            _check_tag_size(_tag, _size, _start, pos)
+                _count, pos = _read_uvarint(buf, pos)
+            for _ in range(_count):
+                _tag = buf[pos]
+                if _tag < 0x80:
+                    pos += 1
+                else:
+                    _tag, pos = _read_uvarint(buf, pos)
+                _size = buf[pos]
+                if _size < 0x80:
+                    pos += 1
+                else:
+                    _size, pos = _read_uvarint(buf, pos)
+                _start = pos
+                if _tag == 0:
+                    f = "cluster_id"
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                elif _tag < 2:
+                    raise _invalid_tag(_tag)
+                else:
+                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                    continue
+                if pos - _start != _size:
+                    raise _tag_size_error(_tag, _size, pos - _start)
+            obj.unknown_tagged_fields = _unknown
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchRequest(
-            cluster_id,
-            replica_id,
-            ReplicaState(),
-            max_wait_ms,
-            min_bytes,
-            max_bytes,
-            isolation_level,
-            session_id,
-            session_epoch,
-            topics,
-            forgotten_topics_data,
-            rack_id,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_request_v13(obj: FetchRequest, out: bytearray) -> None:
@@ -1949,104 +2424,195 @@ def _write_fetch_request_v13(obj: FetchRequest, out: bytearray) -> None:
         )
         f = "topics"
         items = obj.topics
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "topics[]"
         for item in items:
             _write_fetch_topic_v13(item, out)
         f = "forgotten_topics_data"
         items = obj.forgotten_topics_data
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
         for item in items:
             _write_forgotten_topic_v13(item, out)
         f = "rack_id"
-        _write_compact_string(out, obj.rack_id)
-        tagged = []
-        f = "cluster_id"
-        if obj.cluster_id is not None:
-            value_out = bytearray()
-            _write_compact_nullable_string(value_out, obj.cluster_id)
-            tagged.append((0, value_out))
+        data = obj.rack_id.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = ""
-        _write_tagged_section(out, tagged, obj.unknown_tagged_fields, 2)
+        # Known tags first in tag order; kept raw tags are all above them (checked when written).
+        f = "cluster_id"
+        has_0 = obj.cluster_id is not None
+        f = ""
+        unknown = obj.unknown_tagged_fields
+        count = has_0 + (len(unknown) if unknown else 0)
+        if count < 128:
+            out.append(count)
+        else:
+            _write_uvarint(out, count)
+        if has_0:
+            f = "cluster_id"
+            out.append(0)
+            tag_out = bytearray()
+            value = obj.cluster_id
+            if value is None:
+                tag_out.append(0)
+            else:
+                data = value.encode()
+                size = len(data)
+                if size < 127:
+                    tag_out.append(size + 1)
+                elif size <= 0x7FFF:
+                    _write_uvarint(tag_out, size + 1)
+                else:
+                    raise _too_long(size)
+                tag_out += data
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if unknown:
+            f = ""
+            _write_raw_tags(out, unknown, 2)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchRequest) from None
 
 
 def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at versions 15-16."""
+    obj = _new(FetchRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch = (
-            _S4.unpack_from(buf, pos)
-        )
+        (
+            obj.max_wait_ms,
+            obj.min_bytes,
+            obj.max_bytes,
+            obj.isolation_level,
+            obj.session_id,
+            obj.session_epoch,
+        ) = _S4.unpack_from(buf, pos)
         pos += 21
         f = "topics"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetch_topic_v13(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_fetch_topic_v13(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
         f = "forgotten_topics_data"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "forgotten_topics_data[]"
-            forgotten_topics_data = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_forgotten_topic_v13(buf, pos)
-                forgotten_topics_data.append(_item)
+                _e = _new(ForgottenTopic)
+                f = "forgotten_topics_data[].topic_id"
+                (_topic_id,) = _S7.unpack_from(buf, pos)
+                pos += 16
+                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
+                f = "forgotten_topics_data[].partitions"
+                _n = buf[pos] - 1
+                if _n < 0x7F:
+                    pos += 1
+                else:
+                    _n, pos = _read_compact_array_count(buf, pos)
+                if _n < 0:
+                    raise _null_error()
+                else:
+                    _end = pos + 4 * _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
+                    pos = _end
+                _e.topic = ""
+                f = "forgotten_topics_data[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.forgotten_topics_data = _elements
         f = "rack_id"
-        rack_id, pos = _read_compact_string(buf, pos)
-        if rack_id is None:
+        obj.rack_id, pos = _read_compact_string(buf, pos)
+        if obj.rack_id is None:
             raise _null_error()
+        obj.replica_id = -1
         f = ""
-        cluster_id = None
-        replica_state = ReplicaState()
-        _unknown = None
-        _count, pos = _read_uvarint(buf, pos)
-        for _ in range(_count):
-            _tag, pos = _read_uvarint(buf, pos)
-            _size, pos = _read_uvarint(buf, pos)
-            _start = pos
-            if _tag == 0:
-                f = "cluster_id"
-                cluster_id, pos = _read_compact_string(buf, pos)
-            elif _tag == 1:
-                f = "replica_state"
-                replica_state, pos = _read_replica_state_v15(buf, pos)
-            elif _tag < 2:
-                raise _invalid_tag(_tag)
+        obj.cluster_id = None
+        obj.replica_state = ReplicaState()
+        if buf[pos] == 0:
+            obj.unknown_tagged_fields = None
+            pos += 1
+        else:
+            _unknown = None
+            _count = buf[pos]
+            if _count < 0x80:
+                pos += 1
             else:
-                _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                continue
-            _check_tag_size(_tag, _size, _start, pos)
+                _count, pos = _read_uvarint(buf, pos)
+            for _ in range(_count):
+                _tag = buf[pos]
+                if _tag < 0x80:
+                    pos += 1
+                else:
+                    _tag, pos = _read_uvarint(buf, pos)
+                _size = buf[pos]
+                if _size < 0x80:
+                    pos += 1
+                else:
+                    _size, pos = _read_uvarint(buf, pos)
+                _start = pos
+                if _tag == 0:
+                    f = "cluster_id"
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                elif _tag == 1:
+                    f = "replica_state"
+                    obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                elif _tag < 2:
+                    raise _invalid_tag(_tag)
+                else:
+                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                    continue
+                if pos - _start != _size:
+                    raise _tag_size_error(_tag, _size, pos - _start)
+            obj.unknown_tagged_fields = _unknown
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchRequest(
-            cluster_id,
-            -1,
-            replica_state,
-            max_wait_ms,
-            min_bytes,
-            max_bytes,
-            isolation_level,
-            session_id,
-            session_epoch,
-            topics,
-            forgotten_topics_data,
-            rack_id,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_request_v15(obj: FetchRequest, out: bytearray) -> None:
@@ -2067,109 +2633,207 @@ def _write_fetch_request_v15(obj: FetchRequest, out: bytearray) -> None:
         )
         f = "topics"
         items = obj.topics
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "topics[]"
         for item in items:
             _write_fetch_topic_v13(item, out)
         f = "forgotten_topics_data"
         items = obj.forgotten_topics_data
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
         for item in items:
             _write_forgotten_topic_v13(item, out)
         f = "rack_id"
-        _write_compact_string(out, obj.rack_id)
-        tagged = []
-        f = "cluster_id"
-        if obj.cluster_id is not None:
-            value_out = bytearray()
-            _write_compact_nullable_string(value_out, obj.cluster_id)
-            tagged.append((0, value_out))
-        f = "replica_state"
-        if obj.replica_state != _DEFAULT_ReplicaState:
-            value_out = bytearray()
-            _write_replica_state_v15(obj.replica_state, value_out)
-            tagged.append((1, value_out))
+        data = obj.rack_id.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = ""
-        _write_tagged_section(out, tagged, obj.unknown_tagged_fields, 2)
+        # Known tags first in tag order; kept raw tags are all above them (checked when written).
+        f = "cluster_id"
+        has_0 = obj.cluster_id is not None
+        f = "replica_state"
+        has_1 = obj.replica_state != _DEFAULT_ReplicaState
+        f = ""
+        unknown = obj.unknown_tagged_fields
+        count = has_0 + has_1 + (len(unknown) if unknown else 0)
+        if count < 128:
+            out.append(count)
+        else:
+            _write_uvarint(out, count)
+        if has_0:
+            f = "cluster_id"
+            out.append(0)
+            tag_out = bytearray()
+            value = obj.cluster_id
+            if value is None:
+                tag_out.append(0)
+            else:
+                data = value.encode()
+                size = len(data)
+                if size < 127:
+                    tag_out.append(size + 1)
+                elif size <= 0x7FFF:
+                    _write_uvarint(tag_out, size + 1)
+                else:
+                    raise _too_long(size)
+                tag_out += data
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if has_1:
+            f = "replica_state"
+            out.append(1)
+            tag_out = bytearray()
+            _write_replica_state_v15(obj.replica_state, tag_out)
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if unknown:
+            f = ""
+            _write_raw_tags(out, unknown, 2)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchRequest) from None
 
 
 def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at version 17."""
+    obj = _new(FetchRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch = (
-            _S4.unpack_from(buf, pos)
-        )
+        (
+            obj.max_wait_ms,
+            obj.min_bytes,
+            obj.max_bytes,
+            obj.isolation_level,
+            obj.session_id,
+            obj.session_epoch,
+        ) = _S4.unpack_from(buf, pos)
         pos += 21
         f = "topics"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetch_topic_v17(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_fetch_topic_v17(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
         f = "forgotten_topics_data"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "forgotten_topics_data[]"
-            forgotten_topics_data = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_forgotten_topic_v13(buf, pos)
-                forgotten_topics_data.append(_item)
+                _e = _new(ForgottenTopic)
+                f = "forgotten_topics_data[].topic_id"
+                (_topic_id,) = _S7.unpack_from(buf, pos)
+                pos += 16
+                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
+                f = "forgotten_topics_data[].partitions"
+                _n = buf[pos] - 1
+                if _n < 0x7F:
+                    pos += 1
+                else:
+                    _n, pos = _read_compact_array_count(buf, pos)
+                if _n < 0:
+                    raise _null_error()
+                else:
+                    _end = pos + 4 * _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
+                    pos = _end
+                _e.topic = ""
+                f = "forgotten_topics_data[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.forgotten_topics_data = _elements
         f = "rack_id"
-        rack_id, pos = _read_compact_string(buf, pos)
-        if rack_id is None:
+        obj.rack_id, pos = _read_compact_string(buf, pos)
+        if obj.rack_id is None:
             raise _null_error()
+        obj.replica_id = -1
         f = ""
-        cluster_id = None
-        replica_state = ReplicaState()
-        _unknown = None
-        _count, pos = _read_uvarint(buf, pos)
-        for _ in range(_count):
-            _tag, pos = _read_uvarint(buf, pos)
-            _size, pos = _read_uvarint(buf, pos)
-            _start = pos
-            if _tag == 0:
-                f = "cluster_id"
-                cluster_id, pos = _read_compact_string(buf, pos)
-            elif _tag == 1:
-                f = "replica_state"
-                replica_state, pos = _read_replica_state_v15(buf, pos)
-            elif _tag < 2:
-                raise _invalid_tag(_tag)
+        obj.cluster_id = None
+        obj.replica_state = ReplicaState()
+        if buf[pos] == 0:
+            obj.unknown_tagged_fields = None
+            pos += 1
+        else:
+            _unknown = None
+            _count = buf[pos]
+            if _count < 0x80:
+                pos += 1
             else:
-                _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                continue
-            _check_tag_size(_tag, _size, _start, pos)
+                _count, pos = _read_uvarint(buf, pos)
+            for _ in range(_count):
+                _tag = buf[pos]
+                if _tag < 0x80:
+                    pos += 1
+                else:
+                    _tag, pos = _read_uvarint(buf, pos)
+                _size = buf[pos]
+                if _size < 0x80:
+                    pos += 1
+                else:
+                    _size, pos = _read_uvarint(buf, pos)
+                _start = pos
+                if _tag == 0:
+                    f = "cluster_id"
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                elif _tag == 1:
+                    f = "replica_state"
+                    obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                elif _tag < 2:
+                    raise _invalid_tag(_tag)
+                else:
+                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                    continue
+                if pos - _start != _size:
+                    raise _tag_size_error(_tag, _size, pos - _start)
+            obj.unknown_tagged_fields = _unknown
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchRequest(
-            cluster_id,
-            -1,
-            replica_state,
-            max_wait_ms,
-            min_bytes,
-            max_bytes,
-            isolation_level,
-            session_id,
-            session_epoch,
-            topics,
-            forgotten_topics_data,
-            rack_id,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_request_v17(obj: FetchRequest, out: bytearray) -> None:
@@ -2190,109 +2854,207 @@ def _write_fetch_request_v17(obj: FetchRequest, out: bytearray) -> None:
         )
         f = "topics"
         items = obj.topics
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "topics[]"
         for item in items:
             _write_fetch_topic_v17(item, out)
         f = "forgotten_topics_data"
         items = obj.forgotten_topics_data
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
         for item in items:
             _write_forgotten_topic_v13(item, out)
         f = "rack_id"
-        _write_compact_string(out, obj.rack_id)
-        tagged = []
-        f = "cluster_id"
-        if obj.cluster_id is not None:
-            value_out = bytearray()
-            _write_compact_nullable_string(value_out, obj.cluster_id)
-            tagged.append((0, value_out))
-        f = "replica_state"
-        if obj.replica_state != _DEFAULT_ReplicaState:
-            value_out = bytearray()
-            _write_replica_state_v15(obj.replica_state, value_out)
-            tagged.append((1, value_out))
+        data = obj.rack_id.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = ""
-        _write_tagged_section(out, tagged, obj.unknown_tagged_fields, 2)
+        # Known tags first in tag order; kept raw tags are all above them (checked when written).
+        f = "cluster_id"
+        has_0 = obj.cluster_id is not None
+        f = "replica_state"
+        has_1 = obj.replica_state != _DEFAULT_ReplicaState
+        f = ""
+        unknown = obj.unknown_tagged_fields
+        count = has_0 + has_1 + (len(unknown) if unknown else 0)
+        if count < 128:
+            out.append(count)
+        else:
+            _write_uvarint(out, count)
+        if has_0:
+            f = "cluster_id"
+            out.append(0)
+            tag_out = bytearray()
+            value = obj.cluster_id
+            if value is None:
+                tag_out.append(0)
+            else:
+                data = value.encode()
+                size = len(data)
+                if size < 127:
+                    tag_out.append(size + 1)
+                elif size <= 0x7FFF:
+                    _write_uvarint(tag_out, size + 1)
+                else:
+                    raise _too_long(size)
+                tag_out += data
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if has_1:
+            f = "replica_state"
+            out.append(1)
+            tag_out = bytearray()
+            _write_replica_state_v15(obj.replica_state, tag_out)
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if unknown:
+            f = ""
+            _write_raw_tags(out, unknown, 2)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchRequest) from None
 
 
 def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at version 18."""
+    obj = _new(FetchRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch = (
-            _S4.unpack_from(buf, pos)
-        )
+        (
+            obj.max_wait_ms,
+            obj.min_bytes,
+            obj.max_bytes,
+            obj.isolation_level,
+            obj.session_id,
+            obj.session_epoch,
+        ) = _S4.unpack_from(buf, pos)
         pos += 21
         f = "topics"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetch_topic_v18(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_fetch_topic_v18(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
         f = "forgotten_topics_data"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "forgotten_topics_data[]"
-            forgotten_topics_data = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_forgotten_topic_v13(buf, pos)
-                forgotten_topics_data.append(_item)
+                _e = _new(ForgottenTopic)
+                f = "forgotten_topics_data[].topic_id"
+                (_topic_id,) = _S7.unpack_from(buf, pos)
+                pos += 16
+                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
+                f = "forgotten_topics_data[].partitions"
+                _n = buf[pos] - 1
+                if _n < 0x7F:
+                    pos += 1
+                else:
+                    _n, pos = _read_compact_array_count(buf, pos)
+                if _n < 0:
+                    raise _null_error()
+                else:
+                    _end = pos + 4 * _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
+                    pos = _end
+                _e.topic = ""
+                f = "forgotten_topics_data[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.forgotten_topics_data = _elements
         f = "rack_id"
-        rack_id, pos = _read_compact_string(buf, pos)
-        if rack_id is None:
+        obj.rack_id, pos = _read_compact_string(buf, pos)
+        if obj.rack_id is None:
             raise _null_error()
+        obj.replica_id = -1
         f = ""
-        cluster_id = None
-        replica_state = ReplicaState()
-        _unknown = None
-        _count, pos = _read_uvarint(buf, pos)
-        for _ in range(_count):
-            _tag, pos = _read_uvarint(buf, pos)
-            _size, pos = _read_uvarint(buf, pos)
-            _start = pos
-            if _tag == 0:
-                f = "cluster_id"
-                cluster_id, pos = _read_compact_string(buf, pos)
-            elif _tag == 1:
-                f = "replica_state"
-                replica_state, pos = _read_replica_state_v15(buf, pos)
-            elif _tag < 2:
-                raise _invalid_tag(_tag)
+        obj.cluster_id = None
+        obj.replica_state = ReplicaState()
+        if buf[pos] == 0:
+            obj.unknown_tagged_fields = None
+            pos += 1
+        else:
+            _unknown = None
+            _count = buf[pos]
+            if _count < 0x80:
+                pos += 1
             else:
-                _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                continue
-            _check_tag_size(_tag, _size, _start, pos)
+                _count, pos = _read_uvarint(buf, pos)
+            for _ in range(_count):
+                _tag = buf[pos]
+                if _tag < 0x80:
+                    pos += 1
+                else:
+                    _tag, pos = _read_uvarint(buf, pos)
+                _size = buf[pos]
+                if _size < 0x80:
+                    pos += 1
+                else:
+                    _size, pos = _read_uvarint(buf, pos)
+                _start = pos
+                if _tag == 0:
+                    f = "cluster_id"
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                elif _tag == 1:
+                    f = "replica_state"
+                    obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                elif _tag < 2:
+                    raise _invalid_tag(_tag)
+                else:
+                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                    continue
+                if pos - _start != _size:
+                    raise _tag_size_error(_tag, _size, pos - _start)
+            obj.unknown_tagged_fields = _unknown
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchRequest(
-            cluster_id,
-            -1,
-            replica_state,
-            max_wait_ms,
-            min_bytes,
-            max_bytes,
-            isolation_level,
-            session_id,
-            session_epoch,
-            topics,
-            forgotten_topics_data,
-            rack_id,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_request_v18(obj: FetchRequest, out: bytearray) -> None:
@@ -2313,31 +3075,82 @@ def _write_fetch_request_v18(obj: FetchRequest, out: bytearray) -> None:
         )
         f = "topics"
         items = obj.topics
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "topics[]"
         for item in items:
             _write_fetch_topic_v18(item, out)
         f = "forgotten_topics_data"
         items = obj.forgotten_topics_data
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
         for item in items:
             _write_forgotten_topic_v13(item, out)
         f = "rack_id"
-        _write_compact_string(out, obj.rack_id)
-        tagged = []
-        f = "cluster_id"
-        if obj.cluster_id is not None:
-            value_out = bytearray()
-            _write_compact_nullable_string(value_out, obj.cluster_id)
-            tagged.append((0, value_out))
-        f = "replica_state"
-        if obj.replica_state != _DEFAULT_ReplicaState:
-            value_out = bytearray()
-            _write_replica_state_v15(obj.replica_state, value_out)
-            tagged.append((1, value_out))
+        data = obj.rack_id.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = ""
-        _write_tagged_section(out, tagged, obj.unknown_tagged_fields, 2)
+        # Known tags first in tag order; kept raw tags are all above them (checked when written).
+        f = "cluster_id"
+        has_0 = obj.cluster_id is not None
+        f = "replica_state"
+        has_1 = obj.replica_state != _DEFAULT_ReplicaState
+        f = ""
+        unknown = obj.unknown_tagged_fields
+        count = has_0 + has_1 + (len(unknown) if unknown else 0)
+        if count < 128:
+            out.append(count)
+        else:
+            _write_uvarint(out, count)
+        if has_0:
+            f = "cluster_id"
+            out.append(0)
+            tag_out = bytearray()
+            value = obj.cluster_id
+            if value is None:
+                tag_out.append(0)
+            else:
+                data = value.encode()
+                size = len(data)
+                if size < 127:
+                    tag_out.append(size + 1)
+                elif size <= 0x7FFF:
+                    _write_uvarint(tag_out, size + 1)
+                else:
+                    raise _too_long(size)
+                tag_out += data
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if has_1:
+            f = "replica_state"
+            out.append(1)
+            tag_out = bytearray()
+            _write_replica_state_v15(obj.replica_state, tag_out)
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if unknown:
+            f = ""
+            _write_raw_tags(out, unknown, 2)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchRequest) from None
 

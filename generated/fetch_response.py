@@ -21,10 +21,18 @@ from ._json import TAGGED as _TAGGED
 from ._json import JsonField as _F
 from ._json import JsonLayout as _JsonLayout
 from ._runtime import (
+    ARRAY_bool as _ARRAY_bool,
+    ARRAY_float64 as _ARRAY_float64,
+    ARRAY_int8 as _ARRAY_int8,
+    ARRAY_int16 as _ARRAY_int16,
+    ARRAY_int32 as _ARRAY_int32,
+    ARRAY_int64 as _ARRAY_int64,
+    ARRAY_uint16 as _ARRAY_uint16,
+    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
+    ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
-    check_end as _check_end,
-    check_tag_size as _check_tag_size,
+    count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -37,21 +45,25 @@ from ._runtime import (
     read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
-    refuse_tags as _refuse_tags,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_size_error as _tag_size_error,
+    tags_not_supported as _tags_not_supported,
+    too_long as _too_long,
+    truncated as _truncated,
     write_bytes as _write_bytes,
     write_compact_bytes as _write_compact_bytes,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
     write_compact_nullable_string as _write_compact_nullable_string,
     write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_no_tags as _write_no_tags,
     write_nullable_bytes as _write_nullable_bytes,
     write_nullable_string as _write_nullable_string,
+    write_raw_tags as _write_raw_tags,
     write_string as _write_string,
-    write_tagged_section as _write_tagged_section,
     write_uvarint as _write_uvarint,
 )
+
+_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "AbortedTransaction",
@@ -482,21 +494,17 @@ _DEFAULT_SnapshotId = SnapshotId()
 
 def _read_aborted_transaction_v4(buf: bytes, pos: int) -> tuple[AbortedTransaction, int]:
     """Read AbortedTransaction at versions 4-11."""
+    obj = _new(AbortedTransaction)
+    _len = len(buf)
     f = ""
     try:
         f = "producer_id,first_offset"
-        producer_id, first_offset = _S0.unpack_from(buf, pos)
+        obj.producer_id, obj.first_offset = _S0.unpack_from(buf, pos)
         pos += 16
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        AbortedTransaction(
-            producer_id,
-            first_offset,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_aborted_transaction_v4(obj: AbortedTransaction, out: bytearray) -> None:
@@ -508,34 +516,31 @@ def _write_aborted_transaction_v4(obj: AbortedTransaction, out: bytearray) -> No
             obj.producer_id,
             obj.first_offset,
         )
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, AbortedTransaction) from None
 
 
 def _read_aborted_transaction_v12(buf: bytes, pos: int) -> tuple[AbortedTransaction, int]:
     """Read AbortedTransaction at versions 12-18."""
+    obj = _new(AbortedTransaction)
+    _len = len(buf)
     f = ""
     try:
         f = "producer_id,first_offset"
-        producer_id, first_offset = _S0.unpack_from(buf, pos)
+        obj.producer_id, obj.first_offset = _S0.unpack_from(buf, pos)
         pos += 16
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        AbortedTransaction(
-            producer_id,
-            first_offset,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_aborted_transaction_v12(obj: AbortedTransaction, out: bytearray) -> None:
@@ -548,34 +553,34 @@ def _write_aborted_transaction_v12(obj: AbortedTransaction, out: bytearray) -> N
             obj.first_offset,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, AbortedTransaction) from None
 
 
 def _read_epoch_end_offset_v12(buf: bytes, pos: int) -> tuple[EpochEndOffset, int]:
     """Read EpochEndOffset at versions 12-18."""
+    obj = _new(EpochEndOffset)
+    _len = len(buf)
     f = ""
     try:
         f = "epoch,end_offset"
-        epoch, end_offset = _S5.unpack_from(buf, pos)
+        obj.epoch, obj.end_offset = _S5.unpack_from(buf, pos)
         pos += 12
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        EpochEndOffset(
-            epoch,
-            end_offset,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_epoch_end_offset_v12(obj: EpochEndOffset, out: bytearray) -> None:
@@ -588,34 +593,34 @@ def _write_epoch_end_offset_v12(obj: EpochEndOffset, out: bytearray) -> None:
             obj.end_offset,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, EpochEndOffset) from None
 
 
 def _read_leader_id_and_epoch_v12(buf: bytes, pos: int) -> tuple[LeaderIdAndEpoch, int]:
     """Read LeaderIdAndEpoch at versions 12-18."""
+    obj = _new(LeaderIdAndEpoch)
+    _len = len(buf)
     f = ""
     try:
         f = "leader_id,leader_epoch"
-        leader_id, leader_epoch = _S6.unpack_from(buf, pos)
+        obj.leader_id, obj.leader_epoch = _S6.unpack_from(buf, pos)
         pos += 8
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        LeaderIdAndEpoch(
-            leader_id,
-            leader_epoch,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_leader_id_and_epoch_v12(obj: LeaderIdAndEpoch, out: bytearray) -> None:
@@ -628,34 +633,34 @@ def _write_leader_id_and_epoch_v12(obj: LeaderIdAndEpoch, out: bytearray) -> Non
             obj.leader_epoch,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, LeaderIdAndEpoch) from None
 
 
 def _read_snapshot_id_v12(buf: bytes, pos: int) -> tuple[SnapshotId, int]:
     """Read SnapshotId at versions 12-18."""
+    obj = _new(SnapshotId)
+    _len = len(buf)
     f = ""
     try:
         f = "end_offset,epoch"
-        end_offset, epoch = _S7.unpack_from(buf, pos)
+        obj.end_offset, obj.epoch = _S7.unpack_from(buf, pos)
         pos += 12
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        SnapshotId(
-            end_offset,
-            epoch,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_snapshot_id_v12(obj: SnapshotId, out: bytearray) -> None:
@@ -668,49 +673,52 @@ def _write_snapshot_id_v12(obj: SnapshotId, out: bytearray) -> None:
             obj.epoch,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, SnapshotId) from None
 
 
 def _read_partition_data_v4(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 4."""
+    obj = _new(PartitionData)
+    _len = len(buf)
     f = ""
     try:
         f = "partition_index,error_code,high_watermark,last_stable_offset"
-        partition_index, error_code, high_watermark, last_stable_offset = _S1.unpack_from(buf, pos)
+        obj.partition_index, obj.error_code, obj.high_watermark, obj.last_stable_offset = (
+            _S1.unpack_from(buf, pos)
+        )
         pos += 22
         f = "aborted_transactions"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
-            aborted_transactions = None
+            obj.aborted_transactions = None
         else:
-            f = "aborted_transactions[]"
-            aborted_transactions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_aborted_transaction_v4(buf, pos)
-                aborted_transactions.append(_item)
+                _e = _new(AbortedTransaction)
+                f = "aborted_transactions[].producer_id,first_offset"
+                _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
+                pos += 16
+                _e.unknown_tagged_fields = None
+                _elements.append(_e)
+            obj.aborted_transactions = _elements
         f = "records"
-        records, pos = _read_bytes(buf, pos)
+        obj.records, pos = _read_bytes(buf, pos)
+        obj.log_start_offset = -1
+        obj.diverging_epoch = EpochEndOffset()
+        obj.current_leader = LeaderIdAndEpoch()
+        obj.snapshot_id = SnapshotId()
+        obj.preferred_read_replica = -1
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        PartitionData(
-            partition_index,
-            error_code,
-            high_watermark,
-            last_stable_offset,
-            -1,
-            EpochEndOffset(),
-            LeaderIdAndEpoch(),
-            SnapshotId(),
-            aborted_transactions,
-            -1,
-            records,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_partition_data_v4(obj: PartitionData, out: bytearray) -> None:
@@ -738,7 +746,8 @@ def _write_partition_data_v4(obj: PartitionData, out: bytearray) -> None:
         if items is None:
             out += b"\xff\xff\xff\xff"
         else:
-            out += _INT32.pack(len(items))
+            size = len(items)
+            out += _INT32.pack(size)
             f = "aborted_transactions[]"
             for item in items:
                 _write_aborted_transaction_v4(item, out)
@@ -747,51 +756,52 @@ def _write_partition_data_v4(obj: PartitionData, out: bytearray) -> None:
             raise _not_ignorable()
         f = "records"
         _write_nullable_bytes(out, obj.records)
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
 
 
 def _read_partition_data_v5(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at versions 5-10."""
+    obj = _new(PartitionData)
+    _len = len(buf)
     f = ""
     try:
         f = "partition_index,error_code,high_watermark,last_stable_offset,log_start_offset"
-        partition_index, error_code, high_watermark, last_stable_offset, log_start_offset = (
-            _S3.unpack_from(buf, pos)
-        )
+        (
+            obj.partition_index,
+            obj.error_code,
+            obj.high_watermark,
+            obj.last_stable_offset,
+            obj.log_start_offset,
+        ) = _S3.unpack_from(buf, pos)
         pos += 30
         f = "aborted_transactions"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
-            aborted_transactions = None
+            obj.aborted_transactions = None
         else:
-            f = "aborted_transactions[]"
-            aborted_transactions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_aborted_transaction_v4(buf, pos)
-                aborted_transactions.append(_item)
+                _e = _new(AbortedTransaction)
+                f = "aborted_transactions[].producer_id,first_offset"
+                _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
+                pos += 16
+                _e.unknown_tagged_fields = None
+                _elements.append(_e)
+            obj.aborted_transactions = _elements
         f = "records"
-        records, pos = _read_bytes(buf, pos)
+        obj.records, pos = _read_bytes(buf, pos)
+        obj.diverging_epoch = EpochEndOffset()
+        obj.current_leader = LeaderIdAndEpoch()
+        obj.snapshot_id = SnapshotId()
+        obj.preferred_read_replica = -1
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        PartitionData(
-            partition_index,
-            error_code,
-            high_watermark,
-            last_stable_offset,
-            log_start_offset,
-            EpochEndOffset(),
-            LeaderIdAndEpoch(),
-            SnapshotId(),
-            aborted_transactions,
-            -1,
-            records,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_partition_data_v5(obj: PartitionData, out: bytearray) -> None:
@@ -820,7 +830,8 @@ def _write_partition_data_v5(obj: PartitionData, out: bytearray) -> None:
         if items is None:
             out += b"\xff\xff\xff\xff"
         else:
-            out += _INT32.pack(len(items))
+            size = len(items)
+            out += _INT32.pack(size)
             f = "aborted_transactions[]"
             for item in items:
                 _write_aborted_transaction_v4(item, out)
@@ -829,54 +840,54 @@ def _write_partition_data_v5(obj: PartitionData, out: bytearray) -> None:
             raise _not_ignorable()
         f = "records"
         _write_nullable_bytes(out, obj.records)
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
 
 
 def _read_partition_data_v11(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 11."""
+    obj = _new(PartitionData)
+    _len = len(buf)
     f = ""
     try:
         f = "partition_index,error_code,high_watermark,last_stable_offset,log_start_offset"
-        partition_index, error_code, high_watermark, last_stable_offset, log_start_offset = (
-            _S3.unpack_from(buf, pos)
-        )
+        (
+            obj.partition_index,
+            obj.error_code,
+            obj.high_watermark,
+            obj.last_stable_offset,
+            obj.log_start_offset,
+        ) = _S3.unpack_from(buf, pos)
         pos += 30
         f = "aborted_transactions"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
-            aborted_transactions = None
+            obj.aborted_transactions = None
         else:
-            f = "aborted_transactions[]"
-            aborted_transactions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_aborted_transaction_v4(buf, pos)
-                aborted_transactions.append(_item)
+                _e = _new(AbortedTransaction)
+                f = "aborted_transactions[].producer_id,first_offset"
+                _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
+                pos += 16
+                _e.unknown_tagged_fields = None
+                _elements.append(_e)
+            obj.aborted_transactions = _elements
         f = "preferred_read_replica"
-        (preferred_read_replica,) = _S2.unpack_from(buf, pos)
+        (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)
         pos += 4
         f = "records"
-        records, pos = _read_bytes(buf, pos)
+        obj.records, pos = _read_bytes(buf, pos)
+        obj.diverging_epoch = EpochEndOffset()
+        obj.current_leader = LeaderIdAndEpoch()
+        obj.snapshot_id = SnapshotId()
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        PartitionData(
-            partition_index,
-            error_code,
-            high_watermark,
-            last_stable_offset,
-            log_start_offset,
-            EpochEndOffset(),
-            LeaderIdAndEpoch(),
-            SnapshotId(),
-            aborted_transactions,
-            preferred_read_replica,
-            records,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_partition_data_v11(obj: PartitionData, out: bytearray) -> None:
@@ -905,7 +916,8 @@ def _write_partition_data_v11(obj: PartitionData, out: bytearray) -> None:
         if items is None:
             out += b"\xff\xff\xff\xff"
         else:
-            out += _INT32.pack(len(items))
+            size = len(items)
+            out += _INT32.pack(size)
             f = "aborted_transactions[]"
             for item in items:
                 _write_aborted_transaction_v4(item, out)
@@ -913,79 +925,104 @@ def _write_partition_data_v11(obj: PartitionData, out: bytearray) -> None:
         out += _S2.pack(obj.preferred_read_replica)
         f = "records"
         _write_nullable_bytes(out, obj.records)
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
 
 
 def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at versions 12-18."""
+    obj = _new(PartitionData)
+    _len = len(buf)
     f = ""
     try:
         f = "partition_index,error_code,high_watermark,last_stable_offset,log_start_offset"
-        partition_index, error_code, high_watermark, last_stable_offset, log_start_offset = (
-            _S3.unpack_from(buf, pos)
-        )
+        (
+            obj.partition_index,
+            obj.error_code,
+            obj.high_watermark,
+            obj.last_stable_offset,
+            obj.log_start_offset,
+        ) = _S3.unpack_from(buf, pos)
         pos += 30
         f = "aborted_transactions"
-        _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            aborted_transactions = None
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
         else:
-            f = "aborted_transactions[]"
-            aborted_transactions = []
+            _n, pos = _read_compact_array_count(buf, pos)
+        if _n < 0:
+            obj.aborted_transactions = None
+        else:
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_aborted_transaction_v12(buf, pos)
-                aborted_transactions.append(_item)
+                _e = _new(AbortedTransaction)
+                f = "aborted_transactions[].producer_id,first_offset"
+                _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
+                pos += 16
+                f = "aborted_transactions[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.aborted_transactions = _elements
         f = "preferred_read_replica"
-        (preferred_read_replica,) = _S2.unpack_from(buf, pos)
+        (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)
         pos += 4
         f = "records"
-        records, pos = _read_compact_bytes(buf, pos)
+        obj.records, pos = _read_compact_bytes(buf, pos)
         f = ""
-        diverging_epoch = EpochEndOffset()
-        current_leader = LeaderIdAndEpoch()
-        snapshot_id = SnapshotId()
-        _unknown = None
-        _count, pos = _read_uvarint(buf, pos)
-        for _ in range(_count):
-            _tag, pos = _read_uvarint(buf, pos)
-            _size, pos = _read_uvarint(buf, pos)
-            _start = pos
-            if _tag == 0:
-                f = "diverging_epoch"
-                diverging_epoch, pos = _read_epoch_end_offset_v12(buf, pos)
-            elif _tag == 1:
-                f = "current_leader"
-                current_leader, pos = _read_leader_id_and_epoch_v12(buf, pos)
-            elif _tag == 2:
-                f = "snapshot_id"
-                snapshot_id, pos = _read_snapshot_id_v12(buf, pos)
-            elif _tag < 3:
-                raise _invalid_tag(_tag)
+        obj.diverging_epoch = EpochEndOffset()
+        obj.current_leader = LeaderIdAndEpoch()
+        obj.snapshot_id = SnapshotId()
+        if buf[pos] == 0:
+            obj.unknown_tagged_fields = None
+            pos += 1
+        else:
+            _unknown = None
+            _count = buf[pos]
+            if _count < 0x80:
+                pos += 1
             else:
-                _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                continue
-            _check_tag_size(_tag, _size, _start, pos)
+                _count, pos = _read_uvarint(buf, pos)
+            for _ in range(_count):
+                _tag = buf[pos]
+                if _tag < 0x80:
+                    pos += 1
+                else:
+                    _tag, pos = _read_uvarint(buf, pos)
+                _size = buf[pos]
+                if _size < 0x80:
+                    pos += 1
+                else:
+                    _size, pos = _read_uvarint(buf, pos)
+                _start = pos
+                if _tag == 0:
+                    f = "diverging_epoch"
+                    obj.diverging_epoch, pos = _read_epoch_end_offset_v12(buf, pos)
+                elif _tag == 1:
+                    f = "current_leader"
+                    obj.current_leader, pos = _read_leader_id_and_epoch_v12(buf, pos)
+                elif _tag == 2:
+                    f = "snapshot_id"
+                    obj.snapshot_id, pos = _read_snapshot_id_v12(buf, pos)
+                elif _tag < 3:
+                    raise _invalid_tag(_tag)
+                else:
+                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                    continue
+                if pos - _start != _size:
+                    raise _tag_size_error(_tag, _size, pos - _start)
+            obj.unknown_tagged_fields = _unknown
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        PartitionData(
-            partition_index,
-            error_code,
-            high_watermark,
-            last_stable_offset,
-            log_start_offset,
-            diverging_epoch,
-            current_leader,
-            snapshot_id,
-            aborted_transactions,
-            preferred_read_replica,
-            records,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_partition_data_v12(obj: PartitionData, out: bytearray) -> None:
@@ -1005,7 +1042,11 @@ def _write_partition_data_v12(obj: PartitionData, out: bytearray) -> None:
         if items is None:
             out += b"\x00"
         else:
-            _write_uvarint(out, len(items) + 1)
+            size = len(items)
+            if size + 1 < 128:
+                out.append(size + 1)
+            else:
+                _write_uvarint(out, size + 1)
             f = "aborted_transactions[]"
             for item in items:
                 _write_aborted_transaction_v12(item, out)
@@ -1013,35 +1054,67 @@ def _write_partition_data_v12(obj: PartitionData, out: bytearray) -> None:
         out += _S2.pack(obj.preferred_read_replica)
         f = "records"
         _write_compact_nullable_bytes(out, obj.records)
-        tagged = []
-        f = "diverging_epoch"
-        if obj.diverging_epoch != _DEFAULT_EpochEndOffset:
-            value_out = bytearray()
-            _write_epoch_end_offset_v12(obj.diverging_epoch, value_out)
-            tagged.append((0, value_out))
-        f = "current_leader"
-        if obj.current_leader != _DEFAULT_LeaderIdAndEpoch:
-            value_out = bytearray()
-            _write_leader_id_and_epoch_v12(obj.current_leader, value_out)
-            tagged.append((1, value_out))
-        f = "snapshot_id"
-        if obj.snapshot_id != _DEFAULT_SnapshotId:
-            value_out = bytearray()
-            _write_snapshot_id_v12(obj.snapshot_id, value_out)
-            tagged.append((2, value_out))
         f = ""
-        _write_tagged_section(out, tagged, obj.unknown_tagged_fields, 3)
+        # Known tags first in tag order; kept raw tags are all above them (checked when written).
+        f = "diverging_epoch"
+        has_0 = obj.diverging_epoch != _DEFAULT_EpochEndOffset
+        f = "current_leader"
+        has_1 = obj.current_leader != _DEFAULT_LeaderIdAndEpoch
+        f = "snapshot_id"
+        has_2 = obj.snapshot_id != _DEFAULT_SnapshotId
+        f = ""
+        unknown = obj.unknown_tagged_fields
+        count = has_0 + has_1 + has_2 + (len(unknown) if unknown else 0)
+        if count < 128:
+            out.append(count)
+        else:
+            _write_uvarint(out, count)
+        if has_0:
+            f = "diverging_epoch"
+            out.append(0)
+            tag_out = bytearray()
+            _write_epoch_end_offset_v12(obj.diverging_epoch, tag_out)
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if has_1:
+            f = "current_leader"
+            out.append(1)
+            tag_out = bytearray()
+            _write_leader_id_and_epoch_v12(obj.current_leader, tag_out)
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if has_2:
+            f = "snapshot_id"
+            out.append(2)
+            tag_out = bytearray()
+            _write_snapshot_id_v12(obj.snapshot_id, tag_out)
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if unknown:
+            f = ""
+            _write_raw_tags(out, unknown, 3)
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
 
 
 def _read_fetchable_topic_response_v4(buf: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """Read FetchableTopicResponse at version 4."""
+    obj = _new(FetchableTopicResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "topic"
-        topic, pos = _read_string(buf, pos)
-        if topic is None:
+        obj.topic, pos = _read_string(buf, pos)
+        if obj.topic is None:
             raise _null_error()
         f = "partitions"
         _n, pos = _read_array_count(buf, pos)
@@ -1049,21 +1122,16 @@ def _read_fetchable_topic_response_v4(buf: bytes, pos: int) -> tuple[FetchableTo
             raise _null_error()
         else:
             f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_partition_data_v4(buf, pos)
-                partitions.append(_item)
+                _e, pos = _read_partition_data_v4(buf, pos)
+                _elements.append(_e)
+            obj.partitions = _elements
+        obj.topic_id = _ZERO_UUID
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchableTopicResponse(
-            topic,
-            _ZERO_UUID,
-            partitions,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetchable_topic_response_v4(obj: FetchableTopicResponse, out: bytearray) -> None:
@@ -1074,22 +1142,27 @@ def _write_fetchable_topic_response_v4(obj: FetchableTopicResponse, out: bytearr
         _write_string(out, obj.topic)
         f = "partitions"
         items = obj.partitions
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "partitions[]"
         for item in items:
             _write_partition_data_v4(item, out)
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchableTopicResponse) from None
 
 
 def _read_fetchable_topic_response_v5(buf: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """Read FetchableTopicResponse at versions 5-10."""
+    obj = _new(FetchableTopicResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "topic"
-        topic, pos = _read_string(buf, pos)
-        if topic is None:
+        obj.topic, pos = _read_string(buf, pos)
+        if obj.topic is None:
             raise _null_error()
         f = "partitions"
         _n, pos = _read_array_count(buf, pos)
@@ -1097,21 +1170,16 @@ def _read_fetchable_topic_response_v5(buf: bytes, pos: int) -> tuple[FetchableTo
             raise _null_error()
         else:
             f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_partition_data_v5(buf, pos)
-                partitions.append(_item)
+                _e, pos = _read_partition_data_v5(buf, pos)
+                _elements.append(_e)
+            obj.partitions = _elements
+        obj.topic_id = _ZERO_UUID
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchableTopicResponse(
-            topic,
-            _ZERO_UUID,
-            partitions,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetchable_topic_response_v5(obj: FetchableTopicResponse, out: bytearray) -> None:
@@ -1122,22 +1190,27 @@ def _write_fetchable_topic_response_v5(obj: FetchableTopicResponse, out: bytearr
         _write_string(out, obj.topic)
         f = "partitions"
         items = obj.partitions
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "partitions[]"
         for item in items:
             _write_partition_data_v5(item, out)
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchableTopicResponse) from None
 
 
 def _read_fetchable_topic_response_v11(buf: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """Read FetchableTopicResponse at version 11."""
+    obj = _new(FetchableTopicResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "topic"
-        topic, pos = _read_string(buf, pos)
-        if topic is None:
+        obj.topic, pos = _read_string(buf, pos)
+        if obj.topic is None:
             raise _null_error()
         f = "partitions"
         _n, pos = _read_array_count(buf, pos)
@@ -1145,21 +1218,16 @@ def _read_fetchable_topic_response_v11(buf: bytes, pos: int) -> tuple[FetchableT
             raise _null_error()
         else:
             f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_partition_data_v11(buf, pos)
-                partitions.append(_item)
+                _e, pos = _read_partition_data_v11(buf, pos)
+                _elements.append(_e)
+            obj.partitions = _elements
+        obj.topic_id = _ZERO_UUID
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchableTopicResponse(
-            topic,
-            _ZERO_UUID,
-            partitions,
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetchable_topic_response_v11(obj: FetchableTopicResponse, out: bytearray) -> None:
@@ -1170,50 +1238,55 @@ def _write_fetchable_topic_response_v11(obj: FetchableTopicResponse, out: bytear
         _write_string(out, obj.topic)
         f = "partitions"
         items = obj.partitions
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "partitions[]"
         for item in items:
             _write_partition_data_v11(item, out)
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchableTopicResponse) from None
 
 
 def _read_fetchable_topic_response_v12(buf: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """Read FetchableTopicResponse at version 12."""
+    obj = _new(FetchableTopicResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "topic"
-        topic, pos = _read_compact_string(buf, pos)
-        if topic is None:
+        obj.topic, pos = _read_compact_string(buf, pos)
+        if obj.topic is None:
             raise _null_error()
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_partition_data_v12(buf, pos)
-                partitions.append(_item)
+                _e, pos = _read_partition_data_v12(buf, pos)
+                _elements.append(_e)
+            obj.partitions = _elements
+        obj.topic_id = _ZERO_UUID
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchableTopicResponse(
-            topic,
-            _ZERO_UUID,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetchable_topic_response_v12(obj: FetchableTopicResponse, out: bytearray) -> None:
@@ -1221,54 +1294,73 @@ def _write_fetchable_topic_response_v12(obj: FetchableTopicResponse, out: bytear
     f = ""
     try:
         f = "topic"
-        _write_compact_string(out, obj.topic)
+        data = obj.topic.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "partitions[]"
         for item in items:
             _write_partition_data_v12(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchableTopicResponse) from None
 
 
 def _read_fetchable_topic_response_v13(buf: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """Read FetchableTopicResponse at versions 13-18."""
+    obj = _new(FetchableTopicResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "topic_id"
-        (topic_id,) = _S8.unpack_from(buf, pos)
+        (_topic_id,) = _S8.unpack_from(buf, pos)
         pos += 16
-        topic_id = _UUID(bytes=topic_id)
+        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_partition_data_v12(buf, pos)
-                partitions.append(_item)
+                _e, pos = _read_partition_data_v12(buf, pos)
+                _elements.append(_e)
+            obj.partitions = _elements
+        obj.topic = ""
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchableTopicResponse(
-            "",
-            topic_id,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetchable_topic_response_v13(obj: FetchableTopicResponse, out: bytearray) -> None:
@@ -1279,50 +1371,52 @@ def _write_fetchable_topic_response_v13(obj: FetchableTopicResponse, out: bytear
         out += _S8.pack(obj.topic_id.bytes)
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "partitions[]"
         for item in items:
             _write_partition_data_v12(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchableTopicResponse) from None
 
 
 def _read_node_endpoint_v16(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
     """Read NodeEndpoint at versions 16-18."""
+    obj = _new(NodeEndpoint)
+    _len = len(buf)
     f = ""
     try:
         f = "node_id"
-        (node_id,) = _S2.unpack_from(buf, pos)
+        (obj.node_id,) = _S2.unpack_from(buf, pos)
         pos += 4
         f = "host"
-        host, pos = _read_compact_string(buf, pos)
-        if host is None:
+        obj.host, pos = _read_compact_string(buf, pos)
+        if obj.host is None:
             raise _null_error()
         f = "port"
-        (port,) = _S2.unpack_from(buf, pos)
+        (obj.port,) = _S2.unpack_from(buf, pos)
         pos += 4
         f = "rack"
-        rack, pos = _read_compact_string(buf, pos)
+        obj.rack, pos = _read_compact_string(buf, pos)
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        NodeEndpoint(
-            node_id,
-            host,
-            port,
-            rack,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_node_endpoint_v16(obj: NodeEndpoint, out: bytearray) -> None:
@@ -1332,23 +1426,50 @@ def _write_node_endpoint_v16(obj: NodeEndpoint, out: bytearray) -> None:
         f = "node_id"
         out += _S2.pack(obj.node_id)
         f = "host"
-        _write_compact_string(out, obj.host)
+        data = obj.host.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "port"
         out += _S2.pack(obj.port)
         f = "rack"
-        _write_compact_nullable_string(out, obj.rack)
+        value = obj.rack
+        if value is None:
+            out.append(0)
+        else:
+            data = value.encode()
+            size = len(data)
+            if size < 127:
+                out.append(size + 1)
+            elif size <= 0x7FFF:
+                _write_uvarint(out, size + 1)
+            else:
+                raise _too_long(size)
+            out += data
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, NodeEndpoint) from None
 
 
 def _read_fetch_response_v4(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at version 4."""
+    obj = _new(FetchResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "throttle_time_ms"
-        (throttle_time_ms,) = _S2.unpack_from(buf, pos)
+        (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
         pos += 4
         f = "responses"
         _n, pos = _read_array_count(buf, pos)
@@ -1356,23 +1477,18 @@ def _read_fetch_response_v4(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            responses = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetchable_topic_response_v4(buf, pos)
-                responses.append(_item)
+                _e, pos = _read_fetchable_topic_response_v4(buf, pos)
+                _elements.append(_e)
+            obj.responses = _elements
+        obj.error_code = 0
+        obj.session_id = 0
+        obj.node_endpoints = _MapKeyList()
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchResponse(
-            throttle_time_ms,
-            0,
-            0,
-            responses,
-            _MapKeyList(),
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_response_v4(obj: FetchResponse, out: bytearray) -> None:
@@ -1386,24 +1502,29 @@ def _write_fetch_response_v4(obj: FetchResponse, out: bytearray) -> None:
             raise _not_ignorable()
         f = "responses"
         items = obj.responses
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "responses[]"
         for item in items:
             _write_fetchable_topic_response_v4(item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchResponse) from None
 
 
 def _read_fetch_response_v5(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at versions 5-6."""
+    obj = _new(FetchResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "throttle_time_ms"
-        (throttle_time_ms,) = _S2.unpack_from(buf, pos)
+        (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
         pos += 4
         f = "responses"
         _n, pos = _read_array_count(buf, pos)
@@ -1411,23 +1532,18 @@ def _read_fetch_response_v5(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            responses = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetchable_topic_response_v5(buf, pos)
-                responses.append(_item)
+                _e, pos = _read_fetchable_topic_response_v5(buf, pos)
+                _elements.append(_e)
+            obj.responses = _elements
+        obj.error_code = 0
+        obj.session_id = 0
+        obj.node_endpoints = _MapKeyList()
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchResponse(
-            throttle_time_ms,
-            0,
-            0,
-            responses,
-            _MapKeyList(),
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_response_v5(obj: FetchResponse, out: bytearray) -> None:
@@ -1441,24 +1557,29 @@ def _write_fetch_response_v5(obj: FetchResponse, out: bytearray) -> None:
             raise _not_ignorable()
         f = "responses"
         items = obj.responses
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "responses[]"
         for item in items:
             _write_fetchable_topic_response_v5(item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchResponse) from None
 
 
 def _read_fetch_response_v7(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at versions 7-10."""
+    obj = _new(FetchResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "throttle_time_ms,error_code,session_id"
-        throttle_time_ms, error_code, session_id = _S4.unpack_from(buf, pos)
+        obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
         pos += 10
         f = "responses"
         _n, pos = _read_array_count(buf, pos)
@@ -1466,23 +1587,16 @@ def _read_fetch_response_v7(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            responses = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetchable_topic_response_v5(buf, pos)
-                responses.append(_item)
+                _e, pos = _read_fetchable_topic_response_v5(buf, pos)
+                _elements.append(_e)
+            obj.responses = _elements
+        obj.node_endpoints = _MapKeyList()
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchResponse(
-            throttle_time_ms,
-            error_code,
-            session_id,
-            responses,
-            _MapKeyList(),
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_response_v7(obj: FetchResponse, out: bytearray) -> None:
@@ -1497,24 +1611,29 @@ def _write_fetch_response_v7(obj: FetchResponse, out: bytearray) -> None:
         )
         f = "responses"
         items = obj.responses
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "responses[]"
         for item in items:
             _write_fetchable_topic_response_v5(item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchResponse) from None
 
 
 def _read_fetch_response_v11(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at version 11."""
+    obj = _new(FetchResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "throttle_time_ms,error_code,session_id"
-        throttle_time_ms, error_code, session_id = _S4.unpack_from(buf, pos)
+        obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
         pos += 10
         f = "responses"
         _n, pos = _read_array_count(buf, pos)
@@ -1522,23 +1641,16 @@ def _read_fetch_response_v11(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            responses = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetchable_topic_response_v11(buf, pos)
-                responses.append(_item)
+                _e, pos = _read_fetchable_topic_response_v11(buf, pos)
+                _elements.append(_e)
+            obj.responses = _elements
+        obj.node_endpoints = _MapKeyList()
+        obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchResponse(
-            throttle_time_ms,
-            error_code,
-            session_id,
-            responses,
-            _MapKeyList(),
-            None,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_response_v11(obj: FetchResponse, out: bytearray) -> None:
@@ -1553,54 +1665,57 @@ def _write_fetch_response_v11(obj: FetchResponse, out: bytearray) -> None:
         )
         f = "responses"
         items = obj.responses
-        out += _INT32.pack(len(items))
+        size = len(items)
+        out += _INT32.pack(size)
         f = "responses[]"
         for item in items:
             _write_fetchable_topic_response_v11(item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
-        _refuse_tags(obj.unknown_tagged_fields)
+        f = ""
+        if obj.unknown_tagged_fields:
+            raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchResponse) from None
 
 
 def _read_fetch_response_v12(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at version 12."""
+    obj = _new(FetchResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "throttle_time_ms,error_code,session_id"
-        throttle_time_ms, error_code, session_id = _S4.unpack_from(buf, pos)
+        obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
         pos += 10
         f = "responses"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "responses[]"
-            responses = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetchable_topic_response_v12(buf, pos)
-                responses.append(_item)
+                _e, pos = _read_fetchable_topic_response_v12(buf, pos)
+                _elements.append(_e)
+            obj.responses = _elements
+        obj.node_endpoints = _MapKeyList()
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 1)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchResponse(
-            throttle_time_ms,
-            error_code,
-            session_id,
-            responses,
-            _MapKeyList(),
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_response_v12(obj: FetchResponse, out: bytearray) -> None:
@@ -1615,7 +1730,11 @@ def _write_fetch_response_v12(obj: FetchResponse, out: bytearray) -> None:
         )
         f = "responses"
         items = obj.responses
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "responses[]"
         for item in items:
             _write_fetchable_topic_response_v12(item, out)
@@ -1623,47 +1742,52 @@ def _write_fetch_response_v12(obj: FetchResponse, out: bytearray) -> None:
         if obj.node_endpoints != []:
             raise _not_ignorable()
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 1)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 1)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchResponse) from None
 
 
 def _read_fetch_response_v13(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at versions 13-15."""
+    obj = _new(FetchResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "throttle_time_ms,error_code,session_id"
-        throttle_time_ms, error_code, session_id = _S4.unpack_from(buf, pos)
+        obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
         pos += 10
         f = "responses"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "responses[]"
-            responses = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetchable_topic_response_v13(buf, pos)
-                responses.append(_item)
+                _e, pos = _read_fetchable_topic_response_v13(buf, pos)
+                _elements.append(_e)
+            obj.responses = _elements
+        obj.node_endpoints = _MapKeyList()
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 1)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchResponse(
-            throttle_time_ms,
-            error_code,
-            session_id,
-            responses,
-            _MapKeyList(),
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_response_v13(obj: FetchResponse, out: bytearray) -> None:
@@ -1678,7 +1802,11 @@ def _write_fetch_response_v13(obj: FetchResponse, out: bytearray) -> None:
         )
         f = "responses"
         items = obj.responses
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "responses[]"
         for item in items:
             _write_fetchable_topic_response_v13(item, out)
@@ -1686,66 +1814,112 @@ def _write_fetch_response_v13(obj: FetchResponse, out: bytearray) -> None:
         if obj.node_endpoints != []:
             raise _not_ignorable()
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 1)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 1)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchResponse) from None
 
 
 def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at versions 16-18."""
+    obj = _new(FetchResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "throttle_time_ms,error_code,session_id"
-        throttle_time_ms, error_code, session_id = _S4.unpack_from(buf, pos)
+        obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
         pos += 10
         f = "responses"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "responses[]"
-            responses = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_fetchable_topic_response_v13(buf, pos)
-                responses.append(_item)
+                _e, pos = _read_fetchable_topic_response_v13(buf, pos)
+                _elements.append(_e)
+            obj.responses = _elements
         f = ""
-        node_endpoints = _MapKeyList()
-        _unknown = None
-        _count, pos = _read_uvarint(buf, pos)
-        for _ in range(_count):
-            _tag, pos = _read_uvarint(buf, pos)
-            _size, pos = _read_uvarint(buf, pos)
-            _start = pos
-            if _tag == 0:
-                f = "node_endpoints"
-                _n, pos = _read_compact_array_count(buf, pos)
-                if _n < 0:
-                    raise _null_error()
-                else:
-                    f = "node_endpoints[]"
-                    node_endpoints = _MapKeyList()
-                    for _ in range(_n):
-                        _item, pos = _read_node_endpoint_v16(buf, pos)
-                        node_endpoints.append(_item)
-            elif _tag < 1:
-                raise _invalid_tag(_tag)
+        obj.node_endpoints = _MapKeyList()
+        if buf[pos] == 0:
+            obj.unknown_tagged_fields = None
+            pos += 1
+        else:
+            _unknown = None
+            _count = buf[pos]
+            if _count < 0x80:
+                pos += 1
             else:
-                _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                continue
-            _check_tag_size(_tag, _size, _start, pos)
+                _count, pos = _read_uvarint(buf, pos)
+            for _ in range(_count):
+                _tag = buf[pos]
+                if _tag < 0x80:
+                    pos += 1
+                else:
+                    _tag, pos = _read_uvarint(buf, pos)
+                _size = buf[pos]
+                if _size < 0x80:
+                    pos += 1
+                else:
+                    _size, pos = _read_uvarint(buf, pos)
+                _start = pos
+                if _tag == 0:
+                    f = "node_endpoints"
+                    _n = buf[pos] - 1
+                    if _n < 0x7F:
+                        pos += 1
+                        if _n > _len - pos:
+                            raise _count_error(_n, _len - pos)
+                    else:
+                        _n, pos = _read_compact_array_count(buf, pos)
+                    if _n < 0:
+                        raise _null_error()
+                    else:
+                        _elements = _MapKeyList()
+                        for _ in range(_n):
+                            _e = _new(NodeEndpoint)
+                            f = "node_endpoints[].node_id"
+                            (_e.node_id,) = _S2.unpack_from(buf, pos)
+                            pos += 4
+                            f = "node_endpoints[].host"
+                            _e.host, pos = _read_compact_string(buf, pos)
+                            if _e.host is None:
+                                raise _null_error()
+                            f = "node_endpoints[].port"
+                            (_e.port,) = _S2.unpack_from(buf, pos)
+                            pos += 4
+                            f = "node_endpoints[].rack"
+                            _e.rack, pos = _read_compact_string(buf, pos)
+                            f = "node_endpoints[]."
+                            if buf[pos] == 0:
+                                _e.unknown_tagged_fields = None
+                                pos += 1
+                            else:
+                                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                            _elements.append(_e)
+                        obj.node_endpoints = _elements
+                elif _tag < 1:
+                    raise _invalid_tag(_tag)
+                else:
+                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                    continue
+                if pos - _start != _size:
+                    raise _tag_size_error(_tag, _size, pos - _start)
+            obj.unknown_tagged_fields = _unknown
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchResponse(
-            throttle_time_ms,
-            error_code,
-            session_id,
-            responses,
-            node_endpoints,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_response_v16(obj: FetchResponse, out: bytearray) -> None:
@@ -1760,22 +1934,46 @@ def _write_fetch_response_v16(obj: FetchResponse, out: bytearray) -> None:
         )
         f = "responses"
         items = obj.responses
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "responses[]"
         for item in items:
             _write_fetchable_topic_response_v13(item, out)
-        tagged = []
+        f = ""
+        # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "node_endpoints"
-        if obj.node_endpoints != []:
-            value_out = bytearray()
+        has_0 = obj.node_endpoints != []
+        f = ""
+        unknown = obj.unknown_tagged_fields
+        count = has_0 + (len(unknown) if unknown else 0)
+        if count < 128:
+            out.append(count)
+        else:
+            _write_uvarint(out, count)
+        if has_0:
+            f = "node_endpoints"
+            out.append(0)
+            tag_out = bytearray()
             items = obj.node_endpoints
-            _write_uvarint(value_out, len(items) + 1)
+            size = len(items)
+            if size + 1 < 128:
+                tag_out.append(size + 1)
+            else:
+                _write_uvarint(tag_out, size + 1)
             f = "node_endpoints[]"
             for item in items:
-                _write_node_endpoint_v16(item, value_out)
-            tagged.append((0, value_out))
-        f = ""
-        _write_tagged_section(out, tagged, obj.unknown_tagged_fields, 1)
+                _write_node_endpoint_v16(item, tag_out)
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if unknown:
+            f = ""
+            _write_raw_tags(out, unknown, 1)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchResponse) from None
 

@@ -21,10 +21,18 @@ from ._json import TAGGED as _TAGGED
 from ._json import JsonField as _F
 from ._json import JsonLayout as _JsonLayout
 from ._runtime import (
+    ARRAY_bool as _ARRAY_bool,
+    ARRAY_float64 as _ARRAY_float64,
+    ARRAY_int8 as _ARRAY_int8,
+    ARRAY_int16 as _ARRAY_int16,
+    ARRAY_int32 as _ARRAY_int32,
+    ARRAY_int64 as _ARRAY_int64,
+    ARRAY_uint16 as _ARRAY_uint16,
+    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
+    ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
-    check_end as _check_end,
-    check_tag_size as _check_tag_size,
+    count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -37,21 +45,25 @@ from ._runtime import (
     read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
-    refuse_tags as _refuse_tags,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_size_error as _tag_size_error,
+    tags_not_supported as _tags_not_supported,
+    too_long as _too_long,
+    truncated as _truncated,
     write_bytes as _write_bytes,
     write_compact_bytes as _write_compact_bytes,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
     write_compact_nullable_string as _write_compact_nullable_string,
     write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_no_tags as _write_no_tags,
     write_nullable_bytes as _write_nullable_bytes,
     write_nullable_string as _write_nullable_string,
+    write_raw_tags as _write_raw_tags,
     write_string as _write_string,
-    write_tagged_section as _write_tagged_section,
     write_uvarint as _write_uvarint,
 )
+
+_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "SnapshotId",
@@ -257,27 +269,22 @@ _DEFAULT_SnapshotId = SnapshotId()
 
 def _read_snapshot_id_v0(buf: bytes, pos: int) -> tuple[SnapshotId, int]:
     """Read SnapshotId at versions 0-1."""
+    obj = _new(SnapshotId)
+    _len = len(buf)
     f = ""
     try:
         f = "end_offset,epoch"
-        end_offset, epoch = _S0.unpack_from(buf, pos)
+        obj.end_offset, obj.epoch = _S0.unpack_from(buf, pos)
         pos += 12
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        SnapshotId(
-            end_offset,
-            epoch,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_snapshot_id_v0(obj: SnapshotId, out: bytearray) -> None:
@@ -290,42 +297,40 @@ def _write_snapshot_id_v0(obj: SnapshotId, out: bytearray) -> None:
             obj.epoch,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, SnapshotId) from None
 
 
 def _read_partition_snapshot_v0(buf: bytes, pos: int) -> tuple[PartitionSnapshot, int]:
     """Read PartitionSnapshot at version 0."""
+    obj = _new(PartitionSnapshot)
+    _len = len(buf)
     f = ""
     try:
         f = "partition,current_leader_epoch"
-        partition, current_leader_epoch = _S1.unpack_from(buf, pos)
+        obj.partition, obj.current_leader_epoch = _S1.unpack_from(buf, pos)
         pos += 8
         f = "snapshot_id"
-        snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
+        obj.snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
         f = "position"
-        (position,) = _S2.unpack_from(buf, pos)
+        (obj.position,) = _S2.unpack_from(buf, pos)
         pos += 8
+        obj.replica_directory_id = _ZERO_UUID
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 1)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        PartitionSnapshot(
-            partition,
-            current_leader_epoch,
-            snapshot_id,
-            position,
-            _ZERO_UUID,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_partition_snapshot_v0(obj: PartitionSnapshot, out: bytearray) -> None:
@@ -342,55 +347,74 @@ def _write_partition_snapshot_v0(obj: PartitionSnapshot, out: bytearray) -> None
         f = "position"
         out += _S2.pack(obj.position)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 1)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 1)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionSnapshot) from None
 
 
 def _read_partition_snapshot_v1(buf: bytes, pos: int) -> tuple[PartitionSnapshot, int]:
     """Read PartitionSnapshot at version 1."""
+    obj = _new(PartitionSnapshot)
+    _len = len(buf)
     f = ""
     try:
         f = "partition,current_leader_epoch"
-        partition, current_leader_epoch = _S1.unpack_from(buf, pos)
+        obj.partition, obj.current_leader_epoch = _S1.unpack_from(buf, pos)
         pos += 8
         f = "snapshot_id"
-        snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
+        obj.snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
         f = "position"
-        (position,) = _S2.unpack_from(buf, pos)
+        (obj.position,) = _S2.unpack_from(buf, pos)
         pos += 8
         f = ""
-        replica_directory_id = _ZERO_UUID
-        _unknown = None
-        _count, pos = _read_uvarint(buf, pos)
-        for _ in range(_count):
-            _tag, pos = _read_uvarint(buf, pos)
-            _size, pos = _read_uvarint(buf, pos)
-            _start = pos
-            if _tag == 0:
-                f = "replica_directory_id"
-                (replica_directory_id,) = _S3.unpack_from(buf, pos)
-                pos += 16
-                replica_directory_id = _UUID(bytes=replica_directory_id)
-            elif _tag < 1:
-                raise _invalid_tag(_tag)
+        obj.replica_directory_id = _ZERO_UUID
+        if buf[pos] == 0:
+            obj.unknown_tagged_fields = None
+            pos += 1
+        else:
+            _unknown = None
+            _count = buf[pos]
+            if _count < 0x80:
+                pos += 1
             else:
-                _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                continue
-            _check_tag_size(_tag, _size, _start, pos)
+                _count, pos = _read_uvarint(buf, pos)
+            for _ in range(_count):
+                _tag = buf[pos]
+                if _tag < 0x80:
+                    pos += 1
+                else:
+                    _tag, pos = _read_uvarint(buf, pos)
+                _size = buf[pos]
+                if _size < 0x80:
+                    pos += 1
+                else:
+                    _size, pos = _read_uvarint(buf, pos)
+                _start = pos
+                if _tag == 0:
+                    f = "replica_directory_id"
+                    (_replica_directory_id,) = _S3.unpack_from(buf, pos)
+                    pos += 16
+                    obj.replica_directory_id = (
+                        _ZERO_UUID
+                        if _replica_directory_id == _ZERO_BYTES
+                        else _UUID(bytes=_replica_directory_id)
+                    )
+                elif _tag < 1:
+                    raise _invalid_tag(_tag)
+                else:
+                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                    continue
+                if pos - _start != _size:
+                    raise _tag_size_error(_tag, _size, pos - _start)
+            obj.unknown_tagged_fields = _unknown
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        PartitionSnapshot(
-            partition,
-            current_leader_epoch,
-            snapshot_id,
-            position,
-            replica_directory_id,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_partition_snapshot_v1(obj: PartitionSnapshot, out: bytearray) -> None:
@@ -406,52 +430,79 @@ def _write_partition_snapshot_v1(obj: PartitionSnapshot, out: bytearray) -> None
         _write_snapshot_id_v0(obj.snapshot_id, out)
         f = "position"
         out += _S2.pack(obj.position)
-        tagged = []
-        f = "replica_directory_id"
-        if obj.replica_directory_id != _ZERO_UUID:
-            value_out = bytearray()
-            value_out += _S3.pack(obj.replica_directory_id.bytes)
-            tagged.append((0, value_out))
         f = ""
-        _write_tagged_section(out, tagged, obj.unknown_tagged_fields, 1)
+        # Known tags first in tag order; kept raw tags are all above them (checked when written).
+        f = "replica_directory_id"
+        has_0 = obj.replica_directory_id.int != 0
+        f = ""
+        unknown = obj.unknown_tagged_fields
+        count = has_0 + (len(unknown) if unknown else 0)
+        if count < 128:
+            out.append(count)
+        else:
+            _write_uvarint(out, count)
+        if has_0:
+            f = "replica_directory_id"
+            out.append(0)
+            out.append(16)
+            out += _S3.pack(obj.replica_directory_id.bytes)
+        if unknown:
+            f = ""
+            _write_raw_tags(out, unknown, 1)
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionSnapshot) from None
 
 
 def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
     """Read TopicSnapshot at version 0."""
+    obj = _new(TopicSnapshot)
+    _len = len(buf)
     f = ""
     try:
         f = "name"
-        name, pos = _read_compact_string(buf, pos)
-        if name is None:
+        obj.name, pos = _read_compact_string(buf, pos)
+        if obj.name is None:
             raise _null_error()
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_partition_snapshot_v0(buf, pos)
-                partitions.append(_item)
+                _e = _new(PartitionSnapshot)
+                f = "partitions[].partition,current_leader_epoch"
+                _e.partition, _e.current_leader_epoch = _S1.unpack_from(buf, pos)
+                pos += 8
+                f = "partitions[].snapshot_id"
+                _e.snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
+                f = "partitions[].position"
+                (_e.position,) = _S2.unpack_from(buf, pos)
+                pos += 8
+                _e.replica_directory_id = _ZERO_UUID
+                f = "partitions[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
+                _elements.append(_e)
+            obj.partitions = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        TopicSnapshot(
-            name,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_topic_snapshot_v0(obj: TopicSnapshot, out: bytearray) -> None:
@@ -459,53 +510,120 @@ def _write_topic_snapshot_v0(obj: TopicSnapshot, out: bytearray) -> None:
     f = ""
     try:
         f = "name"
-        _write_compact_string(out, obj.name)
+        data = obj.name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "partitions[]"
         for item in items:
             _write_partition_snapshot_v0(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicSnapshot) from None
 
 
 def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
     """Read TopicSnapshot at version 1."""
+    obj = _new(TopicSnapshot)
+    _len = len(buf)
     f = ""
     try:
         f = "name"
-        name, pos = _read_compact_string(buf, pos)
-        if name is None:
+        obj.name, pos = _read_compact_string(buf, pos)
+        if obj.name is None:
             raise _null_error()
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_partition_snapshot_v1(buf, pos)
-                partitions.append(_item)
+                _e = _new(PartitionSnapshot)
+                f = "partitions[].partition,current_leader_epoch"
+                _e.partition, _e.current_leader_epoch = _S1.unpack_from(buf, pos)
+                pos += 8
+                f = "partitions[].snapshot_id"
+                _e.snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
+                f = "partitions[].position"
+                (_e.position,) = _S2.unpack_from(buf, pos)
+                pos += 8
+                f = "partitions[]."
+                _e.replica_directory_id = _ZERO_UUID
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _unknown = None
+                    _count = buf[pos]
+                    if _count < 0x80:
+                        pos += 1
+                    else:
+                        _count, pos = _read_uvarint(buf, pos)
+                    for _ in range(_count):
+                        _tag = buf[pos]
+                        if _tag < 0x80:
+                            pos += 1
+                        else:
+                            _tag, pos = _read_uvarint(buf, pos)
+                        _size = buf[pos]
+                        if _size < 0x80:
+                            pos += 1
+                        else:
+                            _size, pos = _read_uvarint(buf, pos)
+                        _start = pos
+                        if _tag == 0:
+                            f = "partitions[].replica_directory_id"
+                            (_replica_directory_id,) = _S3.unpack_from(buf, pos)
+                            pos += 16
+                            _e.replica_directory_id = (
+                                _ZERO_UUID
+                                if _replica_directory_id == _ZERO_BYTES
+                                else _UUID(bytes=_replica_directory_id)
+                            )
+                        elif _tag < 1:
+                            raise _invalid_tag(_tag)
+                        else:
+                            _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                            continue
+                        if pos - _start != _size:
+                            raise _tag_size_error(_tag, _size, pos - _start)
+                    _e.unknown_tagged_fields = _unknown
+                _elements.append(_e)
+            obj.partitions = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        TopicSnapshot(
-            name,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_topic_snapshot_v1(obj: TopicSnapshot, out: bytearray) -> None:
@@ -513,65 +631,100 @@ def _write_topic_snapshot_v1(obj: TopicSnapshot, out: bytearray) -> None:
     f = ""
     try:
         f = "name"
-        _write_compact_string(out, obj.name)
+        data = obj.name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "partitions[]"
         for item in items:
             _write_partition_snapshot_v1(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicSnapshot) from None
 
 
 def _read_fetch_snapshot_request_v0(buf: bytes, pos: int) -> tuple[FetchSnapshotRequest, int]:
     """Read FetchSnapshotRequest at version 0."""
+    obj = _new(FetchSnapshotRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "replica_id,max_bytes"
-        replica_id, max_bytes = _S1.unpack_from(buf, pos)
+        obj.replica_id, obj.max_bytes = _S1.unpack_from(buf, pos)
         pos += 8
         f = "topics"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_topic_snapshot_v0(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_topic_snapshot_v0(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
         f = ""
-        cluster_id = None
-        _unknown = None
-        _count, pos = _read_uvarint(buf, pos)
-        for _ in range(_count):
-            _tag, pos = _read_uvarint(buf, pos)
-            _size, pos = _read_uvarint(buf, pos)
-            _start = pos
-            if _tag == 0:
-                f = "cluster_id"
-                cluster_id, pos = _read_compact_string(buf, pos)
-            elif _tag < 1:
-                raise _invalid_tag(_tag)
+        obj.cluster_id = None
+        if buf[pos] == 0:
+            obj.unknown_tagged_fields = None
+            pos += 1
+        else:
+            _unknown = None
+            _count = buf[pos]
+            if _count < 0x80:
+                pos += 1
             else:
-                _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                continue
-            _check_tag_size(_tag, _size, _start, pos)
+                _count, pos = _read_uvarint(buf, pos)
+            for _ in range(_count):
+                _tag = buf[pos]
+                if _tag < 0x80:
+                    pos += 1
+                else:
+                    _tag, pos = _read_uvarint(buf, pos)
+                _size = buf[pos]
+                if _size < 0x80:
+                    pos += 1
+                else:
+                    _size, pos = _read_uvarint(buf, pos)
+                _start = pos
+                if _tag == 0:
+                    f = "cluster_id"
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                elif _tag < 1:
+                    raise _invalid_tag(_tag)
+                else:
+                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                    continue
+                if pos - _start != _size:
+                    raise _tag_size_error(_tag, _size, pos - _start)
+            obj.unknown_tagged_fields = _unknown
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchSnapshotRequest(
-            cluster_id,
-            replica_id,
-            max_bytes,
-            topics,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_snapshot_request_v0(obj: FetchSnapshotRequest, out: bytearray) -> None:
@@ -585,68 +738,118 @@ def _write_fetch_snapshot_request_v0(obj: FetchSnapshotRequest, out: bytearray) 
         )
         f = "topics"
         items = obj.topics
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "topics[]"
         for item in items:
             _write_topic_snapshot_v0(item, out)
-        tagged = []
-        f = "cluster_id"
-        if obj.cluster_id is not None:
-            value_out = bytearray()
-            _write_compact_nullable_string(value_out, obj.cluster_id)
-            tagged.append((0, value_out))
         f = ""
-        _write_tagged_section(out, tagged, obj.unknown_tagged_fields, 1)
+        # Known tags first in tag order; kept raw tags are all above them (checked when written).
+        f = "cluster_id"
+        has_0 = obj.cluster_id is not None
+        f = ""
+        unknown = obj.unknown_tagged_fields
+        count = has_0 + (len(unknown) if unknown else 0)
+        if count < 128:
+            out.append(count)
+        else:
+            _write_uvarint(out, count)
+        if has_0:
+            f = "cluster_id"
+            out.append(0)
+            tag_out = bytearray()
+            value = obj.cluster_id
+            if value is None:
+                tag_out.append(0)
+            else:
+                data = value.encode()
+                size = len(data)
+                if size < 127:
+                    tag_out.append(size + 1)
+                elif size <= 0x7FFF:
+                    _write_uvarint(tag_out, size + 1)
+                else:
+                    raise _too_long(size)
+                tag_out += data
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if unknown:
+            f = ""
+            _write_raw_tags(out, unknown, 1)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchSnapshotRequest) from None
 
 
 def _read_fetch_snapshot_request_v1(buf: bytes, pos: int) -> tuple[FetchSnapshotRequest, int]:
     """Read FetchSnapshotRequest at version 1."""
+    obj = _new(FetchSnapshotRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "replica_id,max_bytes"
-        replica_id, max_bytes = _S1.unpack_from(buf, pos)
+        obj.replica_id, obj.max_bytes = _S1.unpack_from(buf, pos)
         pos += 8
         f = "topics"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_topic_snapshot_v1(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_topic_snapshot_v1(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
         f = ""
-        cluster_id = None
-        _unknown = None
-        _count, pos = _read_uvarint(buf, pos)
-        for _ in range(_count):
-            _tag, pos = _read_uvarint(buf, pos)
-            _size, pos = _read_uvarint(buf, pos)
-            _start = pos
-            if _tag == 0:
-                f = "cluster_id"
-                cluster_id, pos = _read_compact_string(buf, pos)
-            elif _tag < 1:
-                raise _invalid_tag(_tag)
+        obj.cluster_id = None
+        if buf[pos] == 0:
+            obj.unknown_tagged_fields = None
+            pos += 1
+        else:
+            _unknown = None
+            _count = buf[pos]
+            if _count < 0x80:
+                pos += 1
             else:
-                _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                continue
-            _check_tag_size(_tag, _size, _start, pos)
+                _count, pos = _read_uvarint(buf, pos)
+            for _ in range(_count):
+                _tag = buf[pos]
+                if _tag < 0x80:
+                    pos += 1
+                else:
+                    _tag, pos = _read_uvarint(buf, pos)
+                _size = buf[pos]
+                if _size < 0x80:
+                    pos += 1
+                else:
+                    _size, pos = _read_uvarint(buf, pos)
+                _start = pos
+                if _tag == 0:
+                    f = "cluster_id"
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                elif _tag < 1:
+                    raise _invalid_tag(_tag)
+                else:
+                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                    continue
+                if pos - _start != _size:
+                    raise _tag_size_error(_tag, _size, pos - _start)
+            obj.unknown_tagged_fields = _unknown
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        FetchSnapshotRequest(
-            cluster_id,
-            replica_id,
-            max_bytes,
-            topics,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_fetch_snapshot_request_v1(obj: FetchSnapshotRequest, out: bytearray) -> None:
@@ -660,18 +863,50 @@ def _write_fetch_snapshot_request_v1(obj: FetchSnapshotRequest, out: bytearray) 
         )
         f = "topics"
         items = obj.topics
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "topics[]"
         for item in items:
             _write_topic_snapshot_v1(item, out)
-        tagged = []
-        f = "cluster_id"
-        if obj.cluster_id is not None:
-            value_out = bytearray()
-            _write_compact_nullable_string(value_out, obj.cluster_id)
-            tagged.append((0, value_out))
         f = ""
-        _write_tagged_section(out, tagged, obj.unknown_tagged_fields, 1)
+        # Known tags first in tag order; kept raw tags are all above them (checked when written).
+        f = "cluster_id"
+        has_0 = obj.cluster_id is not None
+        f = ""
+        unknown = obj.unknown_tagged_fields
+        count = has_0 + (len(unknown) if unknown else 0)
+        if count < 128:
+            out.append(count)
+        else:
+            _write_uvarint(out, count)
+        if has_0:
+            f = "cluster_id"
+            out.append(0)
+            tag_out = bytearray()
+            value = obj.cluster_id
+            if value is None:
+                tag_out.append(0)
+            else:
+                data = value.encode()
+                size = len(data)
+                if size < 127:
+                    tag_out.append(size + 1)
+                elif size <= 0x7FFF:
+                    _write_uvarint(tag_out, size + 1)
+                else:
+                    raise _too_long(size)
+                tag_out += data
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if unknown:
+            f = ""
+            _write_raw_tags(out, unknown, 1)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchSnapshotRequest) from None
 

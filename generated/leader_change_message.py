@@ -21,10 +21,18 @@ from ._json import TAGGED as _TAGGED
 from ._json import JsonField as _F
 from ._json import JsonLayout as _JsonLayout
 from ._runtime import (
+    ARRAY_bool as _ARRAY_bool,
+    ARRAY_float64 as _ARRAY_float64,
+    ARRAY_int8 as _ARRAY_int8,
+    ARRAY_int16 as _ARRAY_int16,
+    ARRAY_int32 as _ARRAY_int32,
+    ARRAY_int64 as _ARRAY_int64,
+    ARRAY_uint16 as _ARRAY_uint16,
+    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
+    ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
-    check_end as _check_end,
-    check_tag_size as _check_tag_size,
+    count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -37,21 +45,25 @@ from ._runtime import (
     read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
-    refuse_tags as _refuse_tags,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_size_error as _tag_size_error,
+    tags_not_supported as _tags_not_supported,
+    too_long as _too_long,
+    truncated as _truncated,
     write_bytes as _write_bytes,
     write_compact_bytes as _write_compact_bytes,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
     write_compact_nullable_string as _write_compact_nullable_string,
     write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_no_tags as _write_no_tags,
     write_nullable_bytes as _write_nullable_bytes,
     write_nullable_string as _write_nullable_string,
+    write_raw_tags as _write_raw_tags,
     write_string as _write_string,
-    write_tagged_section as _write_tagged_section,
     write_uvarint as _write_uvarint,
 )
+
+_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "Voter",
@@ -152,27 +164,23 @@ class LeaderChangeMessage(_Message):
 
 def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
     """Read Voter at version 0."""
+    obj = _new(Voter)
+    _len = len(buf)
     f = ""
     try:
         f = "voter_id"
-        (voter_id,) = _S0.unpack_from(buf, pos)
+        (obj.voter_id,) = _S0.unpack_from(buf, pos)
         pos += 4
+        obj.voter_directory_id = _ZERO_UUID
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        Voter(
-            voter_id,
-            _ZERO_UUID,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_voter_v0(obj: Voter, out: bytearray) -> None:
@@ -182,38 +190,40 @@ def _write_voter_v0(obj: Voter, out: bytearray) -> None:
         f = "voter_id"
         out += _S0.pack(obj.voter_id)
         f = "voter_directory_id"
-        if obj.voter_directory_id != _ZERO_UUID:
+        if obj.voter_directory_id.int != 0:
             raise _not_ignorable()
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, Voter) from None
 
 
 def _read_voter_v1(buf: bytes, pos: int) -> tuple[Voter, int]:
     """Read Voter at version 1."""
+    obj = _new(Voter)
+    _len = len(buf)
     f = ""
     try:
         f = "voter_id,voter_directory_id"
-        voter_id, voter_directory_id = _S2.unpack_from(buf, pos)
+        obj.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
         pos += 20
-        voter_directory_id = _UUID(bytes=voter_directory_id)
+        obj.voter_directory_id = (
+            _ZERO_UUID if _voter_directory_id == _ZERO_BYTES else _UUID(bytes=_voter_directory_id)
+        )
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        Voter(
-            voter_id,
-            voter_directory_id,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_voter_v1(obj: Voter, out: bytearray) -> None:
@@ -226,56 +236,86 @@ def _write_voter_v1(obj: Voter, out: bytearray) -> None:
             obj.voter_directory_id.bytes,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, Voter) from None
 
 
 def _read_leader_change_message_v0(buf: bytes, pos: int) -> tuple[LeaderChangeMessage, int]:
     """Read LeaderChangeMessage at version 0."""
+    obj = _new(LeaderChangeMessage)
+    _len = len(buf)
     f = ""
     try:
         f = "version,leader_id"
-        version, leader_id = _S1.unpack_from(buf, pos)
+        obj.version, obj.leader_id = _S1.unpack_from(buf, pos)
         pos += 6
         f = "voters"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "voters[]"
-            voters = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_voter_v0(buf, pos)
-                voters.append(_item)
+                _e = _new(Voter)
+                f = "voters[].voter_id"
+                (_e.voter_id,) = _S0.unpack_from(buf, pos)
+                pos += 4
+                _e.voter_directory_id = _ZERO_UUID
+                f = "voters[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.voters = _elements
         f = "granting_voters"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "granting_voters[]"
-            granting_voters = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_voter_v0(buf, pos)
-                granting_voters.append(_item)
+                _e = _new(Voter)
+                f = "granting_voters[].voter_id"
+                (_e.voter_id,) = _S0.unpack_from(buf, pos)
+                pos += 4
+                _e.voter_directory_id = _ZERO_UUID
+                f = "granting_voters[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.granting_voters = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        LeaderChangeMessage(
-            version,
-            leader_id,
-            voters,
-            granting_voters,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_leader_change_message_v0(obj: LeaderChangeMessage, out: bytearray) -> None:
@@ -289,67 +329,113 @@ def _write_leader_change_message_v0(obj: LeaderChangeMessage, out: bytearray) ->
         )
         f = "voters"
         items = obj.voters
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "voters[]"
         for item in items:
             _write_voter_v0(item, out)
         f = "granting_voters"
         items = obj.granting_voters
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "granting_voters[]"
         for item in items:
             _write_voter_v0(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, LeaderChangeMessage) from None
 
 
 def _read_leader_change_message_v1(buf: bytes, pos: int) -> tuple[LeaderChangeMessage, int]:
     """Read LeaderChangeMessage at version 1."""
+    obj = _new(LeaderChangeMessage)
+    _len = len(buf)
     f = ""
     try:
         f = "version,leader_id"
-        version, leader_id = _S1.unpack_from(buf, pos)
+        obj.version, obj.leader_id = _S1.unpack_from(buf, pos)
         pos += 6
         f = "voters"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "voters[]"
-            voters = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_voter_v1(buf, pos)
-                voters.append(_item)
+                _e = _new(Voter)
+                f = "voters[].voter_id,voter_directory_id"
+                _e.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
+                pos += 20
+                _e.voter_directory_id = (
+                    _ZERO_UUID
+                    if _voter_directory_id == _ZERO_BYTES
+                    else _UUID(bytes=_voter_directory_id)
+                )
+                f = "voters[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.voters = _elements
         f = "granting_voters"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "granting_voters[]"
-            granting_voters = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_voter_v1(buf, pos)
-                granting_voters.append(_item)
+                _e = _new(Voter)
+                f = "granting_voters[].voter_id,voter_directory_id"
+                _e.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
+                pos += 20
+                _e.voter_directory_id = (
+                    _ZERO_UUID
+                    if _voter_directory_id == _ZERO_BYTES
+                    else _UUID(bytes=_voter_directory_id)
+                )
+                f = "granting_voters[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.granting_voters = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        LeaderChangeMessage(
-            version,
-            leader_id,
-            voters,
-            granting_voters,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_leader_change_message_v1(obj: LeaderChangeMessage, out: bytearray) -> None:
@@ -363,18 +449,31 @@ def _write_leader_change_message_v1(obj: LeaderChangeMessage, out: bytearray) ->
         )
         f = "voters"
         items = obj.voters
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "voters[]"
         for item in items:
             _write_voter_v1(item, out)
         f = "granting_voters"
         items = obj.granting_voters
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "granting_voters[]"
         for item in items:
             _write_voter_v1(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, LeaderChangeMessage) from None
 

@@ -21,10 +21,18 @@ from ._json import TAGGED as _TAGGED
 from ._json import JsonField as _F
 from ._json import JsonLayout as _JsonLayout
 from ._runtime import (
+    ARRAY_bool as _ARRAY_bool,
+    ARRAY_float64 as _ARRAY_float64,
+    ARRAY_int8 as _ARRAY_int8,
+    ARRAY_int16 as _ARRAY_int16,
+    ARRAY_int32 as _ARRAY_int32,
+    ARRAY_int64 as _ARRAY_int64,
+    ARRAY_uint16 as _ARRAY_uint16,
+    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
+    ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
-    check_end as _check_end,
-    check_tag_size as _check_tag_size,
+    count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -37,21 +45,25 @@ from ._runtime import (
     read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
-    refuse_tags as _refuse_tags,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_size_error as _tag_size_error,
+    tags_not_supported as _tags_not_supported,
+    too_long as _too_long,
+    truncated as _truncated,
     write_bytes as _write_bytes,
     write_compact_bytes as _write_compact_bytes,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
     write_compact_nullable_string as _write_compact_nullable_string,
     write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_no_tags as _write_no_tags,
     write_nullable_bytes as _write_nullable_bytes,
     write_nullable_string as _write_nullable_string,
+    write_raw_tags as _write_raw_tags,
     write_string as _write_string,
-    write_tagged_section as _write_tagged_section,
     write_uvarint as _write_uvarint,
 )
+
+_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "Voter",
@@ -177,26 +189,22 @@ class QuorumStateData(_Message):
 
 def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
     """Read Voter at version 0."""
+    obj = _new(Voter)
+    _len = len(buf)
     f = ""
     try:
         f = "voter_id"
-        (voter_id,) = _S0.unpack_from(buf, pos)
+        (obj.voter_id,) = _S0.unpack_from(buf, pos)
         pos += 4
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        Voter(
-            voter_id,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_voter_v0(obj: Voter, out: bytearray) -> None:
@@ -206,56 +214,67 @@ def _write_voter_v0(obj: Voter, out: bytearray) -> None:
         f = "voter_id"
         out += _S0.pack(obj.voter_id)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, Voter) from None
 
 
 def _read_quorum_state_data_v0(buf: bytes, pos: int) -> tuple[QuorumStateData, int]:
     """Read QuorumStateData at version 0."""
+    obj = _new(QuorumStateData)
+    _len = len(buf)
     f = ""
     try:
         f = "cluster_id"
-        cluster_id, pos = _read_compact_string(buf, pos)
-        if cluster_id is None:
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
+        if obj.cluster_id is None:
             raise _null_error()
         f = "leader_id,leader_epoch,voted_id"
-        leader_id, leader_epoch, voted_id = _S1.unpack_from(buf, pos)
+        obj.leader_id, obj.leader_epoch, obj.voted_id = _S1.unpack_from(buf, pos)
         pos += 12
         f = "applied_offset"
-        (applied_offset,) = _S2.unpack_from(buf, pos)
+        (obj.applied_offset,) = _S2.unpack_from(buf, pos)
         pos += 8
         f = "current_voters"
-        _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            current_voters = None
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
         else:
-            f = "current_voters[]"
-            current_voters = []
+            _n, pos = _read_compact_array_count(buf, pos)
+        if _n < 0:
+            obj.current_voters = None
+        else:
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_voter_v0(buf, pos)
-                current_voters.append(_item)
+                _e = _new(Voter)
+                f = "current_voters[].voter_id"
+                (_e.voter_id,) = _S0.unpack_from(buf, pos)
+                pos += 4
+                f = "current_voters[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.current_voters = _elements
+        obj.voted_directory_id = _ZERO_UUID
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        QuorumStateData(
-            cluster_id,
-            leader_id,
-            leader_epoch,
-            voted_id,
-            _ZERO_UUID,
-            applied_offset,
-            current_voters,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_quorum_state_data_v0(obj: QuorumStateData, out: bytearray) -> None:
@@ -263,7 +282,15 @@ def _write_quorum_state_data_v0(obj: QuorumStateData, out: bytearray) -> None:
     f = ""
     try:
         f = "cluster_id"
-        _write_compact_string(out, obj.cluster_id)
+        data = obj.cluster_id.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "leader_id,leader_epoch,voted_id"
         out += _S1.pack(
             obj.leader_id,
@@ -271,7 +298,7 @@ def _write_quorum_state_data_v0(obj: QuorumStateData, out: bytearray) -> None:
             obj.voted_id,
         )
         f = "voted_directory_id"
-        if obj.voted_directory_id != _ZERO_UUID:
+        if obj.voted_directory_id.int != 0:
             raise _not_ignorable()
         f = "applied_offset"
         out += _S2.pack(obj.applied_offset)
@@ -280,45 +307,51 @@ def _write_quorum_state_data_v0(obj: QuorumStateData, out: bytearray) -> None:
         if items is None:
             out += b"\x00"
         else:
-            _write_uvarint(out, len(items) + 1)
+            size = len(items)
+            if size + 1 < 128:
+                out.append(size + 1)
+            else:
+                _write_uvarint(out, size + 1)
             f = "current_voters[]"
             for item in items:
                 _write_voter_v0(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, QuorumStateData) from None
 
 
 def _read_quorum_state_data_v1(buf: bytes, pos: int) -> tuple[QuorumStateData, int]:
     """Read QuorumStateData at version 1."""
+    obj = _new(QuorumStateData)
+    _len = len(buf)
     f = ""
     try:
         f = "leader_id,leader_epoch,voted_id,voted_directory_id"
-        leader_id, leader_epoch, voted_id, voted_directory_id = _S3.unpack_from(buf, pos)
+        obj.leader_id, obj.leader_epoch, obj.voted_id, _voted_directory_id = _S3.unpack_from(
+            buf, pos
+        )
         pos += 28
-        voted_directory_id = _UUID(bytes=voted_directory_id)
+        obj.voted_directory_id = (
+            _ZERO_UUID if _voted_directory_id == _ZERO_BYTES else _UUID(bytes=_voted_directory_id)
+        )
+        obj.cluster_id = ""
+        obj.applied_offset = 0
+        obj.current_voters = []
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        QuorumStateData(
-            "",
-            leader_id,
-            leader_epoch,
-            voted_id,
-            voted_directory_id,
-            0,
-            [],
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_quorum_state_data_v1(obj: QuorumStateData, out: bytearray) -> None:
@@ -342,7 +375,12 @@ def _write_quorum_state_data_v1(obj: QuorumStateData, out: bytearray) -> None:
         if obj.current_voters != []:
             raise _not_ignorable()
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, QuorumStateData) from None
 

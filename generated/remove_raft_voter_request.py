@@ -21,10 +21,18 @@ from ._json import TAGGED as _TAGGED
 from ._json import JsonField as _F
 from ._json import JsonLayout as _JsonLayout
 from ._runtime import (
+    ARRAY_bool as _ARRAY_bool,
+    ARRAY_float64 as _ARRAY_float64,
+    ARRAY_int8 as _ARRAY_int8,
+    ARRAY_int16 as _ARRAY_int16,
+    ARRAY_int32 as _ARRAY_int32,
+    ARRAY_int64 as _ARRAY_int64,
+    ARRAY_uint16 as _ARRAY_uint16,
+    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
+    ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
-    check_end as _check_end,
-    check_tag_size as _check_tag_size,
+    count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -37,21 +45,25 @@ from ._runtime import (
     read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
-    refuse_tags as _refuse_tags,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_size_error as _tag_size_error,
+    tags_not_supported as _tags_not_supported,
+    too_long as _too_long,
+    truncated as _truncated,
     write_bytes as _write_bytes,
     write_compact_bytes as _write_compact_bytes,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
     write_compact_nullable_string as _write_compact_nullable_string,
     write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_no_tags as _write_no_tags,
     write_nullable_bytes as _write_nullable_bytes,
     write_nullable_string as _write_nullable_string,
+    write_raw_tags as _write_raw_tags,
     write_string as _write_string,
-    write_tagged_section as _write_tagged_section,
     write_uvarint as _write_uvarint,
 )
+
+_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "RemoveRaftVoterRequest",
@@ -109,31 +121,27 @@ class RemoveRaftVoterRequest(_Message):
 
 def _read_remove_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[RemoveRaftVoterRequest, int]:
     """Read RemoveRaftVoterRequest at version 0."""
+    obj = _new(RemoveRaftVoterRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "cluster_id"
-        cluster_id, pos = _read_compact_string(buf, pos)
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
         f = "voter_id,voter_directory_id"
-        voter_id, voter_directory_id = _S0.unpack_from(buf, pos)
+        obj.voter_id, _voter_directory_id = _S0.unpack_from(buf, pos)
         pos += 20
-        voter_directory_id = _UUID(bytes=voter_directory_id)
+        obj.voter_directory_id = (
+            _ZERO_UUID if _voter_directory_id == _ZERO_BYTES else _UUID(bytes=_voter_directory_id)
+        )
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        RemoveRaftVoterRequest(
-            cluster_id,
-            voter_id,
-            voter_directory_id,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_remove_raft_voter_request_v0(obj: RemoveRaftVoterRequest, out: bytearray) -> None:
@@ -141,14 +149,31 @@ def _write_remove_raft_voter_request_v0(obj: RemoveRaftVoterRequest, out: bytear
     f = ""
     try:
         f = "cluster_id"
-        _write_compact_nullable_string(out, obj.cluster_id)
+        value = obj.cluster_id
+        if value is None:
+            out.append(0)
+        else:
+            data = value.encode()
+            size = len(data)
+            if size < 127:
+                out.append(size + 1)
+            elif size <= 0x7FFF:
+                _write_uvarint(out, size + 1)
+            else:
+                raise _too_long(size)
+            out += data
         f = "voter_id,voter_directory_id"
         out += _S0.pack(
             obj.voter_id,
             obj.voter_directory_id.bytes,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, RemoveRaftVoterRequest) from None
 

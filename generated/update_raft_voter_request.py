@@ -21,10 +21,18 @@ from ._json import TAGGED as _TAGGED
 from ._json import JsonField as _F
 from ._json import JsonLayout as _JsonLayout
 from ._runtime import (
+    ARRAY_bool as _ARRAY_bool,
+    ARRAY_float64 as _ARRAY_float64,
+    ARRAY_int8 as _ARRAY_int8,
+    ARRAY_int16 as _ARRAY_int16,
+    ARRAY_int32 as _ARRAY_int32,
+    ARRAY_int64 as _ARRAY_int64,
+    ARRAY_uint16 as _ARRAY_uint16,
+    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
+    ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
-    check_end as _check_end,
-    check_tag_size as _check_tag_size,
+    count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -37,21 +45,25 @@ from ._runtime import (
     read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
-    refuse_tags as _refuse_tags,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_size_error as _tag_size_error,
+    tags_not_supported as _tags_not_supported,
+    too_long as _too_long,
+    truncated as _truncated,
     write_bytes as _write_bytes,
     write_compact_bytes as _write_compact_bytes,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
     write_compact_nullable_string as _write_compact_nullable_string,
     write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_no_tags as _write_no_tags,
     write_nullable_bytes as _write_nullable_bytes,
     write_nullable_string as _write_nullable_string,
+    write_raw_tags as _write_raw_tags,
     write_string as _write_string,
-    write_tagged_section as _write_tagged_section,
     write_uvarint as _write_uvarint,
 )
+
+_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "Listener",
@@ -219,36 +231,30 @@ _DEFAULT_KRaftVersionFeature = KRaftVersionFeature()
 
 def _read_listener_v0(buf: bytes, pos: int) -> tuple[Listener, int]:
     """Read Listener at version 0."""
+    obj = _new(Listener)
+    _len = len(buf)
     f = ""
     try:
         f = "name"
-        name, pos = _read_compact_string(buf, pos)
-        if name is None:
+        obj.name, pos = _read_compact_string(buf, pos)
+        if obj.name is None:
             raise _null_error()
         f = "host"
-        host, pos = _read_compact_string(buf, pos)
-        if host is None:
+        obj.host, pos = _read_compact_string(buf, pos)
+        if obj.host is None:
             raise _null_error()
         f = "port"
-        (port,) = _S0.unpack_from(buf, pos)
+        (obj.port,) = _S0.unpack_from(buf, pos)
         pos += 2
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        Listener(
-            name,
-            host,
-            port,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_listener_v0(obj: Listener, out: bytearray) -> None:
@@ -256,40 +262,56 @@ def _write_listener_v0(obj: Listener, out: bytearray) -> None:
     f = ""
     try:
         f = "name"
-        _write_compact_string(out, obj.name)
+        data = obj.name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "host"
-        _write_compact_string(out, obj.host)
+        data = obj.host.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "port"
         out += _S0.pack(obj.port)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, Listener) from None
 
 
 def _read_k_raft_version_feature_v0(buf: bytes, pos: int) -> tuple[KRaftVersionFeature, int]:
     """Read KRaftVersionFeature at version 0."""
+    obj = _new(KRaftVersionFeature)
+    _len = len(buf)
     f = ""
     try:
         f = "min_supported_version,max_supported_version"
-        min_supported_version, max_supported_version = _S1.unpack_from(buf, pos)
+        obj.min_supported_version, obj.max_supported_version = _S1.unpack_from(buf, pos)
         pos += 4
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        KRaftVersionFeature(
-            min_supported_version,
-            max_supported_version,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_k_raft_version_feature_v0(obj: KRaftVersionFeature, out: bytearray) -> None:
@@ -302,53 +324,74 @@ def _write_k_raft_version_feature_v0(obj: KRaftVersionFeature, out: bytearray) -
             obj.max_supported_version,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, KRaftVersionFeature) from None
 
 
 def _read_update_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[UpdateRaftVoterRequest, int]:
     """Read UpdateRaftVoterRequest at version 0."""
+    obj = _new(UpdateRaftVoterRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "cluster_id"
-        cluster_id, pos = _read_compact_string(buf, pos)
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
         f = "current_leader_epoch,voter_id,voter_directory_id"
-        current_leader_epoch, voter_id, voter_directory_id = _S2.unpack_from(buf, pos)
+        obj.current_leader_epoch, obj.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
         pos += 24
-        voter_directory_id = _UUID(bytes=voter_directory_id)
+        obj.voter_directory_id = (
+            _ZERO_UUID if _voter_directory_id == _ZERO_BYTES else _UUID(bytes=_voter_directory_id)
+        )
         f = "listeners"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "listeners[]"
-            listeners = _MapKeyList()
+            _elements = _MapKeyList()
             for _ in range(_n):
-                _item, pos = _read_listener_v0(buf, pos)
-                listeners.append(_item)
+                _e = _new(Listener)
+                f = "listeners[].name"
+                _e.name, pos = _read_compact_string(buf, pos)
+                if _e.name is None:
+                    raise _null_error()
+                f = "listeners[].host"
+                _e.host, pos = _read_compact_string(buf, pos)
+                if _e.host is None:
+                    raise _null_error()
+                f = "listeners[].port"
+                (_e.port,) = _S0.unpack_from(buf, pos)
+                pos += 2
+                f = "listeners[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.listeners = _elements
         f = "k_raft_version_feature"
-        k_raft_version_feature, pos = _read_k_raft_version_feature_v0(buf, pos)
+        obj.k_raft_version_feature, pos = _read_k_raft_version_feature_v0(buf, pos)
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        UpdateRaftVoterRequest(
-            cluster_id,
-            current_leader_epoch,
-            voter_id,
-            voter_directory_id,
-            listeners,
-            k_raft_version_feature,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_update_raft_voter_request_v0(obj: UpdateRaftVoterRequest, out: bytearray) -> None:
@@ -356,7 +399,19 @@ def _write_update_raft_voter_request_v0(obj: UpdateRaftVoterRequest, out: bytear
     f = ""
     try:
         f = "cluster_id"
-        _write_compact_nullable_string(out, obj.cluster_id)
+        value = obj.cluster_id
+        if value is None:
+            out.append(0)
+        else:
+            data = value.encode()
+            size = len(data)
+            if size < 127:
+                out.append(size + 1)
+            elif size <= 0x7FFF:
+                _write_uvarint(out, size + 1)
+            else:
+                raise _too_long(size)
+            out += data
         f = "current_leader_epoch,voter_id,voter_directory_id"
         out += _S2.pack(
             obj.current_leader_epoch,
@@ -365,14 +420,23 @@ def _write_update_raft_voter_request_v0(obj: UpdateRaftVoterRequest, out: bytear
         )
         f = "listeners"
         items = obj.listeners
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "listeners[]"
         for item in items:
             _write_listener_v0(item, out)
         f = "k_raft_version_feature"
         _write_k_raft_version_feature_v0(obj.k_raft_version_feature, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, UpdateRaftVoterRequest) from None
 

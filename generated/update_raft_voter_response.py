@@ -21,10 +21,18 @@ from ._json import TAGGED as _TAGGED
 from ._json import JsonField as _F
 from ._json import JsonLayout as _JsonLayout
 from ._runtime import (
+    ARRAY_bool as _ARRAY_bool,
+    ARRAY_float64 as _ARRAY_float64,
+    ARRAY_int8 as _ARRAY_int8,
+    ARRAY_int16 as _ARRAY_int16,
+    ARRAY_int32 as _ARRAY_int32,
+    ARRAY_int64 as _ARRAY_int64,
+    ARRAY_uint16 as _ARRAY_uint16,
+    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
+    ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
-    check_end as _check_end,
-    check_tag_size as _check_tag_size,
+    count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -37,21 +45,25 @@ from ._runtime import (
     read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
-    refuse_tags as _refuse_tags,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_size_error as _tag_size_error,
+    tags_not_supported as _tags_not_supported,
+    too_long as _too_long,
+    truncated as _truncated,
     write_bytes as _write_bytes,
     write_compact_bytes as _write_compact_bytes,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
     write_compact_nullable_string as _write_compact_nullable_string,
     write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_no_tags as _write_no_tags,
     write_nullable_bytes as _write_nullable_bytes,
     write_nullable_string as _write_nullable_string,
+    write_raw_tags as _write_raw_tags,
     write_string as _write_string,
-    write_tagged_section as _write_tagged_section,
     write_uvarint as _write_uvarint,
 )
+
+_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "CurrentLeader",
@@ -162,36 +174,29 @@ _DEFAULT_CurrentLeader = CurrentLeader()
 
 def _read_current_leader_v0(buf: bytes, pos: int) -> tuple[CurrentLeader, int]:
     """Read CurrentLeader at version 0."""
+    obj = _new(CurrentLeader)
+    _len = len(buf)
     f = ""
     try:
         f = "leader_id,leader_epoch"
-        leader_id, leader_epoch = _S0.unpack_from(buf, pos)
+        obj.leader_id, obj.leader_epoch = _S0.unpack_from(buf, pos)
         pos += 8
         f = "host"
-        host, pos = _read_compact_string(buf, pos)
-        if host is None:
+        obj.host, pos = _read_compact_string(buf, pos)
+        if obj.host is None:
             raise _null_error()
         f = "port"
-        (port,) = _S1.unpack_from(buf, pos)
+        (obj.port,) = _S1.unpack_from(buf, pos)
         pos += 4
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        CurrentLeader(
-            leader_id,
-            leader_epoch,
-            host,
-            port,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_current_leader_v0(obj: CurrentLeader, out: bytearray) -> None:
@@ -204,11 +209,24 @@ def _write_current_leader_v0(obj: CurrentLeader, out: bytearray) -> None:
             obj.leader_epoch,
         )
         f = "host"
-        _write_compact_string(out, obj.host)
+        data = obj.host.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "port"
         out += _S1.pack(obj.port)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, CurrentLeader) from None
 
@@ -217,39 +235,51 @@ def _read_update_raft_voter_response_v0(
     buf: bytes, pos: int
 ) -> tuple[UpdateRaftVoterResponse, int]:
     """Read UpdateRaftVoterResponse at version 0."""
+    obj = _new(UpdateRaftVoterResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "throttle_time_ms,error_code"
-        throttle_time_ms, error_code = _S2.unpack_from(buf, pos)
+        obj.throttle_time_ms, obj.error_code = _S2.unpack_from(buf, pos)
         pos += 6
         f = ""
-        current_leader = CurrentLeader()
-        _unknown = None
-        _count, pos = _read_uvarint(buf, pos)
-        for _ in range(_count):
-            _tag, pos = _read_uvarint(buf, pos)
-            _size, pos = _read_uvarint(buf, pos)
-            _start = pos
-            if _tag == 0:
-                f = "current_leader"
-                current_leader, pos = _read_current_leader_v0(buf, pos)
-            elif _tag < 1:
-                raise _invalid_tag(_tag)
+        obj.current_leader = CurrentLeader()
+        if buf[pos] == 0:
+            obj.unknown_tagged_fields = None
+            pos += 1
+        else:
+            _unknown = None
+            _count = buf[pos]
+            if _count < 0x80:
+                pos += 1
             else:
-                _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                continue
-            _check_tag_size(_tag, _size, _start, pos)
+                _count, pos = _read_uvarint(buf, pos)
+            for _ in range(_count):
+                _tag = buf[pos]
+                if _tag < 0x80:
+                    pos += 1
+                else:
+                    _tag, pos = _read_uvarint(buf, pos)
+                _size = buf[pos]
+                if _size < 0x80:
+                    pos += 1
+                else:
+                    _size, pos = _read_uvarint(buf, pos)
+                _start = pos
+                if _tag == 0:
+                    f = "current_leader"
+                    obj.current_leader, pos = _read_current_leader_v0(buf, pos)
+                elif _tag < 1:
+                    raise _invalid_tag(_tag)
+                else:
+                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                    continue
+                if pos - _start != _size:
+                    raise _tag_size_error(_tag, _size, pos - _start)
+            obj.unknown_tagged_fields = _unknown
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        UpdateRaftVoterResponse(
-            throttle_time_ms,
-            error_code,
-            current_leader,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_update_raft_voter_response_v0(obj: UpdateRaftVoterResponse, out: bytearray) -> None:
@@ -261,14 +291,30 @@ def _write_update_raft_voter_response_v0(obj: UpdateRaftVoterResponse, out: byte
             obj.throttle_time_ms,
             obj.error_code,
         )
-        tagged = []
-        f = "current_leader"
-        if obj.current_leader != _DEFAULT_CurrentLeader:
-            value_out = bytearray()
-            _write_current_leader_v0(obj.current_leader, value_out)
-            tagged.append((0, value_out))
         f = ""
-        _write_tagged_section(out, tagged, obj.unknown_tagged_fields, 1)
+        # Known tags first in tag order; kept raw tags are all above them (checked when written).
+        f = "current_leader"
+        has_0 = obj.current_leader != _DEFAULT_CurrentLeader
+        f = ""
+        unknown = obj.unknown_tagged_fields
+        count = has_0 + (len(unknown) if unknown else 0)
+        if count < 128:
+            out.append(count)
+        else:
+            _write_uvarint(out, count)
+        if has_0:
+            f = "current_leader"
+            out.append(0)
+            tag_out = bytearray()
+            _write_current_leader_v0(obj.current_leader, tag_out)
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if unknown:
+            f = ""
+            _write_raw_tags(out, unknown, 1)
     except Exception as exc:
         raise _write_failure(exc, obj, f, UpdateRaftVoterResponse) from None
 

@@ -21,10 +21,18 @@ from ._json import TAGGED as _TAGGED
 from ._json import JsonField as _F
 from ._json import JsonLayout as _JsonLayout
 from ._runtime import (
+    ARRAY_bool as _ARRAY_bool,
+    ARRAY_float64 as _ARRAY_float64,
+    ARRAY_int8 as _ARRAY_int8,
+    ARRAY_int16 as _ARRAY_int16,
+    ARRAY_int32 as _ARRAY_int32,
+    ARRAY_int64 as _ARRAY_int64,
+    ARRAY_uint16 as _ARRAY_uint16,
+    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
+    ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
-    check_end as _check_end,
-    check_tag_size as _check_tag_size,
+    count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -37,21 +45,25 @@ from ._runtime import (
     read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
-    refuse_tags as _refuse_tags,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_size_error as _tag_size_error,
+    tags_not_supported as _tags_not_supported,
+    too_long as _too_long,
+    truncated as _truncated,
     write_bytes as _write_bytes,
     write_compact_bytes as _write_compact_bytes,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
     write_compact_nullable_string as _write_compact_nullable_string,
     write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_no_tags as _write_no_tags,
     write_nullable_bytes as _write_nullable_bytes,
     write_nullable_string as _write_nullable_string,
+    write_raw_tags as _write_raw_tags,
     write_string as _write_string,
-    write_tagged_section as _write_tagged_section,
     write_uvarint as _write_uvarint,
 )
+
+_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "PartitionData",
@@ -232,36 +244,28 @@ class VoteRequest(_Message):
 
 def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 0."""
+    obj = _new(PartitionData)
+    _len = len(buf)
     f = ""
     try:
         f = "partition_index,replica_epoch,replica_id"
-        partition_index, replica_epoch, replica_id = _S0.unpack_from(buf, pos)
+        obj.partition_index, obj.replica_epoch, obj.replica_id = _S0.unpack_from(buf, pos)
         pos += 12
         f = "last_offset_epoch,last_offset"
-        last_offset_epoch, last_offset = _S1.unpack_from(buf, pos)
+        obj.last_offset_epoch, obj.last_offset = _S1.unpack_from(buf, pos)
         pos += 12
+        obj.replica_directory_id = _ZERO_UUID
+        obj.voter_directory_id = _ZERO_UUID
+        obj.pre_vote = False
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        PartitionData(
-            partition_index,
-            replica_epoch,
-            replica_id,
-            _ZERO_UUID,
-            _ZERO_UUID,
-            last_offset_epoch,
-            last_offset,
-            False,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
@@ -283,50 +287,51 @@ def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
         if obj.pre_vote != False:
             raise _not_ignorable()
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
 
 
 def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 1."""
+    obj = _new(PartitionData)
+    _len = len(buf)
     f = ""
     try:
         f = "partition_index,replica_epoch,replica_id,replica_directory_id,voter_directory_id,last_offset_epoch,last_offset"
         (
-            partition_index,
-            replica_epoch,
-            replica_id,
-            replica_directory_id,
-            voter_directory_id,
-            last_offset_epoch,
-            last_offset,
+            obj.partition_index,
+            obj.replica_epoch,
+            obj.replica_id,
+            _replica_directory_id,
+            _voter_directory_id,
+            obj.last_offset_epoch,
+            obj.last_offset,
         ) = _S2.unpack_from(buf, pos)
         pos += 56
-        replica_directory_id = _UUID(bytes=replica_directory_id)
-        voter_directory_id = _UUID(bytes=voter_directory_id)
+        obj.replica_directory_id = (
+            _ZERO_UUID
+            if _replica_directory_id == _ZERO_BYTES
+            else _UUID(bytes=_replica_directory_id)
+        )
+        obj.voter_directory_id = (
+            _ZERO_UUID if _voter_directory_id == _ZERO_BYTES else _UUID(bytes=_voter_directory_id)
+        )
+        obj.pre_vote = False
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        PartitionData(
-            partition_index,
-            replica_epoch,
-            replica_id,
-            replica_directory_id,
-            voter_directory_id,
-            last_offset_epoch,
-            last_offset,
-            False,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
@@ -347,51 +352,51 @@ def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
         if obj.pre_vote != False:
             raise _not_ignorable()
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
 
 
 def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 2."""
+    obj = _new(PartitionData)
+    _len = len(buf)
     f = ""
     try:
         f = "partition_index,replica_epoch,replica_id,replica_directory_id,voter_directory_id,last_offset_epoch,last_offset,pre_vote"
         (
-            partition_index,
-            replica_epoch,
-            replica_id,
-            replica_directory_id,
-            voter_directory_id,
-            last_offset_epoch,
-            last_offset,
-            pre_vote,
+            obj.partition_index,
+            obj.replica_epoch,
+            obj.replica_id,
+            _replica_directory_id,
+            _voter_directory_id,
+            obj.last_offset_epoch,
+            obj.last_offset,
+            obj.pre_vote,
         ) = _S4.unpack_from(buf, pos)
         pos += 57
-        replica_directory_id = _UUID(bytes=replica_directory_id)
-        voter_directory_id = _UUID(bytes=voter_directory_id)
+        obj.replica_directory_id = (
+            _ZERO_UUID
+            if _replica_directory_id == _ZERO_BYTES
+            else _UUID(bytes=_replica_directory_id)
+        )
+        obj.voter_directory_id = (
+            _ZERO_UUID if _voter_directory_id == _ZERO_BYTES else _UUID(bytes=_voter_directory_id)
+        )
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        PartitionData(
-            partition_index,
-            replica_epoch,
-            replica_id,
-            replica_directory_id,
-            voter_directory_id,
-            last_offset_epoch,
-            last_offset,
-            pre_vote,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_partition_data_v2(obj: PartitionData, out: bytearray) -> None:
@@ -410,45 +415,66 @@ def _write_partition_data_v2(obj: PartitionData, out: bytearray) -> None:
             obj.pre_vote,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
 
 
 def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 0."""
+    obj = _new(TopicData)
+    _len = len(buf)
     f = ""
     try:
         f = "topic_name"
-        topic_name, pos = _read_compact_string(buf, pos)
-        if topic_name is None:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_partition_data_v0(buf, pos)
-                partitions.append(_item)
+                _e = _new(PartitionData)
+                f = "partitions[].partition_index,replica_epoch,replica_id"
+                _e.partition_index, _e.replica_epoch, _e.replica_id = _S0.unpack_from(buf, pos)
+                pos += 12
+                f = "partitions[].last_offset_epoch,last_offset"
+                _e.last_offset_epoch, _e.last_offset = _S1.unpack_from(buf, pos)
+                pos += 12
+                _e.replica_directory_id = _ZERO_UUID
+                _e.voter_directory_id = _ZERO_UUID
+                _e.pre_vote = False
+                f = "partitions[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.partitions = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        TopicData(
-            topic_name,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
@@ -456,53 +482,99 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
     f = ""
     try:
         f = "topic_name"
-        _write_compact_string(out, obj.topic_name)
+        data = obj.topic_name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "partitions[]"
         for item in items:
             _write_partition_data_v0(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicData) from None
 
 
 def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 1."""
+    obj = _new(TopicData)
+    _len = len(buf)
     f = ""
     try:
         f = "topic_name"
-        topic_name, pos = _read_compact_string(buf, pos)
-        if topic_name is None:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_partition_data_v1(buf, pos)
-                partitions.append(_item)
+                _e = _new(PartitionData)
+                f = "partitions[].partition_index,replica_epoch,replica_id,replica_directory_id,voter_directory_id,last_offset_epoch,last_offset"
+                (
+                    _e.partition_index,
+                    _e.replica_epoch,
+                    _e.replica_id,
+                    _replica_directory_id,
+                    _voter_directory_id,
+                    _e.last_offset_epoch,
+                    _e.last_offset,
+                ) = _S2.unpack_from(buf, pos)
+                pos += 56
+                _e.replica_directory_id = (
+                    _ZERO_UUID
+                    if _replica_directory_id == _ZERO_BYTES
+                    else _UUID(bytes=_replica_directory_id)
+                )
+                _e.voter_directory_id = (
+                    _ZERO_UUID
+                    if _voter_directory_id == _ZERO_BYTES
+                    else _UUID(bytes=_voter_directory_id)
+                )
+                _e.pre_vote = False
+                f = "partitions[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.partitions = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        TopicData(
-            topic_name,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
@@ -510,53 +582,99 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
     f = ""
     try:
         f = "topic_name"
-        _write_compact_string(out, obj.topic_name)
+        data = obj.topic_name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "partitions[]"
         for item in items:
             _write_partition_data_v1(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicData) from None
 
 
 def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 2."""
+    obj = _new(TopicData)
+    _len = len(buf)
     f = ""
     try:
         f = "topic_name"
-        topic_name, pos = _read_compact_string(buf, pos)
-        if topic_name is None:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_partition_data_v2(buf, pos)
-                partitions.append(_item)
+                _e = _new(PartitionData)
+                f = "partitions[].partition_index,replica_epoch,replica_id,replica_directory_id,voter_directory_id,last_offset_epoch,last_offset,pre_vote"
+                (
+                    _e.partition_index,
+                    _e.replica_epoch,
+                    _e.replica_id,
+                    _replica_directory_id,
+                    _voter_directory_id,
+                    _e.last_offset_epoch,
+                    _e.last_offset,
+                    _e.pre_vote,
+                ) = _S4.unpack_from(buf, pos)
+                pos += 57
+                _e.replica_directory_id = (
+                    _ZERO_UUID
+                    if _replica_directory_id == _ZERO_BYTES
+                    else _UUID(bytes=_replica_directory_id)
+                )
+                _e.voter_directory_id = (
+                    _ZERO_UUID
+                    if _voter_directory_id == _ZERO_BYTES
+                    else _UUID(bytes=_voter_directory_id)
+                )
+                f = "partitions[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.partitions = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        TopicData(
-            topic_name,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_topic_data_v2(obj: TopicData, out: bytearray) -> None:
@@ -564,52 +682,71 @@ def _write_topic_data_v2(obj: TopicData, out: bytearray) -> None:
     f = ""
     try:
         f = "topic_name"
-        _write_compact_string(out, obj.topic_name)
+        data = obj.topic_name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "partitions[]"
         for item in items:
             _write_partition_data_v2(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicData) from None
 
 
 def _read_vote_request_v0(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
     """Read VoteRequest at version 0."""
+    obj = _new(VoteRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "cluster_id"
-        cluster_id, pos = _read_compact_string(buf, pos)
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
         f = "topics"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_topic_data_v0(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_topic_data_v0(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
+        obj.voter_id = -1
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        VoteRequest(
-            cluster_id,
-            -1,
-            topics,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_vote_request_v0(obj: VoteRequest, out: bytearray) -> None:
@@ -617,55 +754,77 @@ def _write_vote_request_v0(obj: VoteRequest, out: bytearray) -> None:
     f = ""
     try:
         f = "cluster_id"
-        _write_compact_nullable_string(out, obj.cluster_id)
+        value = obj.cluster_id
+        if value is None:
+            out.append(0)
+        else:
+            data = value.encode()
+            size = len(data)
+            if size < 127:
+                out.append(size + 1)
+            elif size <= 0x7FFF:
+                _write_uvarint(out, size + 1)
+            else:
+                raise _too_long(size)
+            out += data
         f = "topics"
         items = obj.topics
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "topics[]"
         for item in items:
             _write_topic_data_v0(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, VoteRequest) from None
 
 
 def _read_vote_request_v1(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
     """Read VoteRequest at version 1."""
+    obj = _new(VoteRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "cluster_id"
-        cluster_id, pos = _read_compact_string(buf, pos)
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
         f = "voter_id"
-        (voter_id,) = _S3.unpack_from(buf, pos)
+        (obj.voter_id,) = _S3.unpack_from(buf, pos)
         pos += 4
         f = "topics"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_topic_data_v1(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_topic_data_v1(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        VoteRequest(
-            cluster_id,
-            voter_id,
-            topics,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_vote_request_v1(obj: VoteRequest, out: bytearray) -> None:
@@ -673,57 +832,79 @@ def _write_vote_request_v1(obj: VoteRequest, out: bytearray) -> None:
     f = ""
     try:
         f = "cluster_id"
-        _write_compact_nullable_string(out, obj.cluster_id)
+        value = obj.cluster_id
+        if value is None:
+            out.append(0)
+        else:
+            data = value.encode()
+            size = len(data)
+            if size < 127:
+                out.append(size + 1)
+            elif size <= 0x7FFF:
+                _write_uvarint(out, size + 1)
+            else:
+                raise _too_long(size)
+            out += data
         f = "voter_id"
         out += _S3.pack(obj.voter_id)
         f = "topics"
         items = obj.topics
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "topics[]"
         for item in items:
             _write_topic_data_v1(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, VoteRequest) from None
 
 
 def _read_vote_request_v2(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
     """Read VoteRequest at version 2."""
+    obj = _new(VoteRequest)
+    _len = len(buf)
     f = ""
     try:
         f = "cluster_id"
-        cluster_id, pos = _read_compact_string(buf, pos)
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
         f = "voter_id"
-        (voter_id,) = _S3.unpack_from(buf, pos)
+        (obj.voter_id,) = _S3.unpack_from(buf, pos)
         pos += 4
         f = "topics"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_topic_data_v2(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_topic_data_v2(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        VoteRequest(
-            cluster_id,
-            voter_id,
-            topics,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_vote_request_v2(obj: VoteRequest, out: bytearray) -> None:
@@ -731,17 +912,38 @@ def _write_vote_request_v2(obj: VoteRequest, out: bytearray) -> None:
     f = ""
     try:
         f = "cluster_id"
-        _write_compact_nullable_string(out, obj.cluster_id)
+        value = obj.cluster_id
+        if value is None:
+            out.append(0)
+        else:
+            data = value.encode()
+            size = len(data)
+            if size < 127:
+                out.append(size + 1)
+            elif size <= 0x7FFF:
+                _write_uvarint(out, size + 1)
+            else:
+                raise _too_long(size)
+            out += data
         f = "voter_id"
         out += _S3.pack(obj.voter_id)
         f = "topics"
         items = obj.topics
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "topics[]"
         for item in items:
             _write_topic_data_v2(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, VoteRequest) from None
 

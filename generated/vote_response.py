@@ -21,10 +21,18 @@ from ._json import TAGGED as _TAGGED
 from ._json import JsonField as _F
 from ._json import JsonLayout as _JsonLayout
 from ._runtime import (
+    ARRAY_bool as _ARRAY_bool,
+    ARRAY_float64 as _ARRAY_float64,
+    ARRAY_int8 as _ARRAY_int8,
+    ARRAY_int16 as _ARRAY_int16,
+    ARRAY_int32 as _ARRAY_int32,
+    ARRAY_int64 as _ARRAY_int64,
+    ARRAY_uint16 as _ARRAY_uint16,
+    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
+    ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
-    check_end as _check_end,
-    check_tag_size as _check_tag_size,
+    count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -37,21 +45,25 @@ from ._runtime import (
     read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
-    refuse_tags as _refuse_tags,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_size_error as _tag_size_error,
+    tags_not_supported as _tags_not_supported,
+    too_long as _too_long,
+    truncated as _truncated,
     write_bytes as _write_bytes,
     write_compact_bytes as _write_compact_bytes,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
     write_compact_nullable_string as _write_compact_nullable_string,
     write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_no_tags as _write_no_tags,
     write_nullable_bytes as _write_nullable_bytes,
     write_nullable_string as _write_nullable_string,
+    write_raw_tags as _write_raw_tags,
     write_string as _write_string,
-    write_tagged_section as _write_tagged_section,
     write_uvarint as _write_uvarint,
 )
+
+_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "PartitionData",
@@ -249,32 +261,24 @@ class VoteResponse(_Message):
 
 def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at versions 0-2."""
+    obj = _new(PartitionData)
+    _len = len(buf)
     f = ""
     try:
         f = "partition_index,error_code,leader_id,leader_epoch,vote_granted"
-        partition_index, error_code, leader_id, leader_epoch, vote_granted = _S0.unpack_from(
-            buf, pos
+        obj.partition_index, obj.error_code, obj.leader_id, obj.leader_epoch, obj.vote_granted = (
+            _S0.unpack_from(buf, pos)
         )
         pos += 15
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        PartitionData(
-            partition_index,
-            error_code,
-            leader_id,
-            leader_epoch,
-            vote_granted,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
@@ -290,45 +294,66 @@ def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
             obj.vote_granted,
         )
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
 
 
 def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at versions 0-2."""
+    obj = _new(TopicData)
+    _len = len(buf)
     f = ""
     try:
         f = "topic_name"
-        topic_name, pos = _read_compact_string(buf, pos)
-        if topic_name is None:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
         f = "partitions"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            f = "partitions[]"
-            partitions = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_partition_data_v0(buf, pos)
-                partitions.append(_item)
+                _e = _new(PartitionData)
+                f = "partitions[].partition_index,error_code,leader_id,leader_epoch,vote_granted"
+                (
+                    _e.partition_index,
+                    _e.error_code,
+                    _e.leader_id,
+                    _e.leader_epoch,
+                    _e.vote_granted,
+                ) = _S0.unpack_from(buf, pos)
+                pos += 15
+                f = "partitions[]."
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _elements.append(_e)
+            obj.partitions = _elements
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        TopicData(
-            topic_name,
-            partitions,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
@@ -336,50 +361,61 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
     f = ""
     try:
         f = "topic_name"
-        _write_compact_string(out, obj.topic_name)
+        data = obj.topic_name.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "partitions"
         items = obj.partitions
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "partitions[]"
         for item in items:
             _write_partition_data_v0(item, out)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicData) from None
 
 
 def _read_node_endpoint_v1(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
     """Read NodeEndpoint at versions 1-2."""
+    obj = _new(NodeEndpoint)
+    _len = len(buf)
     f = ""
     try:
         f = "node_id"
-        (node_id,) = _S2.unpack_from(buf, pos)
+        (obj.node_id,) = _S2.unpack_from(buf, pos)
         pos += 4
         f = "host"
-        host, pos = _read_compact_string(buf, pos)
-        if host is None:
+        obj.host, pos = _read_compact_string(buf, pos)
+        if obj.host is None:
             raise _null_error()
         f = "port"
-        (port,) = _S3.unpack_from(buf, pos)
+        (obj.port,) = _S3.unpack_from(buf, pos)
         pos += 2
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 0)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        NodeEndpoint(
-            node_id,
-            host,
-            port,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_node_endpoint_v1(obj: NodeEndpoint, out: bytearray) -> None:
@@ -389,49 +425,64 @@ def _write_node_endpoint_v1(obj: NodeEndpoint, out: bytearray) -> None:
         f = "node_id"
         out += _S2.pack(obj.node_id)
         f = "host"
-        _write_compact_string(out, obj.host)
+        data = obj.host.encode()
+        size = len(data)
+        if size < 127:
+            out.append(size + 1)
+        elif size <= 0x7FFF:
+            _write_uvarint(out, size + 1)
+        else:
+            raise _too_long(size)
+        out += data
         f = "port"
         out += _S3.pack(obj.port)
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 0)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 0)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, NodeEndpoint) from None
 
 
 def _read_vote_response_v0(buf: bytes, pos: int) -> tuple[VoteResponse, int]:
     """Read VoteResponse at version 0."""
+    obj = _new(VoteResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "error_code"
-        (error_code,) = _S1.unpack_from(buf, pos)
+        (obj.error_code,) = _S1.unpack_from(buf, pos)
         pos += 2
         f = "topics"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_topic_data_v0(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_topic_data_v0(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
+        obj.node_endpoints = _MapKeyList()
         f = ""
         if buf[pos] == 0:
-            _unknown = None
+            obj.unknown_tagged_fields = None
             pos += 1
         else:
-            _unknown, pos = _skip_unknown_tags(buf, pos, 1)
+            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        VoteResponse(
-            error_code,
-            topics,
-            _MapKeyList(),
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_vote_response_v0(obj: VoteResponse, out: bytearray) -> None:
@@ -442,7 +493,11 @@ def _write_vote_response_v0(obj: VoteResponse, out: bytearray) -> None:
         out += _S1.pack(obj.error_code)
         f = "topics"
         items = obj.topics
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "topics[]"
         for item in items:
             _write_topic_data_v0(item, out)
@@ -450,64 +505,110 @@ def _write_vote_response_v0(obj: VoteResponse, out: bytearray) -> None:
         if obj.node_endpoints != []:
             raise _not_ignorable()
         f = ""
-        _write_no_tags(out, obj.unknown_tagged_fields, 1)
+        unknown = obj.unknown_tagged_fields
+        if unknown:
+            _write_uvarint(out, len(unknown))
+            _write_raw_tags(out, unknown, 1)
+        else:
+            out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, VoteResponse) from None
 
 
 def _read_vote_response_v1(buf: bytes, pos: int) -> tuple[VoteResponse, int]:
     """Read VoteResponse at versions 1-2."""
+    obj = _new(VoteResponse)
+    _len = len(buf)
     f = ""
     try:
         f = "error_code"
-        (error_code,) = _S1.unpack_from(buf, pos)
+        (obj.error_code,) = _S1.unpack_from(buf, pos)
         pos += 2
         f = "topics"
-        _n, pos = _read_compact_array_count(buf, pos)
+        _n = buf[pos] - 1
+        if _n < 0x7F:
+            pos += 1
+            if _n > _len - pos:
+                raise _count_error(_n, _len - pos)
+        else:
+            _n, pos = _read_compact_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
             f = "topics[]"
-            topics = []
+            _elements = []
             for _ in range(_n):
-                _item, pos = _read_topic_data_v0(buf, pos)
-                topics.append(_item)
+                _e, pos = _read_topic_data_v0(buf, pos)
+                _elements.append(_e)
+            obj.topics = _elements
         f = ""
-        node_endpoints = _MapKeyList()
-        _unknown = None
-        _count, pos = _read_uvarint(buf, pos)
-        for _ in range(_count):
-            _tag, pos = _read_uvarint(buf, pos)
-            _size, pos = _read_uvarint(buf, pos)
-            _start = pos
-            if _tag == 0:
-                f = "node_endpoints"
-                _n, pos = _read_compact_array_count(buf, pos)
-                if _n < 0:
-                    raise _null_error()
-                else:
-                    f = "node_endpoints[]"
-                    node_endpoints = _MapKeyList()
-                    for _ in range(_n):
-                        _item, pos = _read_node_endpoint_v1(buf, pos)
-                        node_endpoints.append(_item)
-            elif _tag < 1:
-                raise _invalid_tag(_tag)
+        obj.node_endpoints = _MapKeyList()
+        if buf[pos] == 0:
+            obj.unknown_tagged_fields = None
+            pos += 1
+        else:
+            _unknown = None
+            _count = buf[pos]
+            if _count < 0x80:
+                pos += 1
             else:
-                _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                continue
-            _check_tag_size(_tag, _size, _start, pos)
+                _count, pos = _read_uvarint(buf, pos)
+            for _ in range(_count):
+                _tag = buf[pos]
+                if _tag < 0x80:
+                    pos += 1
+                else:
+                    _tag, pos = _read_uvarint(buf, pos)
+                _size = buf[pos]
+                if _size < 0x80:
+                    pos += 1
+                else:
+                    _size, pos = _read_uvarint(buf, pos)
+                _start = pos
+                if _tag == 0:
+                    f = "node_endpoints"
+                    _n = buf[pos] - 1
+                    if _n < 0x7F:
+                        pos += 1
+                        if _n > _len - pos:
+                            raise _count_error(_n, _len - pos)
+                    else:
+                        _n, pos = _read_compact_array_count(buf, pos)
+                    if _n < 0:
+                        raise _null_error()
+                    else:
+                        _elements = _MapKeyList()
+                        for _ in range(_n):
+                            _e = _new(NodeEndpoint)
+                            f = "node_endpoints[].node_id"
+                            (_e.node_id,) = _S2.unpack_from(buf, pos)
+                            pos += 4
+                            f = "node_endpoints[].host"
+                            _e.host, pos = _read_compact_string(buf, pos)
+                            if _e.host is None:
+                                raise _null_error()
+                            f = "node_endpoints[].port"
+                            (_e.port,) = _S3.unpack_from(buf, pos)
+                            pos += 2
+                            f = "node_endpoints[]."
+                            if buf[pos] == 0:
+                                _e.unknown_tagged_fields = None
+                                pos += 1
+                            else:
+                                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                            _elements.append(_e)
+                        obj.node_endpoints = _elements
+                elif _tag < 1:
+                    raise _invalid_tag(_tag)
+                else:
+                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
+                    continue
+                if pos - _start != _size:
+                    raise _tag_size_error(_tag, _size, pos - _start)
+            obj.unknown_tagged_fields = _unknown
     except Exception as exc:
         raise _extend_path(exc, f) from None
-    return (
-        VoteResponse(
-            error_code,
-            topics,
-            node_endpoints,
-            _unknown,
-        ),
-        pos,
-    )
+    return obj, pos
 
 
 def _write_vote_response_v1(obj: VoteResponse, out: bytearray) -> None:
@@ -518,22 +619,46 @@ def _write_vote_response_v1(obj: VoteResponse, out: bytearray) -> None:
         out += _S1.pack(obj.error_code)
         f = "topics"
         items = obj.topics
-        _write_uvarint(out, len(items) + 1)
+        size = len(items)
+        if size + 1 < 128:
+            out.append(size + 1)
+        else:
+            _write_uvarint(out, size + 1)
         f = "topics[]"
         for item in items:
             _write_topic_data_v0(item, out)
-        tagged = []
+        f = ""
+        # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "node_endpoints"
-        if obj.node_endpoints != []:
-            value_out = bytearray()
+        has_0 = obj.node_endpoints != []
+        f = ""
+        unknown = obj.unknown_tagged_fields
+        count = has_0 + (len(unknown) if unknown else 0)
+        if count < 128:
+            out.append(count)
+        else:
+            _write_uvarint(out, count)
+        if has_0:
+            f = "node_endpoints"
+            out.append(0)
+            tag_out = bytearray()
             items = obj.node_endpoints
-            _write_uvarint(value_out, len(items) + 1)
+            size = len(items)
+            if size + 1 < 128:
+                tag_out.append(size + 1)
+            else:
+                _write_uvarint(tag_out, size + 1)
             f = "node_endpoints[]"
             for item in items:
-                _write_node_endpoint_v1(item, value_out)
-            tagged.append((0, value_out))
-        f = ""
-        _write_tagged_section(out, tagged, obj.unknown_tagged_fields, 1)
+                _write_node_endpoint_v1(item, tag_out)
+            if len(tag_out) < 128:
+                out.append(len(tag_out))
+            else:
+                _write_uvarint(out, len(tag_out))
+            out += tag_out
+        if unknown:
+            f = ""
+            _write_raw_tags(out, unknown, 1)
     except Exception as exc:
         raise _write_failure(exc, obj, f, VoteResponse) from None
 

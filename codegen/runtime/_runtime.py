@@ -293,26 +293,6 @@ def read_unknown_tag(
     return unknown, end
 
 
-def write_tagged_section(
-    out: bytearray, known: list[tuple[int, bytes]], unknown: list | None, declared: int
-) -> None:
-    """Write the tag count and every (tag, bytes) pair in ascending tag order.
-
-    ``declared`` is the number of tags the struct defines (0..declared-1): raw tags kept from an
-    earlier decode must lie above them, and must not repeat.
-    """
-    if unknown:
-        seen: set[int] = set()
-        for tag, _ in unknown:
-            if tag < declared or tag in seen:
-                raise EncodeError(f"unknown tagged field {tag} reuses a known or repeated tag")
-            seen.add(tag)
-        known = sorted(known + [(tag, bytes(data)) for tag, data in unknown])
-    write_uvarint(out, len(known))
-    for tag, data in known:
-        write_uvarint(out, tag)
-        write_uvarint(out, len(data))
-        out += data
 
 
 # -- encode-side checks ------------------------------------------------------------------------------
@@ -434,20 +414,70 @@ def _unwrap(exc: BaseException) -> tuple[str, BaseException]:
     return "", exc
 
 
+class _ArrayStructs(dict):
+    """Precompiled ``struct.Struct`` objects for arrays of ``n`` fixed-width elements, by ``n``."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__()
+        self.code = code
+
+    def __missing__(self, count: int) -> struct.Struct:
+        compiled = struct.Struct(f">{count}{self.code}")
+        if count <= 256:  # keep the cache small whatever the input claims
+            self[count] = compiled
+        return compiled
+
+
+ARRAY_bool = _ArrayStructs("?")
+ARRAY_int8 = _ArrayStructs("b")
+ARRAY_int16 = _ArrayStructs("h")
+ARRAY_uint16 = _ArrayStructs("H")
+ARRAY_int32 = _ArrayStructs("i")
+ARRAY_uint32 = _ArrayStructs("I")
+ARRAY_int64 = _ArrayStructs("q")
+ARRAY_float64 = _ArrayStructs("d")
+ZERO_BYTES = bytes(16)
+
+
+def count_error(count: int, remaining: int) -> DecodeError:
+    return DecodeError(f"array of {count} elements, but only {remaining} bytes remain")
+
+
+def truncated(pos: int) -> DecodeError:
+    return DecodeError("array runs past the end of the input", pos)
+
+
+def too_long(size: int) -> EncodeError:
+    return EncodeError(f"string of {size} UTF-8 bytes is longer than {MAX_STRING_BYTES}")
+
+
+def tag_size_error(tag: int, size: int, used: int) -> DecodeError:
+    return DecodeError(f"tagged field {tag} declares {size} bytes but its value has {used}")
+
+
+def write_raw_tags(out: bytearray, unknown: list, declared: int) -> None:
+    """Write tags kept raw from a decode, after the known ones (whose numbers are all below them)."""
+    seen: set[int] = set()
+    for tag, _ in unknown:
+        if tag < declared or tag in seen:
+            raise EncodeError(f"unknown tagged field {tag} reuses a known or repeated tag")
+        seen.add(tag)
+    for tag, data in sorted(unknown, key=lambda item: item[0]):
+        write_uvarint(out, tag)
+        write_uvarint(out, len(data))
+        out += data
+
+
+def tags_not_supported() -> EncodeError:
+    return EncodeError("tagged fields were set, but this version does not support them")
+
+
 def null_error() -> DecodeError:
     return DecodeError("non-nullable field was serialized as null")
 
 
-def check_end(buf: bytes, end: int, pos: int, what: str) -> None:
-    if end > len(buf):
-        raise DecodeError(f"{what} runs past the end of the input", pos)
 
 
-def check_tag_size(tag: int, size: int, start: int, pos: int) -> None:
-    if pos - start != size:
-        raise DecodeError(
-            f"tagged field {tag} declares {size} bytes but its value has {pos - start}"
-        )
 
 
 def invalid_tag(tag: int) -> DecodeError:
@@ -467,16 +497,8 @@ def skip_unknown_tags(buf: bytes, pos: int, known: int) -> tuple[list | None, in
     return unknown, pos
 
 
-def write_no_tags(out: bytearray, unknown: list | None, declared: int) -> None:
-    if unknown:
-        write_tagged_section(out, [], unknown, declared)
-    else:
-        out.append(0)
 
 
-def refuse_tags(unknown: list | None) -> None:
-    if unknown:
-        raise EncodeError("tagged fields were set, but this version does not support them")
 
 
 def not_ignorable() -> EncodeError:
