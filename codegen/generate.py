@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .emit import generate_package, write_package
@@ -18,24 +19,30 @@ class SpecSetError(Exception):
         self.errors = errors
 
 
-def _family(path: Path, root: Path) -> str:
-    """The record-type scope of a spec: the first directory below the schema root, else the root."""
-    relative = path.parent.relative_to(root) if root.is_dir() else Path()
-    return relative.parts[0] if relative.parts else (root if root.is_dir() else root.parent).name
+def spec_families(paths: list[Path]) -> dict[Path, str]:
+    """Record-type scopes: Kafka generates one package per spec directory, so ids repeat across them.
+
+    Each directory is named by its first component below the common ancestor of all of them
+    (``metadata``, ``group-coordinator``, ... for Kafka's tree), or by its own name when there is one.
+    """
+    parents = sorted({path.resolve().parent for path in paths})
+    if len(parents) <= 1:
+        return {path: path.resolve().parent.name for path in paths}
+    common = Path(os.path.commonpath(parents))
+    return {path: path.resolve().parent.relative_to(common).parts[0] for path in paths}
 
 
 def load_specs(directories: list[Path]) -> list[MessageSpec]:
     """Every spec below ``directories``, validated as one set; raises SpecSetError on any problem."""
     raws: list[RawSpec] = []
-    families: dict[Path, str] = {}
     problems: list[str] = []
-    for root in map(Path, directories):
-        for path in spec_files([root]):
-            try:
-                raws.append(load_raw(path))
-            except SpecSyntaxError as exc:
-                problems.append(str(exc))
-            families[path] = _family(path, root)
+    paths = spec_files([Path(d) for d in directories])
+    families = spec_families(paths)
+    for path in paths:
+        try:
+            raws.append(load_raw(path))
+        except SpecSyntaxError as exc:
+            problems.append(str(exc))
     errors: list[SpecError] = validate_specs(raws)
     problems += [str(e) for e in errors]
     if problems:

@@ -87,3 +87,22 @@ def test_lookup_and_classes():
         kw.lookup("NoSuchSpec")
     with pytest.raises(UnsupportedVersionError):
         kw.request_class(0)  # Produce is not in the bundled KRaft package
+
+
+def test_record_families_follow_spec_directories(tmp_path):
+    from kraftwire.codegen.generate import spec_families
+
+    tree = {
+        "metadata/src/main/resources/common/metadata/TopicRecord.json": "metadata",
+        "storage/src/main/resources/message/RemoteLogSegmentMetadataRecord.json": "storage",
+        "group-coordinator/src/main/resources/common/message/OffsetCommitKey.json": "group-coordinator",
+    }
+    paths = []
+    for relative in tree:
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True)
+        path.write_text("{}")
+        paths.append(path)
+    assert {p.relative_to(tmp_path).as_posix(): f for p, f in spec_families(paths).items()} == tree
+    single = spec_families(paths[:1])
+    assert list(single.values()) == ["metadata"]
