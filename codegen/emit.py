@@ -7,6 +7,7 @@ by black and is deterministic: two runs over the same specs give identical bytes
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import textwrap
 from concurrent.futures import ProcessPoolExecutor
@@ -17,13 +18,65 @@ import black
 import jinja2
 
 from . import GENERATOR_VERSION
-from .model import Field, MessageSpec
-from .plan import Op, StructPlan, plan_message
+from .model import Field, MessageSpec, snake_case
+from .plan import JsonTable, StructPlan, plan_message
 from .python_values import default_constant, default_expr
 
 TEMPLATES = Path(__file__).with_name("templates")
 RUNTIME = Path(__file__).with_name("runtime")
 BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY311})
+
+# Every runtime name a generated module may use: alias -> (runtime module, name). A module imports
+# only the ones its code mentions.
+RUNTIME_NAMES = {
+    "_ARRAY_bool": ("_runtime", "ARRAY_bool"),
+    "_ARRAY_float64": ("_runtime", "ARRAY_float64"),
+    "_ARRAY_int16": ("_runtime", "ARRAY_int16"),
+    "_ARRAY_int32": ("_runtime", "ARRAY_int32"),
+    "_ARRAY_int64": ("_runtime", "ARRAY_int64"),
+    "_ARRAY_int8": ("_runtime", "ARRAY_int8"),
+    "_ARRAY_uint16": ("_runtime", "ARRAY_uint16"),
+    "_ARRAY_uint32": ("_runtime", "ARRAY_uint32"),
+    "_DEFAULT": ("_base", "DEFAULT"),
+    "_F": ("_json", "JsonField"),
+    "_INT32": ("_runtime", "INT32"),
+    "_JsonLayout": ("_json", "JsonLayout"),
+    "_MapKeyList": ("_base", "MapKeyList"),
+    "_Message": ("_base", "Message"),
+    "_Struct": ("_base", "Struct"),
+    "_ZERO_BYTES": ("_runtime", "ZERO_BYTES"),
+    "_ZERO_UUID": ("_runtime", "ZERO_UUID"),
+    "_count_error": ("_runtime", "count_error"),
+    "_extend_path": ("_runtime", "extend_path"),
+    "_invalid_tag": ("_runtime", "invalid_tag"),
+    "_not_ignorable": ("_runtime", "not_ignorable"),
+    "_null_error": ("_runtime", "null_error"),
+    "_read_array_count": ("_runtime", "read_array_count"),
+    "_read_bytes": ("_runtime", "read_bytes"),
+    "_read_compact_array_count": ("_runtime", "read_compact_array_count"),
+    "_read_compact_bytes": ("_runtime", "read_compact_bytes"),
+    "_read_compact_string": ("_runtime", "read_compact_string"),
+    "_read_string": ("_runtime", "read_string"),
+    "_read_unknown_tag": ("_runtime", "read_unknown_tag"),
+    "_read_uvarint": ("_runtime", "read_uvarint"),
+    "_skip_unknown_tags": ("_runtime", "skip_unknown_tags"),
+    "_tag_size_error": ("_runtime", "tag_size_error"),
+    "_tags_not_supported": ("_runtime", "tags_not_supported"),
+    "_too_long": ("_runtime", "too_long"),
+    "_truncated": ("_runtime", "truncated"),
+    "_write_bytes": ("_runtime", "write_bytes"),
+    "_write_compact_bytes": ("_runtime", "write_compact_bytes"),
+    "_write_compact_nullable_bytes": ("_runtime", "write_compact_nullable_bytes"),
+    "_write_compact_nullable_string": ("_runtime", "write_compact_nullable_string"),
+    "_write_compact_string": ("_runtime", "write_compact_string"),
+    "_write_failure": ("_runtime", "write_failure"),
+    "_write_nullable_bytes": ("_runtime", "write_nullable_bytes"),
+    "_write_nullable_string": ("_runtime", "write_nullable_string"),
+    "_write_raw_tags": ("_runtime", "write_raw_tags"),
+    "_write_string": ("_runtime", "write_string"),
+    "_write_uvarint": ("_runtime", "write_uvarint"),
+}
+_IMPORTS_MARKER = "# -- runtime imports --"
 
 _INT_KINDS = ("int8", "int16", "uint16", "int32", "uint32", "int64")
 _PY_TYPES = {"bool": "bool", "float64": "float", "uuid": "uuid.UUID", "string": "str"}
@@ -89,20 +142,40 @@ def docstring(plan: StructPlan) -> str:
     return "\n    ".join(line.replace("\n", "\n    ") for line in lines) + "\n    "
 
 
-def json_field(fld: Field, mode: str, child: str | None, nullable: bool) -> str:
-    """One ``JsonField`` entry of a layout's JSON table, leaving out trailing defaults."""
+def json_field(fld: Field) -> str:
+    """The ``JsonField`` of one struct field, leaving out trailing defaults."""
     element = fld.type.struct_name or (fld.type.element.kind if fld.type.element else "")
     default = "None"
-    if mode == "tagged":
+    if fld.tag is not None:
         default = default_expr(fld)
         if default.endswith("()"):
             default = default_constant(fld) if fld.type.kind == "struct" else "[]"
-    args = [f'"{fld.attr}"', f'"{fld.json_key}"', f"_{mode.upper()}", f'"{fld.type.kind}"']
-    optional = [f'"{element}"', str(nullable), child or "None", default]
-    trailing_defaults = ['""', "False", "None", "None"]
-    while optional and optional[-1] == trailing_defaults[len(optional) - 1]:
-        optional.pop()
-    return f"_F({', '.join(args + optional)})"
+    args = [f'"{fld.attr}"', f'"{fld.json_key}"', f'"{fld.type.kind}"']
+    args += _without_trailing_defaults([f'"{element}"', default], ['""', "None"])
+    return f"_F({', '.join(args)})"
+
+
+def json_layout(table: JsonTable) -> str:
+    """A ``JsonLayout`` call: modes, nullability flags and nested layouts of one JSON table."""
+    modes = "".join(mode[0].upper() for _, mode, _, _ in table.entries)
+    flags = "".join("1" if nullable else "0" for _, _, _, nullable in table.entries)
+    children = ", ".join(f"{i}: {child}" for i, (_, _, child, _) in enumerate(table.entries) if child)
+    args = [table.class_name, f"_FIELDS_{snake_case(table.class_name)}", f'"{modes}"']
+    optional = [
+        f'"{flags}"' if "1" in flags else '""',
+        f"{{{children}}}" if children else "None",
+        "_MapKeyList" if table.map_key else "None",
+    ]
+    args += _without_trailing_defaults(optional, ['""', "None", "None"])
+    return f"_JsonLayout({', '.join(args)})"
+
+
+def _without_trailing_defaults(values: list[str], defaults: list[str]) -> list[str]:
+    """Drop trailing arguments equal to their parameter's default (positions align)."""
+    values = list(values)
+    while values and values[-1] == defaults[len(values) - 1]:
+        values.pop()
+    return values
 
 
 def _environment() -> jinja2.Environment:
@@ -120,6 +193,8 @@ def _environment() -> jinja2.Environment:
         docstring=docstring,
         default_expr=default_expr,
         json_field=json_field,
+        json_layout=json_layout,
+        snake_case=snake_case,
         generator_version=GENERATOR_VERSION,
     )
     return env
@@ -147,9 +222,23 @@ def render_module(spec: MessageSpec, env: jinja2.Environment | None = None) -> s
         }
     )
     source = env.get_template("module.py.j2").render(
-        spec=spec, plan=plan, default_constants=defaults, spec_type_line=_spec_type_line(spec)
+        spec=spec,
+        plan=plan,
+        default_constants=defaults,
+        spec_type_line=_spec_type_line(spec),
+        runtime_imports=_IMPORTS_MARKER,
     )
-    return source
+    return source.replace(_IMPORTS_MARKER, _runtime_imports(source))
+
+
+def _runtime_imports(source: str) -> str:
+    """Import lines for exactly the runtime names that ``source`` uses."""
+    used = set(re.findall(r"\b_[A-Za-z]\w*\b", source)) & RUNTIME_NAMES.keys()
+    by_module: dict[str, list[str]] = {}
+    for alias in sorted(used):
+        module, name = RUNTIME_NAMES[alias]
+        by_module.setdefault(module, []).append(f"{name} as {alias}")
+    return "\n".join(f"from .{module} import {', '.join(names)}" for module, names in sorted(by_module.items()))
 
 
 def format_source(source: str, name: str) -> str:

@@ -1,8 +1,9 @@
 """Kafka's JsonConverter format, driven by one field table per struct layout.
 
-Each generated layout has a ``JsonLayout``: its struct class and, in declaration order, one entry
-per field saying whether the field is inline, tagged or absent at those versions. JSON is not a hot
-path, so one small interpreter serves every message instead of generated code per version.
+Each generated struct has a tuple of ``JsonField`` (name, JSON key, type, default), and each of its
+layouts a ``JsonLayout``: per field, whether it is inline, tagged or absent at those versions, whether
+it is nullable there, and the layout of a nested struct. JSON is not a hot path, so one small
+interpreter serves every message instead of generated code per version.
 """
 
 from __future__ import annotations
@@ -13,45 +14,66 @@ from typing import NamedTuple
 
 from ._runtime import INT_RANGES, EncodeError, UnsupportedVersionError, extend_path
 
-INLINE, TAGGED, ABSENT = 0, 1, 2
+INLINE, TAGGED, ABSENT = "I", "T", "A"
 
 
 class JsonField(NamedTuple):
     attr: str
     key: str
-    mode: int  # INLINE, TAGGED or ABSENT at the layout's versions
     kind: str  # a primitive kind, "struct" or "array"
     element: str = ""  # element kind of an array; the struct name for struct and struct arrays
-    nullable: bool = False
-    child: "JsonLayout | None" = None  # layout of a struct, or of an array's struct elements
     default: object = None  # tagged fields are written only when their value differs from this
 
 
-class JsonLayout(NamedTuple):
-    cls: type
-    fields: tuple[JsonField, ...]
-    map_key_list: type | None = None  # list type for keyed arrays of this struct
+class _Entry(NamedTuple):
+    field: JsonField
+    mode: str
+    nullable: bool
+    child: "JsonLayout | None"
+
+
+class JsonLayout:
+    """The JSON view of one struct at some versions."""
+
+    __slots__ = ("cls", "entries", "map_key_list")
+
+    def __init__(
+        self,
+        cls: type,
+        fields: tuple[JsonField, ...],
+        modes: str,  # one of INLINE/TAGGED/ABSENT per field
+        nullable: str = "",  # "1" per field nullable at these versions ("" when none is)
+        children: "dict[int, JsonLayout] | None" = None,  # field index -> nested struct layout
+        map_key_list: type | None = None,  # list type for keyed arrays of this struct
+    ) -> None:
+        children = children or {}
+        self.cls = cls
+        self.map_key_list = map_key_list
+        self.entries = tuple(
+            _Entry(fld, modes[i], nullable[i] == "1" if nullable else False, children.get(i))
+            for i, fld in enumerate(fields)
+        )
 
 
 def to_json(layout: JsonLayout, obj: object) -> dict:
     out: dict = {}
-    for fld in layout.fields:
-        if fld.mode == ABSENT:
+    for fld, mode, _, child in layout.entries:
+        if mode == ABSENT:
             continue
         value = getattr(obj, fld.attr)
-        if fld.mode == TAGGED and not value != fld.default:  # the writer's non-default test
+        if mode == TAGGED and not value != fld.default:  # the writer's non-default test
             continue
-        out[fld.key] = None if value is None else _value_to_json(fld, value)
+        out[fld.key] = None if value is None else _value_to_json(fld, child, value)
     return out
 
 
-def _value_to_json(fld: JsonField, value: object) -> object:
+def _value_to_json(fld: JsonField, child: JsonLayout | None, value: object) -> object:
     kind = fld.kind
     if kind == "struct":
-        return to_json(fld.child, value)
+        return to_json(child, value)
     if kind == "array":
-        if fld.child is not None:
-            return [to_json(fld.child, item) for item in value]
+        if child is not None:
+            return [to_json(child, item) for item in value]
         return [_scalar_to_json(fld.element, item) for item in value]
     return _scalar_to_json(kind, value)
 
@@ -71,43 +93,41 @@ def from_json(layout: JsonLayout, data: object) -> object:
     obj = layout.cls()
     key = ""
     try:
-        for fld in layout.fields:
-            key = fld.key + ("[]" if fld.kind == "array" and fld.child is not None else "")
+        for fld, mode, nullable, child in layout.entries:
+            key = fld.key + ("[]" if fld.kind == "array" and child is not None else "")
             if fld.key not in data:
-                if fld.mode == INLINE:
+                if mode == INLINE:
                     raise EncodeError(
                         f"unable to locate field {fld.key!r}, which is mandatory in this version"
                     )
                 continue
             value = data[fld.key]
-            if fld.mode == ABSENT:
+            if mode == ABSENT:
                 if fld.element[:1].isupper():
                     raise UnsupportedVersionError(
                         f"can't read this version of {fld.element}: the struct is not in it"
                     )
                 nullable = True  # kept as given; the ignorable rule decides on write
-            else:
-                nullable = fld.nullable
             if value is None:
                 if not nullable:
                     raise EncodeError("is null but not nullable in this version")
                 setattr(obj, fld.attr, None)
             else:
-                setattr(obj, fld.attr, _value_from_json(fld, value))
+                setattr(obj, fld.attr, _value_from_json(fld, child, value))
     except Exception as exc:
         raise extend_path(exc, key) from None
     return obj
 
 
-def _value_from_json(fld: JsonField, value: object) -> object:
+def _value_from_json(fld: JsonField, child: JsonLayout | None, value: object) -> object:
     kind = fld.kind
     if kind == "struct":
-        return from_json(fld.child, value)
+        return from_json(child, value)
     if kind == "array":
         items = json_list(value)
-        if fld.child is not None:
-            converted = [from_json(fld.child, item) for item in items]
-            keyed = fld.child.map_key_list
+        if child is not None:
+            converted = [from_json(child, item) for item in items]
+            keyed = child.map_key_list
             return keyed(converted) if keyed is not None else converted
         return [_scalar_from_json(fld.element, item) for item in items]
     return _scalar_from_json(kind, value)

@@ -11,55 +11,30 @@ import struct as _struct
 import uuid
 from uuid import UUID as _UUID
 
-from ._base import DEFAULT as _DEFAULT
-from ._base import MapKeyList as _MapKeyList
-from ._base import Message as _Message
-from ._base import Struct as _Struct
-from ._json import ABSENT as _ABSENT
-from ._json import INLINE as _INLINE
-from ._json import TAGGED as _TAGGED
-from ._json import JsonField as _F
-from ._json import JsonLayout as _JsonLayout
+from ._base import (
+    DEFAULT as _DEFAULT,
+    MapKeyList as _MapKeyList,
+    Message as _Message,
+    Struct as _Struct,
+)
+from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    ARRAY_bool as _ARRAY_bool,
-    ARRAY_float64 as _ARRAY_float64,
-    ARRAY_int8 as _ARRAY_int8,
-    ARRAY_int16 as _ARRAY_int16,
-    ARRAY_int32 as _ARRAY_int32,
-    ARRAY_int64 as _ARRAY_int64,
-    ARRAY_uint16 as _ARRAY_uint16,
-    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
-    ZERO_BYTES as _ZERO_BYTES,
-    ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
-    not_ignorable as _not_ignorable,
     null_error as _null_error,
     read_array_count as _read_array_count,
-    read_bytes as _read_bytes,
     read_compact_array_count as _read_compact_array_count,
-    read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
-    read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
-    truncated as _truncated,
-    write_bytes as _write_bytes,
-    write_compact_bytes as _write_compact_bytes,
-    write_compact_nullable_bytes as _write_compact_nullable_bytes,
-    write_compact_nullable_string as _write_compact_nullable_string,
-    write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_nullable_bytes as _write_nullable_bytes,
-    write_nullable_string as _write_nullable_string,
     write_raw_tags as _write_raw_tags,
-    write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
 
@@ -817,95 +792,50 @@ def _write_api_versions_response_v3(obj: ApiVersionsResponse, out: bytearray) ->
         raise _write_failure(exc, obj, f, ApiVersionsResponse) from None
 
 
-_JSON_api_version_v0 = _JsonLayout(
-    ApiVersion,
-    (
-        _F("api_key", "apiKey", _INLINE, "int16"),
-        _F("min_version", "minVersion", _INLINE, "int16"),
-        _F("max_version", "maxVersion", _INLINE, "int16"),
-    ),
-    _MapKeyList,
+_FIELDS_api_version = (
+    _F("api_key", "apiKey", "int16"),
+    _F("min_version", "minVersion", "int16"),
+    _F("max_version", "maxVersion", "int16"),
 )
+_FIELDS_supported_feature_key = (
+    _F("name", "name", "string"),
+    _F("min_version", "minVersion", "int16"),
+    _F("max_version", "maxVersion", "int16"),
+)
+_FIELDS_finalized_feature_key = (
+    _F("name", "name", "string"),
+    _F("max_version_level", "maxVersionLevel", "int16"),
+    _F("min_version_level", "minVersionLevel", "int16"),
+)
+_FIELDS_api_versions_response = (
+    _F("error_code", "errorCode", "int16"),
+    _F("api_keys", "apiKeys", "array", "ApiVersion"),
+    _F("throttle_time_ms", "throttleTimeMs", "int32"),
+    _F("supported_features", "supportedFeatures", "array", "SupportedFeatureKey", []),
+    _F("finalized_features_epoch", "finalizedFeaturesEpoch", "int64", "", -1),
+    _F("finalized_features", "finalizedFeatures", "array", "FinalizedFeatureKey", []),
+    _F("zk_migration_ready", "zkMigrationReady", "bool", "", False),
+)
+
+_JSON_api_version_v0 = _JsonLayout(ApiVersion, _FIELDS_api_version, "III", "", None, _MapKeyList)
 _JSON_supported_feature_key_v3 = _JsonLayout(
-    SupportedFeatureKey,
-    (
-        _F("name", "name", _INLINE, "string"),
-        _F("min_version", "minVersion", _INLINE, "int16"),
-        _F("max_version", "maxVersion", _INLINE, "int16"),
-    ),
-    _MapKeyList,
+    SupportedFeatureKey, _FIELDS_supported_feature_key, "III", "", None, _MapKeyList
 )
 _JSON_finalized_feature_key_v3 = _JsonLayout(
-    FinalizedFeatureKey,
-    (
-        _F("name", "name", _INLINE, "string"),
-        _F("max_version_level", "maxVersionLevel", _INLINE, "int16"),
-        _F("min_version_level", "minVersionLevel", _INLINE, "int16"),
-    ),
-    _MapKeyList,
+    FinalizedFeatureKey, _FIELDS_finalized_feature_key, "III", "", None, _MapKeyList
 )
 _JSON_api_versions_response_v0 = _JsonLayout(
-    ApiVersionsResponse,
-    (
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("api_keys", "apiKeys", _INLINE, "array", "ApiVersion", False, _JSON_api_version_v0),
-        _F("throttle_time_ms", "throttleTimeMs", _ABSENT, "int32"),
-        _F("supported_features", "supportedFeatures", _ABSENT, "array", "SupportedFeatureKey"),
-        _F("finalized_features_epoch", "finalizedFeaturesEpoch", _ABSENT, "int64"),
-        _F("finalized_features", "finalizedFeatures", _ABSENT, "array", "FinalizedFeatureKey"),
-        _F("zk_migration_ready", "zkMigrationReady", _ABSENT, "bool"),
-    ),
+    ApiVersionsResponse, _FIELDS_api_versions_response, "IIAAAAA", "", {1: _JSON_api_version_v0}
 )
 _JSON_api_versions_response_v1 = _JsonLayout(
-    ApiVersionsResponse,
-    (
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("api_keys", "apiKeys", _INLINE, "array", "ApiVersion", False, _JSON_api_version_v0),
-        _F("throttle_time_ms", "throttleTimeMs", _INLINE, "int32"),
-        _F("supported_features", "supportedFeatures", _ABSENT, "array", "SupportedFeatureKey"),
-        _F("finalized_features_epoch", "finalizedFeaturesEpoch", _ABSENT, "int64"),
-        _F("finalized_features", "finalizedFeatures", _ABSENT, "array", "FinalizedFeatureKey"),
-        _F("zk_migration_ready", "zkMigrationReady", _ABSENT, "bool"),
-    ),
+    ApiVersionsResponse, _FIELDS_api_versions_response, "IIIAAAA", "", {1: _JSON_api_version_v0}
 )
 _JSON_api_versions_response_v3 = _JsonLayout(
     ApiVersionsResponse,
-    (
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("api_keys", "apiKeys", _INLINE, "array", "ApiVersion", False, _JSON_api_version_v0),
-        _F("throttle_time_ms", "throttleTimeMs", _INLINE, "int32"),
-        _F(
-            "supported_features",
-            "supportedFeatures",
-            _TAGGED,
-            "array",
-            "SupportedFeatureKey",
-            False,
-            _JSON_supported_feature_key_v3,
-            [],
-        ),
-        _F(
-            "finalized_features_epoch",
-            "finalizedFeaturesEpoch",
-            _TAGGED,
-            "int64",
-            "",
-            False,
-            None,
-            -1,
-        ),
-        _F(
-            "finalized_features",
-            "finalizedFeatures",
-            _TAGGED,
-            "array",
-            "FinalizedFeatureKey",
-            False,
-            _JSON_finalized_feature_key_v3,
-            [],
-        ),
-        _F("zk_migration_ready", "zkMigrationReady", _TAGGED, "bool", "", False, None, False),
-    ),
+    _FIELDS_api_versions_response,
+    "IIITTTT",
+    "",
+    {1: _JSON_api_version_v0, 3: _JSON_supported_feature_key_v3, 5: _JSON_finalized_feature_key_v3},
 )
 
 ApiVersionsResponse._READERS = {

@@ -11,55 +11,26 @@ import struct as _struct
 import uuid
 from uuid import UUID as _UUID
 
-from ._base import DEFAULT as _DEFAULT
-from ._base import MapKeyList as _MapKeyList
-from ._base import Message as _Message
-from ._base import Struct as _Struct
-from ._json import ABSENT as _ABSENT
-from ._json import INLINE as _INLINE
-from ._json import TAGGED as _TAGGED
-from ._json import JsonField as _F
-from ._json import JsonLayout as _JsonLayout
+from ._base import (
+    DEFAULT as _DEFAULT,
+    MapKeyList as _MapKeyList,
+    Message as _Message,
+    Struct as _Struct,
+)
+from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    ARRAY_bool as _ARRAY_bool,
-    ARRAY_float64 as _ARRAY_float64,
-    ARRAY_int8 as _ARRAY_int8,
-    ARRAY_int16 as _ARRAY_int16,
-    ARRAY_int32 as _ARRAY_int32,
-    ARRAY_int64 as _ARRAY_int64,
-    ARRAY_uint16 as _ARRAY_uint16,
-    ARRAY_uint32 as _ARRAY_uint32,
-    INT32 as _INT32,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
     extend_path as _extend_path,
-    invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
-    read_array_count as _read_array_count,
-    read_bytes as _read_bytes,
     read_compact_array_count as _read_compact_array_count,
-    read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
-    read_string as _read_string,
-    read_unknown_tag as _read_unknown_tag,
-    read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
-    tag_size_error as _tag_size_error,
-    tags_not_supported as _tags_not_supported,
     too_long as _too_long,
-    truncated as _truncated,
-    write_bytes as _write_bytes,
-    write_compact_bytes as _write_compact_bytes,
-    write_compact_nullable_bytes as _write_compact_nullable_bytes,
-    write_compact_nullable_string as _write_compact_nullable_string,
-    write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_nullable_bytes as _write_nullable_bytes,
-    write_nullable_string as _write_nullable_string,
     write_raw_tags as _write_raw_tags,
-    write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
 
@@ -1571,211 +1542,90 @@ def _write_describe_quorum_response_v2(obj: DescribeQuorumResponse, out: bytearr
         raise _write_failure(exc, obj, f, DescribeQuorumResponse) from None
 
 
-_JSON_replica_state_v0 = _JsonLayout(
-    ReplicaState,
-    (
-        _F("replica_id", "replicaId", _INLINE, "int32"),
-        _F("replica_directory_id", "replicaDirectoryId", _ABSENT, "uuid"),
-        _F("log_end_offset", "logEndOffset", _INLINE, "int64"),
-        _F("last_fetch_timestamp", "lastFetchTimestamp", _ABSENT, "int64"),
-        _F("last_caught_up_timestamp", "lastCaughtUpTimestamp", _ABSENT, "int64"),
-    ),
+_FIELDS_replica_state = (
+    _F("replica_id", "replicaId", "int32"),
+    _F("replica_directory_id", "replicaDirectoryId", "uuid"),
+    _F("log_end_offset", "logEndOffset", "int64"),
+    _F("last_fetch_timestamp", "lastFetchTimestamp", "int64"),
+    _F("last_caught_up_timestamp", "lastCaughtUpTimestamp", "int64"),
 )
-_JSON_replica_state_v1 = _JsonLayout(
-    ReplicaState,
-    (
-        _F("replica_id", "replicaId", _INLINE, "int32"),
-        _F("replica_directory_id", "replicaDirectoryId", _ABSENT, "uuid"),
-        _F("log_end_offset", "logEndOffset", _INLINE, "int64"),
-        _F("last_fetch_timestamp", "lastFetchTimestamp", _INLINE, "int64"),
-        _F("last_caught_up_timestamp", "lastCaughtUpTimestamp", _INLINE, "int64"),
-    ),
+_FIELDS_partition_data = (
+    _F("partition_index", "partitionIndex", "int32"),
+    _F("error_code", "errorCode", "int16"),
+    _F("error_message", "errorMessage", "string"),
+    _F("leader_id", "leaderId", "int32"),
+    _F("leader_epoch", "leaderEpoch", "int32"),
+    _F("high_watermark", "highWatermark", "int64"),
+    _F("current_voters", "currentVoters", "array", "ReplicaState"),
+    _F("observers", "observers", "array", "ReplicaState"),
 )
-_JSON_replica_state_v2 = _JsonLayout(
-    ReplicaState,
-    (
-        _F("replica_id", "replicaId", _INLINE, "int32"),
-        _F("replica_directory_id", "replicaDirectoryId", _INLINE, "uuid"),
-        _F("log_end_offset", "logEndOffset", _INLINE, "int64"),
-        _F("last_fetch_timestamp", "lastFetchTimestamp", _INLINE, "int64"),
-        _F("last_caught_up_timestamp", "lastCaughtUpTimestamp", _INLINE, "int64"),
-    ),
+_FIELDS_topic_data = (
+    _F("topic_name", "topicName", "string"),
+    _F("partitions", "partitions", "array", "PartitionData"),
 )
+_FIELDS_listener = (
+    _F("name", "name", "string"),
+    _F("host", "host", "string"),
+    _F("port", "port", "uint16"),
+)
+_FIELDS_node = (
+    _F("node_id", "nodeId", "int32"),
+    _F("listeners", "listeners", "array", "Listener"),
+)
+_FIELDS_describe_quorum_response = (
+    _F("error_code", "errorCode", "int16"),
+    _F("error_message", "errorMessage", "string"),
+    _F("topics", "topics", "array", "TopicData"),
+    _F("nodes", "nodes", "array", "Node"),
+)
+
+_JSON_replica_state_v0 = _JsonLayout(ReplicaState, _FIELDS_replica_state, "IAIAA")
+_JSON_replica_state_v1 = _JsonLayout(ReplicaState, _FIELDS_replica_state, "IAIII")
+_JSON_replica_state_v2 = _JsonLayout(ReplicaState, _FIELDS_replica_state, "IIIII")
 _JSON_partition_data_v0 = _JsonLayout(
     PartitionData,
-    (
-        _F("partition_index", "partitionIndex", _INLINE, "int32"),
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("error_message", "errorMessage", _ABSENT, "string"),
-        _F("leader_id", "leaderId", _INLINE, "int32"),
-        _F("leader_epoch", "leaderEpoch", _INLINE, "int32"),
-        _F("high_watermark", "highWatermark", _INLINE, "int64"),
-        _F(
-            "current_voters",
-            "currentVoters",
-            _INLINE,
-            "array",
-            "ReplicaState",
-            False,
-            _JSON_replica_state_v0,
-        ),
-        _F(
-            "observers",
-            "observers",
-            _INLINE,
-            "array",
-            "ReplicaState",
-            False,
-            _JSON_replica_state_v0,
-        ),
-    ),
+    _FIELDS_partition_data,
+    "IIAIIIII",
+    "",
+    {6: _JSON_replica_state_v0, 7: _JSON_replica_state_v0},
 )
 _JSON_partition_data_v1 = _JsonLayout(
     PartitionData,
-    (
-        _F("partition_index", "partitionIndex", _INLINE, "int32"),
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("error_message", "errorMessage", _ABSENT, "string"),
-        _F("leader_id", "leaderId", _INLINE, "int32"),
-        _F("leader_epoch", "leaderEpoch", _INLINE, "int32"),
-        _F("high_watermark", "highWatermark", _INLINE, "int64"),
-        _F(
-            "current_voters",
-            "currentVoters",
-            _INLINE,
-            "array",
-            "ReplicaState",
-            False,
-            _JSON_replica_state_v1,
-        ),
-        _F(
-            "observers",
-            "observers",
-            _INLINE,
-            "array",
-            "ReplicaState",
-            False,
-            _JSON_replica_state_v1,
-        ),
-    ),
+    _FIELDS_partition_data,
+    "IIAIIIII",
+    "",
+    {6: _JSON_replica_state_v1, 7: _JSON_replica_state_v1},
 )
 _JSON_partition_data_v2 = _JsonLayout(
     PartitionData,
-    (
-        _F("partition_index", "partitionIndex", _INLINE, "int32"),
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("error_message", "errorMessage", _INLINE, "string", "", True),
-        _F("leader_id", "leaderId", _INLINE, "int32"),
-        _F("leader_epoch", "leaderEpoch", _INLINE, "int32"),
-        _F("high_watermark", "highWatermark", _INLINE, "int64"),
-        _F(
-            "current_voters",
-            "currentVoters",
-            _INLINE,
-            "array",
-            "ReplicaState",
-            False,
-            _JSON_replica_state_v2,
-        ),
-        _F(
-            "observers",
-            "observers",
-            _INLINE,
-            "array",
-            "ReplicaState",
-            False,
-            _JSON_replica_state_v2,
-        ),
-    ),
+    _FIELDS_partition_data,
+    "IIIIIIII",
+    "00100000",
+    {6: _JSON_replica_state_v2, 7: _JSON_replica_state_v2},
 )
 _JSON_topic_data_v0 = _JsonLayout(
-    TopicData,
-    (
-        _F("topic_name", "topicName", _INLINE, "string"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "PartitionData",
-            False,
-            _JSON_partition_data_v0,
-        ),
-    ),
+    TopicData, _FIELDS_topic_data, "II", "", {1: _JSON_partition_data_v0}
 )
 _JSON_topic_data_v1 = _JsonLayout(
-    TopicData,
-    (
-        _F("topic_name", "topicName", _INLINE, "string"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "PartitionData",
-            False,
-            _JSON_partition_data_v1,
-        ),
-    ),
+    TopicData, _FIELDS_topic_data, "II", "", {1: _JSON_partition_data_v1}
 )
 _JSON_topic_data_v2 = _JsonLayout(
-    TopicData,
-    (
-        _F("topic_name", "topicName", _INLINE, "string"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "PartitionData",
-            False,
-            _JSON_partition_data_v2,
-        ),
-    ),
+    TopicData, _FIELDS_topic_data, "II", "", {1: _JSON_partition_data_v2}
 )
-_JSON_listener_v2 = _JsonLayout(
-    Listener,
-    (
-        _F("name", "name", _INLINE, "string"),
-        _F("host", "host", _INLINE, "string"),
-        _F("port", "port", _INLINE, "uint16"),
-    ),
-    _MapKeyList,
-)
-_JSON_node_v2 = _JsonLayout(
-    Node,
-    (
-        _F("node_id", "nodeId", _INLINE, "int32"),
-        _F("listeners", "listeners", _INLINE, "array", "Listener", False, _JSON_listener_v2),
-    ),
-    _MapKeyList,
-)
+_JSON_listener_v2 = _JsonLayout(Listener, _FIELDS_listener, "III", "", None, _MapKeyList)
+_JSON_node_v2 = _JsonLayout(Node, _FIELDS_node, "II", "", {1: _JSON_listener_v2}, _MapKeyList)
 _JSON_describe_quorum_response_v0 = _JsonLayout(
-    DescribeQuorumResponse,
-    (
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("error_message", "errorMessage", _ABSENT, "string"),
-        _F("topics", "topics", _INLINE, "array", "TopicData", False, _JSON_topic_data_v0),
-        _F("nodes", "nodes", _ABSENT, "array", "Node"),
-    ),
+    DescribeQuorumResponse, _FIELDS_describe_quorum_response, "IAIA", "", {2: _JSON_topic_data_v0}
 )
 _JSON_describe_quorum_response_v1 = _JsonLayout(
-    DescribeQuorumResponse,
-    (
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("error_message", "errorMessage", _ABSENT, "string"),
-        _F("topics", "topics", _INLINE, "array", "TopicData", False, _JSON_topic_data_v1),
-        _F("nodes", "nodes", _ABSENT, "array", "Node"),
-    ),
+    DescribeQuorumResponse, _FIELDS_describe_quorum_response, "IAIA", "", {2: _JSON_topic_data_v1}
 )
 _JSON_describe_quorum_response_v2 = _JsonLayout(
     DescribeQuorumResponse,
-    (
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("error_message", "errorMessage", _INLINE, "string", "", True),
-        _F("topics", "topics", _INLINE, "array", "TopicData", False, _JSON_topic_data_v2),
-        _F("nodes", "nodes", _INLINE, "array", "Node", False, _JSON_node_v2),
-    ),
+    _FIELDS_describe_quorum_response,
+    "IIII",
+    "0100",
+    {2: _JSON_topic_data_v2, 3: _JSON_node_v2},
 )
 
 DescribeQuorumResponse._READERS = {

@@ -11,52 +11,30 @@ import struct as _struct
 import uuid
 from uuid import UUID as _UUID
 
-from ._base import DEFAULT as _DEFAULT
-from ._base import MapKeyList as _MapKeyList
-from ._base import Message as _Message
-from ._base import Struct as _Struct
-from ._json import ABSENT as _ABSENT
-from ._json import INLINE as _INLINE
-from ._json import TAGGED as _TAGGED
-from ._json import JsonField as _F
-from ._json import JsonLayout as _JsonLayout
+from ._base import (
+    DEFAULT as _DEFAULT,
+    MapKeyList as _MapKeyList,
+    Message as _Message,
+    Struct as _Struct,
+)
+from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    ARRAY_bool as _ARRAY_bool,
-    ARRAY_float64 as _ARRAY_float64,
-    ARRAY_int8 as _ARRAY_int8,
-    ARRAY_int16 as _ARRAY_int16,
     ARRAY_int32 as _ARRAY_int32,
-    ARRAY_int64 as _ARRAY_int64,
-    ARRAY_uint16 as _ARRAY_uint16,
-    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
     extend_path as _extend_path,
-    invalid_tag as _invalid_tag,
-    not_ignorable as _not_ignorable,
     null_error as _null_error,
     read_array_count as _read_array_count,
-    read_bytes as _read_bytes,
     read_compact_array_count as _read_compact_array_count,
-    read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
     read_string as _read_string,
-    read_unknown_tag as _read_unknown_tag,
-    read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
-    tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
     truncated as _truncated,
-    write_bytes as _write_bytes,
-    write_compact_bytes as _write_compact_bytes,
-    write_compact_nullable_bytes as _write_compact_nullable_bytes,
-    write_compact_nullable_string as _write_compact_nullable_string,
-    write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_nullable_bytes as _write_nullable_bytes,
     write_nullable_string as _write_nullable_string,
     write_raw_tags as _write_raw_tags,
     write_string as _write_string,
@@ -835,103 +813,55 @@ def _write_end_quorum_epoch_request_v1(obj: EndQuorumEpochRequest, out: bytearra
         raise _write_failure(exc, obj, f, EndQuorumEpochRequest) from None
 
 
-_JSON_replica_info_v1 = _JsonLayout(
-    ReplicaInfo,
-    (
-        _F("candidate_id", "candidateId", _INLINE, "int32"),
-        _F("candidate_directory_id", "candidateDirectoryId", _INLINE, "uuid"),
-    ),
+_FIELDS_replica_info = (
+    _F("candidate_id", "candidateId", "int32"),
+    _F("candidate_directory_id", "candidateDirectoryId", "uuid"),
 )
-_JSON_partition_data_v0 = _JsonLayout(
-    PartitionData,
-    (
-        _F("partition_index", "partitionIndex", _INLINE, "int32"),
-        _F("leader_id", "leaderId", _INLINE, "int32"),
-        _F("leader_epoch", "leaderEpoch", _INLINE, "int32"),
-        _F("preferred_successors", "preferredSuccessors", _INLINE, "array", "int32"),
-        _F("preferred_candidates", "preferredCandidates", _ABSENT, "array", "ReplicaInfo"),
-    ),
+_FIELDS_partition_data = (
+    _F("partition_index", "partitionIndex", "int32"),
+    _F("leader_id", "leaderId", "int32"),
+    _F("leader_epoch", "leaderEpoch", "int32"),
+    _F("preferred_successors", "preferredSuccessors", "array", "int32"),
+    _F("preferred_candidates", "preferredCandidates", "array", "ReplicaInfo"),
 )
+_FIELDS_topic_data = (
+    _F("topic_name", "topicName", "string"),
+    _F("partitions", "partitions", "array", "PartitionData"),
+)
+_FIELDS_leader_endpoint = (
+    _F("name", "name", "string"),
+    _F("host", "host", "string"),
+    _F("port", "port", "uint16"),
+)
+_FIELDS_end_quorum_epoch_request = (
+    _F("cluster_id", "clusterId", "string"),
+    _F("topics", "topics", "array", "TopicData"),
+    _F("leader_endpoints", "leaderEndpoints", "array", "LeaderEndpoint"),
+)
+
+_JSON_replica_info_v1 = _JsonLayout(ReplicaInfo, _FIELDS_replica_info, "II")
+_JSON_partition_data_v0 = _JsonLayout(PartitionData, _FIELDS_partition_data, "IIIIA")
 _JSON_partition_data_v1 = _JsonLayout(
-    PartitionData,
-    (
-        _F("partition_index", "partitionIndex", _INLINE, "int32"),
-        _F("leader_id", "leaderId", _INLINE, "int32"),
-        _F("leader_epoch", "leaderEpoch", _INLINE, "int32"),
-        _F("preferred_successors", "preferredSuccessors", _ABSENT, "array", "int32"),
-        _F(
-            "preferred_candidates",
-            "preferredCandidates",
-            _INLINE,
-            "array",
-            "ReplicaInfo",
-            False,
-            _JSON_replica_info_v1,
-        ),
-    ),
+    PartitionData, _FIELDS_partition_data, "IIIAI", "", {4: _JSON_replica_info_v1}
 )
 _JSON_topic_data_v0 = _JsonLayout(
-    TopicData,
-    (
-        _F("topic_name", "topicName", _INLINE, "string"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "PartitionData",
-            False,
-            _JSON_partition_data_v0,
-        ),
-    ),
+    TopicData, _FIELDS_topic_data, "II", "", {1: _JSON_partition_data_v0}
 )
 _JSON_topic_data_v1 = _JsonLayout(
-    TopicData,
-    (
-        _F("topic_name", "topicName", _INLINE, "string"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "PartitionData",
-            False,
-            _JSON_partition_data_v1,
-        ),
-    ),
+    TopicData, _FIELDS_topic_data, "II", "", {1: _JSON_partition_data_v1}
 )
 _JSON_leader_endpoint_v1 = _JsonLayout(
-    LeaderEndpoint,
-    (
-        _F("name", "name", _INLINE, "string"),
-        _F("host", "host", _INLINE, "string"),
-        _F("port", "port", _INLINE, "uint16"),
-    ),
-    _MapKeyList,
+    LeaderEndpoint, _FIELDS_leader_endpoint, "III", "", None, _MapKeyList
 )
 _JSON_end_quorum_epoch_request_v0 = _JsonLayout(
-    EndQuorumEpochRequest,
-    (
-        _F("cluster_id", "clusterId", _INLINE, "string", "", True),
-        _F("topics", "topics", _INLINE, "array", "TopicData", False, _JSON_topic_data_v0),
-        _F("leader_endpoints", "leaderEndpoints", _ABSENT, "array", "LeaderEndpoint"),
-    ),
+    EndQuorumEpochRequest, _FIELDS_end_quorum_epoch_request, "IIA", "100", {1: _JSON_topic_data_v0}
 )
 _JSON_end_quorum_epoch_request_v1 = _JsonLayout(
     EndQuorumEpochRequest,
-    (
-        _F("cluster_id", "clusterId", _INLINE, "string", "", True),
-        _F("topics", "topics", _INLINE, "array", "TopicData", False, _JSON_topic_data_v1),
-        _F(
-            "leader_endpoints",
-            "leaderEndpoints",
-            _INLINE,
-            "array",
-            "LeaderEndpoint",
-            False,
-            _JSON_leader_endpoint_v1,
-        ),
-    ),
+    _FIELDS_end_quorum_epoch_request,
+    "III",
+    "100",
+    {1: _JSON_topic_data_v1, 2: _JSON_leader_endpoint_v1},
 )
 
 EndQuorumEpochRequest._READERS = {

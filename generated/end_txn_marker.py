@@ -11,56 +11,12 @@ import struct as _struct
 import uuid
 from uuid import UUID as _UUID
 
-from ._base import DEFAULT as _DEFAULT
-from ._base import MapKeyList as _MapKeyList
 from ._base import Message as _Message
-from ._base import Struct as _Struct
-from ._json import ABSENT as _ABSENT
-from ._json import INLINE as _INLINE
-from ._json import TAGGED as _TAGGED
-from ._json import JsonField as _F
-from ._json import JsonLayout as _JsonLayout
+from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    ARRAY_bool as _ARRAY_bool,
-    ARRAY_float64 as _ARRAY_float64,
-    ARRAY_int8 as _ARRAY_int8,
-    ARRAY_int16 as _ARRAY_int16,
-    ARRAY_int32 as _ARRAY_int32,
-    ARRAY_int64 as _ARRAY_int64,
-    ARRAY_uint16 as _ARRAY_uint16,
-    ARRAY_uint32 as _ARRAY_uint32,
-    INT32 as _INT32,
-    ZERO_BYTES as _ZERO_BYTES,
-    ZERO_UUID as _ZERO_UUID,
-    count_error as _count_error,
     extend_path as _extend_path,
-    invalid_tag as _invalid_tag,
-    not_ignorable as _not_ignorable,
-    null_error as _null_error,
-    read_array_count as _read_array_count,
-    read_bytes as _read_bytes,
-    read_compact_array_count as _read_compact_array_count,
-    read_compact_bytes as _read_compact_bytes,
-    read_compact_string as _read_compact_string,
-    read_string as _read_string,
-    read_unknown_tag as _read_unknown_tag,
-    read_uvarint as _read_uvarint,
-    skip_unknown_tags as _skip_unknown_tags,
-    tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
-    too_long as _too_long,
-    truncated as _truncated,
-    write_bytes as _write_bytes,
-    write_compact_bytes as _write_compact_bytes,
-    write_compact_nullable_bytes as _write_compact_nullable_bytes,
-    write_compact_nullable_string as _write_compact_nullable_string,
-    write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_nullable_bytes as _write_nullable_bytes,
-    write_nullable_string as _write_nullable_string,
-    write_raw_tags as _write_raw_tags,
-    write_string as _write_string,
-    write_uvarint as _write_uvarint,
 )
 
 _new = object.__new__  # readers fill the slots directly, skipping __init__
@@ -137,10 +93,9 @@ def _write_end_txn_marker_v0(obj: EndTxnMarker, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, EndTxnMarker) from None
 
 
-_JSON_end_txn_marker_v0 = _JsonLayout(
-    EndTxnMarker,
-    (_F("coordinator_epoch", "coordinatorEpoch", _INLINE, "int32"),),
-)
+_FIELDS_end_txn_marker = (_F("coordinator_epoch", "coordinatorEpoch", "int32"),)
+
+_JSON_end_txn_marker_v0 = _JsonLayout(EndTxnMarker, _FIELDS_end_txn_marker, "I")
 
 EndTxnMarker._READERS = {
     0: _read_end_txn_marker_v0,

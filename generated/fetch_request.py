@@ -11,24 +11,10 @@ import struct as _struct
 import uuid
 from uuid import UUID as _UUID
 
-from ._base import DEFAULT as _DEFAULT
-from ._base import MapKeyList as _MapKeyList
-from ._base import Message as _Message
-from ._base import Struct as _Struct
-from ._json import ABSENT as _ABSENT
-from ._json import INLINE as _INLINE
-from ._json import TAGGED as _TAGGED
-from ._json import JsonField as _F
-from ._json import JsonLayout as _JsonLayout
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    ARRAY_bool as _ARRAY_bool,
-    ARRAY_float64 as _ARRAY_float64,
-    ARRAY_int8 as _ARRAY_int8,
-    ARRAY_int16 as _ARRAY_int16,
     ARRAY_int32 as _ARRAY_int32,
-    ARRAY_int64 as _ARRAY_int64,
-    ARRAY_uint16 as _ARRAY_uint16,
-    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
@@ -38,9 +24,7 @@ from ._runtime import (
     not_ignorable as _not_ignorable,
     null_error as _null_error,
     read_array_count as _read_array_count,
-    read_bytes as _read_bytes,
     read_compact_array_count as _read_compact_array_count,
-    read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
     read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
@@ -50,14 +34,7 @@ from ._runtime import (
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
     truncated as _truncated,
-    write_bytes as _write_bytes,
-    write_compact_bytes as _write_compact_bytes,
-    write_compact_nullable_bytes as _write_compact_nullable_bytes,
-    write_compact_nullable_string as _write_compact_nullable_string,
-    write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_nullable_bytes as _write_nullable_bytes,
-    write_nullable_string as _write_nullable_string,
     write_raw_tags as _write_raw_tags,
     write_string as _write_string,
     write_uvarint as _write_uvarint,
@@ -3155,506 +3132,136 @@ def _write_fetch_request_v18(obj: FetchRequest, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, FetchRequest) from None
 
 
-_JSON_fetch_partition_v4 = _JsonLayout(
-    FetchPartition,
-    (
-        _F("partition", "partition", _INLINE, "int32"),
-        _F("current_leader_epoch", "currentLeaderEpoch", _ABSENT, "int32"),
-        _F("fetch_offset", "fetchOffset", _INLINE, "int64"),
-        _F("last_fetched_epoch", "lastFetchedEpoch", _ABSENT, "int32"),
-        _F("log_start_offset", "logStartOffset", _ABSENT, "int64"),
-        _F("partition_max_bytes", "partitionMaxBytes", _INLINE, "int32"),
-        _F("replica_directory_id", "replicaDirectoryId", _ABSENT, "uuid"),
-        _F("high_watermark", "highWatermark", _ABSENT, "int64"),
-    ),
+_FIELDS_fetch_partition = (
+    _F("partition", "partition", "int32"),
+    _F("current_leader_epoch", "currentLeaderEpoch", "int32"),
+    _F("fetch_offset", "fetchOffset", "int64"),
+    _F("last_fetched_epoch", "lastFetchedEpoch", "int32"),
+    _F("log_start_offset", "logStartOffset", "int64"),
+    _F("partition_max_bytes", "partitionMaxBytes", "int32"),
+    _F("replica_directory_id", "replicaDirectoryId", "uuid", "", _ZERO_UUID),
+    _F("high_watermark", "highWatermark", "int64", "", 9223372036854775807),
 )
-_JSON_fetch_partition_v5 = _JsonLayout(
-    FetchPartition,
-    (
-        _F("partition", "partition", _INLINE, "int32"),
-        _F("current_leader_epoch", "currentLeaderEpoch", _ABSENT, "int32"),
-        _F("fetch_offset", "fetchOffset", _INLINE, "int64"),
-        _F("last_fetched_epoch", "lastFetchedEpoch", _ABSENT, "int32"),
-        _F("log_start_offset", "logStartOffset", _INLINE, "int64"),
-        _F("partition_max_bytes", "partitionMaxBytes", _INLINE, "int32"),
-        _F("replica_directory_id", "replicaDirectoryId", _ABSENT, "uuid"),
-        _F("high_watermark", "highWatermark", _ABSENT, "int64"),
-    ),
+_FIELDS_fetch_topic = (
+    _F("topic", "topic", "string"),
+    _F("topic_id", "topicId", "uuid"),
+    _F("partitions", "partitions", "array", "FetchPartition"),
 )
-_JSON_fetch_partition_v9 = _JsonLayout(
-    FetchPartition,
-    (
-        _F("partition", "partition", _INLINE, "int32"),
-        _F("current_leader_epoch", "currentLeaderEpoch", _INLINE, "int32"),
-        _F("fetch_offset", "fetchOffset", _INLINE, "int64"),
-        _F("last_fetched_epoch", "lastFetchedEpoch", _ABSENT, "int32"),
-        _F("log_start_offset", "logStartOffset", _INLINE, "int64"),
-        _F("partition_max_bytes", "partitionMaxBytes", _INLINE, "int32"),
-        _F("replica_directory_id", "replicaDirectoryId", _ABSENT, "uuid"),
-        _F("high_watermark", "highWatermark", _ABSENT, "int64"),
-    ),
+_FIELDS_replica_state = (
+    _F("replica_id", "replicaId", "int32"),
+    _F("replica_epoch", "replicaEpoch", "int64"),
 )
-_JSON_fetch_partition_v12 = _JsonLayout(
-    FetchPartition,
-    (
-        _F("partition", "partition", _INLINE, "int32"),
-        _F("current_leader_epoch", "currentLeaderEpoch", _INLINE, "int32"),
-        _F("fetch_offset", "fetchOffset", _INLINE, "int64"),
-        _F("last_fetched_epoch", "lastFetchedEpoch", _INLINE, "int32"),
-        _F("log_start_offset", "logStartOffset", _INLINE, "int64"),
-        _F("partition_max_bytes", "partitionMaxBytes", _INLINE, "int32"),
-        _F("replica_directory_id", "replicaDirectoryId", _ABSENT, "uuid"),
-        _F("high_watermark", "highWatermark", _ABSENT, "int64"),
-    ),
+_FIELDS_forgotten_topic = (
+    _F("topic", "topic", "string"),
+    _F("topic_id", "topicId", "uuid"),
+    _F("partitions", "partitions", "array", "int32"),
 )
-_JSON_fetch_partition_v17 = _JsonLayout(
-    FetchPartition,
-    (
-        _F("partition", "partition", _INLINE, "int32"),
-        _F("current_leader_epoch", "currentLeaderEpoch", _INLINE, "int32"),
-        _F("fetch_offset", "fetchOffset", _INLINE, "int64"),
-        _F("last_fetched_epoch", "lastFetchedEpoch", _INLINE, "int32"),
-        _F("log_start_offset", "logStartOffset", _INLINE, "int64"),
-        _F("partition_max_bytes", "partitionMaxBytes", _INLINE, "int32"),
-        _F(
-            "replica_directory_id",
-            "replicaDirectoryId",
-            _TAGGED,
-            "uuid",
-            "",
-            False,
-            None,
-            _ZERO_UUID,
-        ),
-        _F("high_watermark", "highWatermark", _ABSENT, "int64"),
-    ),
+_FIELDS_fetch_request = (
+    _F("cluster_id", "clusterId", "string"),
+    _F("replica_id", "replicaId", "int32"),
+    _F("replica_state", "replicaState", "struct", "ReplicaState", _DEFAULT_ReplicaState),
+    _F("max_wait_ms", "maxWaitMs", "int32"),
+    _F("min_bytes", "minBytes", "int32"),
+    _F("max_bytes", "maxBytes", "int32"),
+    _F("isolation_level", "isolationLevel", "int8"),
+    _F("session_id", "sessionId", "int32"),
+    _F("session_epoch", "sessionEpoch", "int32"),
+    _F("topics", "topics", "array", "FetchTopic"),
+    _F("forgotten_topics_data", "forgottenTopicsData", "array", "ForgottenTopic"),
+    _F("rack_id", "rackId", "string"),
 )
-_JSON_fetch_partition_v18 = _JsonLayout(
-    FetchPartition,
-    (
-        _F("partition", "partition", _INLINE, "int32"),
-        _F("current_leader_epoch", "currentLeaderEpoch", _INLINE, "int32"),
-        _F("fetch_offset", "fetchOffset", _INLINE, "int64"),
-        _F("last_fetched_epoch", "lastFetchedEpoch", _INLINE, "int32"),
-        _F("log_start_offset", "logStartOffset", _INLINE, "int64"),
-        _F("partition_max_bytes", "partitionMaxBytes", _INLINE, "int32"),
-        _F(
-            "replica_directory_id",
-            "replicaDirectoryId",
-            _TAGGED,
-            "uuid",
-            "",
-            False,
-            None,
-            _ZERO_UUID,
-        ),
-        _F(
-            "high_watermark",
-            "highWatermark",
-            _TAGGED,
-            "int64",
-            "",
-            False,
-            None,
-            9223372036854775807,
-        ),
-    ),
-)
+
+_JSON_fetch_partition_v4 = _JsonLayout(FetchPartition, _FIELDS_fetch_partition, "IAIAAIAA")
+_JSON_fetch_partition_v5 = _JsonLayout(FetchPartition, _FIELDS_fetch_partition, "IAIAIIAA")
+_JSON_fetch_partition_v9 = _JsonLayout(FetchPartition, _FIELDS_fetch_partition, "IIIAIIAA")
+_JSON_fetch_partition_v12 = _JsonLayout(FetchPartition, _FIELDS_fetch_partition, "IIIIIIAA")
+_JSON_fetch_partition_v17 = _JsonLayout(FetchPartition, _FIELDS_fetch_partition, "IIIIIITA")
+_JSON_fetch_partition_v18 = _JsonLayout(FetchPartition, _FIELDS_fetch_partition, "IIIIIITT")
 _JSON_fetch_topic_v4 = _JsonLayout(
-    FetchTopic,
-    (
-        _F("topic", "topic", _INLINE, "string"),
-        _F("topic_id", "topicId", _ABSENT, "uuid"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "FetchPartition",
-            False,
-            _JSON_fetch_partition_v4,
-        ),
-    ),
+    FetchTopic, _FIELDS_fetch_topic, "IAI", "", {2: _JSON_fetch_partition_v4}
 )
 _JSON_fetch_topic_v5 = _JsonLayout(
-    FetchTopic,
-    (
-        _F("topic", "topic", _INLINE, "string"),
-        _F("topic_id", "topicId", _ABSENT, "uuid"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "FetchPartition",
-            False,
-            _JSON_fetch_partition_v5,
-        ),
-    ),
+    FetchTopic, _FIELDS_fetch_topic, "IAI", "", {2: _JSON_fetch_partition_v5}
 )
 _JSON_fetch_topic_v9 = _JsonLayout(
-    FetchTopic,
-    (
-        _F("topic", "topic", _INLINE, "string"),
-        _F("topic_id", "topicId", _ABSENT, "uuid"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "FetchPartition",
-            False,
-            _JSON_fetch_partition_v9,
-        ),
-    ),
+    FetchTopic, _FIELDS_fetch_topic, "IAI", "", {2: _JSON_fetch_partition_v9}
 )
 _JSON_fetch_topic_v12 = _JsonLayout(
-    FetchTopic,
-    (
-        _F("topic", "topic", _INLINE, "string"),
-        _F("topic_id", "topicId", _ABSENT, "uuid"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "FetchPartition",
-            False,
-            _JSON_fetch_partition_v12,
-        ),
-    ),
+    FetchTopic, _FIELDS_fetch_topic, "IAI", "", {2: _JSON_fetch_partition_v12}
 )
 _JSON_fetch_topic_v13 = _JsonLayout(
-    FetchTopic,
-    (
-        _F("topic", "topic", _ABSENT, "string"),
-        _F("topic_id", "topicId", _INLINE, "uuid"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "FetchPartition",
-            False,
-            _JSON_fetch_partition_v12,
-        ),
-    ),
+    FetchTopic, _FIELDS_fetch_topic, "AII", "", {2: _JSON_fetch_partition_v12}
 )
 _JSON_fetch_topic_v17 = _JsonLayout(
-    FetchTopic,
-    (
-        _F("topic", "topic", _ABSENT, "string"),
-        _F("topic_id", "topicId", _INLINE, "uuid"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "FetchPartition",
-            False,
-            _JSON_fetch_partition_v17,
-        ),
-    ),
+    FetchTopic, _FIELDS_fetch_topic, "AII", "", {2: _JSON_fetch_partition_v17}
 )
 _JSON_fetch_topic_v18 = _JsonLayout(
-    FetchTopic,
-    (
-        _F("topic", "topic", _ABSENT, "string"),
-        _F("topic_id", "topicId", _INLINE, "uuid"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "FetchPartition",
-            False,
-            _JSON_fetch_partition_v18,
-        ),
-    ),
+    FetchTopic, _FIELDS_fetch_topic, "AII", "", {2: _JSON_fetch_partition_v18}
 )
-_JSON_replica_state_v15 = _JsonLayout(
-    ReplicaState,
-    (
-        _F("replica_id", "replicaId", _INLINE, "int32"),
-        _F("replica_epoch", "replicaEpoch", _INLINE, "int64"),
-    ),
-)
-_JSON_forgotten_topic_v7 = _JsonLayout(
-    ForgottenTopic,
-    (
-        _F("topic", "topic", _INLINE, "string"),
-        _F("topic_id", "topicId", _ABSENT, "uuid"),
-        _F("partitions", "partitions", _INLINE, "array", "int32"),
-    ),
-)
-_JSON_forgotten_topic_v13 = _JsonLayout(
-    ForgottenTopic,
-    (
-        _F("topic", "topic", _ABSENT, "string"),
-        _F("topic_id", "topicId", _INLINE, "uuid"),
-        _F("partitions", "partitions", _INLINE, "array", "int32"),
-    ),
-)
+_JSON_replica_state_v15 = _JsonLayout(ReplicaState, _FIELDS_replica_state, "II")
+_JSON_forgotten_topic_v7 = _JsonLayout(ForgottenTopic, _FIELDS_forgotten_topic, "IAI")
+_JSON_forgotten_topic_v13 = _JsonLayout(ForgottenTopic, _FIELDS_forgotten_topic, "AII")
 _JSON_fetch_request_v4 = _JsonLayout(
-    FetchRequest,
-    (
-        _F("cluster_id", "clusterId", _ABSENT, "string"),
-        _F("replica_id", "replicaId", _INLINE, "int32"),
-        _F("replica_state", "replicaState", _ABSENT, "struct", "ReplicaState"),
-        _F("max_wait_ms", "maxWaitMs", _INLINE, "int32"),
-        _F("min_bytes", "minBytes", _INLINE, "int32"),
-        _F("max_bytes", "maxBytes", _INLINE, "int32"),
-        _F("isolation_level", "isolationLevel", _INLINE, "int8"),
-        _F("session_id", "sessionId", _ABSENT, "int32"),
-        _F("session_epoch", "sessionEpoch", _ABSENT, "int32"),
-        _F("topics", "topics", _INLINE, "array", "FetchTopic", False, _JSON_fetch_topic_v4),
-        _F("forgotten_topics_data", "forgottenTopicsData", _ABSENT, "array", "ForgottenTopic"),
-        _F("rack_id", "rackId", _ABSENT, "string"),
-    ),
+    FetchRequest, _FIELDS_fetch_request, "AIAIIIIAAIAA", "", {9: _JSON_fetch_topic_v4}
 )
 _JSON_fetch_request_v5 = _JsonLayout(
-    FetchRequest,
-    (
-        _F("cluster_id", "clusterId", _ABSENT, "string"),
-        _F("replica_id", "replicaId", _INLINE, "int32"),
-        _F("replica_state", "replicaState", _ABSENT, "struct", "ReplicaState"),
-        _F("max_wait_ms", "maxWaitMs", _INLINE, "int32"),
-        _F("min_bytes", "minBytes", _INLINE, "int32"),
-        _F("max_bytes", "maxBytes", _INLINE, "int32"),
-        _F("isolation_level", "isolationLevel", _INLINE, "int8"),
-        _F("session_id", "sessionId", _ABSENT, "int32"),
-        _F("session_epoch", "sessionEpoch", _ABSENT, "int32"),
-        _F("topics", "topics", _INLINE, "array", "FetchTopic", False, _JSON_fetch_topic_v5),
-        _F("forgotten_topics_data", "forgottenTopicsData", _ABSENT, "array", "ForgottenTopic"),
-        _F("rack_id", "rackId", _ABSENT, "string"),
-    ),
+    FetchRequest, _FIELDS_fetch_request, "AIAIIIIAAIAA", "", {9: _JSON_fetch_topic_v5}
 )
 _JSON_fetch_request_v7 = _JsonLayout(
     FetchRequest,
-    (
-        _F("cluster_id", "clusterId", _ABSENT, "string"),
-        _F("replica_id", "replicaId", _INLINE, "int32"),
-        _F("replica_state", "replicaState", _ABSENT, "struct", "ReplicaState"),
-        _F("max_wait_ms", "maxWaitMs", _INLINE, "int32"),
-        _F("min_bytes", "minBytes", _INLINE, "int32"),
-        _F("max_bytes", "maxBytes", _INLINE, "int32"),
-        _F("isolation_level", "isolationLevel", _INLINE, "int8"),
-        _F("session_id", "sessionId", _INLINE, "int32"),
-        _F("session_epoch", "sessionEpoch", _INLINE, "int32"),
-        _F("topics", "topics", _INLINE, "array", "FetchTopic", False, _JSON_fetch_topic_v5),
-        _F(
-            "forgotten_topics_data",
-            "forgottenTopicsData",
-            _INLINE,
-            "array",
-            "ForgottenTopic",
-            False,
-            _JSON_forgotten_topic_v7,
-        ),
-        _F("rack_id", "rackId", _ABSENT, "string"),
-    ),
+    _FIELDS_fetch_request,
+    "AIAIIIIIIIIA",
+    "",
+    {9: _JSON_fetch_topic_v5, 10: _JSON_forgotten_topic_v7},
 )
 _JSON_fetch_request_v9 = _JsonLayout(
     FetchRequest,
-    (
-        _F("cluster_id", "clusterId", _ABSENT, "string"),
-        _F("replica_id", "replicaId", _INLINE, "int32"),
-        _F("replica_state", "replicaState", _ABSENT, "struct", "ReplicaState"),
-        _F("max_wait_ms", "maxWaitMs", _INLINE, "int32"),
-        _F("min_bytes", "minBytes", _INLINE, "int32"),
-        _F("max_bytes", "maxBytes", _INLINE, "int32"),
-        _F("isolation_level", "isolationLevel", _INLINE, "int8"),
-        _F("session_id", "sessionId", _INLINE, "int32"),
-        _F("session_epoch", "sessionEpoch", _INLINE, "int32"),
-        _F("topics", "topics", _INLINE, "array", "FetchTopic", False, _JSON_fetch_topic_v9),
-        _F(
-            "forgotten_topics_data",
-            "forgottenTopicsData",
-            _INLINE,
-            "array",
-            "ForgottenTopic",
-            False,
-            _JSON_forgotten_topic_v7,
-        ),
-        _F("rack_id", "rackId", _ABSENT, "string"),
-    ),
+    _FIELDS_fetch_request,
+    "AIAIIIIIIIIA",
+    "",
+    {9: _JSON_fetch_topic_v9, 10: _JSON_forgotten_topic_v7},
 )
 _JSON_fetch_request_v11 = _JsonLayout(
     FetchRequest,
-    (
-        _F("cluster_id", "clusterId", _ABSENT, "string"),
-        _F("replica_id", "replicaId", _INLINE, "int32"),
-        _F("replica_state", "replicaState", _ABSENT, "struct", "ReplicaState"),
-        _F("max_wait_ms", "maxWaitMs", _INLINE, "int32"),
-        _F("min_bytes", "minBytes", _INLINE, "int32"),
-        _F("max_bytes", "maxBytes", _INLINE, "int32"),
-        _F("isolation_level", "isolationLevel", _INLINE, "int8"),
-        _F("session_id", "sessionId", _INLINE, "int32"),
-        _F("session_epoch", "sessionEpoch", _INLINE, "int32"),
-        _F("topics", "topics", _INLINE, "array", "FetchTopic", False, _JSON_fetch_topic_v9),
-        _F(
-            "forgotten_topics_data",
-            "forgottenTopicsData",
-            _INLINE,
-            "array",
-            "ForgottenTopic",
-            False,
-            _JSON_forgotten_topic_v7,
-        ),
-        _F("rack_id", "rackId", _INLINE, "string"),
-    ),
+    _FIELDS_fetch_request,
+    "AIAIIIIIIIII",
+    "",
+    {9: _JSON_fetch_topic_v9, 10: _JSON_forgotten_topic_v7},
 )
 _JSON_fetch_request_v12 = _JsonLayout(
     FetchRequest,
-    (
-        _F("cluster_id", "clusterId", _TAGGED, "string", "", True),
-        _F("replica_id", "replicaId", _INLINE, "int32"),
-        _F("replica_state", "replicaState", _ABSENT, "struct", "ReplicaState"),
-        _F("max_wait_ms", "maxWaitMs", _INLINE, "int32"),
-        _F("min_bytes", "minBytes", _INLINE, "int32"),
-        _F("max_bytes", "maxBytes", _INLINE, "int32"),
-        _F("isolation_level", "isolationLevel", _INLINE, "int8"),
-        _F("session_id", "sessionId", _INLINE, "int32"),
-        _F("session_epoch", "sessionEpoch", _INLINE, "int32"),
-        _F("topics", "topics", _INLINE, "array", "FetchTopic", False, _JSON_fetch_topic_v12),
-        _F(
-            "forgotten_topics_data",
-            "forgottenTopicsData",
-            _INLINE,
-            "array",
-            "ForgottenTopic",
-            False,
-            _JSON_forgotten_topic_v7,
-        ),
-        _F("rack_id", "rackId", _INLINE, "string"),
-    ),
+    _FIELDS_fetch_request,
+    "TIAIIIIIIIII",
+    "100000000000",
+    {9: _JSON_fetch_topic_v12, 10: _JSON_forgotten_topic_v7},
 )
 _JSON_fetch_request_v13 = _JsonLayout(
     FetchRequest,
-    (
-        _F("cluster_id", "clusterId", _TAGGED, "string", "", True),
-        _F("replica_id", "replicaId", _INLINE, "int32"),
-        _F("replica_state", "replicaState", _ABSENT, "struct", "ReplicaState"),
-        _F("max_wait_ms", "maxWaitMs", _INLINE, "int32"),
-        _F("min_bytes", "minBytes", _INLINE, "int32"),
-        _F("max_bytes", "maxBytes", _INLINE, "int32"),
-        _F("isolation_level", "isolationLevel", _INLINE, "int8"),
-        _F("session_id", "sessionId", _INLINE, "int32"),
-        _F("session_epoch", "sessionEpoch", _INLINE, "int32"),
-        _F("topics", "topics", _INLINE, "array", "FetchTopic", False, _JSON_fetch_topic_v13),
-        _F(
-            "forgotten_topics_data",
-            "forgottenTopicsData",
-            _INLINE,
-            "array",
-            "ForgottenTopic",
-            False,
-            _JSON_forgotten_topic_v13,
-        ),
-        _F("rack_id", "rackId", _INLINE, "string"),
-    ),
+    _FIELDS_fetch_request,
+    "TIAIIIIIIIII",
+    "100000000000",
+    {9: _JSON_fetch_topic_v13, 10: _JSON_forgotten_topic_v13},
 )
 _JSON_fetch_request_v15 = _JsonLayout(
     FetchRequest,
-    (
-        _F("cluster_id", "clusterId", _TAGGED, "string", "", True),
-        _F("replica_id", "replicaId", _ABSENT, "int32"),
-        _F(
-            "replica_state",
-            "replicaState",
-            _TAGGED,
-            "struct",
-            "ReplicaState",
-            False,
-            _JSON_replica_state_v15,
-            _DEFAULT_ReplicaState,
-        ),
-        _F("max_wait_ms", "maxWaitMs", _INLINE, "int32"),
-        _F("min_bytes", "minBytes", _INLINE, "int32"),
-        _F("max_bytes", "maxBytes", _INLINE, "int32"),
-        _F("isolation_level", "isolationLevel", _INLINE, "int8"),
-        _F("session_id", "sessionId", _INLINE, "int32"),
-        _F("session_epoch", "sessionEpoch", _INLINE, "int32"),
-        _F("topics", "topics", _INLINE, "array", "FetchTopic", False, _JSON_fetch_topic_v13),
-        _F(
-            "forgotten_topics_data",
-            "forgottenTopicsData",
-            _INLINE,
-            "array",
-            "ForgottenTopic",
-            False,
-            _JSON_forgotten_topic_v13,
-        ),
-        _F("rack_id", "rackId", _INLINE, "string"),
-    ),
+    _FIELDS_fetch_request,
+    "TATIIIIIIIII",
+    "100000000000",
+    {2: _JSON_replica_state_v15, 9: _JSON_fetch_topic_v13, 10: _JSON_forgotten_topic_v13},
 )
 _JSON_fetch_request_v17 = _JsonLayout(
     FetchRequest,
-    (
-        _F("cluster_id", "clusterId", _TAGGED, "string", "", True),
-        _F("replica_id", "replicaId", _ABSENT, "int32"),
-        _F(
-            "replica_state",
-            "replicaState",
-            _TAGGED,
-            "struct",
-            "ReplicaState",
-            False,
-            _JSON_replica_state_v15,
-            _DEFAULT_ReplicaState,
-        ),
-        _F("max_wait_ms", "maxWaitMs", _INLINE, "int32"),
-        _F("min_bytes", "minBytes", _INLINE, "int32"),
-        _F("max_bytes", "maxBytes", _INLINE, "int32"),
-        _F("isolation_level", "isolationLevel", _INLINE, "int8"),
-        _F("session_id", "sessionId", _INLINE, "int32"),
-        _F("session_epoch", "sessionEpoch", _INLINE, "int32"),
-        _F("topics", "topics", _INLINE, "array", "FetchTopic", False, _JSON_fetch_topic_v17),
-        _F(
-            "forgotten_topics_data",
-            "forgottenTopicsData",
-            _INLINE,
-            "array",
-            "ForgottenTopic",
-            False,
-            _JSON_forgotten_topic_v13,
-        ),
-        _F("rack_id", "rackId", _INLINE, "string"),
-    ),
+    _FIELDS_fetch_request,
+    "TATIIIIIIIII",
+    "100000000000",
+    {2: _JSON_replica_state_v15, 9: _JSON_fetch_topic_v17, 10: _JSON_forgotten_topic_v13},
 )
 _JSON_fetch_request_v18 = _JsonLayout(
     FetchRequest,
-    (
-        _F("cluster_id", "clusterId", _TAGGED, "string", "", True),
-        _F("replica_id", "replicaId", _ABSENT, "int32"),
-        _F(
-            "replica_state",
-            "replicaState",
-            _TAGGED,
-            "struct",
-            "ReplicaState",
-            False,
-            _JSON_replica_state_v15,
-            _DEFAULT_ReplicaState,
-        ),
-        _F("max_wait_ms", "maxWaitMs", _INLINE, "int32"),
-        _F("min_bytes", "minBytes", _INLINE, "int32"),
-        _F("max_bytes", "maxBytes", _INLINE, "int32"),
-        _F("isolation_level", "isolationLevel", _INLINE, "int8"),
-        _F("session_id", "sessionId", _INLINE, "int32"),
-        _F("session_epoch", "sessionEpoch", _INLINE, "int32"),
-        _F("topics", "topics", _INLINE, "array", "FetchTopic", False, _JSON_fetch_topic_v18),
-        _F(
-            "forgotten_topics_data",
-            "forgottenTopicsData",
-            _INLINE,
-            "array",
-            "ForgottenTopic",
-            False,
-            _JSON_forgotten_topic_v13,
-        ),
-        _F("rack_id", "rackId", _INLINE, "string"),
-    ),
+    _FIELDS_fetch_request,
+    "TATIIIIIIIII",
+    "100000000000",
+    {2: _JSON_replica_state_v15, 9: _JSON_fetch_topic_v18, 10: _JSON_forgotten_topic_v13},
 )
 
 FetchRequest._READERS = {

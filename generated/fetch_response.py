@@ -11,24 +11,14 @@ import struct as _struct
 import uuid
 from uuid import UUID as _UUID
 
-from ._base import DEFAULT as _DEFAULT
-from ._base import MapKeyList as _MapKeyList
-from ._base import Message as _Message
-from ._base import Struct as _Struct
-from ._json import ABSENT as _ABSENT
-from ._json import INLINE as _INLINE
-from ._json import TAGGED as _TAGGED
-from ._json import JsonField as _F
-from ._json import JsonLayout as _JsonLayout
+from ._base import (
+    DEFAULT as _DEFAULT,
+    MapKeyList as _MapKeyList,
+    Message as _Message,
+    Struct as _Struct,
+)
+from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    ARRAY_bool as _ARRAY_bool,
-    ARRAY_float64 as _ARRAY_float64,
-    ARRAY_int8 as _ARRAY_int8,
-    ARRAY_int16 as _ARRAY_int16,
-    ARRAY_int32 as _ARRAY_int32,
-    ARRAY_int64 as _ARRAY_int64,
-    ARRAY_uint16 as _ARRAY_uint16,
-    ARRAY_uint32 as _ARRAY_uint32,
     INT32 as _INT32,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
@@ -49,15 +39,9 @@ from ._runtime import (
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
-    truncated as _truncated,
-    write_bytes as _write_bytes,
-    write_compact_bytes as _write_compact_bytes,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
-    write_compact_nullable_string as _write_compact_nullable_string,
-    write_compact_string as _write_compact_string,
     write_failure as _write_failure,
     write_nullable_bytes as _write_nullable_bytes,
-    write_nullable_string as _write_nullable_string,
     write_raw_tags as _write_raw_tags,
     write_string as _write_string,
     write_uvarint as _write_uvarint,
@@ -1978,381 +1962,153 @@ def _write_fetch_response_v16(obj: FetchResponse, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, FetchResponse) from None
 
 
-_JSON_aborted_transaction_v4 = _JsonLayout(
-    AbortedTransaction,
-    (
-        _F("producer_id", "producerId", _INLINE, "int64"),
-        _F("first_offset", "firstOffset", _INLINE, "int64"),
-    ),
+_FIELDS_aborted_transaction = (
+    _F("producer_id", "producerId", "int64"),
+    _F("first_offset", "firstOffset", "int64"),
 )
-_JSON_epoch_end_offset_v12 = _JsonLayout(
-    EpochEndOffset,
-    (
-        _F("epoch", "epoch", _INLINE, "int32"),
-        _F("end_offset", "endOffset", _INLINE, "int64"),
-    ),
+_FIELDS_epoch_end_offset = (
+    _F("epoch", "epoch", "int32"),
+    _F("end_offset", "endOffset", "int64"),
 )
-_JSON_leader_id_and_epoch_v12 = _JsonLayout(
-    LeaderIdAndEpoch,
-    (
-        _F("leader_id", "leaderId", _INLINE, "int32"),
-        _F("leader_epoch", "leaderEpoch", _INLINE, "int32"),
-    ),
+_FIELDS_leader_id_and_epoch = (
+    _F("leader_id", "leaderId", "int32"),
+    _F("leader_epoch", "leaderEpoch", "int32"),
 )
-_JSON_snapshot_id_v12 = _JsonLayout(
-    SnapshotId,
-    (
-        _F("end_offset", "endOffset", _INLINE, "int64"),
-        _F("epoch", "epoch", _INLINE, "int32"),
-    ),
+_FIELDS_snapshot_id = (
+    _F("end_offset", "endOffset", "int64"),
+    _F("epoch", "epoch", "int32"),
 )
+_FIELDS_partition_data = (
+    _F("partition_index", "partitionIndex", "int32"),
+    _F("error_code", "errorCode", "int16"),
+    _F("high_watermark", "highWatermark", "int64"),
+    _F("last_stable_offset", "lastStableOffset", "int64"),
+    _F("log_start_offset", "logStartOffset", "int64"),
+    _F("diverging_epoch", "divergingEpoch", "struct", "EpochEndOffset", _DEFAULT_EpochEndOffset),
+    _F("current_leader", "currentLeader", "struct", "LeaderIdAndEpoch", _DEFAULT_LeaderIdAndEpoch),
+    _F("snapshot_id", "snapshotId", "struct", "SnapshotId", _DEFAULT_SnapshotId),
+    _F("aborted_transactions", "abortedTransactions", "array", "AbortedTransaction"),
+    _F("preferred_read_replica", "preferredReadReplica", "int32"),
+    _F("records", "records", "records"),
+)
+_FIELDS_fetchable_topic_response = (
+    _F("topic", "topic", "string"),
+    _F("topic_id", "topicId", "uuid"),
+    _F("partitions", "partitions", "array", "PartitionData"),
+)
+_FIELDS_node_endpoint = (
+    _F("node_id", "nodeId", "int32"),
+    _F("host", "host", "string"),
+    _F("port", "port", "int32"),
+    _F("rack", "rack", "string"),
+)
+_FIELDS_fetch_response = (
+    _F("throttle_time_ms", "throttleTimeMs", "int32"),
+    _F("error_code", "errorCode", "int16"),
+    _F("session_id", "sessionId", "int32"),
+    _F("responses", "responses", "array", "FetchableTopicResponse"),
+    _F("node_endpoints", "nodeEndpoints", "array", "NodeEndpoint", []),
+)
+
+_JSON_aborted_transaction_v4 = _JsonLayout(AbortedTransaction, _FIELDS_aborted_transaction, "II")
+_JSON_epoch_end_offset_v12 = _JsonLayout(EpochEndOffset, _FIELDS_epoch_end_offset, "II")
+_JSON_leader_id_and_epoch_v12 = _JsonLayout(LeaderIdAndEpoch, _FIELDS_leader_id_and_epoch, "II")
+_JSON_snapshot_id_v12 = _JsonLayout(SnapshotId, _FIELDS_snapshot_id, "II")
 _JSON_partition_data_v4 = _JsonLayout(
     PartitionData,
-    (
-        _F("partition_index", "partitionIndex", _INLINE, "int32"),
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("high_watermark", "highWatermark", _INLINE, "int64"),
-        _F("last_stable_offset", "lastStableOffset", _INLINE, "int64"),
-        _F("log_start_offset", "logStartOffset", _ABSENT, "int64"),
-        _F("diverging_epoch", "divergingEpoch", _ABSENT, "struct", "EpochEndOffset"),
-        _F("current_leader", "currentLeader", _ABSENT, "struct", "LeaderIdAndEpoch"),
-        _F("snapshot_id", "snapshotId", _ABSENT, "struct", "SnapshotId"),
-        _F(
-            "aborted_transactions",
-            "abortedTransactions",
-            _INLINE,
-            "array",
-            "AbortedTransaction",
-            True,
-            _JSON_aborted_transaction_v4,
-        ),
-        _F("preferred_read_replica", "preferredReadReplica", _ABSENT, "int32"),
-        _F("records", "records", _INLINE, "records", "", True),
-    ),
+    _FIELDS_partition_data,
+    "IIIIAAAAIAI",
+    "00000000101",
+    {8: _JSON_aborted_transaction_v4},
 )
 _JSON_partition_data_v5 = _JsonLayout(
     PartitionData,
-    (
-        _F("partition_index", "partitionIndex", _INLINE, "int32"),
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("high_watermark", "highWatermark", _INLINE, "int64"),
-        _F("last_stable_offset", "lastStableOffset", _INLINE, "int64"),
-        _F("log_start_offset", "logStartOffset", _INLINE, "int64"),
-        _F("diverging_epoch", "divergingEpoch", _ABSENT, "struct", "EpochEndOffset"),
-        _F("current_leader", "currentLeader", _ABSENT, "struct", "LeaderIdAndEpoch"),
-        _F("snapshot_id", "snapshotId", _ABSENT, "struct", "SnapshotId"),
-        _F(
-            "aborted_transactions",
-            "abortedTransactions",
-            _INLINE,
-            "array",
-            "AbortedTransaction",
-            True,
-            _JSON_aborted_transaction_v4,
-        ),
-        _F("preferred_read_replica", "preferredReadReplica", _ABSENT, "int32"),
-        _F("records", "records", _INLINE, "records", "", True),
-    ),
+    _FIELDS_partition_data,
+    "IIIIIAAAIAI",
+    "00000000101",
+    {8: _JSON_aborted_transaction_v4},
 )
 _JSON_partition_data_v11 = _JsonLayout(
     PartitionData,
-    (
-        _F("partition_index", "partitionIndex", _INLINE, "int32"),
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("high_watermark", "highWatermark", _INLINE, "int64"),
-        _F("last_stable_offset", "lastStableOffset", _INLINE, "int64"),
-        _F("log_start_offset", "logStartOffset", _INLINE, "int64"),
-        _F("diverging_epoch", "divergingEpoch", _ABSENT, "struct", "EpochEndOffset"),
-        _F("current_leader", "currentLeader", _ABSENT, "struct", "LeaderIdAndEpoch"),
-        _F("snapshot_id", "snapshotId", _ABSENT, "struct", "SnapshotId"),
-        _F(
-            "aborted_transactions",
-            "abortedTransactions",
-            _INLINE,
-            "array",
-            "AbortedTransaction",
-            True,
-            _JSON_aborted_transaction_v4,
-        ),
-        _F("preferred_read_replica", "preferredReadReplica", _INLINE, "int32"),
-        _F("records", "records", _INLINE, "records", "", True),
-    ),
+    _FIELDS_partition_data,
+    "IIIIIAAAIII",
+    "00000000101",
+    {8: _JSON_aborted_transaction_v4},
 )
 _JSON_partition_data_v12 = _JsonLayout(
     PartitionData,
-    (
-        _F("partition_index", "partitionIndex", _INLINE, "int32"),
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("high_watermark", "highWatermark", _INLINE, "int64"),
-        _F("last_stable_offset", "lastStableOffset", _INLINE, "int64"),
-        _F("log_start_offset", "logStartOffset", _INLINE, "int64"),
-        _F(
-            "diverging_epoch",
-            "divergingEpoch",
-            _TAGGED,
-            "struct",
-            "EpochEndOffset",
-            False,
-            _JSON_epoch_end_offset_v12,
-            _DEFAULT_EpochEndOffset,
-        ),
-        _F(
-            "current_leader",
-            "currentLeader",
-            _TAGGED,
-            "struct",
-            "LeaderIdAndEpoch",
-            False,
-            _JSON_leader_id_and_epoch_v12,
-            _DEFAULT_LeaderIdAndEpoch,
-        ),
-        _F(
-            "snapshot_id",
-            "snapshotId",
-            _TAGGED,
-            "struct",
-            "SnapshotId",
-            False,
-            _JSON_snapshot_id_v12,
-            _DEFAULT_SnapshotId,
-        ),
-        _F(
-            "aborted_transactions",
-            "abortedTransactions",
-            _INLINE,
-            "array",
-            "AbortedTransaction",
-            True,
-            _JSON_aborted_transaction_v4,
-        ),
-        _F("preferred_read_replica", "preferredReadReplica", _INLINE, "int32"),
-        _F("records", "records", _INLINE, "records", "", True),
-    ),
+    _FIELDS_partition_data,
+    "IIIIITTTIII",
+    "00000000101",
+    {
+        5: _JSON_epoch_end_offset_v12,
+        6: _JSON_leader_id_and_epoch_v12,
+        7: _JSON_snapshot_id_v12,
+        8: _JSON_aborted_transaction_v4,
+    },
 )
 _JSON_fetchable_topic_response_v4 = _JsonLayout(
     FetchableTopicResponse,
-    (
-        _F("topic", "topic", _INLINE, "string"),
-        _F("topic_id", "topicId", _ABSENT, "uuid"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "PartitionData",
-            False,
-            _JSON_partition_data_v4,
-        ),
-    ),
+    _FIELDS_fetchable_topic_response,
+    "IAI",
+    "",
+    {2: _JSON_partition_data_v4},
 )
 _JSON_fetchable_topic_response_v5 = _JsonLayout(
     FetchableTopicResponse,
-    (
-        _F("topic", "topic", _INLINE, "string"),
-        _F("topic_id", "topicId", _ABSENT, "uuid"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "PartitionData",
-            False,
-            _JSON_partition_data_v5,
-        ),
-    ),
+    _FIELDS_fetchable_topic_response,
+    "IAI",
+    "",
+    {2: _JSON_partition_data_v5},
 )
 _JSON_fetchable_topic_response_v11 = _JsonLayout(
     FetchableTopicResponse,
-    (
-        _F("topic", "topic", _INLINE, "string"),
-        _F("topic_id", "topicId", _ABSENT, "uuid"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "PartitionData",
-            False,
-            _JSON_partition_data_v11,
-        ),
-    ),
+    _FIELDS_fetchable_topic_response,
+    "IAI",
+    "",
+    {2: _JSON_partition_data_v11},
 )
 _JSON_fetchable_topic_response_v12 = _JsonLayout(
     FetchableTopicResponse,
-    (
-        _F("topic", "topic", _INLINE, "string"),
-        _F("topic_id", "topicId", _ABSENT, "uuid"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "PartitionData",
-            False,
-            _JSON_partition_data_v12,
-        ),
-    ),
+    _FIELDS_fetchable_topic_response,
+    "IAI",
+    "",
+    {2: _JSON_partition_data_v12},
 )
 _JSON_fetchable_topic_response_v13 = _JsonLayout(
     FetchableTopicResponse,
-    (
-        _F("topic", "topic", _ABSENT, "string"),
-        _F("topic_id", "topicId", _INLINE, "uuid"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "PartitionData",
-            False,
-            _JSON_partition_data_v12,
-        ),
-    ),
+    _FIELDS_fetchable_topic_response,
+    "AII",
+    "",
+    {2: _JSON_partition_data_v12},
 )
 _JSON_node_endpoint_v16 = _JsonLayout(
-    NodeEndpoint,
-    (
-        _F("node_id", "nodeId", _INLINE, "int32"),
-        _F("host", "host", _INLINE, "string"),
-        _F("port", "port", _INLINE, "int32"),
-        _F("rack", "rack", _INLINE, "string", "", True),
-    ),
-    _MapKeyList,
+    NodeEndpoint, _FIELDS_node_endpoint, "IIII", "0001", None, _MapKeyList
 )
 _JSON_fetch_response_v4 = _JsonLayout(
-    FetchResponse,
-    (
-        _F("throttle_time_ms", "throttleTimeMs", _INLINE, "int32"),
-        _F("error_code", "errorCode", _ABSENT, "int16"),
-        _F("session_id", "sessionId", _ABSENT, "int32"),
-        _F(
-            "responses",
-            "responses",
-            _INLINE,
-            "array",
-            "FetchableTopicResponse",
-            False,
-            _JSON_fetchable_topic_response_v4,
-        ),
-        _F("node_endpoints", "nodeEndpoints", _ABSENT, "array", "NodeEndpoint"),
-    ),
+    FetchResponse, _FIELDS_fetch_response, "IAAIA", "", {3: _JSON_fetchable_topic_response_v4}
 )
 _JSON_fetch_response_v5 = _JsonLayout(
-    FetchResponse,
-    (
-        _F("throttle_time_ms", "throttleTimeMs", _INLINE, "int32"),
-        _F("error_code", "errorCode", _ABSENT, "int16"),
-        _F("session_id", "sessionId", _ABSENT, "int32"),
-        _F(
-            "responses",
-            "responses",
-            _INLINE,
-            "array",
-            "FetchableTopicResponse",
-            False,
-            _JSON_fetchable_topic_response_v5,
-        ),
-        _F("node_endpoints", "nodeEndpoints", _ABSENT, "array", "NodeEndpoint"),
-    ),
+    FetchResponse, _FIELDS_fetch_response, "IAAIA", "", {3: _JSON_fetchable_topic_response_v5}
 )
 _JSON_fetch_response_v7 = _JsonLayout(
-    FetchResponse,
-    (
-        _F("throttle_time_ms", "throttleTimeMs", _INLINE, "int32"),
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("session_id", "sessionId", _INLINE, "int32"),
-        _F(
-            "responses",
-            "responses",
-            _INLINE,
-            "array",
-            "FetchableTopicResponse",
-            False,
-            _JSON_fetchable_topic_response_v5,
-        ),
-        _F("node_endpoints", "nodeEndpoints", _ABSENT, "array", "NodeEndpoint"),
-    ),
+    FetchResponse, _FIELDS_fetch_response, "IIIIA", "", {3: _JSON_fetchable_topic_response_v5}
 )
 _JSON_fetch_response_v11 = _JsonLayout(
-    FetchResponse,
-    (
-        _F("throttle_time_ms", "throttleTimeMs", _INLINE, "int32"),
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("session_id", "sessionId", _INLINE, "int32"),
-        _F(
-            "responses",
-            "responses",
-            _INLINE,
-            "array",
-            "FetchableTopicResponse",
-            False,
-            _JSON_fetchable_topic_response_v11,
-        ),
-        _F("node_endpoints", "nodeEndpoints", _ABSENT, "array", "NodeEndpoint"),
-    ),
+    FetchResponse, _FIELDS_fetch_response, "IIIIA", "", {3: _JSON_fetchable_topic_response_v11}
 )
 _JSON_fetch_response_v12 = _JsonLayout(
-    FetchResponse,
-    (
-        _F("throttle_time_ms", "throttleTimeMs", _INLINE, "int32"),
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("session_id", "sessionId", _INLINE, "int32"),
-        _F(
-            "responses",
-            "responses",
-            _INLINE,
-            "array",
-            "FetchableTopicResponse",
-            False,
-            _JSON_fetchable_topic_response_v12,
-        ),
-        _F("node_endpoints", "nodeEndpoints", _ABSENT, "array", "NodeEndpoint"),
-    ),
+    FetchResponse, _FIELDS_fetch_response, "IIIIA", "", {3: _JSON_fetchable_topic_response_v12}
 )
 _JSON_fetch_response_v13 = _JsonLayout(
-    FetchResponse,
-    (
-        _F("throttle_time_ms", "throttleTimeMs", _INLINE, "int32"),
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("session_id", "sessionId", _INLINE, "int32"),
-        _F(
-            "responses",
-            "responses",
-            _INLINE,
-            "array",
-            "FetchableTopicResponse",
-            False,
-            _JSON_fetchable_topic_response_v13,
-        ),
-        _F("node_endpoints", "nodeEndpoints", _ABSENT, "array", "NodeEndpoint"),
-    ),
+    FetchResponse, _FIELDS_fetch_response, "IIIIA", "", {3: _JSON_fetchable_topic_response_v13}
 )
 _JSON_fetch_response_v16 = _JsonLayout(
     FetchResponse,
-    (
-        _F("throttle_time_ms", "throttleTimeMs", _INLINE, "int32"),
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("session_id", "sessionId", _INLINE, "int32"),
-        _F(
-            "responses",
-            "responses",
-            _INLINE,
-            "array",
-            "FetchableTopicResponse",
-            False,
-            _JSON_fetchable_topic_response_v13,
-        ),
-        _F(
-            "node_endpoints",
-            "nodeEndpoints",
-            _TAGGED,
-            "array",
-            "NodeEndpoint",
-            False,
-            _JSON_node_endpoint_v16,
-            [],
-        ),
-    ),
+    _FIELDS_fetch_response,
+    "IIIIT",
+    "",
+    {3: _JSON_fetchable_topic_response_v13, 4: _JSON_node_endpoint_v16},
 )
 
 FetchResponse._READERS = {

@@ -11,55 +11,24 @@ import struct as _struct
 import uuid
 from uuid import UUID as _UUID
 
-from ._base import DEFAULT as _DEFAULT
-from ._base import MapKeyList as _MapKeyList
-from ._base import Message as _Message
-from ._base import Struct as _Struct
-from ._json import ABSENT as _ABSENT
-from ._json import INLINE as _INLINE
-from ._json import TAGGED as _TAGGED
-from ._json import JsonField as _F
-from ._json import JsonLayout as _JsonLayout
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    ARRAY_bool as _ARRAY_bool,
-    ARRAY_float64 as _ARRAY_float64,
-    ARRAY_int8 as _ARRAY_int8,
-    ARRAY_int16 as _ARRAY_int16,
-    ARRAY_int32 as _ARRAY_int32,
-    ARRAY_int64 as _ARRAY_int64,
-    ARRAY_uint16 as _ARRAY_uint16,
-    ARRAY_uint32 as _ARRAY_uint32,
-    INT32 as _INT32,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
-    not_ignorable as _not_ignorable,
     null_error as _null_error,
-    read_array_count as _read_array_count,
-    read_bytes as _read_bytes,
     read_compact_array_count as _read_compact_array_count,
-    read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
-    read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_size_error as _tag_size_error,
-    tags_not_supported as _tags_not_supported,
     too_long as _too_long,
-    truncated as _truncated,
-    write_bytes as _write_bytes,
-    write_compact_bytes as _write_compact_bytes,
-    write_compact_nullable_bytes as _write_compact_nullable_bytes,
-    write_compact_nullable_string as _write_compact_nullable_string,
-    write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_nullable_bytes as _write_nullable_bytes,
-    write_nullable_string as _write_nullable_string,
     write_raw_tags as _write_raw_tags,
-    write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
 
@@ -911,105 +880,54 @@ def _write_fetch_snapshot_request_v1(obj: FetchSnapshotRequest, out: bytearray) 
         raise _write_failure(exc, obj, f, FetchSnapshotRequest) from None
 
 
-_JSON_snapshot_id_v0 = _JsonLayout(
-    SnapshotId,
-    (
-        _F("end_offset", "endOffset", _INLINE, "int64"),
-        _F("epoch", "epoch", _INLINE, "int32"),
-    ),
+_FIELDS_snapshot_id = (
+    _F("end_offset", "endOffset", "int64"),
+    _F("epoch", "epoch", "int32"),
 )
+_FIELDS_partition_snapshot = (
+    _F("partition", "partition", "int32"),
+    _F("current_leader_epoch", "currentLeaderEpoch", "int32"),
+    _F("snapshot_id", "snapshotId", "struct", "SnapshotId"),
+    _F("position", "position", "int64"),
+    _F("replica_directory_id", "replicaDirectoryId", "uuid", "", _ZERO_UUID),
+)
+_FIELDS_topic_snapshot = (
+    _F("name", "name", "string"),
+    _F("partitions", "partitions", "array", "PartitionSnapshot"),
+)
+_FIELDS_fetch_snapshot_request = (
+    _F("cluster_id", "clusterId", "string"),
+    _F("replica_id", "replicaId", "int32"),
+    _F("max_bytes", "maxBytes", "int32"),
+    _F("topics", "topics", "array", "TopicSnapshot"),
+)
+
+_JSON_snapshot_id_v0 = _JsonLayout(SnapshotId, _FIELDS_snapshot_id, "II")
 _JSON_partition_snapshot_v0 = _JsonLayout(
-    PartitionSnapshot,
-    (
-        _F("partition", "partition", _INLINE, "int32"),
-        _F("current_leader_epoch", "currentLeaderEpoch", _INLINE, "int32"),
-        _F(
-            "snapshot_id",
-            "snapshotId",
-            _INLINE,
-            "struct",
-            "SnapshotId",
-            False,
-            _JSON_snapshot_id_v0,
-        ),
-        _F("position", "position", _INLINE, "int64"),
-        _F("replica_directory_id", "replicaDirectoryId", _ABSENT, "uuid"),
-    ),
+    PartitionSnapshot, _FIELDS_partition_snapshot, "IIIIA", "", {2: _JSON_snapshot_id_v0}
 )
 _JSON_partition_snapshot_v1 = _JsonLayout(
-    PartitionSnapshot,
-    (
-        _F("partition", "partition", _INLINE, "int32"),
-        _F("current_leader_epoch", "currentLeaderEpoch", _INLINE, "int32"),
-        _F(
-            "snapshot_id",
-            "snapshotId",
-            _INLINE,
-            "struct",
-            "SnapshotId",
-            False,
-            _JSON_snapshot_id_v0,
-        ),
-        _F("position", "position", _INLINE, "int64"),
-        _F(
-            "replica_directory_id",
-            "replicaDirectoryId",
-            _TAGGED,
-            "uuid",
-            "",
-            False,
-            None,
-            _ZERO_UUID,
-        ),
-    ),
+    PartitionSnapshot, _FIELDS_partition_snapshot, "IIIIT", "", {2: _JSON_snapshot_id_v0}
 )
 _JSON_topic_snapshot_v0 = _JsonLayout(
-    TopicSnapshot,
-    (
-        _F("name", "name", _INLINE, "string"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "PartitionSnapshot",
-            False,
-            _JSON_partition_snapshot_v0,
-        ),
-    ),
+    TopicSnapshot, _FIELDS_topic_snapshot, "II", "", {1: _JSON_partition_snapshot_v0}
 )
 _JSON_topic_snapshot_v1 = _JsonLayout(
-    TopicSnapshot,
-    (
-        _F("name", "name", _INLINE, "string"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "PartitionSnapshot",
-            False,
-            _JSON_partition_snapshot_v1,
-        ),
-    ),
+    TopicSnapshot, _FIELDS_topic_snapshot, "II", "", {1: _JSON_partition_snapshot_v1}
 )
 _JSON_fetch_snapshot_request_v0 = _JsonLayout(
     FetchSnapshotRequest,
-    (
-        _F("cluster_id", "clusterId", _TAGGED, "string", "", True),
-        _F("replica_id", "replicaId", _INLINE, "int32"),
-        _F("max_bytes", "maxBytes", _INLINE, "int32"),
-        _F("topics", "topics", _INLINE, "array", "TopicSnapshot", False, _JSON_topic_snapshot_v0),
-    ),
+    _FIELDS_fetch_snapshot_request,
+    "TIII",
+    "1000",
+    {3: _JSON_topic_snapshot_v0},
 )
 _JSON_fetch_snapshot_request_v1 = _JsonLayout(
     FetchSnapshotRequest,
-    (
-        _F("cluster_id", "clusterId", _TAGGED, "string", "", True),
-        _F("replica_id", "replicaId", _INLINE, "int32"),
-        _F("max_bytes", "maxBytes", _INLINE, "int32"),
-        _F("topics", "topics", _INLINE, "array", "TopicSnapshot", False, _JSON_topic_snapshot_v1),
-    ),
+    _FIELDS_fetch_snapshot_request,
+    "TIII",
+    "1000",
+    {3: _JSON_topic_snapshot_v1},
 )
 
 FetchSnapshotRequest._READERS = {

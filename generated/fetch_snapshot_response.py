@@ -11,55 +11,30 @@ import struct as _struct
 import uuid
 from uuid import UUID as _UUID
 
-from ._base import DEFAULT as _DEFAULT
-from ._base import MapKeyList as _MapKeyList
-from ._base import Message as _Message
-from ._base import Struct as _Struct
-from ._json import ABSENT as _ABSENT
-from ._json import INLINE as _INLINE
-from ._json import TAGGED as _TAGGED
-from ._json import JsonField as _F
-from ._json import JsonLayout as _JsonLayout
+from ._base import (
+    DEFAULT as _DEFAULT,
+    MapKeyList as _MapKeyList,
+    Message as _Message,
+    Struct as _Struct,
+)
+from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    ARRAY_bool as _ARRAY_bool,
-    ARRAY_float64 as _ARRAY_float64,
-    ARRAY_int8 as _ARRAY_int8,
-    ARRAY_int16 as _ARRAY_int16,
-    ARRAY_int32 as _ARRAY_int32,
-    ARRAY_int64 as _ARRAY_int64,
-    ARRAY_uint16 as _ARRAY_uint16,
-    ARRAY_uint32 as _ARRAY_uint32,
-    INT32 as _INT32,
-    ZERO_BYTES as _ZERO_BYTES,
-    ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
-    read_array_count as _read_array_count,
-    read_bytes as _read_bytes,
     read_compact_array_count as _read_compact_array_count,
     read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
-    read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_size_error as _tag_size_error,
-    tags_not_supported as _tags_not_supported,
     too_long as _too_long,
-    truncated as _truncated,
-    write_bytes as _write_bytes,
     write_compact_bytes as _write_compact_bytes,
-    write_compact_nullable_bytes as _write_compact_nullable_bytes,
-    write_compact_nullable_string as _write_compact_nullable_string,
-    write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_nullable_bytes as _write_nullable_bytes,
-    write_nullable_string as _write_nullable_string,
     write_raw_tags as _write_raw_tags,
-    write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
 
@@ -945,99 +920,63 @@ def _write_fetch_snapshot_response_v1(obj: FetchSnapshotResponse, out: bytearray
         raise _write_failure(exc, obj, f, FetchSnapshotResponse) from None
 
 
-_JSON_snapshot_id_v0 = _JsonLayout(
-    SnapshotId,
-    (
-        _F("end_offset", "endOffset", _INLINE, "int64"),
-        _F("epoch", "epoch", _INLINE, "int32"),
-    ),
+_FIELDS_snapshot_id = (
+    _F("end_offset", "endOffset", "int64"),
+    _F("epoch", "epoch", "int32"),
 )
-_JSON_leader_id_and_epoch_v0 = _JsonLayout(
-    LeaderIdAndEpoch,
-    (
-        _F("leader_id", "leaderId", _INLINE, "int32"),
-        _F("leader_epoch", "leaderEpoch", _INLINE, "int32"),
-    ),
+_FIELDS_leader_id_and_epoch = (
+    _F("leader_id", "leaderId", "int32"),
+    _F("leader_epoch", "leaderEpoch", "int32"),
 )
+_FIELDS_partition_snapshot = (
+    _F("index", "index", "int32"),
+    _F("error_code", "errorCode", "int16"),
+    _F("snapshot_id", "snapshotId", "struct", "SnapshotId"),
+    _F("current_leader", "currentLeader", "struct", "LeaderIdAndEpoch", _DEFAULT_LeaderIdAndEpoch),
+    _F("size", "size", "int64"),
+    _F("position", "position", "int64"),
+    _F("unaligned_records", "unalignedRecords", "records"),
+)
+_FIELDS_topic_snapshot = (
+    _F("name", "name", "string"),
+    _F("partitions", "partitions", "array", "PartitionSnapshot"),
+)
+_FIELDS_node_endpoint = (
+    _F("node_id", "nodeId", "int32"),
+    _F("host", "host", "string"),
+    _F("port", "port", "uint16"),
+)
+_FIELDS_fetch_snapshot_response = (
+    _F("throttle_time_ms", "throttleTimeMs", "int32"),
+    _F("error_code", "errorCode", "int16"),
+    _F("topics", "topics", "array", "TopicSnapshot"),
+    _F("node_endpoints", "nodeEndpoints", "array", "NodeEndpoint", []),
+)
+
+_JSON_snapshot_id_v0 = _JsonLayout(SnapshotId, _FIELDS_snapshot_id, "II")
+_JSON_leader_id_and_epoch_v0 = _JsonLayout(LeaderIdAndEpoch, _FIELDS_leader_id_and_epoch, "II")
 _JSON_partition_snapshot_v0 = _JsonLayout(
     PartitionSnapshot,
-    (
-        _F("index", "index", _INLINE, "int32"),
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F(
-            "snapshot_id",
-            "snapshotId",
-            _INLINE,
-            "struct",
-            "SnapshotId",
-            False,
-            _JSON_snapshot_id_v0,
-        ),
-        _F(
-            "current_leader",
-            "currentLeader",
-            _TAGGED,
-            "struct",
-            "LeaderIdAndEpoch",
-            False,
-            _JSON_leader_id_and_epoch_v0,
-            _DEFAULT_LeaderIdAndEpoch,
-        ),
-        _F("size", "size", _INLINE, "int64"),
-        _F("position", "position", _INLINE, "int64"),
-        _F("unaligned_records", "unalignedRecords", _INLINE, "records"),
-    ),
+    _FIELDS_partition_snapshot,
+    "IIITIII",
+    "",
+    {2: _JSON_snapshot_id_v0, 3: _JSON_leader_id_and_epoch_v0},
 )
 _JSON_topic_snapshot_v0 = _JsonLayout(
-    TopicSnapshot,
-    (
-        _F("name", "name", _INLINE, "string"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "PartitionSnapshot",
-            False,
-            _JSON_partition_snapshot_v0,
-        ),
-    ),
+    TopicSnapshot, _FIELDS_topic_snapshot, "II", "", {1: _JSON_partition_snapshot_v0}
 )
 _JSON_node_endpoint_v1 = _JsonLayout(
-    NodeEndpoint,
-    (
-        _F("node_id", "nodeId", _INLINE, "int32"),
-        _F("host", "host", _INLINE, "string"),
-        _F("port", "port", _INLINE, "uint16"),
-    ),
-    _MapKeyList,
+    NodeEndpoint, _FIELDS_node_endpoint, "III", "", None, _MapKeyList
 )
 _JSON_fetch_snapshot_response_v0 = _JsonLayout(
-    FetchSnapshotResponse,
-    (
-        _F("throttle_time_ms", "throttleTimeMs", _INLINE, "int32"),
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("topics", "topics", _INLINE, "array", "TopicSnapshot", False, _JSON_topic_snapshot_v0),
-        _F("node_endpoints", "nodeEndpoints", _ABSENT, "array", "NodeEndpoint"),
-    ),
+    FetchSnapshotResponse, _FIELDS_fetch_snapshot_response, "IIIA", "", {2: _JSON_topic_snapshot_v0}
 )
 _JSON_fetch_snapshot_response_v1 = _JsonLayout(
     FetchSnapshotResponse,
-    (
-        _F("throttle_time_ms", "throttleTimeMs", _INLINE, "int32"),
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("topics", "topics", _INLINE, "array", "TopicSnapshot", False, _JSON_topic_snapshot_v0),
-        _F(
-            "node_endpoints",
-            "nodeEndpoints",
-            _TAGGED,
-            "array",
-            "NodeEndpoint",
-            False,
-            _JSON_node_endpoint_v1,
-            [],
-        ),
-    ),
+    _FIELDS_fetch_snapshot_response,
+    "IIIT",
+    "",
+    {2: _JSON_topic_snapshot_v0, 3: _JSON_node_endpoint_v1},
 )
 
 FetchSnapshotResponse._READERS = {

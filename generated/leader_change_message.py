@@ -11,55 +11,19 @@ import struct as _struct
 import uuid
 from uuid import UUID as _UUID
 
-from ._base import DEFAULT as _DEFAULT
-from ._base import MapKeyList as _MapKeyList
-from ._base import Message as _Message
-from ._base import Struct as _Struct
-from ._json import ABSENT as _ABSENT
-from ._json import INLINE as _INLINE
-from ._json import TAGGED as _TAGGED
-from ._json import JsonField as _F
-from ._json import JsonLayout as _JsonLayout
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    ARRAY_bool as _ARRAY_bool,
-    ARRAY_float64 as _ARRAY_float64,
-    ARRAY_int8 as _ARRAY_int8,
-    ARRAY_int16 as _ARRAY_int16,
-    ARRAY_int32 as _ARRAY_int32,
-    ARRAY_int64 as _ARRAY_int64,
-    ARRAY_uint16 as _ARRAY_uint16,
-    ARRAY_uint32 as _ARRAY_uint32,
-    INT32 as _INT32,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
     extend_path as _extend_path,
-    invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
-    read_array_count as _read_array_count,
-    read_bytes as _read_bytes,
     read_compact_array_count as _read_compact_array_count,
-    read_compact_bytes as _read_compact_bytes,
-    read_compact_string as _read_compact_string,
-    read_string as _read_string,
-    read_unknown_tag as _read_unknown_tag,
-    read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
-    tag_size_error as _tag_size_error,
-    tags_not_supported as _tags_not_supported,
-    too_long as _too_long,
-    truncated as _truncated,
-    write_bytes as _write_bytes,
-    write_compact_bytes as _write_compact_bytes,
-    write_compact_nullable_bytes as _write_compact_nullable_bytes,
-    write_compact_nullable_string as _write_compact_nullable_string,
-    write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_nullable_bytes as _write_nullable_bytes,
-    write_nullable_string as _write_nullable_string,
     write_raw_tags as _write_raw_tags,
-    write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
 
@@ -478,37 +442,32 @@ def _write_leader_change_message_v1(obj: LeaderChangeMessage, out: bytearray) ->
         raise _write_failure(exc, obj, f, LeaderChangeMessage) from None
 
 
-_JSON_voter_v0 = _JsonLayout(
-    Voter,
-    (
-        _F("voter_id", "voterId", _INLINE, "int32"),
-        _F("voter_directory_id", "voterDirectoryId", _ABSENT, "uuid"),
-    ),
+_FIELDS_voter = (
+    _F("voter_id", "voterId", "int32"),
+    _F("voter_directory_id", "voterDirectoryId", "uuid"),
 )
-_JSON_voter_v1 = _JsonLayout(
-    Voter,
-    (
-        _F("voter_id", "voterId", _INLINE, "int32"),
-        _F("voter_directory_id", "voterDirectoryId", _INLINE, "uuid"),
-    ),
+_FIELDS_leader_change_message = (
+    _F("version", "version", "int16"),
+    _F("leader_id", "leaderId", "int32"),
+    _F("voters", "voters", "array", "Voter"),
+    _F("granting_voters", "grantingVoters", "array", "Voter"),
 )
+
+_JSON_voter_v0 = _JsonLayout(Voter, _FIELDS_voter, "IA")
+_JSON_voter_v1 = _JsonLayout(Voter, _FIELDS_voter, "II")
 _JSON_leader_change_message_v0 = _JsonLayout(
     LeaderChangeMessage,
-    (
-        _F("version", "version", _INLINE, "int16"),
-        _F("leader_id", "leaderId", _INLINE, "int32"),
-        _F("voters", "voters", _INLINE, "array", "Voter", False, _JSON_voter_v0),
-        _F("granting_voters", "grantingVoters", _INLINE, "array", "Voter", False, _JSON_voter_v0),
-    ),
+    _FIELDS_leader_change_message,
+    "IIII",
+    "",
+    {2: _JSON_voter_v0, 3: _JSON_voter_v0},
 )
 _JSON_leader_change_message_v1 = _JsonLayout(
     LeaderChangeMessage,
-    (
-        _F("version", "version", _INLINE, "int16"),
-        _F("leader_id", "leaderId", _INLINE, "int32"),
-        _F("voters", "voters", _INLINE, "array", "Voter", False, _JSON_voter_v1),
-        _F("granting_voters", "grantingVoters", _INLINE, "array", "Voter", False, _JSON_voter_v1),
-    ),
+    _FIELDS_leader_change_message,
+    "IIII",
+    "",
+    {2: _JSON_voter_v1, 3: _JSON_voter_v1},
 )
 
 LeaderChangeMessage._READERS = {

@@ -11,55 +11,21 @@ import struct as _struct
 import uuid
 from uuid import UUID as _UUID
 
-from ._base import DEFAULT as _DEFAULT
-from ._base import MapKeyList as _MapKeyList
-from ._base import Message as _Message
-from ._base import Struct as _Struct
-from ._json import ABSENT as _ABSENT
-from ._json import INLINE as _INLINE
-from ._json import TAGGED as _TAGGED
-from ._json import JsonField as _F
-from ._json import JsonLayout as _JsonLayout
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    ARRAY_bool as _ARRAY_bool,
-    ARRAY_float64 as _ARRAY_float64,
-    ARRAY_int8 as _ARRAY_int8,
-    ARRAY_int16 as _ARRAY_int16,
-    ARRAY_int32 as _ARRAY_int32,
-    ARRAY_int64 as _ARRAY_int64,
-    ARRAY_uint16 as _ARRAY_uint16,
-    ARRAY_uint32 as _ARRAY_uint32,
-    INT32 as _INT32,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
     extend_path as _extend_path,
-    invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
-    read_array_count as _read_array_count,
-    read_bytes as _read_bytes,
     read_compact_array_count as _read_compact_array_count,
-    read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
-    read_string as _read_string,
-    read_unknown_tag as _read_unknown_tag,
-    read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
-    tag_size_error as _tag_size_error,
-    tags_not_supported as _tags_not_supported,
     too_long as _too_long,
-    truncated as _truncated,
-    write_bytes as _write_bytes,
-    write_compact_bytes as _write_compact_bytes,
-    write_compact_nullable_bytes as _write_compact_nullable_bytes,
-    write_compact_nullable_string as _write_compact_nullable_string,
-    write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_nullable_bytes as _write_nullable_bytes,
-    write_nullable_string as _write_nullable_string,
     write_raw_tags as _write_raw_tags,
-    write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
 
@@ -385,34 +351,22 @@ def _write_quorum_state_data_v1(obj: QuorumStateData, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, QuorumStateData) from None
 
 
-_JSON_voter_v0 = _JsonLayout(
-    Voter,
-    (_F("voter_id", "voterId", _INLINE, "int32"),),
+_FIELDS_voter = (_F("voter_id", "voterId", "int32"),)
+_FIELDS_quorum_state_data = (
+    _F("cluster_id", "clusterId", "string"),
+    _F("leader_id", "leaderId", "int32"),
+    _F("leader_epoch", "leaderEpoch", "int32"),
+    _F("voted_id", "votedId", "int32"),
+    _F("voted_directory_id", "votedDirectoryId", "uuid"),
+    _F("applied_offset", "appliedOffset", "int64"),
+    _F("current_voters", "currentVoters", "array", "Voter"),
 )
+
+_JSON_voter_v0 = _JsonLayout(Voter, _FIELDS_voter, "I")
 _JSON_quorum_state_data_v0 = _JsonLayout(
-    QuorumStateData,
-    (
-        _F("cluster_id", "clusterId", _INLINE, "string"),
-        _F("leader_id", "leaderId", _INLINE, "int32"),
-        _F("leader_epoch", "leaderEpoch", _INLINE, "int32"),
-        _F("voted_id", "votedId", _INLINE, "int32"),
-        _F("voted_directory_id", "votedDirectoryId", _ABSENT, "uuid"),
-        _F("applied_offset", "appliedOffset", _INLINE, "int64"),
-        _F("current_voters", "currentVoters", _INLINE, "array", "Voter", True, _JSON_voter_v0),
-    ),
+    QuorumStateData, _FIELDS_quorum_state_data, "IIIIAII", "0000001", {6: _JSON_voter_v0}
 )
-_JSON_quorum_state_data_v1 = _JsonLayout(
-    QuorumStateData,
-    (
-        _F("cluster_id", "clusterId", _ABSENT, "string"),
-        _F("leader_id", "leaderId", _INLINE, "int32"),
-        _F("leader_epoch", "leaderEpoch", _INLINE, "int32"),
-        _F("voted_id", "votedId", _INLINE, "int32"),
-        _F("voted_directory_id", "votedDirectoryId", _INLINE, "uuid"),
-        _F("applied_offset", "appliedOffset", _ABSENT, "int64"),
-        _F("current_voters", "currentVoters", _ABSENT, "array", "Voter"),
-    ),
-)
+_JSON_quorum_state_data_v1 = _JsonLayout(QuorumStateData, _FIELDS_quorum_state_data, "AIIIIAA")
 
 QuorumStateData._READERS = {
     0: _read_quorum_state_data_v0,

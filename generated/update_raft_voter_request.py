@@ -11,55 +11,25 @@ import struct as _struct
 import uuid
 from uuid import UUID as _UUID
 
-from ._base import DEFAULT as _DEFAULT
-from ._base import MapKeyList as _MapKeyList
-from ._base import Message as _Message
-from ._base import Struct as _Struct
-from ._json import ABSENT as _ABSENT
-from ._json import INLINE as _INLINE
-from ._json import TAGGED as _TAGGED
-from ._json import JsonField as _F
-from ._json import JsonLayout as _JsonLayout
+from ._base import (
+    DEFAULT as _DEFAULT,
+    MapKeyList as _MapKeyList,
+    Message as _Message,
+    Struct as _Struct,
+)
+from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    ARRAY_bool as _ARRAY_bool,
-    ARRAY_float64 as _ARRAY_float64,
-    ARRAY_int8 as _ARRAY_int8,
-    ARRAY_int16 as _ARRAY_int16,
-    ARRAY_int32 as _ARRAY_int32,
-    ARRAY_int64 as _ARRAY_int64,
-    ARRAY_uint16 as _ARRAY_uint16,
-    ARRAY_uint32 as _ARRAY_uint32,
-    INT32 as _INT32,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
     extend_path as _extend_path,
-    invalid_tag as _invalid_tag,
-    not_ignorable as _not_ignorable,
     null_error as _null_error,
-    read_array_count as _read_array_count,
-    read_bytes as _read_bytes,
     read_compact_array_count as _read_compact_array_count,
-    read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
-    read_string as _read_string,
-    read_unknown_tag as _read_unknown_tag,
-    read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
-    tag_size_error as _tag_size_error,
-    tags_not_supported as _tags_not_supported,
     too_long as _too_long,
-    truncated as _truncated,
-    write_bytes as _write_bytes,
-    write_compact_bytes as _write_compact_bytes,
-    write_compact_nullable_bytes as _write_compact_nullable_bytes,
-    write_compact_nullable_string as _write_compact_nullable_string,
-    write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_nullable_bytes as _write_nullable_bytes,
-    write_nullable_string as _write_nullable_string,
     write_raw_tags as _write_raw_tags,
-    write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
 
@@ -441,40 +411,34 @@ def _write_update_raft_voter_request_v0(obj: UpdateRaftVoterRequest, out: bytear
         raise _write_failure(exc, obj, f, UpdateRaftVoterRequest) from None
 
 
-_JSON_listener_v0 = _JsonLayout(
-    Listener,
-    (
-        _F("name", "name", _INLINE, "string"),
-        _F("host", "host", _INLINE, "string"),
-        _F("port", "port", _INLINE, "uint16"),
-    ),
-    _MapKeyList,
+_FIELDS_listener = (
+    _F("name", "name", "string"),
+    _F("host", "host", "string"),
+    _F("port", "port", "uint16"),
 )
+_FIELDS_k_raft_version_feature = (
+    _F("min_supported_version", "minSupportedVersion", "int16"),
+    _F("max_supported_version", "maxSupportedVersion", "int16"),
+)
+_FIELDS_update_raft_voter_request = (
+    _F("cluster_id", "clusterId", "string"),
+    _F("current_leader_epoch", "currentLeaderEpoch", "int32"),
+    _F("voter_id", "voterId", "int32"),
+    _F("voter_directory_id", "voterDirectoryId", "uuid"),
+    _F("listeners", "listeners", "array", "Listener"),
+    _F("k_raft_version_feature", "kRaftVersionFeature", "struct", "KRaftVersionFeature"),
+)
+
+_JSON_listener_v0 = _JsonLayout(Listener, _FIELDS_listener, "III", "", None, _MapKeyList)
 _JSON_k_raft_version_feature_v0 = _JsonLayout(
-    KRaftVersionFeature,
-    (
-        _F("min_supported_version", "minSupportedVersion", _INLINE, "int16"),
-        _F("max_supported_version", "maxSupportedVersion", _INLINE, "int16"),
-    ),
+    KRaftVersionFeature, _FIELDS_k_raft_version_feature, "II"
 )
 _JSON_update_raft_voter_request_v0 = _JsonLayout(
     UpdateRaftVoterRequest,
-    (
-        _F("cluster_id", "clusterId", _INLINE, "string", "", True),
-        _F("current_leader_epoch", "currentLeaderEpoch", _INLINE, "int32"),
-        _F("voter_id", "voterId", _INLINE, "int32"),
-        _F("voter_directory_id", "voterDirectoryId", _INLINE, "uuid"),
-        _F("listeners", "listeners", _INLINE, "array", "Listener", False, _JSON_listener_v0),
-        _F(
-            "k_raft_version_feature",
-            "kRaftVersionFeature",
-            _INLINE,
-            "struct",
-            "KRaftVersionFeature",
-            False,
-            _JSON_k_raft_version_feature_v0,
-        ),
-    ),
+    _FIELDS_update_raft_voter_request,
+    "IIIIII",
+    "100000",
+    {4: _JSON_listener_v0, 5: _JSON_k_raft_version_feature_v0},
 )
 
 UpdateRaftVoterRequest._READERS = {

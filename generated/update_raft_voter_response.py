@@ -11,55 +11,20 @@ import struct as _struct
 import uuid
 from uuid import UUID as _UUID
 
-from ._base import DEFAULT as _DEFAULT
-from ._base import MapKeyList as _MapKeyList
-from ._base import Message as _Message
-from ._base import Struct as _Struct
-from ._json import ABSENT as _ABSENT
-from ._json import INLINE as _INLINE
-from ._json import TAGGED as _TAGGED
-from ._json import JsonField as _F
-from ._json import JsonLayout as _JsonLayout
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    ARRAY_bool as _ARRAY_bool,
-    ARRAY_float64 as _ARRAY_float64,
-    ARRAY_int8 as _ARRAY_int8,
-    ARRAY_int16 as _ARRAY_int16,
-    ARRAY_int32 as _ARRAY_int32,
-    ARRAY_int64 as _ARRAY_int64,
-    ARRAY_uint16 as _ARRAY_uint16,
-    ARRAY_uint32 as _ARRAY_uint32,
-    INT32 as _INT32,
-    ZERO_BYTES as _ZERO_BYTES,
-    ZERO_UUID as _ZERO_UUID,
-    count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
-    not_ignorable as _not_ignorable,
     null_error as _null_error,
-    read_array_count as _read_array_count,
-    read_bytes as _read_bytes,
-    read_compact_array_count as _read_compact_array_count,
-    read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
-    read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_size_error as _tag_size_error,
-    tags_not_supported as _tags_not_supported,
     too_long as _too_long,
-    truncated as _truncated,
-    write_bytes as _write_bytes,
-    write_compact_bytes as _write_compact_bytes,
-    write_compact_nullable_bytes as _write_compact_nullable_bytes,
-    write_compact_nullable_string as _write_compact_nullable_string,
-    write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_nullable_bytes as _write_nullable_bytes,
-    write_nullable_string as _write_nullable_string,
     write_raw_tags as _write_raw_tags,
-    write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
 
@@ -319,31 +284,25 @@ def _write_update_raft_voter_response_v0(obj: UpdateRaftVoterResponse, out: byte
         raise _write_failure(exc, obj, f, UpdateRaftVoterResponse) from None
 
 
-_JSON_current_leader_v0 = _JsonLayout(
-    CurrentLeader,
-    (
-        _F("leader_id", "leaderId", _INLINE, "int32"),
-        _F("leader_epoch", "leaderEpoch", _INLINE, "int32"),
-        _F("host", "host", _INLINE, "string"),
-        _F("port", "port", _INLINE, "int32"),
-    ),
+_FIELDS_current_leader = (
+    _F("leader_id", "leaderId", "int32"),
+    _F("leader_epoch", "leaderEpoch", "int32"),
+    _F("host", "host", "string"),
+    _F("port", "port", "int32"),
 )
+_FIELDS_update_raft_voter_response = (
+    _F("throttle_time_ms", "throttleTimeMs", "int32"),
+    _F("error_code", "errorCode", "int16"),
+    _F("current_leader", "currentLeader", "struct", "CurrentLeader", _DEFAULT_CurrentLeader),
+)
+
+_JSON_current_leader_v0 = _JsonLayout(CurrentLeader, _FIELDS_current_leader, "IIII")
 _JSON_update_raft_voter_response_v0 = _JsonLayout(
     UpdateRaftVoterResponse,
-    (
-        _F("throttle_time_ms", "throttleTimeMs", _INLINE, "int32"),
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F(
-            "current_leader",
-            "currentLeader",
-            _TAGGED,
-            "struct",
-            "CurrentLeader",
-            False,
-            _JSON_current_leader_v0,
-            _DEFAULT_CurrentLeader,
-        ),
-    ),
+    _FIELDS_update_raft_voter_response,
+    "IIT",
+    "",
+    {2: _JSON_current_leader_v0},
 )
 
 UpdateRaftVoterResponse._READERS = {

@@ -11,55 +11,21 @@ import struct as _struct
 import uuid
 from uuid import UUID as _UUID
 
-from ._base import DEFAULT as _DEFAULT
-from ._base import MapKeyList as _MapKeyList
-from ._base import Message as _Message
-from ._base import Struct as _Struct
-from ._json import ABSENT as _ABSENT
-from ._json import INLINE as _INLINE
-from ._json import TAGGED as _TAGGED
-from ._json import JsonField as _F
-from ._json import JsonLayout as _JsonLayout
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    ARRAY_bool as _ARRAY_bool,
-    ARRAY_float64 as _ARRAY_float64,
-    ARRAY_int8 as _ARRAY_int8,
-    ARRAY_int16 as _ARRAY_int16,
-    ARRAY_int32 as _ARRAY_int32,
-    ARRAY_int64 as _ARRAY_int64,
-    ARRAY_uint16 as _ARRAY_uint16,
-    ARRAY_uint32 as _ARRAY_uint32,
-    INT32 as _INT32,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
     extend_path as _extend_path,
-    invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
-    read_array_count as _read_array_count,
-    read_bytes as _read_bytes,
     read_compact_array_count as _read_compact_array_count,
-    read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
-    read_string as _read_string,
-    read_unknown_tag as _read_unknown_tag,
-    read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
-    tag_size_error as _tag_size_error,
-    tags_not_supported as _tags_not_supported,
     too_long as _too_long,
-    truncated as _truncated,
-    write_bytes as _write_bytes,
-    write_compact_bytes as _write_compact_bytes,
-    write_compact_nullable_bytes as _write_compact_nullable_bytes,
-    write_compact_nullable_string as _write_compact_nullable_string,
-    write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_nullable_bytes as _write_nullable_bytes,
-    write_nullable_string as _write_nullable_string,
     write_raw_tags as _write_raw_tags,
-    write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
 
@@ -948,113 +914,46 @@ def _write_vote_request_v2(obj: VoteRequest, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, VoteRequest) from None
 
 
-_JSON_partition_data_v0 = _JsonLayout(
-    PartitionData,
-    (
-        _F("partition_index", "partitionIndex", _INLINE, "int32"),
-        _F("replica_epoch", "replicaEpoch", _INLINE, "int32"),
-        _F("replica_id", "replicaId", _INLINE, "int32"),
-        _F("replica_directory_id", "replicaDirectoryId", _ABSENT, "uuid"),
-        _F("voter_directory_id", "voterDirectoryId", _ABSENT, "uuid"),
-        _F("last_offset_epoch", "lastOffsetEpoch", _INLINE, "int32"),
-        _F("last_offset", "lastOffset", _INLINE, "int64"),
-        _F("pre_vote", "preVote", _ABSENT, "bool"),
-    ),
+_FIELDS_partition_data = (
+    _F("partition_index", "partitionIndex", "int32"),
+    _F("replica_epoch", "replicaEpoch", "int32"),
+    _F("replica_id", "replicaId", "int32"),
+    _F("replica_directory_id", "replicaDirectoryId", "uuid"),
+    _F("voter_directory_id", "voterDirectoryId", "uuid"),
+    _F("last_offset_epoch", "lastOffsetEpoch", "int32"),
+    _F("last_offset", "lastOffset", "int64"),
+    _F("pre_vote", "preVote", "bool"),
 )
-_JSON_partition_data_v1 = _JsonLayout(
-    PartitionData,
-    (
-        _F("partition_index", "partitionIndex", _INLINE, "int32"),
-        _F("replica_epoch", "replicaEpoch", _INLINE, "int32"),
-        _F("replica_id", "replicaId", _INLINE, "int32"),
-        _F("replica_directory_id", "replicaDirectoryId", _INLINE, "uuid"),
-        _F("voter_directory_id", "voterDirectoryId", _INLINE, "uuid"),
-        _F("last_offset_epoch", "lastOffsetEpoch", _INLINE, "int32"),
-        _F("last_offset", "lastOffset", _INLINE, "int64"),
-        _F("pre_vote", "preVote", _ABSENT, "bool"),
-    ),
+_FIELDS_topic_data = (
+    _F("topic_name", "topicName", "string"),
+    _F("partitions", "partitions", "array", "PartitionData"),
 )
-_JSON_partition_data_v2 = _JsonLayout(
-    PartitionData,
-    (
-        _F("partition_index", "partitionIndex", _INLINE, "int32"),
-        _F("replica_epoch", "replicaEpoch", _INLINE, "int32"),
-        _F("replica_id", "replicaId", _INLINE, "int32"),
-        _F("replica_directory_id", "replicaDirectoryId", _INLINE, "uuid"),
-        _F("voter_directory_id", "voterDirectoryId", _INLINE, "uuid"),
-        _F("last_offset_epoch", "lastOffsetEpoch", _INLINE, "int32"),
-        _F("last_offset", "lastOffset", _INLINE, "int64"),
-        _F("pre_vote", "preVote", _INLINE, "bool"),
-    ),
+_FIELDS_vote_request = (
+    _F("cluster_id", "clusterId", "string"),
+    _F("voter_id", "voterId", "int32"),
+    _F("topics", "topics", "array", "TopicData"),
 )
+
+_JSON_partition_data_v0 = _JsonLayout(PartitionData, _FIELDS_partition_data, "IIIAAIIA")
+_JSON_partition_data_v1 = _JsonLayout(PartitionData, _FIELDS_partition_data, "IIIIIIIA")
+_JSON_partition_data_v2 = _JsonLayout(PartitionData, _FIELDS_partition_data, "IIIIIIII")
 _JSON_topic_data_v0 = _JsonLayout(
-    TopicData,
-    (
-        _F("topic_name", "topicName", _INLINE, "string"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "PartitionData",
-            False,
-            _JSON_partition_data_v0,
-        ),
-    ),
+    TopicData, _FIELDS_topic_data, "II", "", {1: _JSON_partition_data_v0}
 )
 _JSON_topic_data_v1 = _JsonLayout(
-    TopicData,
-    (
-        _F("topic_name", "topicName", _INLINE, "string"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "PartitionData",
-            False,
-            _JSON_partition_data_v1,
-        ),
-    ),
+    TopicData, _FIELDS_topic_data, "II", "", {1: _JSON_partition_data_v1}
 )
 _JSON_topic_data_v2 = _JsonLayout(
-    TopicData,
-    (
-        _F("topic_name", "topicName", _INLINE, "string"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "PartitionData",
-            False,
-            _JSON_partition_data_v2,
-        ),
-    ),
+    TopicData, _FIELDS_topic_data, "II", "", {1: _JSON_partition_data_v2}
 )
 _JSON_vote_request_v0 = _JsonLayout(
-    VoteRequest,
-    (
-        _F("cluster_id", "clusterId", _INLINE, "string", "", True),
-        _F("voter_id", "voterId", _ABSENT, "int32"),
-        _F("topics", "topics", _INLINE, "array", "TopicData", False, _JSON_topic_data_v0),
-    ),
+    VoteRequest, _FIELDS_vote_request, "IAI", "100", {2: _JSON_topic_data_v0}
 )
 _JSON_vote_request_v1 = _JsonLayout(
-    VoteRequest,
-    (
-        _F("cluster_id", "clusterId", _INLINE, "string", "", True),
-        _F("voter_id", "voterId", _INLINE, "int32"),
-        _F("topics", "topics", _INLINE, "array", "TopicData", False, _JSON_topic_data_v1),
-    ),
+    VoteRequest, _FIELDS_vote_request, "III", "100", {2: _JSON_topic_data_v1}
 )
 _JSON_vote_request_v2 = _JsonLayout(
-    VoteRequest,
-    (
-        _F("cluster_id", "clusterId", _INLINE, "string", "", True),
-        _F("voter_id", "voterId", _INLINE, "int32"),
-        _F("topics", "topics", _INLINE, "array", "TopicData", False, _JSON_topic_data_v2),
-    ),
+    VoteRequest, _FIELDS_vote_request, "III", "100", {2: _JSON_topic_data_v2}
 )
 
 VoteRequest._READERS = {

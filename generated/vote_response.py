@@ -11,55 +11,28 @@ import struct as _struct
 import uuid
 from uuid import UUID as _UUID
 
-from ._base import DEFAULT as _DEFAULT
-from ._base import MapKeyList as _MapKeyList
-from ._base import Message as _Message
-from ._base import Struct as _Struct
-from ._json import ABSENT as _ABSENT
-from ._json import INLINE as _INLINE
-from ._json import TAGGED as _TAGGED
-from ._json import JsonField as _F
-from ._json import JsonLayout as _JsonLayout
+from ._base import (
+    DEFAULT as _DEFAULT,
+    MapKeyList as _MapKeyList,
+    Message as _Message,
+    Struct as _Struct,
+)
+from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    ARRAY_bool as _ARRAY_bool,
-    ARRAY_float64 as _ARRAY_float64,
-    ARRAY_int8 as _ARRAY_int8,
-    ARRAY_int16 as _ARRAY_int16,
-    ARRAY_int32 as _ARRAY_int32,
-    ARRAY_int64 as _ARRAY_int64,
-    ARRAY_uint16 as _ARRAY_uint16,
-    ARRAY_uint32 as _ARRAY_uint32,
-    INT32 as _INT32,
-    ZERO_BYTES as _ZERO_BYTES,
-    ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
-    read_array_count as _read_array_count,
-    read_bytes as _read_bytes,
     read_compact_array_count as _read_compact_array_count,
-    read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
-    read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_size_error as _tag_size_error,
-    tags_not_supported as _tags_not_supported,
     too_long as _too_long,
-    truncated as _truncated,
-    write_bytes as _write_bytes,
-    write_compact_bytes as _write_compact_bytes,
-    write_compact_nullable_bytes as _write_compact_nullable_bytes,
-    write_compact_nullable_string as _write_compact_nullable_string,
-    write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_nullable_bytes as _write_nullable_bytes,
-    write_nullable_string as _write_nullable_string,
     write_raw_tags as _write_raw_tags,
-    write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
 
@@ -663,64 +636,44 @@ def _write_vote_response_v1(obj: VoteResponse, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, VoteResponse) from None
 
 
-_JSON_partition_data_v0 = _JsonLayout(
-    PartitionData,
-    (
-        _F("partition_index", "partitionIndex", _INLINE, "int32"),
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("leader_id", "leaderId", _INLINE, "int32"),
-        _F("leader_epoch", "leaderEpoch", _INLINE, "int32"),
-        _F("vote_granted", "voteGranted", _INLINE, "bool"),
-    ),
+_FIELDS_partition_data = (
+    _F("partition_index", "partitionIndex", "int32"),
+    _F("error_code", "errorCode", "int16"),
+    _F("leader_id", "leaderId", "int32"),
+    _F("leader_epoch", "leaderEpoch", "int32"),
+    _F("vote_granted", "voteGranted", "bool"),
 )
+_FIELDS_topic_data = (
+    _F("topic_name", "topicName", "string"),
+    _F("partitions", "partitions", "array", "PartitionData"),
+)
+_FIELDS_node_endpoint = (
+    _F("node_id", "nodeId", "int32"),
+    _F("host", "host", "string"),
+    _F("port", "port", "uint16"),
+)
+_FIELDS_vote_response = (
+    _F("error_code", "errorCode", "int16"),
+    _F("topics", "topics", "array", "TopicData"),
+    _F("node_endpoints", "nodeEndpoints", "array", "NodeEndpoint", []),
+)
+
+_JSON_partition_data_v0 = _JsonLayout(PartitionData, _FIELDS_partition_data, "IIIII")
 _JSON_topic_data_v0 = _JsonLayout(
-    TopicData,
-    (
-        _F("topic_name", "topicName", _INLINE, "string"),
-        _F(
-            "partitions",
-            "partitions",
-            _INLINE,
-            "array",
-            "PartitionData",
-            False,
-            _JSON_partition_data_v0,
-        ),
-    ),
+    TopicData, _FIELDS_topic_data, "II", "", {1: _JSON_partition_data_v0}
 )
 _JSON_node_endpoint_v1 = _JsonLayout(
-    NodeEndpoint,
-    (
-        _F("node_id", "nodeId", _INLINE, "int32"),
-        _F("host", "host", _INLINE, "string"),
-        _F("port", "port", _INLINE, "uint16"),
-    ),
-    _MapKeyList,
+    NodeEndpoint, _FIELDS_node_endpoint, "III", "", None, _MapKeyList
 )
 _JSON_vote_response_v0 = _JsonLayout(
-    VoteResponse,
-    (
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("topics", "topics", _INLINE, "array", "TopicData", False, _JSON_topic_data_v0),
-        _F("node_endpoints", "nodeEndpoints", _ABSENT, "array", "NodeEndpoint"),
-    ),
+    VoteResponse, _FIELDS_vote_response, "IIA", "", {1: _JSON_topic_data_v0}
 )
 _JSON_vote_response_v1 = _JsonLayout(
     VoteResponse,
-    (
-        _F("error_code", "errorCode", _INLINE, "int16"),
-        _F("topics", "topics", _INLINE, "array", "TopicData", False, _JSON_topic_data_v0),
-        _F(
-            "node_endpoints",
-            "nodeEndpoints",
-            _TAGGED,
-            "array",
-            "NodeEndpoint",
-            False,
-            _JSON_node_endpoint_v1,
-            [],
-        ),
-    ),
+    _FIELDS_vote_response,
+    "IIT",
+    "",
+    {1: _JSON_topic_data_v0, 2: _JSON_node_endpoint_v1},
 )
 
 VoteResponse._READERS = {

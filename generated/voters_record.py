@@ -11,55 +11,25 @@ import struct as _struct
 import uuid
 from uuid import UUID as _UUID
 
-from ._base import DEFAULT as _DEFAULT
-from ._base import MapKeyList as _MapKeyList
-from ._base import Message as _Message
-from ._base import Struct as _Struct
-from ._json import ABSENT as _ABSENT
-from ._json import INLINE as _INLINE
-from ._json import TAGGED as _TAGGED
-from ._json import JsonField as _F
-from ._json import JsonLayout as _JsonLayout
+from ._base import (
+    DEFAULT as _DEFAULT,
+    MapKeyList as _MapKeyList,
+    Message as _Message,
+    Struct as _Struct,
+)
+from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    ARRAY_bool as _ARRAY_bool,
-    ARRAY_float64 as _ARRAY_float64,
-    ARRAY_int8 as _ARRAY_int8,
-    ARRAY_int16 as _ARRAY_int16,
-    ARRAY_int32 as _ARRAY_int32,
-    ARRAY_int64 as _ARRAY_int64,
-    ARRAY_uint16 as _ARRAY_uint16,
-    ARRAY_uint32 as _ARRAY_uint32,
-    INT32 as _INT32,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
     extend_path as _extend_path,
-    invalid_tag as _invalid_tag,
-    not_ignorable as _not_ignorable,
     null_error as _null_error,
-    read_array_count as _read_array_count,
-    read_bytes as _read_bytes,
     read_compact_array_count as _read_compact_array_count,
-    read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
-    read_string as _read_string,
-    read_unknown_tag as _read_unknown_tag,
-    read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
-    tag_size_error as _tag_size_error,
-    tags_not_supported as _tags_not_supported,
     too_long as _too_long,
-    truncated as _truncated,
-    write_bytes as _write_bytes,
-    write_compact_bytes as _write_compact_bytes,
-    write_compact_nullable_bytes as _write_compact_nullable_bytes,
-    write_compact_nullable_string as _write_compact_nullable_string,
-    write_compact_string as _write_compact_string,
     write_failure as _write_failure,
-    write_nullable_bytes as _write_nullable_bytes,
-    write_nullable_string as _write_nullable_string,
     write_raw_tags as _write_raw_tags,
-    write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
 
@@ -511,45 +481,35 @@ def _write_voters_record_v0(obj: VotersRecord, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, VotersRecord) from None
 
 
-_JSON_endpoint_v0 = _JsonLayout(
-    Endpoint,
-    (
-        _F("name", "name", _INLINE, "string"),
-        _F("host", "host", _INLINE, "string"),
-        _F("port", "port", _INLINE, "uint16"),
-    ),
-    _MapKeyList,
+_FIELDS_endpoint = (
+    _F("name", "name", "string"),
+    _F("host", "host", "string"),
+    _F("port", "port", "uint16"),
 )
+_FIELDS_k_raft_version_feature = (
+    _F("min_supported_version", "minSupportedVersion", "int16"),
+    _F("max_supported_version", "maxSupportedVersion", "int16"),
+)
+_FIELDS_voter = (
+    _F("voter_id", "voterId", "int32"),
+    _F("voter_directory_id", "voterDirectoryId", "uuid"),
+    _F("endpoints", "endpoints", "array", "Endpoint"),
+    _F("k_raft_version_feature", "kRaftVersionFeature", "struct", "KRaftVersionFeature"),
+)
+_FIELDS_voters_record = (
+    _F("version", "version", "int16"),
+    _F("voters", "voters", "array", "Voter"),
+)
+
+_JSON_endpoint_v0 = _JsonLayout(Endpoint, _FIELDS_endpoint, "III", "", None, _MapKeyList)
 _JSON_k_raft_version_feature_v0 = _JsonLayout(
-    KRaftVersionFeature,
-    (
-        _F("min_supported_version", "minSupportedVersion", _INLINE, "int16"),
-        _F("max_supported_version", "maxSupportedVersion", _INLINE, "int16"),
-    ),
+    KRaftVersionFeature, _FIELDS_k_raft_version_feature, "II"
 )
 _JSON_voter_v0 = _JsonLayout(
-    Voter,
-    (
-        _F("voter_id", "voterId", _INLINE, "int32"),
-        _F("voter_directory_id", "voterDirectoryId", _INLINE, "uuid"),
-        _F("endpoints", "endpoints", _INLINE, "array", "Endpoint", False, _JSON_endpoint_v0),
-        _F(
-            "k_raft_version_feature",
-            "kRaftVersionFeature",
-            _INLINE,
-            "struct",
-            "KRaftVersionFeature",
-            False,
-            _JSON_k_raft_version_feature_v0,
-        ),
-    ),
+    Voter, _FIELDS_voter, "IIII", "", {2: _JSON_endpoint_v0, 3: _JSON_k_raft_version_feature_v0}
 )
 _JSON_voters_record_v0 = _JsonLayout(
-    VotersRecord,
-    (
-        _F("version", "version", _INLINE, "int16"),
-        _F("voters", "voters", _INLINE, "array", "Voter", False, _JSON_voter_v0),
-    ),
+    VotersRecord, _FIELDS_voters_record, "II", "", {1: _JSON_voter_v0}
 )
 
 VotersRecord._READERS = {
