@@ -29,6 +29,16 @@ BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY
 # Every runtime name a generated module may use: alias -> (runtime module, name). A module imports
 # only the ones its code mentions.
 RUNTIME_NAMES = {
+    "_uuid_from_wire": ("_runtime", "uuid_from_wire"),
+    "_SMALL_bool": ("_runtime", "SMALL_bool"),
+    "_SMALL_float64": ("_runtime", "SMALL_float64"),
+    "_SMALL_int16": ("_runtime", "SMALL_int16"),
+    "_SMALL_int32": ("_runtime", "SMALL_int32"),
+    "_SMALL_int64": ("_runtime", "SMALL_int64"),
+    "_SMALL_int8": ("_runtime", "SMALL_int8"),
+    "_SMALL_uint16": ("_runtime", "SMALL_uint16"),
+    "_SMALL_uint32": ("_runtime", "SMALL_uint32"),
+    "_read_fixed_array": ("_runtime", "read_fixed_array"),
     "_ARRAY_bool": ("_runtime", "ARRAY_bool"),
     "_ARRAY_float64": ("_runtime", "ARRAY_float64"),
     "_ARRAY_int16": ("_runtime", "ARRAY_int16"),
@@ -231,8 +241,21 @@ def render_module(spec: MessageSpec, env: jinja2.Environment | None = None) -> s
     return source.replace(_IMPORTS_MARKER, _runtime_imports(source))
 
 
+# standard-library imports, each with the pattern that shows a module needs it
+_STDLIB_IMPORTS = (
+    (r"\b_struct\.", "import struct as _struct"),
+    (r"\buuid\.UUID\b", "import uuid"),
+    (r"\b_UUID\(", "from uuid import UUID as _UUID"),
+)
+
+
 def _runtime_imports(source: str) -> str:
-    """Import lines for exactly the runtime names that ``source`` uses."""
+    """Import lines for exactly the standard-library and runtime names that ``source`` uses."""
+    stdlib = [line for pattern, line in _STDLIB_IMPORTS if re.search(pattern, source)]
+    return "\n\n".join(filter(None, ["\n".join(stdlib), _package_imports(source)]))
+
+
+def _package_imports(source: str) -> str:
     used = set(re.findall(r"\b_[A-Za-z]\w*\b", source)) & RUNTIME_NAMES.keys()
     by_module: dict[str, list[str]] = {}
     for alias in sorted(used):

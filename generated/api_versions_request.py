@@ -8,8 +8,6 @@ Valid versions: 0-5; flexible versions: 3+.
 from __future__ import annotations
 
 import struct as _struct
-import uuid
-from uuid import UUID as _UUID
 
 from ._base import Message as _Message
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
@@ -20,6 +18,7 @@ from ._runtime import (
     skip_unknown_tags as _skip_unknown_tags,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
+    truncated as _truncated,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
@@ -129,13 +128,29 @@ def _read_api_versions_request_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
     f = ""
     try:
         f = "client_software_name"
-        obj.client_software_name, pos = _read_compact_string(buf, pos)
-        if obj.client_software_name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.client_software_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.client_software_name, pos = _read_compact_string(buf, pos)
+            if obj.client_software_name is None:
+                raise _null_error()
         f = "client_software_version"
-        obj.client_software_version, pos = _read_compact_string(buf, pos)
-        if obj.client_software_version is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.client_software_version = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.client_software_version, pos = _read_compact_string(buf, pos)
+            if obj.client_software_version is None:
+                raise _null_error()
         obj.cluster_id = None
         obj.node_id = -1
         f = ""
@@ -191,15 +206,39 @@ def _read_api_versions_request_v5(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
     f = ""
     try:
         f = "client_software_name"
-        obj.client_software_name, pos = _read_compact_string(buf, pos)
-        if obj.client_software_name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.client_software_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.client_software_name, pos = _read_compact_string(buf, pos)
+            if obj.client_software_name is None:
+                raise _null_error()
         f = "client_software_version"
-        obj.client_software_version, pos = _read_compact_string(buf, pos)
-        if obj.client_software_version is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.client_software_version = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.client_software_version, pos = _read_compact_string(buf, pos)
+            if obj.client_software_version is None:
+                raise _null_error()
         f = "cluster_id"
-        obj.cluster_id, pos = _read_compact_string(buf, pos)
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.cluster_id, pos = _read_compact_string(buf, pos)
         f = "node_id"
         (obj.node_id,) = _S0.unpack_from(buf, pos)
         pos += 4

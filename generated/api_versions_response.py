@@ -8,8 +8,6 @@ Valid versions: 0-5; flexible versions: 3+.
 from __future__ import annotations
 
 import struct as _struct
-import uuid
-from uuid import UUID as _UUID
 
 from ._base import (
     DEFAULT as _DEFAULT,
@@ -33,6 +31,7 @@ from ._runtime import (
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
+    truncated as _truncated,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
@@ -346,9 +345,17 @@ def _read_supported_feature_key_v3(buf: bytes, pos: int) -> tuple[SupportedFeatu
     f = ""
     try:
         f = "name"
-        obj.name, pos = _read_compact_string(buf, pos)
-        if obj.name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.name, pos = _read_compact_string(buf, pos)
+            if obj.name is None:
+                raise _null_error()
         f = "min_version,max_version"
         obj.min_version, obj.max_version = _S3.unpack_from(buf, pos)
         pos += 4
@@ -400,9 +407,17 @@ def _read_finalized_feature_key_v3(buf: bytes, pos: int) -> tuple[FinalizedFeatu
     f = ""
     try:
         f = "name"
-        obj.name, pos = _read_compact_string(buf, pos)
-        if obj.name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.name, pos = _read_compact_string(buf, pos)
+            if obj.name is None:
+                raise _null_error()
         f = "max_version_level,min_version_level"
         obj.max_version_level, obj.min_version_level = _S3.unpack_from(buf, pos)
         pos += 4
@@ -639,9 +654,17 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                         for _ in range(_n):
                             _e = _new(SupportedFeatureKey)
                             f = "supported_features[].name"
-                            _e.name, pos = _read_compact_string(buf, pos)
-                            if _e.name is None:
-                                raise _null_error()
+                            _n = buf[pos] - 1
+                            if 0 <= _n < 0x7F:
+                                _end = pos + 1 + _n
+                                if _end > _len:
+                                    raise _truncated(pos)
+                                _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                pos = _end
+                            else:
+                                _e.name, pos = _read_compact_string(buf, pos)
+                                if _e.name is None:
+                                    raise _null_error()
                             f = "supported_features[].min_version,max_version"
                             _e.min_version, _e.max_version = _S3.unpack_from(buf, pos)
                             pos += 4
@@ -673,9 +696,17 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                         for _ in range(_n):
                             _e = _new(FinalizedFeatureKey)
                             f = "finalized_features[].name"
-                            _e.name, pos = _read_compact_string(buf, pos)
-                            if _e.name is None:
-                                raise _null_error()
+                            _n = buf[pos] - 1
+                            if 0 <= _n < 0x7F:
+                                _end = pos + 1 + _n
+                                if _end > _len:
+                                    raise _truncated(pos)
+                                _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                pos = _end
+                            else:
+                                _e.name, pos = _read_compact_string(buf, pos)
+                                if _e.name is None:
+                                    raise _null_error()
                             f = "finalized_features[].max_version_level,min_version_level"
                             _e.max_version_level, _e.min_version_level = _S3.unpack_from(buf, pos)
                             pos += 4

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid
-from uuid import UUID as _UUID
 
 from ._base import (
     DEFAULT as _DEFAULT,
@@ -32,6 +31,8 @@ from ._runtime import (
     skip_unknown_tags as _skip_unknown_tags,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
+    truncated as _truncated,
+    uuid_from_wire as _uuid_from_wire,
     write_failure as _write_failure,
     write_nullable_string as _write_nullable_string,
     write_raw_tags as _write_raw_tags,
@@ -286,7 +287,9 @@ def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         )
         pos += 28
         obj.voter_directory_id = (
-            _ZERO_UUID if _voter_directory_id == _ZERO_BYTES else _UUID(bytes=_voter_directory_id)
+            _ZERO_UUID
+            if _voter_directory_id == _ZERO_BYTES
+            else _uuid_from_wire(_voter_directory_id)
         )
         f = ""
         if buf[pos] == 0:
@@ -382,9 +385,17 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     f = ""
     try:
         f = "topic_name"
-        obj.topic_name, pos = _read_compact_string(buf, pos)
-        if obj.topic_name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.topic_name, pos = _read_compact_string(buf, pos)
+            if obj.topic_name is None:
+                raise _null_error()
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -407,7 +418,7 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
                 _e.voter_directory_id = (
                     _ZERO_UUID
                     if _voter_directory_id == _ZERO_BYTES
-                    else _UUID(bytes=_voter_directory_id)
+                    else _uuid_from_wire(_voter_directory_id)
                 )
                 f = "partitions[]."
                 if buf[pos] == 0:
@@ -470,13 +481,29 @@ def _read_leader_endpoint_v1(buf: bytes, pos: int) -> tuple[LeaderEndpoint, int]
     f = ""
     try:
         f = "name"
-        obj.name, pos = _read_compact_string(buf, pos)
-        if obj.name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.name, pos = _read_compact_string(buf, pos)
+            if obj.name is None:
+                raise _null_error()
         f = "host"
-        obj.host, pos = _read_compact_string(buf, pos)
-        if obj.host is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.host, pos = _read_compact_string(buf, pos)
+            if obj.host is None:
+                raise _null_error()
         f = "port"
         (obj.port,) = _S3.unpack_from(buf, pos)
         pos += 2
@@ -586,7 +613,15 @@ def _read_begin_quorum_epoch_request_v1(
     f = ""
     try:
         f = "cluster_id"
-        obj.cluster_id, pos = _read_compact_string(buf, pos)
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.cluster_id, pos = _read_compact_string(buf, pos)
         f = "voter_id"
         (obj.voter_id,) = _S0.unpack_from(buf, pos)
         pos += 4
@@ -622,13 +657,29 @@ def _read_begin_quorum_epoch_request_v1(
             for _ in range(_n):
                 _e = _new(LeaderEndpoint)
                 f = "leader_endpoints[].name"
-                _e.name, pos = _read_compact_string(buf, pos)
-                if _e.name is None:
-                    raise _null_error()
+                _n = buf[pos] - 1
+                if 0 <= _n < 0x7F:
+                    _end = pos + 1 + _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    pos = _end
+                else:
+                    _e.name, pos = _read_compact_string(buf, pos)
+                    if _e.name is None:
+                        raise _null_error()
                 f = "leader_endpoints[].host"
-                _e.host, pos = _read_compact_string(buf, pos)
-                if _e.host is None:
-                    raise _null_error()
+                _n = buf[pos] - 1
+                if 0 <= _n < 0x7F:
+                    _end = pos + 1 + _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    pos = _end
+                else:
+                    _e.host, pos = _read_compact_string(buf, pos)
+                    if _e.host is None:
+                        raise _null_error()
                 f = "leader_endpoints[].port"
                 (_e.port,) = _S3.unpack_from(buf, pos)
                 pos += 2

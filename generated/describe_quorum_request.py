@@ -8,8 +8,6 @@ Valid versions: 0-2; flexible versions: 0+.
 from __future__ import annotations
 
 import struct as _struct
-import uuid
-from uuid import UUID as _UUID
 
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
@@ -21,6 +19,7 @@ from ._runtime import (
     read_compact_string as _read_compact_string,
     skip_unknown_tags as _skip_unknown_tags,
     too_long as _too_long,
+    truncated as _truncated,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
@@ -182,9 +181,17 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     f = ""
     try:
         f = "topic_name"
-        obj.topic_name, pos = _read_compact_string(buf, pos)
-        if obj.topic_name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.topic_name, pos = _read_compact_string(buf, pos)
+            if obj.topic_name is None:
+                raise _null_error()
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid
-from uuid import UUID as _UUID
 
 from ._base import (
     DEFAULT as _DEFAULT,
@@ -29,6 +28,8 @@ from ._runtime import (
     read_compact_string as _read_compact_string,
     skip_unknown_tags as _skip_unknown_tags,
     too_long as _too_long,
+    truncated as _truncated,
+    uuid_from_wire as _uuid_from_wire,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
@@ -476,7 +477,7 @@ def _read_replica_state_v2(buf: bytes, pos: int) -> tuple[ReplicaState, int]:
         obj.replica_directory_id = (
             _ZERO_UUID
             if _replica_directory_id == _ZERO_BYTES
-            else _UUID(bytes=_replica_directory_id)
+            else _uuid_from_wire(_replica_directory_id)
         )
         f = ""
         if buf[pos] == 0:
@@ -786,7 +787,15 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         obj.partition_index, obj.error_code = _S2.unpack_from(buf, pos)
         pos += 6
         f = "error_message"
-        obj.error_message, pos = _read_compact_string(buf, pos)
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.error_message = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.error_message, pos = _read_compact_string(buf, pos)
         f = "leader_id,leader_epoch,high_watermark"
         obj.leader_id, obj.leader_epoch, obj.high_watermark = _S3.unpack_from(buf, pos)
         pos += 16
@@ -816,7 +825,7 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                 _e.replica_directory_id = (
                     _ZERO_UUID
                     if _replica_directory_id == _ZERO_BYTES
-                    else _UUID(bytes=_replica_directory_id)
+                    else _uuid_from_wire(_replica_directory_id)
                 )
                 f = "current_voters[]."
                 if buf[pos] == 0:
@@ -852,7 +861,7 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                 _e.replica_directory_id = (
                     _ZERO_UUID
                     if _replica_directory_id == _ZERO_BYTES
-                    else _UUID(bytes=_replica_directory_id)
+                    else _uuid_from_wire(_replica_directory_id)
                 )
                 f = "observers[]."
                 if buf[pos] == 0:
@@ -940,9 +949,17 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     f = ""
     try:
         f = "topic_name"
-        obj.topic_name, pos = _read_compact_string(buf, pos)
-        if obj.topic_name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.topic_name, pos = _read_compact_string(buf, pos)
+            if obj.topic_name is None:
+                raise _null_error()
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -1013,9 +1030,17 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     f = ""
     try:
         f = "topic_name"
-        obj.topic_name, pos = _read_compact_string(buf, pos)
-        if obj.topic_name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.topic_name, pos = _read_compact_string(buf, pos)
+            if obj.topic_name is None:
+                raise _null_error()
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -1086,9 +1111,17 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
     f = ""
     try:
         f = "topic_name"
-        obj.topic_name, pos = _read_compact_string(buf, pos)
-        if obj.topic_name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.topic_name, pos = _read_compact_string(buf, pos)
+            if obj.topic_name is None:
+                raise _null_error()
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -1159,13 +1192,29 @@ def _read_listener_v2(buf: bytes, pos: int) -> tuple[Listener, int]:
     f = ""
     try:
         f = "name"
-        obj.name, pos = _read_compact_string(buf, pos)
-        if obj.name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.name, pos = _read_compact_string(buf, pos)
+            if obj.name is None:
+                raise _null_error()
         f = "host"
-        obj.host, pos = _read_compact_string(buf, pos)
-        if obj.host is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.host, pos = _read_compact_string(buf, pos)
+            if obj.host is None:
+                raise _null_error()
         f = "port"
         (obj.port,) = _S7.unpack_from(buf, pos)
         pos += 2
@@ -1241,13 +1290,29 @@ def _read_node_v2(buf: bytes, pos: int) -> tuple[Node, int]:
             for _ in range(_n):
                 _e = _new(Listener)
                 f = "listeners[].name"
-                _e.name, pos = _read_compact_string(buf, pos)
-                if _e.name is None:
-                    raise _null_error()
+                _n = buf[pos] - 1
+                if 0 <= _n < 0x7F:
+                    _end = pos + 1 + _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    pos = _end
+                else:
+                    _e.name, pos = _read_compact_string(buf, pos)
+                    if _e.name is None:
+                        raise _null_error()
                 f = "listeners[].host"
-                _e.host, pos = _read_compact_string(buf, pos)
-                if _e.host is None:
-                    raise _null_error()
+                _n = buf[pos] - 1
+                if 0 <= _n < 0x7F:
+                    _end = pos + 1 + _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    pos = _end
+                else:
+                    _e.host, pos = _read_compact_string(buf, pos)
+                    if _e.host is None:
+                        raise _null_error()
                 f = "listeners[].port"
                 (_e.port,) = _S7.unpack_from(buf, pos)
                 pos += 2
@@ -1445,7 +1510,15 @@ def _read_describe_quorum_response_v2(buf: bytes, pos: int) -> tuple[DescribeQuo
         (obj.error_code,) = _S4.unpack_from(buf, pos)
         pos += 2
         f = "error_message"
-        obj.error_message, pos = _read_compact_string(buf, pos)
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.error_message = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.error_message, pos = _read_compact_string(buf, pos)
         f = "topics"
         _n = buf[pos] - 1
         if _n < 0x7F:

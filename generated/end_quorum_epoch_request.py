@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid
-from uuid import UUID as _UUID
 
 from ._base import (
     DEFAULT as _DEFAULT,
@@ -29,11 +28,13 @@ from ._runtime import (
     read_array_count as _read_array_count,
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
+    read_fixed_array as _read_fixed_array,
     read_string as _read_string,
     skip_unknown_tags as _skip_unknown_tags,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
     truncated as _truncated,
+    uuid_from_wire as _uuid_from_wire,
     write_failure as _write_failure,
     write_nullable_string as _write_nullable_string,
     write_raw_tags as _write_raw_tags,
@@ -287,7 +288,7 @@ def _read_replica_info_v1(buf: bytes, pos: int) -> tuple[ReplicaInfo, int]:
         obj.candidate_directory_id = (
             _ZERO_UUID
             if _candidate_directory_id == _ZERO_BYTES
-            else _UUID(bytes=_candidate_directory_id)
+            else _uuid_from_wire(_candidate_directory_id)
         )
         f = ""
         if buf[pos] == 0:
@@ -330,15 +331,7 @@ def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         obj.partition_index, obj.leader_id, obj.leader_epoch = _S0.unpack_from(buf, pos)
         pos += 12
         f = "preferred_successors"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _end = pos + 4 * _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.preferred_successors = list(_ARRAY_int32[_n].unpack_from(buf, pos))
-            pos = _end
+        obj.preferred_successors, pos = _read_fixed_array(buf, pos, "int32", False, False)
         obj.preferred_candidates = []
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -397,7 +390,7 @@ def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                 _e.candidate_directory_id = (
                     _ZERO_UUID
                     if _candidate_directory_id == _ZERO_BYTES
-                    else _UUID(bytes=_candidate_directory_id)
+                    else _uuid_from_wire(_candidate_directory_id)
                 )
                 f = "preferred_candidates[]."
                 if buf[pos] == 0:
@@ -472,15 +465,7 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
                 _e.partition_index, _e.leader_id, _e.leader_epoch = _S0.unpack_from(buf, pos)
                 pos += 12
                 f = "partitions[].preferred_successors"
-                _n, pos = _read_array_count(buf, pos)
-                if _n < 0:
-                    raise _null_error()
-                else:
-                    _end = pos + 4 * _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.preferred_successors = list(_ARRAY_int32[_n].unpack_from(buf, pos))
-                    pos = _end
+                _e.preferred_successors, pos = _read_fixed_array(buf, pos, "int32", False, False)
                 _e.preferred_candidates = []
                 _e.unknown_tagged_fields = None
                 _elements.append(_e)
@@ -518,9 +503,17 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     f = ""
     try:
         f = "topic_name"
-        obj.topic_name, pos = _read_compact_string(buf, pos)
-        if obj.topic_name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.topic_name, pos = _read_compact_string(buf, pos)
+            if obj.topic_name is None:
+                raise _null_error()
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -591,13 +584,29 @@ def _read_leader_endpoint_v1(buf: bytes, pos: int) -> tuple[LeaderEndpoint, int]
     f = ""
     try:
         f = "name"
-        obj.name, pos = _read_compact_string(buf, pos)
-        if obj.name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.name, pos = _read_compact_string(buf, pos)
+            if obj.name is None:
+                raise _null_error()
         f = "host"
-        obj.host, pos = _read_compact_string(buf, pos)
-        if obj.host is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.host, pos = _read_compact_string(buf, pos)
+            if obj.host is None:
+                raise _null_error()
         f = "port"
         (obj.port,) = _S2.unpack_from(buf, pos)
         pos += 2
@@ -702,7 +711,15 @@ def _read_end_quorum_epoch_request_v1(buf: bytes, pos: int) -> tuple[EndQuorumEp
     f = ""
     try:
         f = "cluster_id"
-        obj.cluster_id, pos = _read_compact_string(buf, pos)
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.cluster_id, pos = _read_compact_string(buf, pos)
         f = "topics"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -735,13 +752,29 @@ def _read_end_quorum_epoch_request_v1(buf: bytes, pos: int) -> tuple[EndQuorumEp
             for _ in range(_n):
                 _e = _new(LeaderEndpoint)
                 f = "leader_endpoints[].name"
-                _e.name, pos = _read_compact_string(buf, pos)
-                if _e.name is None:
-                    raise _null_error()
+                _n = buf[pos] - 1
+                if 0 <= _n < 0x7F:
+                    _end = pos + 1 + _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    pos = _end
+                else:
+                    _e.name, pos = _read_compact_string(buf, pos)
+                    if _e.name is None:
+                        raise _null_error()
                 f = "leader_endpoints[].host"
-                _e.host, pos = _read_compact_string(buf, pos)
-                if _e.host is None:
-                    raise _null_error()
+                _n = buf[pos] - 1
+                if 0 <= _n < 0x7F:
+                    _end = pos + 1 + _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    pos = _end
+                else:
+                    _e.host, pos = _read_compact_string(buf, pos)
+                    if _e.host is None:
+                        raise _null_error()
                 f = "leader_endpoints[].port"
                 (_e.port,) = _S2.unpack_from(buf, pos)
                 pos += 2

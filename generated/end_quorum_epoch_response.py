@@ -8,8 +8,6 @@ Valid versions: 0-1; flexible versions: 1+.
 from __future__ import annotations
 
 import struct as _struct
-import uuid
-from uuid import UUID as _UUID
 
 from ._base import (
     DEFAULT as _DEFAULT,
@@ -35,6 +33,7 @@ from ._runtime import (
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
+    truncated as _truncated,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_string as _write_string,
@@ -368,9 +367,17 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     f = ""
     try:
         f = "topic_name"
-        obj.topic_name, pos = _read_compact_string(buf, pos)
-        if obj.topic_name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.topic_name, pos = _read_compact_string(buf, pos)
+            if obj.topic_name is None:
+                raise _null_error()
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -454,9 +461,17 @@ def _read_node_endpoint_v1(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
         (obj.node_id,) = _S2.unpack_from(buf, pos)
         pos += 4
         f = "host"
-        obj.host, pos = _read_compact_string(buf, pos)
-        if obj.host is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.host, pos = _read_compact_string(buf, pos)
+            if obj.host is None:
+                raise _null_error()
         f = "port"
         (obj.port,) = _S3.unpack_from(buf, pos)
         pos += 2
@@ -619,9 +634,17 @@ def _read_end_quorum_epoch_response_v1(buf: bytes, pos: int) -> tuple[EndQuorumE
                             (_e.node_id,) = _S2.unpack_from(buf, pos)
                             pos += 4
                             f = "node_endpoints[].host"
-                            _e.host, pos = _read_compact_string(buf, pos)
-                            if _e.host is None:
-                                raise _null_error()
+                            _n = buf[pos] - 1
+                            if 0 <= _n < 0x7F:
+                                _end = pos + 1 + _n
+                                if _end > _len:
+                                    raise _truncated(pos)
+                                _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                pos = _end
+                            else:
+                                _e.host, pos = _read_compact_string(buf, pos)
+                                if _e.host is None:
+                                    raise _null_error()
                             f = "node_endpoints[].port"
                             (_e.port,) = _S3.unpack_from(buf, pos)
                             pos += 2

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid
-from uuid import UUID as _UUID
 
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     ARRAY_int32 as _ARRAY_int32,
     INT32 as _INT32,
+    SMALL_int32 as _SMALL_int32,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
@@ -26,6 +26,7 @@ from ._runtime import (
     read_array_count as _read_array_count,
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
+    read_fixed_array as _read_fixed_array,
     read_string as _read_string,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
@@ -34,6 +35,7 @@ from ._runtime import (
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
     truncated as _truncated,
+    uuid_from_wire as _uuid_from_wire,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_string as _write_string,
@@ -624,7 +626,7 @@ def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int
                     obj.replica_directory_id = (
                         _ZERO_UUID
                         if _replica_directory_id == _ZERO_BYTES
-                        else _UUID(bytes=_replica_directory_id)
+                        else _uuid_from_wire(_replica_directory_id)
                     )
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
@@ -723,7 +725,7 @@ def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int
                     obj.replica_directory_id = (
                         _ZERO_UUID
                         if _replica_directory_id == _ZERO_BYTES
-                        else _UUID(bytes=_replica_directory_id)
+                        else _uuid_from_wire(_replica_directory_id)
                     )
                 elif _tag == 1:
                     f = "high_watermark"
@@ -972,9 +974,17 @@ def _read_fetch_topic_v12(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     f = ""
     try:
         f = "topic"
-        obj.topic, pos = _read_compact_string(buf, pos)
-        if obj.topic is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.topic, pos = _read_compact_string(buf, pos)
+            if obj.topic is None:
+                raise _null_error()
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -1065,7 +1075,7 @@ def _read_fetch_topic_v13(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         f = "topic_id"
         (_topic_id,) = _S7.unpack_from(buf, pos)
         pos += 16
-        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
+        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -1148,7 +1158,7 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         f = "topic_id"
         (_topic_id,) = _S7.unpack_from(buf, pos)
         pos += 16
-        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
+        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -1205,7 +1215,7 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                             _e.replica_directory_id = (
                                 _ZERO_UUID
                                 if _replica_directory_id == _ZERO_BYTES
-                                else _UUID(bytes=_replica_directory_id)
+                                else _uuid_from_wire(_replica_directory_id)
                             )
                         elif _tag < 2:
                             raise _invalid_tag(_tag)
@@ -1265,7 +1275,7 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         f = "topic_id"
         (_topic_id,) = _S7.unpack_from(buf, pos)
         pos += 16
-        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
+        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -1322,7 +1332,7 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                             _e.replica_directory_id = (
                                 _ZERO_UUID
                                 if _replica_directory_id == _ZERO_BYTES
-                                else _UUID(bytes=_replica_directory_id)
+                                else _uuid_from_wire(_replica_directory_id)
                             )
                         elif _tag == 1:
                             f = "partitions[].high_watermark"
@@ -1428,15 +1438,7 @@ def _read_forgotten_topic_v7(buf: bytes, pos: int) -> tuple[ForgottenTopic, int]
         if obj.topic is None:
             raise _null_error()
         f = "partitions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _end = pos + 4 * _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
-            pos = _end
+        obj.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
         obj.topic_id = _ZERO_UUID
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -1469,23 +1471,27 @@ def _read_forgotten_topic_v12(buf: bytes, pos: int) -> tuple[ForgottenTopic, int
     f = ""
     try:
         f = "topic"
-        obj.topic, pos = _read_compact_string(buf, pos)
-        if obj.topic is None:
-            raise _null_error()
-        f = "partitions"
         _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _end = pos + 4 * _n
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
+            obj.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
             pos = _end
+        else:
+            obj.topic, pos = _read_compact_string(buf, pos)
+            if obj.topic is None:
+                raise _null_error()
+        f = "partitions"
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + 4 * _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+            pos = _end
+        else:
+            obj.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
         obj.topic_id = _ZERO_UUID
         f = ""
         if buf[pos] == 0:
@@ -1540,21 +1546,17 @@ def _read_forgotten_topic_v13(buf: bytes, pos: int) -> tuple[ForgottenTopic, int
         f = "topic_id"
         (_topic_id,) = _S7.unpack_from(buf, pos)
         pos += 16
-        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
+        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
         f = "partitions"
         _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _end = pos + 4 * _n
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + 4 * _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
+            obj.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
             pos = _end
+        else:
+            obj.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
         obj.topic = ""
         f = ""
         if buf[pos] == 0:
@@ -1775,15 +1777,7 @@ def _read_fetch_request_v7(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _e.topic is None:
                     raise _null_error()
                 f = "forgotten_topics_data[].partitions"
-                _n, pos = _read_array_count(buf, pos)
-                if _n < 0:
-                    raise _null_error()
-                else:
-                    _end = pos + 4 * _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
-                    pos = _end
+                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
                 _e.topic_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
                 _elements.append(_e)
@@ -1879,15 +1873,7 @@ def _read_fetch_request_v9(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _e.topic is None:
                     raise _null_error()
                 f = "forgotten_topics_data[].partitions"
-                _n, pos = _read_array_count(buf, pos)
-                if _n < 0:
-                    raise _null_error()
-                else:
-                    _end = pos + 4 * _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
-                    pos = _end
+                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
                 _e.topic_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
                 _elements.append(_e)
@@ -1983,15 +1969,7 @@ def _read_fetch_request_v11(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _e.topic is None:
                     raise _null_error()
                 f = "forgotten_topics_data[].partitions"
-                _n, pos = _read_array_count(buf, pos)
-                if _n < 0:
-                    raise _null_error()
-                else:
-                    _end = pos + 4 * _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
-                    pos = _end
+                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
                 _e.topic_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
                 _elements.append(_e)
@@ -2100,23 +2078,27 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic"
-                _e.topic, pos = _read_compact_string(buf, pos)
-                if _e.topic is None:
-                    raise _null_error()
-                f = "forgotten_topics_data[].partitions"
                 _n = buf[pos] - 1
-                if _n < 0x7F:
-                    pos += 1
-                else:
-                    _n, pos = _read_compact_array_count(buf, pos)
-                if _n < 0:
-                    raise _null_error()
-                else:
-                    _end = pos + 4 * _n
+                if 0 <= _n < 0x7F:
+                    _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
+                    _e.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
                     pos = _end
+                else:
+                    _e.topic, pos = _read_compact_string(buf, pos)
+                    if _e.topic is None:
+                        raise _null_error()
+                f = "forgotten_topics_data[].partitions"
+                _n = buf[pos] - 1
+                if 0 <= _n < 0x7F:
+                    _end = pos + 1 + 4 * _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                    pos = _end
+                else:
+                    _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
                 _e.topic_id = _ZERO_UUID
                 f = "forgotten_topics_data[]."
                 if buf[pos] == 0:
@@ -2127,9 +2109,17 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _elements.append(_e)
             obj.forgotten_topics_data = _elements
         f = "rack_id"
-        obj.rack_id, pos = _read_compact_string(buf, pos)
-        if obj.rack_id is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.rack_id, pos = _read_compact_string(buf, pos)
+            if obj.rack_id is None:
+                raise _null_error()
         obj.replica_state = ReplicaState()
         f = ""
         obj.cluster_id = None
@@ -2157,7 +2147,15 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
-                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    _n = buf[pos] - 1
+                    if 0 <= _n < 0x7F:
+                        _end = pos + 1 + _n
+                        if _end > _len:
+                            raise _truncated(pos)
+                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        pos = _end
+                    else:
+                        obj.cluster_id, pos = _read_compact_string(buf, pos)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
                 else:
@@ -2312,21 +2310,17 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 f = "forgotten_topics_data[].topic_id"
                 (_topic_id,) = _S7.unpack_from(buf, pos)
                 pos += 16
-                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
+                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
                 f = "forgotten_topics_data[].partitions"
                 _n = buf[pos] - 1
-                if _n < 0x7F:
-                    pos += 1
-                else:
-                    _n, pos = _read_compact_array_count(buf, pos)
-                if _n < 0:
-                    raise _null_error()
-                else:
-                    _end = pos + 4 * _n
+                if 0 <= _n < 0x7F:
+                    _end = pos + 1 + 4 * _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
+                    _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
                     pos = _end
+                else:
+                    _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
                 _e.topic = ""
                 f = "forgotten_topics_data[]."
                 if buf[pos] == 0:
@@ -2337,9 +2331,17 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _elements.append(_e)
             obj.forgotten_topics_data = _elements
         f = "rack_id"
-        obj.rack_id, pos = _read_compact_string(buf, pos)
-        if obj.rack_id is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.rack_id, pos = _read_compact_string(buf, pos)
+            if obj.rack_id is None:
+                raise _null_error()
         obj.replica_state = ReplicaState()
         f = ""
         obj.cluster_id = None
@@ -2367,7 +2369,15 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
-                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    _n = buf[pos] - 1
+                    if 0 <= _n < 0x7F:
+                        _end = pos + 1 + _n
+                        if _end > _len:
+                            raise _truncated(pos)
+                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        pos = _end
+                    else:
+                        obj.cluster_id, pos = _read_compact_string(buf, pos)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
                 else:
@@ -2519,21 +2529,17 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 f = "forgotten_topics_data[].topic_id"
                 (_topic_id,) = _S7.unpack_from(buf, pos)
                 pos += 16
-                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
+                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
                 f = "forgotten_topics_data[].partitions"
                 _n = buf[pos] - 1
-                if _n < 0x7F:
-                    pos += 1
-                else:
-                    _n, pos = _read_compact_array_count(buf, pos)
-                if _n < 0:
-                    raise _null_error()
-                else:
-                    _end = pos + 4 * _n
+                if 0 <= _n < 0x7F:
+                    _end = pos + 1 + 4 * _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
+                    _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
                     pos = _end
+                else:
+                    _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
                 _e.topic = ""
                 f = "forgotten_topics_data[]."
                 if buf[pos] == 0:
@@ -2544,9 +2550,17 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _elements.append(_e)
             obj.forgotten_topics_data = _elements
         f = "rack_id"
-        obj.rack_id, pos = _read_compact_string(buf, pos)
-        if obj.rack_id is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.rack_id, pos = _read_compact_string(buf, pos)
+            if obj.rack_id is None:
+                raise _null_error()
         obj.replica_id = -1
         f = ""
         obj.cluster_id = None
@@ -2575,7 +2589,15 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
-                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    _n = buf[pos] - 1
+                    if 0 <= _n < 0x7F:
+                        _end = pos + 1 + _n
+                        if _end > _len:
+                            raise _truncated(pos)
+                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        pos = _end
+                    else:
+                        obj.cluster_id, pos = _read_compact_string(buf, pos)
                 elif _tag == 1:
                     f = "replica_state"
                     obj.replica_state, pos = _read_replica_state_v15(buf, pos)
@@ -2740,21 +2762,17 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 f = "forgotten_topics_data[].topic_id"
                 (_topic_id,) = _S7.unpack_from(buf, pos)
                 pos += 16
-                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
+                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
                 f = "forgotten_topics_data[].partitions"
                 _n = buf[pos] - 1
-                if _n < 0x7F:
-                    pos += 1
-                else:
-                    _n, pos = _read_compact_array_count(buf, pos)
-                if _n < 0:
-                    raise _null_error()
-                else:
-                    _end = pos + 4 * _n
+                if 0 <= _n < 0x7F:
+                    _end = pos + 1 + 4 * _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
+                    _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
                     pos = _end
+                else:
+                    _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
                 _e.topic = ""
                 f = "forgotten_topics_data[]."
                 if buf[pos] == 0:
@@ -2765,9 +2783,17 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _elements.append(_e)
             obj.forgotten_topics_data = _elements
         f = "rack_id"
-        obj.rack_id, pos = _read_compact_string(buf, pos)
-        if obj.rack_id is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.rack_id, pos = _read_compact_string(buf, pos)
+            if obj.rack_id is None:
+                raise _null_error()
         obj.replica_id = -1
         f = ""
         obj.cluster_id = None
@@ -2796,7 +2822,15 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
-                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    _n = buf[pos] - 1
+                    if 0 <= _n < 0x7F:
+                        _end = pos + 1 + _n
+                        if _end > _len:
+                            raise _truncated(pos)
+                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        pos = _end
+                    else:
+                        obj.cluster_id, pos = _read_compact_string(buf, pos)
                 elif _tag == 1:
                     f = "replica_state"
                     obj.replica_state, pos = _read_replica_state_v15(buf, pos)
@@ -2961,21 +2995,17 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 f = "forgotten_topics_data[].topic_id"
                 (_topic_id,) = _S7.unpack_from(buf, pos)
                 pos += 16
-                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
+                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
                 f = "forgotten_topics_data[].partitions"
                 _n = buf[pos] - 1
-                if _n < 0x7F:
-                    pos += 1
-                else:
-                    _n, pos = _read_compact_array_count(buf, pos)
-                if _n < 0:
-                    raise _null_error()
-                else:
-                    _end = pos + 4 * _n
+                if 0 <= _n < 0x7F:
+                    _end = pos + 1 + 4 * _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.partitions = list(_ARRAY_int32[_n].unpack_from(buf, pos))
+                    _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
                     pos = _end
+                else:
+                    _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
                 _e.topic = ""
                 f = "forgotten_topics_data[]."
                 if buf[pos] == 0:
@@ -2986,9 +3016,17 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _elements.append(_e)
             obj.forgotten_topics_data = _elements
         f = "rack_id"
-        obj.rack_id, pos = _read_compact_string(buf, pos)
-        if obj.rack_id is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.rack_id, pos = _read_compact_string(buf, pos)
+            if obj.rack_id is None:
+                raise _null_error()
         obj.replica_id = -1
         f = ""
         obj.cluster_id = None
@@ -3017,7 +3055,15 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
-                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    _n = buf[pos] - 1
+                    if 0 <= _n < 0x7F:
+                        _end = pos + 1 + _n
+                        if _end > _len:
+                            raise _truncated(pos)
+                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        pos = _end
+                    else:
+                        obj.cluster_id, pos = _read_compact_string(buf, pos)
                 elif _tag == 1:
                     f = "replica_state"
                     obj.replica_state, pos = _read_replica_state_v15(buf, pos)

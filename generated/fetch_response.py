@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid
-from uuid import UUID as _UUID
 
 from ._base import (
     DEFAULT as _DEFAULT,
@@ -39,6 +38,8 @@ from ._runtime import (
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
+    truncated as _truncated,
+    uuid_from_wire as _uuid_from_wire,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
     write_failure as _write_failure,
     write_nullable_bytes as _write_nullable_bytes,
@@ -1241,9 +1242,17 @@ def _read_fetchable_topic_response_v12(buf: bytes, pos: int) -> tuple[FetchableT
     f = ""
     try:
         f = "topic"
-        obj.topic, pos = _read_compact_string(buf, pos)
-        if obj.topic is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.topic, pos = _read_compact_string(buf, pos)
+            if obj.topic is None:
+                raise _null_error()
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -1317,7 +1326,7 @@ def _read_fetchable_topic_response_v13(buf: bytes, pos: int) -> tuple[FetchableT
         f = "topic_id"
         (_topic_id,) = _S8.unpack_from(buf, pos)
         pos += 16
-        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _UUID(bytes=_topic_id)
+        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -1384,14 +1393,30 @@ def _read_node_endpoint_v16(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
         (obj.node_id,) = _S2.unpack_from(buf, pos)
         pos += 4
         f = "host"
-        obj.host, pos = _read_compact_string(buf, pos)
-        if obj.host is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.host, pos = _read_compact_string(buf, pos)
+            if obj.host is None:
+                raise _null_error()
         f = "port"
         (obj.port,) = _S2.unpack_from(buf, pos)
         pos += 4
         f = "rack"
-        obj.rack, pos = _read_compact_string(buf, pos)
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.rack = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.rack, pos = _read_compact_string(buf, pos)
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -1877,14 +1902,30 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                             (_e.node_id,) = _S2.unpack_from(buf, pos)
                             pos += 4
                             f = "node_endpoints[].host"
-                            _e.host, pos = _read_compact_string(buf, pos)
-                            if _e.host is None:
-                                raise _null_error()
+                            _n = buf[pos] - 1
+                            if 0 <= _n < 0x7F:
+                                _end = pos + 1 + _n
+                                if _end > _len:
+                                    raise _truncated(pos)
+                                _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                pos = _end
+                            else:
+                                _e.host, pos = _read_compact_string(buf, pos)
+                                if _e.host is None:
+                                    raise _null_error()
                             f = "node_endpoints[].port"
                             (_e.port,) = _S2.unpack_from(buf, pos)
                             pos += 4
                             f = "node_endpoints[].rack"
-                            _e.rack, pos = _read_compact_string(buf, pos)
+                            _n = buf[pos] - 1
+                            if 0 <= _n < 0x7F:
+                                _end = pos + 1 + _n
+                                if _end > _len:
+                                    raise _truncated(pos)
+                                _e.rack = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                pos = _end
+                            else:
+                                _e.rack, pos = _read_compact_string(buf, pos)
                             f = "node_endpoints[]."
                             if buf[pos] == 0:
                                 _e.unknown_tagged_fields = None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid
-from uuid import UUID as _UUID
 
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
@@ -27,6 +26,8 @@ from ._runtime import (
     skip_unknown_tags as _skip_unknown_tags,
     tag_size_error as _tag_size_error,
     too_long as _too_long,
+    truncated as _truncated,
+    uuid_from_wire as _uuid_from_wire,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
@@ -371,7 +372,7 @@ def _read_partition_snapshot_v1(buf: bytes, pos: int) -> tuple[PartitionSnapshot
                     obj.replica_directory_id = (
                         _ZERO_UUID
                         if _replica_directory_id == _ZERO_BYTES
-                        else _UUID(bytes=_replica_directory_id)
+                        else _uuid_from_wire(_replica_directory_id)
                     )
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
@@ -429,9 +430,17 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
     f = ""
     try:
         f = "name"
-        obj.name, pos = _read_compact_string(buf, pos)
-        if obj.name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.name, pos = _read_compact_string(buf, pos)
+            if obj.name is None:
+                raise _null_error()
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -516,9 +525,17 @@ def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
     f = ""
     try:
         f = "name"
-        obj.name, pos = _read_compact_string(buf, pos)
-        if obj.name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.name, pos = _read_compact_string(buf, pos)
+            if obj.name is None:
+                raise _null_error()
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -572,7 +589,7 @@ def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                             _e.replica_directory_id = (
                                 _ZERO_UUID
                                 if _replica_directory_id == _ZERO_BYTES
-                                else _UUID(bytes=_replica_directory_id)
+                                else _uuid_from_wire(_replica_directory_id)
                             )
                         elif _tag < 1:
                             raise _invalid_tag(_tag)
@@ -682,7 +699,15 @@ def _read_fetch_snapshot_request_v0(buf: bytes, pos: int) -> tuple[FetchSnapshot
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
-                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    _n = buf[pos] - 1
+                    if 0 <= _n < 0x7F:
+                        _end = pos + 1 + _n
+                        if _end > _len:
+                            raise _truncated(pos)
+                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        pos = _end
+                    else:
+                        obj.cluster_id, pos = _read_compact_string(buf, pos)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
                 else:
@@ -807,7 +832,15 @@ def _read_fetch_snapshot_request_v1(buf: bytes, pos: int) -> tuple[FetchSnapshot
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
-                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    _n = buf[pos] - 1
+                    if 0 <= _n < 0x7F:
+                        _end = pos + 1 + _n
+                        if _end > _len:
+                            raise _truncated(pos)
+                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        pos = _end
+                    else:
+                        obj.cluster_id, pos = _read_compact_string(buf, pos)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
                 else:

@@ -8,8 +8,6 @@ Valid versions: 0-1; flexible versions: 0+.
 from __future__ import annotations
 
 import struct as _struct
-import uuid
-from uuid import UUID as _UUID
 
 from ._base import (
     DEFAULT as _DEFAULT,
@@ -32,6 +30,7 @@ from ._runtime import (
     skip_unknown_tags as _skip_unknown_tags,
     tag_size_error as _tag_size_error,
     too_long as _too_long,
+    truncated as _truncated,
     write_compact_bytes as _write_compact_bytes,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
@@ -530,9 +529,17 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
     f = ""
     try:
         f = "name"
-        obj.name, pos = _read_compact_string(buf, pos)
-        if obj.name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.name, pos = _read_compact_string(buf, pos)
+            if obj.name is None:
+                raise _null_error()
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -652,9 +659,17 @@ def _read_node_endpoint_v1(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
         (obj.node_id,) = _S4.unpack_from(buf, pos)
         pos += 4
         f = "host"
-        obj.host, pos = _read_compact_string(buf, pos)
-        if obj.host is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.host, pos = _read_compact_string(buf, pos)
+            if obj.host is None:
+                raise _null_error()
         f = "port"
         (obj.port,) = _S5.unpack_from(buf, pos)
         pos += 2
@@ -838,9 +853,17 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
                             (_e.node_id,) = _S4.unpack_from(buf, pos)
                             pos += 4
                             f = "node_endpoints[].host"
-                            _e.host, pos = _read_compact_string(buf, pos)
-                            if _e.host is None:
-                                raise _null_error()
+                            _n = buf[pos] - 1
+                            if 0 <= _n < 0x7F:
+                                _end = pos + 1 + _n
+                                if _end > _len:
+                                    raise _truncated(pos)
+                                _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                pos = _end
+                            else:
+                                _e.host, pos = _read_compact_string(buf, pos)
+                                if _e.host is None:
+                                    raise _null_error()
                             f = "node_endpoints[].port"
                             (_e.port,) = _S5.unpack_from(buf, pos)
                             pos += 2

@@ -8,8 +8,6 @@ Valid versions: 0; flexible versions: 0+.
 from __future__ import annotations
 
 import struct as _struct
-import uuid
-from uuid import UUID as _UUID
 
 from ._base import Message as _Message
 from ._json import JsonField as _F, JsonLayout as _JsonLayout

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid
-from uuid import UUID as _UUID
 
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
@@ -22,6 +21,7 @@ from ._runtime import (
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
     skip_unknown_tags as _skip_unknown_tags,
+    uuid_from_wire as _uuid_from_wire,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
@@ -177,7 +177,9 @@ def _read_voter_v1(buf: bytes, pos: int) -> tuple[Voter, int]:
         obj.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
         pos += 20
         obj.voter_directory_id = (
-            _ZERO_UUID if _voter_directory_id == _ZERO_BYTES else _UUID(bytes=_voter_directory_id)
+            _ZERO_UUID
+            if _voter_directory_id == _ZERO_BYTES
+            else _uuid_from_wire(_voter_directory_id)
         )
         f = ""
         if buf[pos] == 0:
@@ -351,7 +353,7 @@ def _read_leader_change_message_v1(buf: bytes, pos: int) -> tuple[LeaderChangeMe
                 _e.voter_directory_id = (
                     _ZERO_UUID
                     if _voter_directory_id == _ZERO_BYTES
-                    else _UUID(bytes=_voter_directory_id)
+                    else _uuid_from_wire(_voter_directory_id)
                 )
                 f = "voters[]."
                 if buf[pos] == 0:
@@ -381,7 +383,7 @@ def _read_leader_change_message_v1(buf: bytes, pos: int) -> tuple[LeaderChangeMe
                 _e.voter_directory_id = (
                     _ZERO_UUID
                     if _voter_directory_id == _ZERO_BYTES
-                    else _UUID(bytes=_voter_directory_id)
+                    else _uuid_from_wire(_voter_directory_id)
                 )
                 f = "granting_voters[]."
                 if buf[pos] == 0:

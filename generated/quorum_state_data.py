@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid
-from uuid import UUID as _UUID
 
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
@@ -24,6 +23,8 @@ from ._runtime import (
     read_compact_string as _read_compact_string,
     skip_unknown_tags as _skip_unknown_tags,
     too_long as _too_long,
+    truncated as _truncated,
+    uuid_from_wire as _uuid_from_wire,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
@@ -197,9 +198,17 @@ def _read_quorum_state_data_v0(buf: bytes, pos: int) -> tuple[QuorumStateData, i
     f = ""
     try:
         f = "cluster_id"
-        obj.cluster_id, pos = _read_compact_string(buf, pos)
-        if obj.cluster_id is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.cluster_id, pos = _read_compact_string(buf, pos)
+            if obj.cluster_id is None:
+                raise _null_error()
         f = "leader_id,leader_epoch,voted_id"
         obj.leader_id, obj.leader_epoch, obj.voted_id = _S1.unpack_from(buf, pos)
         pos += 12
@@ -304,7 +313,9 @@ def _read_quorum_state_data_v1(buf: bytes, pos: int) -> tuple[QuorumStateData, i
         )
         pos += 28
         obj.voted_directory_id = (
-            _ZERO_UUID if _voted_directory_id == _ZERO_BYTES else _UUID(bytes=_voted_directory_id)
+            _ZERO_UUID
+            if _voted_directory_id == _ZERO_BYTES
+            else _uuid_from_wire(_voted_directory_id)
         )
         obj.cluster_id = ""
         obj.applied_offset = 0

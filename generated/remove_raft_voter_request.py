@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid
-from uuid import UUID as _UUID
 
 from ._base import Message as _Message
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
@@ -20,6 +19,8 @@ from ._runtime import (
     read_compact_string as _read_compact_string,
     skip_unknown_tags as _skip_unknown_tags,
     too_long as _too_long,
+    truncated as _truncated,
+    uuid_from_wire as _uuid_from_wire,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
@@ -88,12 +89,22 @@ def _read_remove_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[RemoveRaft
     f = ""
     try:
         f = "cluster_id"
-        obj.cluster_id, pos = _read_compact_string(buf, pos)
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.cluster_id, pos = _read_compact_string(buf, pos)
         f = "voter_id,voter_directory_id"
         obj.voter_id, _voter_directory_id = _S0.unpack_from(buf, pos)
         pos += 20
         obj.voter_directory_id = (
-            _ZERO_UUID if _voter_directory_id == _ZERO_BYTES else _UUID(bytes=_voter_directory_id)
+            _ZERO_UUID
+            if _voter_directory_id == _ZERO_BYTES
+            else _uuid_from_wire(_voter_directory_id)
         )
         f = ""
         if buf[pos] == 0:

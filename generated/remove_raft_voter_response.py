@@ -8,8 +8,6 @@ Valid versions: 0; flexible versions: 0+.
 from __future__ import annotations
 
 import struct as _struct
-import uuid
-from uuid import UUID as _UUID
 
 from ._base import Message as _Message
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
@@ -18,6 +16,7 @@ from ._runtime import (
     read_compact_string as _read_compact_string,
     skip_unknown_tags as _skip_unknown_tags,
     too_long as _too_long,
+    truncated as _truncated,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
@@ -92,7 +91,15 @@ def _read_remove_raft_voter_response_v0(
         obj.throttle_time_ms, obj.error_code = _S0.unpack_from(buf, pos)
         pos += 6
         f = "error_message"
-        obj.error_message, pos = _read_compact_string(buf, pos)
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.error_message = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.error_message, pos = _read_compact_string(buf, pos)
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None

@@ -8,8 +8,6 @@ Valid versions: 0; flexible versions: 0+.
 from __future__ import annotations
 
 import struct as _struct
-import uuid
-from uuid import UUID as _UUID
 
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
@@ -23,6 +21,7 @@ from ._runtime import (
     skip_unknown_tags as _skip_unknown_tags,
     tag_size_error as _tag_size_error,
     too_long as _too_long,
+    truncated as _truncated,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
@@ -147,9 +146,17 @@ def _read_current_leader_v0(buf: bytes, pos: int) -> tuple[CurrentLeader, int]:
         obj.leader_id, obj.leader_epoch = _S0.unpack_from(buf, pos)
         pos += 8
         f = "host"
-        obj.host, pos = _read_compact_string(buf, pos)
-        if obj.host is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.host, pos = _read_compact_string(buf, pos)
+            if obj.host is None:
+                raise _null_error()
         f = "port"
         (obj.port,) = _S1.unpack_from(buf, pos)
         pos += 4

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid
-from uuid import UUID as _UUID
 
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
@@ -24,6 +23,8 @@ from ._runtime import (
     read_compact_string as _read_compact_string,
     skip_unknown_tags as _skip_unknown_tags,
     too_long as _too_long,
+    truncated as _truncated,
+    uuid_from_wire as _uuid_from_wire,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
@@ -283,10 +284,12 @@ def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         obj.replica_directory_id = (
             _ZERO_UUID
             if _replica_directory_id == _ZERO_BYTES
-            else _UUID(bytes=_replica_directory_id)
+            else _uuid_from_wire(_replica_directory_id)
         )
         obj.voter_directory_id = (
-            _ZERO_UUID if _voter_directory_id == _ZERO_BYTES else _UUID(bytes=_voter_directory_id)
+            _ZERO_UUID
+            if _voter_directory_id == _ZERO_BYTES
+            else _uuid_from_wire(_voter_directory_id)
         )
         obj.pre_vote = False
         f = ""
@@ -349,10 +352,12 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         obj.replica_directory_id = (
             _ZERO_UUID
             if _replica_directory_id == _ZERO_BYTES
-            else _UUID(bytes=_replica_directory_id)
+            else _uuid_from_wire(_replica_directory_id)
         )
         obj.voter_directory_id = (
-            _ZERO_UUID if _voter_directory_id == _ZERO_BYTES else _UUID(bytes=_voter_directory_id)
+            _ZERO_UUID
+            if _voter_directory_id == _ZERO_BYTES
+            else _uuid_from_wire(_voter_directory_id)
         )
         f = ""
         if buf[pos] == 0:
@@ -398,9 +403,17 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     f = ""
     try:
         f = "topic_name"
-        obj.topic_name, pos = _read_compact_string(buf, pos)
-        if obj.topic_name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.topic_name, pos = _read_compact_string(buf, pos)
+            if obj.topic_name is None:
+                raise _null_error()
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -485,9 +498,17 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     f = ""
     try:
         f = "topic_name"
-        obj.topic_name, pos = _read_compact_string(buf, pos)
-        if obj.topic_name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.topic_name, pos = _read_compact_string(buf, pos)
+            if obj.topic_name is None:
+                raise _null_error()
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -516,12 +537,12 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
                 _e.replica_directory_id = (
                     _ZERO_UUID
                     if _replica_directory_id == _ZERO_BYTES
-                    else _UUID(bytes=_replica_directory_id)
+                    else _uuid_from_wire(_replica_directory_id)
                 )
                 _e.voter_directory_id = (
                     _ZERO_UUID
                     if _voter_directory_id == _ZERO_BYTES
-                    else _UUID(bytes=_voter_directory_id)
+                    else _uuid_from_wire(_voter_directory_id)
                 )
                 _e.pre_vote = False
                 f = "partitions[]."
@@ -585,9 +606,17 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
     f = ""
     try:
         f = "topic_name"
-        obj.topic_name, pos = _read_compact_string(buf, pos)
-        if obj.topic_name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.topic_name, pos = _read_compact_string(buf, pos)
+            if obj.topic_name is None:
+                raise _null_error()
         f = "partitions"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -617,12 +646,12 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
                 _e.replica_directory_id = (
                     _ZERO_UUID
                     if _replica_directory_id == _ZERO_BYTES
-                    else _UUID(bytes=_replica_directory_id)
+                    else _uuid_from_wire(_replica_directory_id)
                 )
                 _e.voter_directory_id = (
                     _ZERO_UUID
                     if _voter_directory_id == _ZERO_BYTES
-                    else _UUID(bytes=_voter_directory_id)
+                    else _uuid_from_wire(_voter_directory_id)
                 )
                 f = "partitions[]."
                 if buf[pos] == 0:
@@ -685,7 +714,15 @@ def _read_vote_request_v0(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
     f = ""
     try:
         f = "cluster_id"
-        obj.cluster_id, pos = _read_compact_string(buf, pos)
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.cluster_id, pos = _read_compact_string(buf, pos)
         f = "topics"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -761,7 +798,15 @@ def _read_vote_request_v1(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
     f = ""
     try:
         f = "cluster_id"
-        obj.cluster_id, pos = _read_compact_string(buf, pos)
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.cluster_id, pos = _read_compact_string(buf, pos)
         f = "voter_id"
         (obj.voter_id,) = _S3.unpack_from(buf, pos)
         pos += 4
@@ -841,7 +886,15 @@ def _read_vote_request_v2(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
     f = ""
     try:
         f = "cluster_id"
-        obj.cluster_id, pos = _read_compact_string(buf, pos)
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.cluster_id, pos = _read_compact_string(buf, pos)
         f = "voter_id"
         (obj.voter_id,) = _S3.unpack_from(buf, pos)
         pos += 4

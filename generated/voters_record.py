@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import struct as _struct
 import uuid
-from uuid import UUID as _UUID
 
 from ._base import (
     DEFAULT as _DEFAULT,
@@ -28,6 +27,8 @@ from ._runtime import (
     read_compact_string as _read_compact_string,
     skip_unknown_tags as _skip_unknown_tags,
     too_long as _too_long,
+    truncated as _truncated,
+    uuid_from_wire as _uuid_from_wire,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
@@ -229,13 +230,29 @@ def _read_endpoint_v0(buf: bytes, pos: int) -> tuple[Endpoint, int]:
     f = ""
     try:
         f = "name"
-        obj.name, pos = _read_compact_string(buf, pos)
-        if obj.name is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.name, pos = _read_compact_string(buf, pos)
+            if obj.name is None:
+                raise _null_error()
         f = "host"
-        obj.host, pos = _read_compact_string(buf, pos)
-        if obj.host is None:
-            raise _null_error()
+        _n = buf[pos] - 1
+        if 0 <= _n < 0x7F:
+            _end = pos + 1 + _n
+            if _end > _len:
+                raise _truncated(pos)
+            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            pos = _end
+        else:
+            obj.host, pos = _read_compact_string(buf, pos)
+            if obj.host is None:
+                raise _null_error()
         f = "port"
         (obj.port,) = _S0.unpack_from(buf, pos)
         pos += 2
@@ -337,7 +354,9 @@ def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
         obj.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
         pos += 20
         obj.voter_directory_id = (
-            _ZERO_UUID if _voter_directory_id == _ZERO_BYTES else _UUID(bytes=_voter_directory_id)
+            _ZERO_UUID
+            if _voter_directory_id == _ZERO_BYTES
+            else _uuid_from_wire(_voter_directory_id)
         )
         f = "endpoints"
         _n = buf[pos] - 1
@@ -354,13 +373,29 @@ def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
             for _ in range(_n):
                 _e = _new(Endpoint)
                 f = "endpoints[].name"
-                _e.name, pos = _read_compact_string(buf, pos)
-                if _e.name is None:
-                    raise _null_error()
+                _n = buf[pos] - 1
+                if 0 <= _n < 0x7F:
+                    _end = pos + 1 + _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    pos = _end
+                else:
+                    _e.name, pos = _read_compact_string(buf, pos)
+                    if _e.name is None:
+                        raise _null_error()
                 f = "endpoints[].host"
-                _e.host, pos = _read_compact_string(buf, pos)
-                if _e.host is None:
-                    raise _null_error()
+                _n = buf[pos] - 1
+                if 0 <= _n < 0x7F:
+                    _end = pos + 1 + _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    pos = _end
+                else:
+                    _e.host, pos = _read_compact_string(buf, pos)
+                    if _e.host is None:
+                        raise _null_error()
                 f = "endpoints[].port"
                 (_e.port,) = _S0.unpack_from(buf, pos)
                 pos += 2
