@@ -1,0 +1,168 @@
+"""The operator: adds and removes voters the way ``kafka-metadata-quorum add-controller`` /
+``remove-controller`` do, over the simulated network and the real wire codecs.
+
+For each change it asks a random running voter for the quorum (DescribeQuorum names the leader even
+when sent to a non-leader), then sends AddRaftVoter / RemoveRaftVoter to that leader. Any error,
+failure or timeout starts over after a backoff (an add is refused with REQUEST_TIMED_OUT until the new
+voter has caught up as an observer). ``DUPLICATE_VOTER`` for an add and ``VOTER_NOT_FOUND`` for a
+remove mean an earlier attempt already succeeded (its response was lost).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kraftwire.generated import describe_quorum_request as _dq
+from kraftwire.node.core import errors
+from kraftwire.node.core.api import METADATA_PARTITION, METADATA_TOPIC, ReplicaKey
+from kraftwire.node.core.messages import add_raft_voter_request, remove_raft_voter_request
+
+from .node import LISTENER, endpoint_of
+from .wire import Envelope
+
+if TYPE_CHECKING:
+    from .simulation import Simulation
+
+ADMIN_ID = 100
+RETRY_BACKOFF_MS = 500
+REQUEST_TIMEOUT_MS = 5000
+MAX_ATTEMPTS = 40
+
+_API_DESCRIBE_QUORUM = 55
+
+
+@dataclass
+class VoterChange:
+    kind: str  # "add" | "remove"
+    node_id: int
+    key: ReplicaKey | None = (
+        None  # fixed at submission for a removal; the node's current key for an add
+    )
+    attempts: int = 0
+    result: str | None = None  # error name of the final answer, or "gave up"
+    finished_ms: int | None = None
+
+
+class AdminClient:
+    """A client endpoint on the simulated network (always reachable, never crashes)."""
+
+    def __init__(self, sim: "Simulation") -> None:
+        self.sim = sim
+        self.id = ADMIN_ID
+        self.inc = 1
+        self.running = True
+        self.versions: dict[int, int] = {}
+        self.requesters: dict = {}
+        self.queue: list[VoterChange] = []
+        self.current: VoterChange | None = None
+        self.finished: list[VoterChange] = []
+        self._cid = 0
+        self._in_flight: tuple[int, int] | None = None  # (api key, correlation id)
+
+    def submit(self, change: VoterChange) -> VoterChange:
+        self.queue.append(change)
+        self._pump()
+        return change
+
+    def idle(self) -> bool:
+        return self.current is None and not self.queue
+
+    # -- the state machine -----------------------------------------------------------------------------
+
+    def _pump(self) -> None:
+        if self.current is None and self.queue:
+            self.current = self.queue.pop(0)
+            self._describe()
+
+    def _retry(self, _: Any = None) -> None:
+        change = self.current
+        if change is None:
+            return
+        change.attempts += 1
+        if change.attempts >= MAX_ATTEMPTS:
+            return self._finish("gave up")
+        self._describe()
+
+    def _later(self) -> None:
+        self._in_flight = None
+        self.sim.queue.after(RETRY_BACKOFF_MS, self._retry)
+
+    def _send(self, dest: int, request: Any) -> None:
+        self._cid += 1
+        self._in_flight = (request.API_KEY, self._cid)
+        self.sim.send_request(self, dest, self._cid, request, 0)
+        self.sim.queue.after(REQUEST_TIMEOUT_MS, self._timeout, self._cid)
+
+    def _timeout(self, cid: int) -> None:
+        if self._in_flight is not None and self._in_flight[1] == cid:
+            self._later()
+
+    def _describe(self) -> None:
+        voters = [n.id for n in self.sim.running if n.core.is_voter()]
+        if not voters:
+            return self._later()
+        target = voters[self.sim.rng.randrange(len(voters))]
+        request = _dq.DescribeQuorumRequest(
+            topics=[
+                _dq.TopicData(
+                    topic_name=METADATA_TOPIC,
+                    partitions=[_dq.PartitionData(partition_index=METADATA_PARTITION)],
+                )
+            ]
+        )
+        self._send(target, request)
+
+    def _change(self, leader: int) -> None:
+        change = self.current
+        sim = self.sim
+        if change.kind == "add":
+            node = sim.nodes[change.node_id]
+            change.key = node.key
+            request = add_raft_voter_request(
+                sim.cluster_id, node.key, {LISTENER: endpoint_of(node.id)}, 30_000, ack=True
+            )
+        else:
+            request = remove_raft_voter_request(sim.cluster_id, change.key)
+        self._send(leader, request)
+
+    def _finish(self, result: str) -> None:
+        change = self.current
+        change.result = result
+        change.finished_ms = self.sim.queue.now
+        self.sim.trace.note(
+            self.sim.queue.now, "admin", change.kind, f"n{change.node_id}", "->", result
+        )
+        self.finished.append(change)
+        self.current = None
+        self._in_flight = None
+        self._pump()
+
+    # -- network endpoint ------------------------------------------------------------------------------
+
+    def receive(self, env: Envelope) -> None:
+        if env.is_request or self._in_flight != (env.api_key, env.correlation_id):
+            return
+        self._in_flight = None
+        body = self.sim.codec.unpack_response(env)
+        self.sim.trace.add((self.sim.queue.now, "recv", "admin", env.src, env.version, body))
+        if env.api_key == _API_DESCRIBE_QUORUM:
+            topics = body.topics
+            leader = topics[0].partitions[0].leader_id if topics and topics[0].partitions else -1
+            if leader < 0 or leader not in self.sim.nodes:
+                return self._later()
+            return self._change(leader)
+        code = body.error_code
+        kind = self.current.kind
+        if (
+            code == errors.NONE
+            or (kind == "add" and code == errors.DUPLICATE_VOTER)
+            or (kind == "remove" and code == errors.VOTER_NOT_FOUND)
+        ):
+            return self._finish(errors.name(code))
+        self._later()
+
+    def request_failed(self, failure: tuple[int, int, int, int]) -> None:
+        _, cid, api_key, _ = failure
+        if self._in_flight == (api_key, cid):
+            self._later()

@@ -1,0 +1,77 @@
+"""Liveness: with a connected majority of voters, new appends must commit within a bounded virtual time.
+
+A watchdog runs every ``WATCHDOG_MS``. The clock restarts at every fault action (partition, heal, crash,
+restart, wipe, shutdown, change of loss rate): from then on, if some majority of the current voters is
+running and pairwise connected, a newly committed data record must appear within ``bound_ms``. Random
+message loss does not count as disconnection, so the bound must cover elections under the heaviest
+loss a scenario uses (kraft-node.md §14: detection <= 2 s, then pre-vote, vote, and a random
+[1, 2) s timeout per split vote).
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import TYPE_CHECKING
+
+from .invariants import Violation
+
+if TYPE_CHECKING:
+    from .node import SimNode
+    from .simulation import Simulation
+
+WATCHDOG_MS = 500
+
+
+class Liveness:
+    def __init__(self, sim: "Simulation", bound_ms: int) -> None:
+        self.sim = sim
+        self.bound_ms = bound_ms
+        self.disrupted_at = 0
+
+    def disrupted(self) -> None:
+        self.disrupted_at = self.sim.queue.now
+
+    def check(self) -> None:
+        sim = self.sim
+        now = sim.queue.now
+        since = max(sim.checker.data_committed_at, self.disrupted_at)
+        if now - since <= self.bound_ms:
+            return
+        group = self.connected_majority()
+        if group:
+            raise Violation(
+                f"Liveness: nothing new committed for {now - since} ms (bound {self.bound_ms} ms) although "
+                f"voters {','.join(map(str, group))} are running and connected"
+            )
+
+    def reference_node(self) -> "SimNode | None":
+        """The most advanced running node (highest epoch, then longest log): whose voter set counts."""
+        best = None
+        for n in self.sim.running:
+            if best is None or (n.core.epoch, n.disk.log.end_offset()) > (
+                best.core.epoch,
+                best.disk.log.end_offset(),
+            ):
+                best = n
+        return best
+
+    def _alive(self, key) -> bool:
+        node = self.sim.nodes.get(key.id)
+        return node is not None and node.running and not node.stopping and key.matches(node.key)
+
+    def connected_majority(self) -> list[int]:
+        """A largest set of live, pairwise-connected voters if it is a majority, else ``[]``."""
+        best = self.reference_node()
+        if best is None:
+            return []
+        voters = best.core.voters()
+        live = [spec.key.id for spec in voters if self._alive(spec.key)]
+        need = voters.majority()
+        net = self.sim.net
+        for size in range(len(live), need - 1, -1):
+            for group in combinations(live, size):
+                if all(
+                    net.connected(a, b) and net.connected(b, a) for a, b in combinations(group, 2)
+                ):
+                    return list(group)
+        return []

@@ -1,0 +1,352 @@
+"""The simulated cluster: nodes, network, workload, admin, invariant checks and the event loop.
+
+Everything random comes from one ``random.Random(seed)`` (network fates, per-run parameters, each
+process's election jitter), and time is the virtual clock of :class:`.events.EventQueue`, so a seed
+replays a run exactly. Scenarios drive it through the fault methods at the bottom (``isolate``,
+``kill``, ``wipe``, ``add_voter``, ...), each of which is written to the trace.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from kraftwire.node.core import Role, VoterSpec
+from kraftwire.node.core import errors
+
+from .admin import ADMIN_ID, AdminClient, VoterChange
+from .events import EventQueue
+from .invariants import Checker, Violation
+from .liveness import WATCHDOG_MS, Liveness
+from .network import LinkFaults, Network
+from .node import LISTENER, Disk, SimNode, endpoint_of
+from .trace import Trace
+from .wire import Envelope, WireCodec
+
+VOTE_API_KEY = 52
+
+
+@dataclass
+class SimOptions:
+    voters: int = 3
+    observers: int = 0
+    encode: bool = True
+    """Send every message through the generated wire codecs (frames, at negotiated versions)."""
+    pre_vote: bool = True
+    vote_max_version: int | None = None
+    """Cap the Vote API (1 models Kafka 3.9 peers: no pre-vote)."""
+    trace_limit: int | None = 400
+    liveness_bound_ms: int = 60_000
+    max_events: int = 5_000_000
+    append_interval_ms: tuple[int, int] = (20, 100)
+    strict: bool = False
+    """Disable the documented workarounds for known core gaps (see the scenarios and ``converge``)."""
+
+
+class Simulation:
+    def __init__(self, seed: int | str, options: SimOptions | None = None) -> None:
+        self.seed = seed
+        self.options = opts = options or SimOptions()
+        self.rng = rng = random.Random(seed)
+        self.queue = EventQueue()
+        self.net = Network(rng, exempt=(ADMIN_ID,))
+        self.codec = WireCodec(opts.encode)
+        self.trace = Trace(opts.trace_limit)
+        self.checker = Checker(self)
+        self.liveness = Liveness(self, opts.liveness_bound_ms)
+        self.admin = AdminClient(self)
+        self.core_events = 0
+        self.observations: dict[str, Any] = {}  # what a scenario measured, for tests and reports
+        self.cluster_id = "sim-" + format(rng.getrandbits(32), "08x")
+        # Per-run parameters: small fetch and snapshot chunk sizes force multi-round catch-up and
+        # chunked FetchSnapshot; the snapshot interval decides how often followers fall behind a snapshot.
+        self.snapshot_every = rng.randint(5, 30)
+        node_config = dict(
+            fetch_max_bytes=rng.choice((512, 4096, 1 << 20)),
+            fetch_snapshot_max_bytes=rng.choice((64, 200, 1 << 20)),
+            pre_vote=opts.pre_vote,
+        )
+        self.nodes: dict[int, SimNode] = {}
+        self.endpoints: dict[int, Any] = {ADMIN_ID: self.admin}
+        self.running: list[SimNode] = []
+        for nid in range(1, opts.voters + opts.observers + 1):
+            node = SimNode(self, nid, Disk(self._new_directory_id()), dict(node_config))
+            node.fsync_ms = rng.choice((0, 1, 1, 2))
+            if opts.vote_max_version is not None:
+                node.versions[VOTE_API_KEY] = opts.vote_max_version
+            self.nodes[nid] = self.endpoints[nid] = node
+        self.bootstrap_voters = [
+            VoterSpec(self.nodes[i].key, {LISTENER: endpoint_of(i)}, (0, 1))
+            for i in range(1, opts.voters + 1)
+        ]
+        # controller.quorum.bootstrap.servers: the initial voters' addresses, as for a cluster
+        # formatted with --initial-controllers
+        self.by_endpoint = {endpoint_of(nid): nid for nid in self.nodes}
+        for node in self.nodes.values():
+            node.config["bootstrap_servers"] = tuple(
+                endpoint_of(i) for i in range(1, opts.voters + 1)
+            )
+        self.trace.note(
+            0,
+            "setup",
+            f"seed={seed}",
+            f"voters={opts.voters}",
+            f"observers={opts.observers}",
+            f"snapshot_every={self.snapshot_every}",
+            " ".join(f"{k}={v}" for k, v in node_config.items()),
+        )
+
+    def _new_directory_id(self) -> uuid.UUID:
+        return uuid.UUID(int=self.rng.getrandbits(128) | 1)
+
+    # -- running ---------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        for node in self.nodes.values():
+            node.start()
+        self.queue.after(self.rng.randint(*self.options.append_interval_ms), self._workload)
+        self.queue.after(WATCHDOG_MS, self._watchdog)
+
+    def run_script(self, script: Iterator[Any], limit_ms: int) -> None:
+        """Run events until ``script`` (a generator yielding sleeps and waits) is finished."""
+        from .script import ScriptRunner
+
+        runner = ScriptRunner(self, script)
+        deadline = self.queue.now + limit_ms
+        self.queue.after(0, runner.resume)
+        queue, check, max_events = self.queue, self.checker.after_event, self.options.max_events
+        while not runner.done:
+            popped = queue.pop()
+            if popped is None:
+                raise Violation("the event queue ran dry")
+            action, arg = popped
+            action(arg)
+            check()
+            if queue.now > deadline:
+                raise Violation(f"the scenario did not finish within {limit_ms} ms of virtual time")
+            if self.core_events > max_events:
+                raise Violation(f"event budget of {max_events} core events exceeded (a busy loop?)")
+
+    def _workload(self, _: Any) -> None:
+        for node in self.running:
+            if node.counter.writable and node.pending is None and not node.stopping:
+                node.append_next()
+        self.queue.after(self.rng.randint(*self.options.append_interval_ms), self._workload)
+
+    def _watchdog(self, _: Any) -> None:
+        self.liveness.check()
+        self.queue.after(WATCHDOG_MS, self._watchdog)
+
+    # -- node bookkeeping (called by SimNode) ----------------------------------------------------------
+
+    def node_started(self, node: SimNode) -> None:
+        self.running = sorted([*self.running, node], key=lambda n: n.id)
+
+    def node_stopped(self, node: SimNode) -> None:
+        self.running = [n for n in self.running if n is not node]
+
+    def node_exited(self, node: SimNode) -> None:
+        """A graceful shutdown completed: the process exits cleanly."""
+        node.stop(lose_unflushed=False)
+        self.liveness.disrupted()
+
+    def fatal_exit(self, node: SimNode, exc: Exception) -> None:
+        """The core hit a fatal error: the process exits and its supervisor restarts it later."""
+        self.trace.note(self.queue.now, f"n{node.id}", "FATAL (process exits):", str(exc))
+        self.observations["fatal_exits"] = self.observations.get("fatal_exits", 0) + 1
+        node.stop(lose_unflushed=False)
+        self.liveness.disrupted()
+        self.queue.after(self.rng.randint(1000, 3000), lambda _: self.restart(node.id))
+
+    def crash_mid_fsync(self, node: SimNode) -> None:
+        self.trace.note(self.queue.now, f"n{node.id}", "CRASH during fsync (unflushed data lost)")
+        node.stop(lose_unflushed=True)
+        self.liveness.disrupted()
+
+    # -- the network -----------------------------------------------------------------------------------
+
+    def send_request(
+        self, src: Any, dest_id: int, cid: int, request: Any, min_version: int, endpoint: Any = None
+    ) -> None:
+        dst = self.endpoints.get(dest_id)
+        api_key = request.API_KEY
+        if dst is None:
+            # not a node id (a bootstrap server's synthetic id): connect by address
+            dst = self.nodes.get(self.by_endpoint.get(endpoint, 0))
+            if dst is None:
+                return self._fail_later(
+                    src, (dest_id, cid, api_key, errors.BROKER_NOT_AVAILABLE), 1
+                )
+            src.alias(dst.id, cid, dest_id)
+            dest_id = dst.id
+        version = WireCodec.request_version(request, dst.versions)
+        if version < min_version:
+            return self._fail_later(src, (dest_id, cid, api_key, errors.UNSUPPORTED_VERSION), 1)
+        if not dst.running:  # connection refused
+            return self._fail_later(
+                src, (dest_id, cid, api_key, errors.BROKER_NOT_AVAILABLE), self.rng.randint(1, 5)
+            )
+        payload = self.codec.pack_request(request, version, cid)
+        self._transmit(
+            Envelope(src.id, dest_id, src.inc, dst.inc, True, api_key, version, cid, payload)
+        )
+
+    def send_response(
+        self, src: Any, dest_id: int, dest_inc: int | None, cid: int, version: int, response: Any
+    ) -> None:
+        if dest_inc is None:
+            return  # the requester's connection is gone
+        payload = self.codec.pack_response(response, version, cid)
+        self._transmit(
+            Envelope(
+                src.id, dest_id, src.inc, dest_inc, False, response.API_KEY, version, cid, payload
+            )
+        )
+
+    def _transmit(self, env: Envelope) -> None:
+        net = self.net
+        if not net.connected(env.src, env.dst):
+            self.trace.add((self.queue.now, "drop", env.src, env.dst, env.api_key, "partitioned"))
+            return
+        delays = net.fate()
+        if not delays:
+            self.trace.add((self.queue.now, "drop", env.src, env.dst, env.api_key, "lost"))
+            if net.notices_loss():  # the connection broke: the requester learns it
+                requester = self.endpoints[env.src if env.is_request else env.dst]
+                inc = env.src_inc if env.is_request else env.dst_inc
+                other = env.dst if env.is_request else env.src
+                self.queue.after(
+                    self.rng.randint(1, 5),
+                    self._fail,
+                    (
+                        requester,
+                        inc,
+                        (other, env.correlation_id, env.api_key, errors.BROKER_NOT_AVAILABLE),
+                    ),
+                )
+            return
+        for d in delays:
+            self.queue.after(d, self._deliver, env)
+
+    def _deliver(self, env: Envelope) -> None:
+        if not self.net.connected(env.src, env.dst):
+            self.trace.add(
+                (self.queue.now, "drop", env.src, env.dst, env.api_key, "partitioned in flight")
+            )
+            return
+        dst, src = self.endpoints[env.dst], self.endpoints[env.src]
+        if dst.inc != env.dst_inc or not dst.running or src.inc != env.src_inc or not src.running:
+            # the connection died with one end; a live requester sees the disconnect
+            if env.is_request and src.running and src.inc == env.src_inc:
+                self._fail_later(
+                    src, (env.dst, env.correlation_id, env.api_key, errors.BROKER_NOT_AVAILABLE), 1
+                )
+            return
+        dst.receive(env)
+
+    def _fail_later(self, src: Any, failure: tuple[int, int, int, int], delay: int) -> None:
+        self.queue.after(delay, self._fail, (src, src.inc, failure))
+
+    def _fail(self, arg: tuple[Any, int, tuple[int, int, int, int]]) -> None:
+        src, inc, failure = arg
+        if src.running and src.inc == inc:
+            src.request_failed(failure)
+
+    # -- queries for scenarios -------------------------------------------------------------------------
+
+    def leader(self) -> int | None:
+        """The running leader of the highest epoch, if any."""
+        best = None
+        for n in self.running:
+            if n.core.role is Role.LEADER and (best is None or n.core.epoch > best.core.epoch):
+                best = n
+        return None if best is None else best.id
+
+    def voter_ids(self) -> list[int]:
+        ref = self.liveness.reference_node()
+        if ref is None:  # nothing runs: the voters as configured
+            return [spec.key.id for spec in self.bootstrap_voters]
+        return ref.core.voters().ids()
+
+    def epoch(self) -> int:
+        return max((n.core.epoch for n in self.running), default=0)
+
+    # -- faults (each one is traced and restarts the liveness clock) ----------------------------------
+
+    def _fault(self, *words: Any) -> None:
+        self.trace.note(self.queue.now, "FAULT", *words)
+        self.liveness.disrupted()
+
+    def set_faults(self, **changes: Any) -> None:
+        f = self.net.faults
+        self.net.faults = LinkFaults(**{**f.__dict__, **changes})
+        self._fault("link faults", self.net.faults.describe())
+
+    def isolate(self, node_id: int) -> None:
+        self.net.isolate(node_id)
+        self._fault("isolate", f"n{node_id}", "->", self.net.describe())
+
+    def partition(self, *groups: list[int]) -> None:
+        self.net.partition(*groups)
+        self._fault("partition", self.net.describe())
+
+    def block(self, src: int, dst: int) -> None:
+        self.net.block(src, dst)
+        self._fault("block", self.net.describe())
+
+    def heal(self) -> None:
+        self.net.heal()
+        self._fault("heal")
+
+    def kill(self, node_id: int, lose_unflushed: bool = False) -> None:
+        node = self.nodes[node_id]
+        if node.running:
+            self._fault("kill", f"n{node_id}", "(unflushed data lost)" if lose_unflushed else "")
+            node.stop(lose_unflushed)
+
+    def kill_during_next_fsync(self, node_id: int) -> None:
+        node = self.nodes[node_id]
+        if node.running:
+            self._fault("arm crash during the next fsync of", f"n{node_id}")
+            node.kill_on_next_fsync = True
+
+    def restart(self, node_id: int) -> None:
+        node = self.nodes[node_id]
+        if not node.running:
+            self._fault("restart", f"n{node_id}")
+            node.start()
+
+    def wipe(self, node_id: int, auto_join: bool = True) -> None:
+        """Crash and lose the whole disk: the node comes back (on :meth:`restart`) with a new directory
+        id, i.e. as an observer, and with ``auto_join`` replaces its old voter entry by itself."""
+        node = self.nodes[node_id]
+        old = node.key
+        self.kill(node_id, lose_unflushed=True)
+        node.disk = Disk(self._new_directory_id())
+        node.config = {**node.config, "auto_join": auto_join}
+        node.wiped = True
+        self.checker.on_wipe(node_id, old)
+        self._fault(
+            "wipe disk of", f"n{node_id}", f"new directory {str(node.disk.directory_id)[:8]}"
+        )
+
+    def shutdown(self, node_id: int, timeout_ms: int = 5000) -> None:
+        node = self.nodes[node_id]
+        if node.running and not node.stopping:
+            self._fault("graceful shutdown of", f"n{node_id}")
+            node.shutdown(timeout_ms)
+
+    def add_voter(self, node_id: int) -> VoterChange:
+        self._fault("admin: add voter", f"n{node_id}")
+        return self.admin.submit(VoterChange("add", node_id))
+
+    def remove_voter(self, node_id: int) -> VoterChange:
+        self._fault("admin: remove voter", f"n{node_id}")
+        return self.admin.submit(VoterChange("remove", node_id, self.nodes[node_id].key))
+
+    def restart_all(self) -> None:
+        for nid, node in self.nodes.items():
+            if not node.running:
+                self.restart(nid)
