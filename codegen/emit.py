@@ -212,12 +212,12 @@ def _environment() -> jinja2.Environment:
 
 def _spec_type_line(spec: MessageSpec) -> str:
     if spec.type in ("request", "response"):
-        return f"The {spec.type} of API key {spec.api_key} ({spec.name[: -len(spec.type)]})."
+        return f"the {spec.type} of API key {spec.api_key} ({spec.name[: -len(spec.type)]})."
     if spec.type == "metadata":
         return f"KRaft metadata record type {spec.api_key}."
     if spec.type in ("coordinator-key", "coordinator-value"):
-        return f"The {spec.type.split('-')[1]} of coordinator record type {spec.api_key}."
-    return f"A {spec.type} message."
+        return f"the {spec.type.split('-')[1]} of coordinator record type {spec.api_key}."
+    return f"a {spec.type} message."
 
 
 def render_module(spec: MessageSpec, env: jinja2.Environment | None = None) -> str:
@@ -236,6 +236,7 @@ def render_module(spec: MessageSpec, env: jinja2.Environment | None = None) -> s
         plan=plan,
         default_constants=defaults,
         spec_type_line=_spec_type_line(spec),
+        history=[_escape(line) for line in spec.comments],
         runtime_imports=_IMPORTS_MARKER,
     )
     return source.replace(_IMPORTS_MARKER, _runtime_imports(source))

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from .emit import generate_package, write_package
-from .loader import RawSpec, SpecSyntaxError, load_raw, spec_files
+from .loader import RawSpec, SpecSyntaxError, load_raw, spec_comments, spec_files
 from .model import MessageSpec, build_message
 from .validate import SpecError, validate_specs
 
@@ -47,7 +47,12 @@ def load_specs(directories: list[Path]) -> list[MessageSpec]:
     problems += [str(e) for e in errors]
     if problems:
         raise SpecSetError(problems)
-    return [build_message(raw.data, raw.path, families[raw.path]) for raw in raws]
+    return [
+        build_message(
+            raw.data, raw.path, families[raw.path], spec_comments(raw.path.read_text(encoding="utf-8"))
+        )
+        for raw in raws
+    ]
 
 
 def generate(directories: list[Path], out_dir: Path, package: str) -> int:

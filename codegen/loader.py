@@ -53,6 +53,28 @@ def strip_comments(text: str) -> str:
     return "".join(out)
 
 
+def spec_comments(text: str) -> list[str]:
+    """The spec's own ``//`` comment lines (its purpose and version history), without licence text.
+
+    Comments are grouped into paragraphs by blank lines; a paragraph that mentions a licence (the
+    Apache header of Kafka's files) is left out.
+    """
+    paragraphs: list[list[str]] = [[]]
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped.startswith("//"):
+            if not stripped or stripped.startswith(("{", "}", "[", "]")):
+                paragraphs.append([])
+            continue
+        body = stripped[2:].strip()
+        if body:
+            paragraphs[-1].append(body)
+        else:
+            paragraphs.append([])
+    kept = [p for p in paragraphs if p and not any("licen" in line.lower() for line in p)]
+    return [line for paragraph in kept for line in paragraph]
+
+
 def load_raw(path: Path) -> RawSpec:
     text = path.read_text(encoding="utf-8")
     try:

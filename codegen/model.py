@@ -252,4 +252,6 @@ def build_message(raw: dict, path: Path, family: str, comments: list[str] | None
 
 
 def _top_about(comments: list[str] | None) -> str:
-    return " ".join(comments or [])
+    """The message's one-line description: its first comment line, when it is not version history."""
+    first = (comments or [""])[0]
+    return "" if first.lower().startswith("version") else first
