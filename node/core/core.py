@@ -157,7 +157,7 @@ class KRaftCore:
 
     def next_deadline_ms(self) -> int:
         times = [state_deadline(self)]
-        w = self.requests.next_wakeup()
+        w = self.requests.next_wakeup(self.now)
         if w is not None:
             times.append(w)
         if self.shutdown_deadline is not None and not self.shutdown_done:

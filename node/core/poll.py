@@ -98,9 +98,16 @@ def poll_unattached(core: "KRaftCore", st: UnattachedState) -> None:
         send_fetch(core, dest, st.epoch)
 
 
-def _discovery_targets(core: "KRaftCore") -> list[int]:
-    ids = [n for n in core.voters().ids() if n != core.local_id]
-    ids += [-2 - i for i in range(len(core.cfg.bootstrap_servers))]
+def _discovery_targets(core: "KRaftCore", exclude: int | None = None) -> list[int]:
+    """Voters and bootstrap servers (synthetic ids -2, -3, ...) to ask who leads, except ourselves and
+    ``exclude``; a bootstrap server at our own or ``exclude``'s address is left out too."""
+    ids = [n for n in core.voters().ids() if n != core.local_id and n != exclude]
+    skip = set(core.cfg.listeners.values())
+    if exclude is not None:
+        ep = core.endpoint_of(exclude)
+        if ep is not None:
+            skip.add(ep)
+    ids += [-2 - i for i, ep in enumerate(core.cfg.bootstrap_servers) if ep not in skip]
     return ids
 
 
@@ -128,26 +135,40 @@ def send_fetch(core: "KRaftCore", dest: int, epoch: int) -> None:
 def poll_follower(core: "KRaftCore", st: FollowerState) -> None:
     now = core.now
     voter = core.is_voter()
-    if now >= st.fetch_deadline:
-        if voter and _may_campaign(core):
-            become_prospective(core)
-            return
-        if not voter:  # observers rediscover the leader through any voter
-            st.fetch_deadline = now + core.cfg.fetch_timeout_ms
-            core.requests.reset()
+    if voter and now >= st.fetch_deadline and _may_campaign(core):
+        become_prospective(core)
+        return
     if core.requests.has_any_in_flight():
         return
     if voter and _vcl.maybe_send_update_voter(core, st):
         return
     if not voter and _vcl.maybe_send_auto_join(core, st):
         return
+    fetch_from_best_node(core, st)
+
+
+def fetch_from_best_node(core: "KRaftCore", st: FollowerState) -> None:
+    """Kafka's ``maybeSendFetchToBestNode`` (kraft-node.md §3): the leader, unless the last request to it
+    timed out or it is backing off after a failure; then a random ready bootstrap server (or voter), whose
+    answer names the current leader and epoch. That is how an observer, which never campaigns, finds a new
+    leader after its own died (KAFKA-19354). The caller checked that nothing is in flight."""
     leader = st.leader_id
-    if leader is None or not core.requests.is_ready(leader, now):
+    if leader is None:
+        return
+    requests = core.requests
+    dest: int | None = leader
+    timed_out = requests.has_timed_out(leader)
+    if timed_out:
+        requests.forget_timeout(leader)
+    if timed_out or requests.is_backing_off(leader, core.now):
+        others = [n for n in _discovery_targets(core, leader) if requests.is_ready(n, core.now)]
+        dest = others[core.rng.randrange(len(others))] if others else None
+    if dest is None:
         return
     if st.snapshot_download is not None:
-        _snap.send_fetch_snapshot(core, st)
+        _snap.send_fetch_snapshot(core, st, dest, discovery_endpoint(core, dest))
     else:
-        send_fetch(core, leader, st.epoch)
+        send_fetch(core, dest, st.epoch)
 
 
 def poll_resigned(core: "KRaftCore", st: ResignedState) -> None:
@@ -177,7 +198,12 @@ def state_deadline(core: "KRaftCore") -> int:
     if isinstance(st, LeaderState):
         return leader_deadline(core, st)
     if isinstance(st, FollowerState):
-        return min(st.fetch_deadline, st.update_voter_deadline if core.is_voter() else NEVER)
+        # The update-voter / auto-join timer is only looked at when nothing is in flight, and the answer
+        # or timeout of whatever is in flight polls anyway: an overdue timer is no reason to wake up.
+        voter = core.is_voter()
+        periodic = voter or _vcl.auto_join_enabled(core)
+        update = st.update_voter_deadline if periodic and not core.requests.has_any_in_flight() else NEVER
+        return min(st.fetch_deadline, update) if voter else update
     return getattr(st, "election_deadline", NEVER)
 
 

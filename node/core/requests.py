@@ -3,8 +3,13 @@
 At most one request is in flight per destination. A response is accepted only if its correlation id is
 the one in flight to that destination; anything else is stale and dropped. After an error response the
 destination backs off for ``retry_backoff_ms``; an unanswered request frees its destination after
-``request_timeout_ms``. :meth:`reset` forgets everything: it runs on every state transition, so responses
-to requests sent in an earlier state are ignored.
+``request_timeout_ms`` and is remembered as timed out until the next send to it (Kafka's
+``hasRequestTimedOut``, used to fall back to a bootstrap server). :meth:`reset` forgets everything: it
+runs on every state transition, so responses to requests sent in an earlier state are ignored.
+
+:meth:`next_wakeup` is the earliest time something here changes by itself: an in-flight request times
+out or a backoff ends. Backoffs that already ended are dropped there, so they never pin the core's next
+deadline to "now" (that made an idle driver poll every millisecond, cf. KAFKA-17751).
 """
 
 from __future__ import annotations
@@ -21,11 +26,19 @@ class InFlight:
 
 
 class RequestManager:
-    __slots__ = ("_in_flight", "_backoff_until", "_next_correlation", "request_timeout_ms", "retry_backoff_ms")
+    __slots__ = (
+        "_in_flight",
+        "_backoff_until",
+        "_timed_out",
+        "_next_correlation",
+        "request_timeout_ms",
+        "retry_backoff_ms",
+    )
 
     def __init__(self, request_timeout_ms: int, retry_backoff_ms: int) -> None:
         self._in_flight: dict[int, InFlight] = {}
         self._backoff_until: dict[int, int] = {}
+        self._timed_out: set[int] = set()
         self._next_correlation = 1
         self.request_timeout_ms = request_timeout_ms
         self.retry_backoff_ms = retry_backoff_ms
@@ -40,6 +53,7 @@ class RequestManager:
         expired = [(d, f) for d, f in self._in_flight.items() if now >= f.sent_ms + f.timeout_ms]
         for dest, _ in expired:
             del self._in_flight[dest]
+            self._timed_out.add(dest)
         return expired
 
     def is_ready(self, dest: int, now: int) -> bool:
@@ -49,6 +63,13 @@ class RequestManager:
     def is_backing_off(self, dest: int, now: int) -> bool:
         return self._backoff_until.get(dest, 0) > now
 
+    def has_timed_out(self, dest: int) -> bool:
+        """The last request to ``dest`` went unanswered until its timeout."""
+        return dest in self._timed_out
+
+    def forget_timeout(self, dest: int) -> None:
+        self._timed_out.discard(dest)
+
     def has_any_in_flight(self) -> bool:
         return bool(self._in_flight)
 
@@ -57,6 +78,7 @@ class RequestManager:
 
     def on_send(self, dest: int, correlation_id: int, api_key: int, now: int, timeout_ms: int | None = None) -> None:
         self._in_flight[dest] = InFlight(correlation_id, api_key, now, timeout_ms or self.request_timeout_ms)
+        self._timed_out.discard(dest)
 
     def accept(self, dest: int, correlation_id: int) -> InFlight | None:
         """If ``correlation_id`` is the request in flight to ``dest``, free the slot and return it."""
@@ -72,11 +94,17 @@ class RequestManager:
     def on_success(self, dest: int) -> None:
         self._backoff_until.pop(dest, None)
 
-    def next_wakeup(self) -> int | None:
+    def next_wakeup(self, now: int) -> int | None:
+        """The earliest future time a request times out or a backoff ends; ``None`` if there is none."""
+        backoffs = self._backoff_until
+        ended = [d for d, t in backoffs.items() if t <= now]
+        for dest in ended:
+            del backoffs[dest]
         times = [f.sent_ms + f.timeout_ms for f in self._in_flight.values()]
-        times += list(self._backoff_until.values())
+        times += backoffs.values()
         return min(times) if times else None
 
     def reset(self) -> None:
         self._in_flight.clear()
         self._backoff_until.clear()
+        self._timed_out.clear()

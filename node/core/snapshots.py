@@ -151,13 +151,17 @@ def handle_fetch_snapshot_request(core: "KRaftCore", ev: RequestReceived) -> Non
 # -- downloading (follower) -----------------------------------------------------------------------------
 
 
-def send_fetch_snapshot(core: "KRaftCore", st: FollowerState) -> None:
+def send_fetch_snapshot(core: "KRaftCore", st: FollowerState, dest: int | None = None, endpoint: Any = None) -> None:
+    """To the leader, or to ``dest`` (a bootstrap server, while the leader is unreachable)."""
     sid = st.snapshot_download
     position = core.snapshots.partial_size(sid) or 0
     req = fetch_snapshot_request(
         core.cfg.cluster_id, core.local_key, st.epoch, sid, position, core.cfg.fetch_snapshot_max_bytes
     )
-    core.send_request(st.leader_id, req)  # type: ignore[arg-type]
+    if dest is None:
+        core.send_request(st.leader_id, req)  # type: ignore[arg-type]
+    else:
+        core.send_request(dest, req, endpoint=endpoint)
 
 
 def handle_fetch_snapshot_response(core: "KRaftCore", ev: ResponseReceived) -> bool:

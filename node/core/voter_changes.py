@@ -4,7 +4,7 @@ One change at a time. Shared preconditions, in order: nothing pending, the leade
 kraft.version ≥ 1 (else UNSUPPORTED_VERSION), the last VotersRecord committed (else
 REQUEST_TIMED_OUT). A new voter set takes effect as soon as its VotersRecord is appended; the pending
 slot frees when it commits. A leader that removed itself keeps leading as a non-voter and resigns once
-the removal commits.
+the removal commits, whether or not the request is still pending then.
 """
 
 from __future__ import annotations
@@ -222,14 +222,28 @@ def respond_change(core: "KRaftCore", change: PendingVoterChange, error: int) ->
 
 
 def on_leader_commit(core: "KRaftCore", st: LeaderState) -> None:
-    """The HW moved: a committed VotersRecord answers its request and frees the slot."""
+    """The HW moved: a committed VotersRecord answers its request and frees the slot; a leader that
+    the committed voter set leaves out resigns."""
     change = st.pending_change
     hw = st.high_watermark
-    if change is None or change.record_offset is None or hw is None or hw <= change.record_offset:
+    if hw is None:
         return
-    respond_change(core, change, errors.NONE)
-    st.pending_change = None
-    if change.kind == "remove" and change.key.matches(st.local_key):
+    if change is not None and change.record_offset is not None and hw > change.record_offset:
+        respond_change(core, change, errors.NONE)
+        st.pending_change = None
+    maybe_resign_removed_leader(core, st)
+
+
+def maybe_resign_removed_leader(core: "KRaftCore", st: LeaderState) -> None:
+    """The leader resigns once the VotersRecord that removed it is committed (kraft-node.md §7.4).
+
+    This follows the committed voter set, not the RemoveRaftVoter request: that request may have expired
+    (REQUEST_TIMED_OUT) or been sent to an earlier leader, yet its record still commits here later."""
+    hw = st.high_watermark
+    off = core.control.last_voters_offset()
+    if hw is None or off is None or hw <= off:
+        return
+    if not core.voters().is_voter(st.local_key):
         st.resign_requested = True
 
 

@@ -64,9 +64,13 @@ def handle_update_raft_voter_response(core: "KRaftCore", ev: ResponseReceived) -
     return False
 
 
+def auto_join_enabled(core: "KRaftCore") -> bool:
+    return core.cfg.auto_join and core.local_key is not None and core.control.kraft_version() >= 1
+
+
 def maybe_send_auto_join(core: "KRaftCore", st: FollowerState) -> bool:
     cfg = core.cfg
-    if not cfg.auto_join or core.local_key is None or core.control.kraft_version() < 1:
+    if not auto_join_enabled(core):
         return False
     if not _due(core, st) or st.leader_id is None or not core.requests.is_ready(st.leader_id, core.now):
         return False

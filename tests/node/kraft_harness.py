@@ -226,6 +226,7 @@ class Env:
             ("backoff", "election_backoff_max_ms"),
             ("snapmax", "fetch_snapshot_max_bytes"),
             ("linger", "append_linger_ms"),
+            ("reqtimeout", "request_timeout_ms"),
         ):
             if key in cmd.kwargs:
                 self.base_kwargs[name] = int(cmd.kwargs[key])
@@ -301,6 +302,13 @@ class Env:
         for nid in ids:
             c = self.nodes[nid].core
             out.append(f"{nid}: {c.state.describe()} leo={c.log.end_offset()} start={c.log.start_offset()}")
+
+    def cmd_deadline(self, cmd: Command, out: list[str]) -> None:
+        """deadline 1 2: when each node asks to be polled next, relative to now ("now" = at once)."""
+        ids = [int(x) for x in cmd.args] or sorted(i for i, n in self.nodes.items() if n.core is not None)
+        for nid in ids:
+            d = self.nodes[nid].core.next_deadline_ms() - self.now
+            out.append(f"{nid}: next poll {'now' if d <= 0 else f'in {d} ms'}")
 
     def cmd_log(self, cmd: Command, out: list[str]) -> None:
         c = self.nodes[cmd.int_arg(0)].core

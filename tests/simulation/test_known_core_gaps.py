@@ -1,6 +1,14 @@
-"""Known gaps in the core that the simulator found (reported to the core's owner). Each test states the
-expected behaviour and is marked ``xfail(strict=True)``: when the core is fixed it starts passing, the
-marker then fails the run, and the workaround named in the reason can go."""
+"""Gaps in the core that the simulator found, now fixed; each test states the expected behaviour.
+
+* An observer whose leader died fetches from the bootstrap servers while the leader is unreachable
+  (backing off or timed out), and so learns the new leader (``poll.fetch_from_best_node``).
+* A leader resigns once the committed voter set leaves it out, even if the RemoveRaftVoter request
+  that removed it expired first (``voter_changes.maybe_resign_removed_leader``).
+* Retry backoffs that already ended never pin the next deadline to "now"
+  (``RequestManager.next_wakeup``).
+
+The simulator's workarounds for the first two (restarting stuck observers / a leader that keeps leading
+as a non-voter) are still there unless ``--strict``; they belong to node/simulation/ and can go."""
 
 from __future__ import annotations
 
@@ -13,12 +21,6 @@ from kraftwire.node.simulation.script import Until, leader_elected
 from sim_helpers import run_script
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: an observer following a dead leader never looks for the new one "
-    "(poll_follower keeps fetching the old leader; Kafka falls back to the bootstrap servers). "
-    "Workaround: converge() restarts stuck observers unless --strict.",
-)
 def test_observer_finds_the_new_leader_after_its_leader_dies() -> None:
     def script(sim: Simulation) -> Iterator[Any]:
         observer = max(sim.nodes)
@@ -40,24 +42,11 @@ def test_observer_finds_the_new_leader_after_its_leader_dies() -> None:
     assert violation is None, violation
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: a RemoveRaftVoter of the leader that expires (REQUEST_TIMED_OUT) "
-    "before its VotersRecord commits never triggers the resignation (it is tied to the pending "
-    "RPC, not to the committed voter set), so the leader keeps leading as a non-voter. "
-    "Workaround: the leader_removal scenario restarts it unless --strict.",
-)
 def test_removed_leader_resigns_even_after_the_request_timed_out() -> None:
     result = run_one("leader_removal", 3, 84, strict=True)
     assert result.ok, result.violation
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: RequestManager.next_wakeup() keeps expired retry backoffs, so after "
-    "a failed request next_deadline_ms() stays 'now' until a later success to that node or a "
-    "state change, and the driver polls every millisecond meanwhile (a busy loop, cf. KAFKA-17751).",
-)
 def test_a_core_with_nothing_to_do_does_not_ask_to_be_polled_now() -> None:
     sim = Simulation("idle", None)
     sim.start()
