@@ -38,11 +38,6 @@ def configure(parser: argparse.ArgumentParser, name: str = "simulate") -> None:
         help="hand message objects over instead of round-tripping them through the wire codecs",
     )
     parser.add_argument(
-        "--strict",
-        action="store_true",
-        help="no workarounds for known core gaps (they then count as violations)",
-    )
-    parser.add_argument(
         "--trace", action="store_true", help="print the full event trace of every run"
     )
     parser.add_argument(
@@ -74,7 +69,6 @@ def run(args: argparse.Namespace) -> int:
                 args.encode,
                 keep_trace=args.trace,
                 trace_limit=None if args.trace else max(args.trace_lines, 1),
-                strict=args.strict,
             )
             failed += summary.violations
             for r in summary.results:

@@ -18,12 +18,7 @@ from .script import converge
 from .simulation import SimOptions, Simulation
 
 FAULT_PHASE_LIMIT_MS = 300_000
-COUNTED_OBSERVATIONS = (
-    "fatal_exits",
-    "removed_leader_kept_leading",
-    "stuck_observers_restarted",
-    "epoch_bumped",
-)
+COUNTED_OBSERVATIONS = ("fatal_exits", "epoch_bumped")
 CONVERGE_LIMIT_MS = 120_000
 
 
@@ -38,15 +33,16 @@ class RunResult:
     frames: int
     trace: str = ""  # the (tail of the) trace, kept only for failed runs unless asked for
     observations: dict[str, Any] = field(default_factory=dict)
-    strict: bool = False
 
     @property
     def ok(self) -> bool:
         return self.violation is None
 
     def replay_command(self) -> str:
-        strict = " --strict" if self.strict else ""
-        return f"kraftwire simulate --scenario {self.scenario} --voters {self.voters} --seed {self.seed} --runs 1{strict} --trace"
+        return (
+            f"kraftwire simulate --scenario {self.scenario} --voters {self.voters} "
+            f"--seed {self.seed} --runs 1 --trace"
+        )
 
 
 def build(
@@ -55,12 +51,9 @@ def build(
     seed: int,
     encode: bool = True,
     trace_limit: int | None = 400,
-    strict: bool = False,
 ) -> Simulation:
     sc = SCENARIOS[scenario]
-    options = SimOptions(
-        voters=voters, encode=encode, trace_limit=trace_limit, strict=strict, **sc.options
-    )
+    options = SimOptions(voters=voters, encode=encode, trace_limit=trace_limit, **sc.options)
     return Simulation(f"{scenario}/{voters}/{seed}", options)
 
 
@@ -71,10 +64,9 @@ def run_one(
     encode: bool = True,
     trace_limit: int | None = 400,
     keep_trace: bool = False,
-    strict: bool = False,
 ) -> RunResult:
     """One seeded run: the scenario's fault phase, then :func:`converge`."""
-    sim = build(scenario, voters, seed, encode, trace_limit, strict)
+    sim = build(scenario, voters, seed, encode, trace_limit)
     violation = None
     try:
         sim.start()
@@ -99,7 +91,6 @@ def run_one(
         sim.codec.frames,
         trace,
         dict(sim.observations),
-        strict,
     )
 
 
@@ -149,11 +140,10 @@ def sweep(
     encode: bool = True,
     keep_trace: bool = False,
     trace_limit: int | None = 400,
-    strict: bool = False,
 ) -> Summary:
     """Run ``scenario`` once per seed; ``jobs > 1`` spreads runs over processes (results stay in seed order)."""
     summary = Summary(scenario, voters)
-    work = [(scenario, voters, s, encode, trace_limit, keep_trace, strict) for s in seeds]
+    work = [(scenario, voters, s, encode, trace_limit, keep_trace) for s in seeds]
     start = time.perf_counter()
     if jobs > 1 and len(work) > 1:
         import multiprocessing

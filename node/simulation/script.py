@@ -20,16 +20,11 @@ POLL_MS = 50
 
 @dataclass
 class Until:
-    """Wait until ``condition()`` holds; past ``timeout_ms`` that is a violation, or, when not
-    ``required``, the script just continues (and can look at the state itself)."""
+    """Wait until ``condition()`` holds; not holding within ``timeout_ms`` is a liveness violation."""
 
     condition: Callable[[], bool]
     timeout_ms: int
     what: str
-    required: bool = True
-
-    def optional(self) -> "Until":
-        return Until(self.condition, self.timeout_ms, self.what, required=False)
 
 
 class ScriptRunner:
@@ -48,8 +43,7 @@ class ScriptRunner:
                 if sim.queue.now < self._deadline:
                     sim.queue.after(POLL_MS, self.resume)
                     return
-                if waiting.required:
-                    raise Violation(f"Liveness: not within {waiting.timeout_ms} ms: {waiting.what}")
+                raise Violation(f"Liveness: not within {waiting.timeout_ms} ms: {waiting.what}")
             self._waiting = None
         try:
             step = next(self.script)
@@ -99,31 +93,4 @@ def converge(sim: "Simulation", timeout_ms: int = 60_000) -> Iterator[Any]:
     def caught_up() -> bool:
         return all(n.counter.next_offset >= target for n in sim.running)
 
-    what = f"every node's application reaches offset {target}"
-    if not sim.options.strict:
-        yield Until(caught_up, timeout_ms // 2, what).optional()
-        for node in stuck_observers(sim, target):
-            # Workaround for a core gap (an observer following a dead leader never looks for the new
-            # one): the operator restarts it. --strict turns this off.
-            sim.observations["stuck_observers_restarted"] = (
-                sim.observations.get("stuck_observers_restarted", 0) + 1
-            )
-            sim.trace.note(
-                sim.queue.now,
-                "NOTE",
-                f"n{node.id} is an observer stuck on {node.core.state.describe()}; restarting it",
-            )
-            sim.kill(node.id)
-            sim.restart(node.id)
-    yield Until(caught_up, timeout_ms, what)
-
-
-def stuck_observers(sim: "Simulation", target: int) -> list[Any]:
-    """Lagging observers that still follow a leader of an older epoch."""
-    lid = sim.leader()
-    epoch = sim.nodes[lid].core.epoch if lid is not None else 0
-    return [
-        n
-        for n in sim.running
-        if n.counter.next_offset < target and not n.core.is_voter() and n.core.epoch < epoch
-    ]
+    yield Until(caught_up, timeout_ms, f"every node's application reaches offset {target}")

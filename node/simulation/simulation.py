@@ -41,8 +41,6 @@ class SimOptions:
     liveness_bound_ms: int = 60_000
     max_events: int = 5_000_000
     append_interval_ms: tuple[int, int] = (20, 100)
-    strict: bool = False
-    """Disable the documented workarounds for known core gaps (see the scenarios and ``converge``)."""
 
 
 class Simulation:
