@@ -29,7 +29,14 @@ PRIMITIVE_SIZES = {
 VARIABLE_KINDS = ("string", "bytes", "records")
 
 # Attribute names that the generated classes use for their own methods.
-_RESERVED_ATTRS = {"encode", "decode", "to_json", "from_json", "encoded_size", "unknown_tagged_fields"}
+_RESERVED_ATTRS = {
+    "encode",
+    "decode",
+    "to_json",
+    "from_json",
+    "encoded_size",
+    "unknown_tagged_fields",
+}
 
 
 def snake_case(name: str) -> str:
@@ -74,10 +81,6 @@ class FieldType:
     @property
     def is_struct(self) -> bool:
         return self.kind == "struct"
-
-    @property
-    def is_struct_array(self) -> bool:
-        return self.kind == "array" and self.element is not None and self.element.is_struct
 
 
 @dataclass(eq=False)
@@ -169,9 +172,11 @@ def _build_field(raw: dict, flexible: Versions) -> Field:
     versions = Versions.parse(raw.get("versions"), tagged if not tagged.empty else None)
     nullable = Versions.parse(raw.get("nullableVersions"), NONE)
     default_raw = raw.get("default")
-    default_text = "" if default_raw is None else str(default_raw).lower() if isinstance(
-        default_raw, bool
-    ) else str(default_raw)
+    default_text = (
+        ""
+        if default_raw is None
+        else str(default_raw).lower() if isinstance(default_raw, bool) else str(default_raw)
+    )
     if ftype.is_struct:
         default = None if default_text == "null" else "struct"
     else:
@@ -215,7 +220,9 @@ def _resolve(struct: Struct, structs: dict[str, Struct]) -> None:
             fld.struct = structs[fld.type.struct_name]
 
 
-def build_message(raw: dict, path: Path, family: str, comments: list[str] | None = None) -> MessageSpec:
+def build_message(
+    raw: dict, path: Path, family: str, comments: list[str] | None = None
+) -> MessageSpec:
     """Model of one validated spec. ``family`` scopes record-type ids (one per spec directory)."""
     valid = Versions.parse(raw["validVersions"])
     placeholder = valid.empty
@@ -225,7 +232,11 @@ def build_message(raw: dict, path: Path, family: str, comments: list[str] | None
     for common in raw.get("commonStructs", []):
         fields = _collect_structs(common["fields"], flexible, structs, common_names)
         structs[common["name"]] = Struct(
-            common["name"], Versions.parse(common["versions"]), fields, True, common.get("about", "")
+            common["name"],
+            Versions.parse(common["versions"]),
+            fields,
+            True,
+            common.get("about", ""),
         )
     root_fields = _collect_structs(raw.get("fields", []), flexible, structs, common_names)
     root = Struct(raw["name"], valid, root_fields, False, _top_about(comments))
@@ -242,7 +253,9 @@ def build_message(raw: dict, path: Path, family: str, comments: list[str] | None
         valid_versions=valid,
         flexible_versions=flexible,
         listeners=() if placeholder else tuple(listeners),
-        latest_version_unstable=False if placeholder else _bool(raw.get("latestVersionUnstable", False)),
+        latest_version_unstable=(
+            False if placeholder else _bool(raw.get("latestVersionUnstable", False))
+        ),
         root=root,
         structs=structs,
         path=path,

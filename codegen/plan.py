@@ -94,7 +94,9 @@ class Layout:
     tagged: list[TaggedOp]
     flexible: bool
     declared_tags: int  # tags 0..declared_tags-1 exist in some version of the struct
-    entries: list[tuple[Field, str, Op | None]]  # per field in declaration order: inline/tagged/absent
+    entries: list[
+        tuple[Field, str, Op | None]
+    ]  # per field in declaration order: inline/tagged/absent
     runs: list[Op] = _field(default_factory=list)
 
     @property
@@ -119,10 +121,6 @@ class Layout:
     @property
     def absent_ops(self) -> list[Op]:
         return [op for op in self.ops if op.kind == "absent"]
-
-    @property
-    def fields_in_order(self) -> list[Field]:
-        return self.struct.fields
 
 
 @dataclass(eq=False)
@@ -262,7 +260,9 @@ class _Planner:
     def finish(self) -> MessagePlan:
         ordered = _dependency_order(self.plans)
         root = self.plans[self.spec.root.name]
-        formats = sorted(((name, fmt) for fmt, name in self.formats.items()), key=lambda x: int(x[0][2:]))
+        formats = sorted(
+            ((name, fmt) for fmt, name in self.formats.items()), key=lambda x: int(x[0][2:])
+        )
         plan = MessagePlan(self.spec, ordered, root, formats)
         _plan_json(plan)
         return plan
@@ -278,11 +278,15 @@ def _plan_json(plan: MessagePlan) -> None:
             for fld, mode, op in layout.entries:
                 child = op.child if op is not None else None
                 child_table = by_layout[id(child)].suffix if child is not None else None
-                entries.append((fld, mode, child_table and f"_JSON_{child_table}", bool(op and op.nullable)))
+                entries.append(
+                    (fld, mode, child_table and f"_JSON_{child_table}", bool(op and op.nullable))
+                )
             key = tuple((fld.name, mode, child, nullable) for fld, mode, child, nullable in entries)
             table = seen.get(key)
             if table is None:
-                table = JsonTable(sp.class_name, layout.suffix, entries, bool(sp.struct.map_key_fields))
+                table = JsonTable(
+                    sp.class_name, layout.suffix, entries, bool(sp.struct.map_key_fields)
+                )
                 seen[key] = table
                 plan.json_tables.append(table)
             by_layout[id(layout)] = table

@@ -62,7 +62,12 @@ def _uuid_constructor():
     try:
         sample = bytes(range(16))
         fast, slow = from_wire(sample), uuid.UUID(bytes=sample)
-        if fast == slow and hash(fast) == hash(slow) and str(fast) == str(slow) and fast.bytes == sample:
+        if (
+            fast == slow
+            and hash(fast) == hash(slow)
+            and str(fast) == str(slow)
+            and fast.bytes == sample
+        ):
             return from_wire
     except (AttributeError, TypeError):
         pass
@@ -126,16 +131,6 @@ def write_uvarint(out: bytearray, value: int) -> None:
         out.append((value & 0x7F) | 0x80)
         value >>= 7
     out.append(value)
-
-
-def uvarint_size(value: int) -> int:
-    if value < 0:
-        value &= 0xFFFFFFFF
-    size = 1
-    while value >= 0x80:
-        value >>= 7
-        size += 1
-    return size
 
 
 # -- lengths -----------------------------------------------------------------------------------------
@@ -300,14 +295,6 @@ def write_compact_nullable_bytes(out: bytearray, value: bytes | None) -> None:
 
 # -- uuid --------------------------------------------------------------------------------------------
 
-
-def read_uuid(buf: bytes, pos: int) -> tuple[uuid.UUID, int]:
-    end = pos + 16
-    if end > len(buf):
-        raise DecodeError("truncated uuid", pos)
-    return uuid_from_wire(buf[pos:end]), end
-
-
 # -- tagged fields -----------------------------------------------------------------------------------
 
 
@@ -320,8 +307,6 @@ def read_unknown_tag(
         unknown = []
     unknown.append((tag, buf[pos:end]))
     return unknown, end
-
-
 
 
 # -- encode-side checks ------------------------------------------------------------------------------
@@ -488,7 +473,9 @@ _ARRAYS = {
 }
 
 
-def read_fixed_array(buf: bytes, pos: int, kind: str, compact: bool, nullable: bool) -> tuple[list | None, int]:
+def read_fixed_array(
+    buf: bytes, pos: int, kind: str, compact: bool, nullable: bool
+) -> tuple[list | None, int]:
     """An array of fixed-width elements, any length, classic or compact (the generic path)."""
     count, pos = read_compact_array_count(buf, pos) if compact else read_array_count(buf, pos)
     if count < 0:
@@ -539,10 +526,6 @@ def null_error() -> DecodeError:
     return DecodeError("non-nullable field was serialized as null")
 
 
-
-
-
-
 def invalid_tag(tag: int) -> DecodeError:
     return DecodeError(f"tag {tag} is not valid for this version")
 
@@ -560,15 +543,7 @@ def skip_unknown_tags(buf: bytes, pos: int, known: int) -> tuple[list | None, in
     return unknown, pos
 
 
-
-
-
-
 def not_ignorable() -> EncodeError:
     return EncodeError(
         "has a non-default value, but the field is not in this version and is not ignorable"
     )
-
-
-def struct_outside_versions(name: str) -> UnsupportedVersionError:
-    return UnsupportedVersionError(f"can't read this version of {name}: the struct is not in it")
