@@ -52,11 +52,21 @@ def _uuid_constructor():
     """
     new, set_slot, unknown = object.__new__, object.__setattr__, uuid.SafeUUID.unknown
     from_bytes = int.from_bytes
+    # The same few ids (topics, log directories) recur in every message; UUIDs are immutable, so one
+    # object per id is handed out. Bounded: cleared when full.
+    seen: dict[bytes, uuid.UUID] = {}
 
     def from_wire(raw: bytes) -> uuid.UUID:
-        value = new(uuid.UUID)
-        set_slot(value, "int", from_bytes(raw, "big"))
-        set_slot(value, "is_safe", unknown)
+        if type(raw) is not bytes:  # a slice of a bytearray or memoryview input
+            raw = bytes(raw)
+        value = seen.get(raw)
+        if value is None:
+            value = new(uuid.UUID)
+            set_slot(value, "int", from_bytes(raw, "big"))
+            set_slot(value, "is_safe", unknown)
+            if len(seen) >= 4096:
+                seen.clear()
+            seen[raw] = value
         return value
 
     try:

@@ -43,6 +43,11 @@ peer, never below :attr:`OutboundRequest.min_version`) and, if the peer cannot t
 pre-vote). A response leaves as an :class:`OutboundResponse` already shaped for the version of the
 request it answers.
 
+Value types: the identities and records (``ReplicaKey``, ``SnapshotId``, ``ElectionState``, ``LogBatch``,
+...) are frozen and hashable. The per-event inputs and outputs (events, ``Ready``, outbound messages,
+notifications) are plain slotted records, not frozen: one of each is built for almost every event, and a
+frozen dataclass costs five times as much to construct. Treat them as read-only all the same.
+
 Stability: this module is the contract the runtime and the simulator code against. It only grows.
 """
 
@@ -247,7 +252,7 @@ class Role(enum.Enum):
 # ---------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RequestReceived:
     """A request that arrived from node ``source`` (negative ids: unknown/bootstrap peers).
 
@@ -262,7 +267,7 @@ class RequestReceived:
     now_ms: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ResponseReceived:
     """A response from node ``source`` to the request the core sent with ``correlation_id``.
 
@@ -276,7 +281,7 @@ class ResponseReceived:
     now_ms: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RequestFailed:
     """The request with ``correlation_id`` to ``destination`` got no real response.
 
@@ -292,7 +297,7 @@ class RequestFailed:
     now_ms: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Tick:
     """The clock moved to ``now_ms``: run the timed work of the current state."""
 
@@ -344,7 +349,7 @@ Event = Union[RequestReceived, ResponseReceived, RequestFailed, Tick, Append, Cr
 # ---------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class OutboundRequest:
     """A request to send to node ``destination``.
 
@@ -366,7 +371,7 @@ class OutboundRequest:
         return self.request.API_KEY
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class OutboundResponse:
     """A response to the request ``correlation_id`` from ``destination``, shaped for ``api_version``."""
 
@@ -383,7 +388,7 @@ class OutboundResponse:
 Message = Union[OutboundRequest, OutboundResponse]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CommittedBatch:
     """A batch below the high watermark, delivered once and in offset order.
 
@@ -413,7 +418,7 @@ class SnapshotLoaded:
     last_contained_timestamp: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class LeaderChanged:
     """Leadership changed. For the local node becoming leader, this is delivered only once the
     application has consumed everything committed before the leader's epoch start (kraft-node.md §5.1);
@@ -437,7 +442,7 @@ class SnapshotWrite:
     kind: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Ready:
     """Outputs accumulated since the previous Ready. Handle the fields in this order:
 
@@ -489,7 +494,7 @@ class Ready:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AppendResult:
     """Where an application append landed: the offset of its last record and the leader epoch.
     The records are committed once a :class:`CommittedBatch` covering ``last_offset`` is delivered."""

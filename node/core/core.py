@@ -88,6 +88,14 @@ class KRaftCore:
         self.delivered_offset = 0
         self.last_leader_fired: LeaderAndEpoch | None = None
         self.edges_seen: set[tuple[Role, Role]] = set()
+        # next_deadline_ms is asked for after every Ready; it only changes when an input or advance()
+        # ran, so it is computed once per input (the stamp counts inputs).
+        self._stamp = 0
+        self._deadline_stamp = -1
+        self._deadline = 0
+        self.discovery_cache: tuple | None = None  # see poll._discovery_targets
+        self._voter_check: tuple[VoterSet, bool] | None = None
+        self._listener_name = next(iter(config.listeners), None)
         self.control = _initial_control_state(config)
         from .startup import initialize
 
@@ -102,6 +110,7 @@ class KRaftCore:
         :class:`SnapshotId` for :class:`CreateSnapshot`, else ``None``."""
         if event.now_ms > self.now:
             self.now = event.now_ms
+        self._stamp += 1
         result = None
         t = type(event)
         if t is RequestReceived:
@@ -152,17 +161,25 @@ class KRaftCore:
         """The driver handled ``ready``: its log flush is durable, so the leader may count it."""
         st = self.state
         if ready.flush_log_to is not None and isinstance(st, LeaderState):
+            self._stamp += 1
             on_flushed(self, st, ready.flush_log_to)
             self._after()
 
     def next_deadline_ms(self) -> int:
-        times = [state_deadline(self)]
-        w = self.requests.next_wakeup(self.now)
-        if w is not None:
-            times.append(w)
-        if self.shutdown_deadline is not None and not self.shutdown_done:
-            times.append(self.shutdown_deadline)
-        return max(min(times), self.now)
+        if self._deadline_stamp == self._stamp:
+            return self._deadline
+        now = self.now
+        d = state_deadline(self)
+        w = self.requests.next_wakeup(now)
+        if w is not None and w < d:
+            d = w
+        if self.shutdown_deadline is not None and not self.shutdown_done and self.shutdown_deadline < d:
+            d = self.shutdown_deadline
+        if d < now:
+            d = now
+        self._deadline_stamp = self._stamp
+        self._deadline = d
+        return d
 
     # -- read-only views -------------------------------------------------------------------------------
 
@@ -186,7 +203,11 @@ class KRaftCore:
         return self.control.latest_voters()
 
     def is_voter(self) -> bool:
-        return self.voters().is_voter(self.local_key)
+        voters = self.voters()
+        cached = self._voter_check
+        if cached is None or cached[0] is not voters:  # voter sets are immutable: one answer each
+            cached = self._voter_check = (voters, voters.is_voter(self.local_key))
+        return cached[1]
 
     def election_state(self) -> ElectionState:
         return self.state.election_state(self.control.kraft_version())
@@ -201,7 +222,7 @@ class KRaftCore:
         return t + self.rng.randrange(t) if t > 0 else 0
 
     def listener_name(self) -> str | None:
-        return next(iter(self.cfg.listeners), None)
+        return self._listener_name
 
     def local_voter_spec(self) -> VoterSpec:
         assert self.local_key is not None
@@ -276,8 +297,9 @@ class KRaftCore:
         return AppendResult(last, st.epoch)
 
     def _poll(self) -> None:
-        for dest, flight in self.requests.expire(self.now):
-            on_request_timeout(self, dest, flight)
+        if self.requests.has_expired(self.now):
+            for dest, flight in self.requests.expire(self.now):
+                on_request_timeout(self, dest, flight)
         for _ in range(8):  # a transition may enable more work at once (Kafka polls again with 0 wait)
             before = self.state
             poll_state(self)
@@ -285,8 +307,9 @@ class KRaftCore:
                 break
 
     def _after(self) -> None:
-        while self.after_transition:
-            self.after_transition.pop(0)()
+        if self.after_transition:
+            while self.after_transition:
+                self.after_transition.pop(0)()
         deliver_committed(self)
         maybe_fire_leader_change(self)
         if self.shutdown_deadline is not None and not self.shutdown_done:

@@ -57,7 +57,8 @@ def maybe_fire_leader_change(core: "KRaftCore") -> None:
     if isinstance(st, LeaderState):
         if core.delivered_offset < st.epoch_start_offset or st.high_watermark is None:
             return
-    current = LeaderAndEpoch(st.leader_id, st.epoch)
-    if current != core.last_leader_fired:
+    fired = core.last_leader_fired
+    if fired is None or fired.leader_id != st.leader_id or fired.epoch != st.epoch:
+        current = LeaderAndEpoch(st.leader_id, st.epoch)
         core.last_leader_fired = current
         core.out.notify(LeaderChanged(current))

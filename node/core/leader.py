@@ -73,6 +73,7 @@ class LeaderState(EpochState):
         "epoch_start_offset",
         "granting_voters",
         "voter_states",
+        "local_is_voter",
         "observer_states",
         "fetched_voters",
         "check_quorum_deadline",
@@ -118,6 +119,8 @@ class LeaderState(EpochState):
             if nid not in new and not (nid == self.local_key.id):
                 self.observer_states[p.key] = p
         self.voter_states = new
+        local = new.get(self.local_key.id)
+        self.local_is_voter = local is not None and local.key.matches(self.local_key)
 
     def _observer_by_id(self, key: ReplicaKey) -> ReplicaProgress | None:
         for k in list(self.observer_states):
@@ -126,8 +129,7 @@ class LeaderState(EpochState):
         return None
 
     def is_local_voter(self) -> bool:
-        p = self.voter_states.get(self.local_key.id)
-        return p is not None and p.key.matches(self.local_key)
+        return self.local_is_voter
 
     def voter_progress(self, key: ReplicaKey) -> ReplicaProgress | None:
         """Progress entry if ``key`` is a voter of the latest set (directory id must match)."""

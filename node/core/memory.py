@@ -159,12 +159,13 @@ class MemorySnapshotStore:
     def __init__(self) -> None:
         self._frozen: dict[SnapshotId, bytes] = {}
         self._partial: tuple[SnapshotId, bytearray] | None = None
+        self._latest: SnapshotId | None = None  # asked for on every Fetch served
 
     def ids(self) -> Sequence[SnapshotId]:
         return sorted(self._frozen)
 
     def latest(self) -> SnapshotId | None:
-        return max(self._frozen) if self._frozen else None
+        return self._latest
 
     def size(self, snapshot_id: SnapshotId) -> int:
         return len(self._frozen[snapshot_id])
@@ -174,6 +175,7 @@ class MemorySnapshotStore:
 
     def write(self, snapshot_id: SnapshotId, data: bytes) -> None:
         self._frozen[snapshot_id] = bytes(data)
+        self._latest = max(self._frozen)
 
     def begin_partial(self, snapshot_id: SnapshotId) -> None:
         self._partial = (snapshot_id, bytearray())
@@ -194,6 +196,7 @@ class MemorySnapshotStore:
             raise ValueError(f"no download of {snapshot_id} in progress")
         self._frozen[snapshot_id] = bytes(self._partial[1])
         self._partial = None
+        self._latest = max(self._frozen)
 
     def abort_partial(self, snapshot_id: SnapshotId) -> None:
         if self._partial is not None and self._partial[0] == snapshot_id:
@@ -201,6 +204,7 @@ class MemorySnapshotStore:
 
     def delete(self, snapshot_id: SnapshotId) -> None:
         self._frozen.pop(snapshot_id, None)
+        self._latest = max(self._frozen) if self._frozen else None
 
     def crash(self) -> None:
         self._partial = None

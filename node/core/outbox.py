@@ -74,16 +74,16 @@ class Outbox:
         report_shutdown = shutdown_done and not self.shutdown_reported
         if report_shutdown:
             self.shutdown_reported = True
-        rd = Ready(
-            quorum_state=self.quorum_state,
-            log_truncated_to=self.truncated_to,
-            log_appended=tuple(self.appended_batches),
-            flush_log_to=self.flush_to,
-            snapshot_writes=tuple(self.snapshot_writes),
-            messages=tuple(self.messages),
-            notifications=tuple(self.notifications),
-            shutdown_complete=report_shutdown,
-            next_deadline_ms=next_deadline,
+        rd = Ready(  # positional: one is built per input, in Ready's field order
+            self.quorum_state,
+            self.truncated_to,
+            tuple(self.appended_batches),
+            self.flush_to,
+            tuple(self.snapshot_writes),
+            tuple(self.messages),
+            tuple(self.notifications),
+            report_shutdown,
+            next_deadline,
         )
         self._clear()
         return rd

@@ -22,18 +22,7 @@ if TYPE_CHECKING:
 
 def poll_state(core: "KRaftCore") -> None:
     st = core.state
-    if isinstance(st, LeaderState):
-        poll_leader(core, st)
-    elif isinstance(st, FollowerState):
-        poll_follower(core, st)
-    elif isinstance(st, CandidateState):
-        poll_candidate(core, st)
-    elif isinstance(st, ProspectiveState):
-        poll_prospective(core, st)
-    elif isinstance(st, UnattachedState):
-        poll_unattached(core, st)
-    elif isinstance(st, ResignedState):
-        poll_resigned(core, st)
+    _POLLERS[type(st)](core, st)
 
 
 def _may_campaign(core: "KRaftCore") -> bool:
@@ -100,14 +89,22 @@ def poll_unattached(core: "KRaftCore", st: UnattachedState) -> None:
 
 def _discovery_targets(core: "KRaftCore", exclude: int | None = None) -> list[int]:
     """Voters and bootstrap servers (synthetic ids -2, -3, ...) to ask who leads, except ourselves and
-    ``exclude``; a bootstrap server at our own or ``exclude``'s address is left out too."""
-    ids = [n for n in core.voters().ids() if n != core.local_id and n != exclude]
+    ``exclude``; a bootstrap server at our own or ``exclude``'s address is left out too.
+
+    Unattached and cut-off nodes ask this on every poll, so the answer is kept until the voter set, the
+    leader's endpoints or ``exclude`` change (the configuration never does)."""
+    voters = core.voters()
+    exclude_ep = core.endpoint_of(exclude) if exclude is not None else None
+    key = (voters, exclude, exclude_ep)
+    cached = core.discovery_cache
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    ids = [n for n in voters.ids() if n != core.local_id and n != exclude]
     skip = set(core.cfg.listeners.values())
-    if exclude is not None:
-        ep = core.endpoint_of(exclude)
-        if ep is not None:
-            skip.add(ep)
+    if exclude_ep is not None:
+        skip.add(exclude_ep)
     ids += [-2 - i for i, ep in enumerate(core.cfg.bootstrap_servers) if ep not in skip]
+    core.discovery_cache = (key, ids)
     return ids
 
 
@@ -206,6 +203,16 @@ def state_deadline(core: "KRaftCore") -> int:
         return min(st.fetch_deadline, update) if voter else update
     return getattr(st, "election_deadline", NEVER)
 
+
+_POLLERS = {
+    LeaderState: poll_leader,
+    FollowerState: poll_follower,
+    CandidateState: poll_candidate,
+    ProspectiveState: poll_prospective,
+    UnattachedState: poll_unattached,
+    ResignedState: poll_resigned,
+}
+"""The timed work per state class (the states are final classes, so a lookup replaces isinstance)."""
 
 __all__ = ["poll_state", "state_deadline", "shutdown_complete", "send_fetch", "latest_snapshot"]
 

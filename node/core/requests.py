@@ -48,6 +48,13 @@ class RequestManager:
         self._next_correlation += 1
         return cid
 
+    def has_expired(self, now: int) -> bool:
+        """Whether :meth:`expire` would drop anything (cheap; asked on every poll)."""
+        for f in self._in_flight.values():
+            if now >= f.sent_ms + f.timeout_ms:
+                return True
+        return False
+
     def expire(self, now: int) -> list[tuple[int, InFlight]]:
         """Drop requests that timed out; returns them so the caller can react."""
         expired = [(d, f) for d, f in self._in_flight.items() if now >= f.sent_ms + f.timeout_ms]
@@ -96,13 +103,20 @@ class RequestManager:
 
     def next_wakeup(self, now: int) -> int | None:
         """The earliest future time a request times out or a backoff ends; ``None`` if there is none."""
+        if not self._in_flight and not self._backoff_until:
+            return None
+        earliest = None
         backoffs = self._backoff_until
-        ended = [d for d, t in backoffs.items() if t <= now]
-        for dest in ended:
-            del backoffs[dest]
-        times = [f.sent_ms + f.timeout_ms for f in self._in_flight.values()]
-        times += backoffs.values()
-        return min(times) if times else None
+        if backoffs:
+            for dest in [d for d, t in backoffs.items() if t <= now]:
+                del backoffs[dest]
+            if backoffs:
+                earliest = min(backoffs.values())
+        for f in self._in_flight.values():
+            t = f.sent_ms + f.timeout_ms
+            if earliest is None or t < earliest:
+                earliest = t
+        return earliest
 
     def reset(self) -> None:
         self._in_flight.clear()

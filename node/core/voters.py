@@ -24,10 +24,11 @@ from .api import Endpoint, LogBatch, ReplicaKey, VoterSpec, ZERO_UUID
 class VoterSet:
     """An immutable set of voters keyed by node id (one entry per id)."""
 
-    __slots__ = ("_by_id",)
+    __slots__ = ("_by_id", "_ids")
 
     def __init__(self, voters: Iterable[VoterSpec] = ()) -> None:
         self._by_id: dict[int, VoterSpec] = {v.key.id: v for v in voters}
+        self._ids = tuple(sorted(self._by_id))
 
     # -- queries -------------------------------------------------------------------------------------
 
@@ -43,8 +44,9 @@ class VoterSet:
     def __repr__(self) -> str:
         return "VoterSet(" + ",".join(str(v.key) for v in self) + ")"
 
-    def ids(self) -> list[int]:
-        return sorted(self._by_id)
+    def ids(self) -> tuple[int, ...]:
+        """The voter ids in ascending order."""
+        return self._ids
 
     def get(self, node_id: int) -> VoterSpec | None:
         return self._by_id.get(node_id)

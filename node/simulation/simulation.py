@@ -266,7 +266,7 @@ class Simulation:
         ref = self.liveness.reference_node()
         if ref is None:  # nothing runs: the voters as configured
             return [spec.key.id for spec in self.bootstrap_voters]
-        return ref.core.voters().ids()
+        return list(ref.core.voters().ids())
 
     def epoch(self) -> int:
         return max((n.core.epoch for n in self.running), default=0)

@@ -76,13 +76,16 @@ class WireCodec:
     checks it), with the header and body classes looked up once per API instead of per message.
     """
 
-    __slots__ = ("encode", "bytes_sent", "frames", "_classes")
+    __slots__ = ("encode", "bytes_sent", "frames", "_classes", "_request_header", "_response_header")
 
     def __init__(self, encode: bool = True) -> None:
         self.encode = encode
         self.bytes_sent = 0
         self.frames = 0
         self._classes: dict[tuple[bool, int, int], tuple[type, int]] = {}
+        # One header object each, re-stamped per message (the simulator is single-threaded).
+        self._request_header = _REQUEST_HEADER(client_id=CLIENT_ID)
+        self._response_header = _RESPONSE_HEADER()
 
     @staticmethod
     def request_version(request: Any, peer_versions: Mapping[int, int] | None) -> int:
@@ -119,12 +122,10 @@ class WireCodec:
         if not self.encode:
             return request
         _, header_version = self._body_class(True, request.API_KEY, version)
-        header = _REQUEST_HEADER(
-            request_api_key=request.API_KEY,
-            request_api_version=version,
-            correlation_id=correlation_id,
-            client_id=CLIENT_ID,
-        )
+        header = self._request_header
+        header.request_api_key = request.API_KEY
+        header.request_api_version = version
+        header.correlation_id = correlation_id
         return self._frame(header, header_version, request, version)
 
     def unpack_request(self, env: Envelope) -> Any:
@@ -151,9 +152,9 @@ class WireCodec:
         if not self.encode:
             return response
         _, header_version = self._body_class(False, response.API_KEY, version)
-        return self._frame(
-            _RESPONSE_HEADER(correlation_id=correlation_id), header_version, response, version
-        )
+        header = self._response_header
+        header.correlation_id = correlation_id
+        return self._frame(header, header_version, response, version)
 
     def unpack_response(self, env: Envelope) -> Any:
         if not self.encode:

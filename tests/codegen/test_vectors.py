@@ -55,3 +55,17 @@ def test_every_spec_generates(upstream):
         assert upstream.lookup(stem).SPEC_NAME == stem
     assert sorted(upstream.REMOVED_APIS) == [4, 5, 6, 7]
     assert len(upstream.APIS) == 91
+
+
+def test_decoding_any_buffer_type_gives_the_same_message(upstream, vectors):
+    """bytes, bytearray and memoryview inputs decode alike, UUID fields and UUID arrays included
+    (decoded UUIDs are shared per id, which must not depend on the buffer type)."""
+    with_uuids = [v for v in vectors if v.spec in ("PartitionRecord", "RegisterBrokerRecord", "FetchRequest")]
+    assert len(with_uuids) > 20
+    for vector in with_uuids:
+        cls = upstream.lookup(vector.spec)
+        reference = cls.decode(vector.data, vector.version)
+        for buffer in (bytearray(vector.data), memoryview(vector.data), memoryview(bytearray(vector.data))):
+            decoded = cls.decode(buffer, vector.version)
+            assert decoded == reference, f"{vector.name} from {type(buffer).__name__}"
+            assert decoded.encode(vector.version) == vector.data
