@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kraftwire.node import batches as _batches
 
 from . import errors, responses
-from .api import METADATA_PARTITION, METADATA_TOPIC_ID, ReplicaKey, RequestReceived, SnapshotId
+from .api import InvariantViolation, METADATA_PARTITION, METADATA_TOPIC_ID, ReplicaKey, RequestReceived, SnapshotId
 from .common import cluster_id_ok, validate_leader_only
 from .leader import LeaderState, ParkedFetch
 from .log_ops import DIVERGING, SNAPSHOT, latest_snapshot, validate_offset_and_epoch
@@ -85,30 +85,41 @@ def respond_fetch_error(core: "KRaftCore", source: int, cid: int, version: int, 
 
 
 def _try_complete(core: "KRaftCore", st: LeaderState, fetch: ParkedFetch, force: bool) -> bool:
-    """Answer ``fetch`` if it is due (or ``force``); returns True when answered."""
+    """Answer ``fetch`` if it is due (or ``force``); returns True when answered.
+
+    A failure while reading the log or encoding its batches (a storage error) is answered with a
+    partition-level UNKNOWN_SERVER_ERROR, as Kafka's ``tryCompleteFetchRequest`` does; the replica's
+    progress is then left as it was."""
     req, v = fetch.request, fetch.api_version
     p = req.topics[0].partitions[0]
     log = core.log
     diverging = snapshot_id = None
     records = b""
     hw_moved = False
-    latest = latest_snapshot(core.snapshots)
-    if p.fetch_offset == 0 and latest is not None:
-        snapshot_id = latest
-    else:
-        val = validate_offset_and_epoch(log, core.snapshots, p.fetch_offset, p.last_fetched_epoch)
-        if val.kind == DIVERGING:
-            diverging = (val.epoch, val.end_offset)
-        elif val.kind == SNAPSHOT:
-            snapshot_id = SnapshotId(val.end_offset, val.epoch)
+    try:
+        latest = latest_snapshot(core.snapshots)
+        if p.fetch_offset == 0 and latest is not None:
+            snapshot_id = latest
         else:
-            batches = log.read(p.fetch_offset, req.max_bytes) if p.fetch_offset < log.end_offset() else ()
-            records = _batches.encode_batches(batches) if batches else b""
-            rid = replica_id_of(req, v)
-            if rid >= 0:
-                key = key_of(rid, p.replica_directory_id) if v >= 17 else ReplicaKey(rid, None)
-                hw_moved = st.update_replica(key, p.fetch_offset, core.now, log.end_offset())
-                st.record_voter_fetch(key, core.now, core.cfg.check_quorum_timeout_ms)
+            val = validate_offset_and_epoch(log, core.snapshots, p.fetch_offset, p.last_fetched_epoch)
+            if val.kind == DIVERGING:
+                diverging = (val.epoch, val.end_offset)
+            elif val.kind == SNAPSHOT:
+                snapshot_id = SnapshotId(val.end_offset, val.epoch)
+            else:
+                batches = log.read(p.fetch_offset, req.max_bytes) if p.fetch_offset < log.end_offset() else ()
+                records = _batches.encode_batches(batches) if batches else b""
+    except InvariantViolation:
+        raise
+    except Exception:  # noqa: BLE001 - any storage failure becomes an error answer, never a crash
+        respond_fetch_error(core, fetch.source, fetch.correlation_id, v, errors.UNKNOWN_SERVER_ERROR)
+        return True
+    if diverging is None and snapshot_id is None:
+        rid = replica_id_of(req, v)
+        if rid >= 0:
+            key = key_of(rid, p.replica_directory_id) if v >= 17 else ReplicaKey(rid, None)
+            hw_moved = st.update_replica(key, p.fetch_offset, core.now, log.end_offset())
+            st.record_voter_fetch(key, core.now, core.cfg.check_quorum_timeout_ms)
     follower_hw = getattr(p, "high_watermark", FETCH_HW_UNSUPPORTED) if v >= 18 else FETCH_HW_UNSUPPORTED
     due = (
         force
