@@ -81,6 +81,7 @@ __all__ = [
     "Append",
     "CreateSnapshot",
     "Shutdown",
+    "UpgradeKRaftVersion",
     "Event",
     # outputs
     "OutboundRequest",
@@ -106,6 +107,7 @@ __all__ = [
     # errors
     "KRaftError",
     "NotLeaderError",
+    "KRaftVersionUpgradeError",
     "InvariantViolation",
 ]
 
@@ -340,7 +342,26 @@ class Shutdown:
     now_ms: int
 
 
-Event = Union[RequestReceived, ResponseReceived, RequestFailed, Tick, Append, CreateSnapshot, Shutdown]
+@dataclass(frozen=True, slots=True)
+class UpgradeKRaftVersion:
+    """Raise the finalized kraft.version (leader only; Kafka's ``RaftClient.upgradeKRaftVersion``).
+
+    Only 0 → 1 exists. It needs every voter to have reported its directory id, listeners and supported
+    range through UpdateRaftVoter, and every voter to support the new version; then one control batch
+    is appended: ``KRaftVersionRecord`` plus the first ``VotersRecord`` (kraft-node.md §7.6). A request
+    for the current version changes nothing. ``epoch``, when given, must be the leader's epoch.
+    With ``validate_only`` nothing is appended. Prefer :meth:`KRaftCore.upgrade_kraft_version`.
+    """
+
+    version: int
+    now_ms: int
+    epoch: int | None = None
+    validate_only: bool = False
+
+
+Event = Union[
+    RequestReceived, ResponseReceived, RequestFailed, Tick, Append, CreateSnapshot, Shutdown, UpgradeKRaftVersion
+]
 """Everything :meth:`KRaftCore.step` accepts."""
 
 
@@ -540,6 +561,11 @@ class KRaftError(Exception):
 
 class NotLeaderError(KRaftError):
     """An append or snapshot request that only the current leader (at the given epoch) may make."""
+
+
+class KRaftVersionUpgradeError(KRaftError):
+    """A kraft.version change the leader cannot make: a downgrade, an unknown version, a voter that has
+    not reported its directory id or does not support the version."""
 
 
 class InvariantViolation(KRaftError):

@@ -41,6 +41,7 @@ from .api import (
     SnapshotId,
     SnapshotStore,
     Tick,
+    UpgradeKRaftVersion,
     VoterSpec,
 )
 from .leader import LeaderState
@@ -53,12 +54,13 @@ from .dispatch import dispatch_failure, dispatch_request, dispatch_response, on_
 from .leader_ops import on_flushed
 from .poll import poll_state, shutdown_complete, state_deadline
 from .snapshots import create_snapshot
+from .kraft_upgrade import upgrade_kraft_version
 
 
 class KRaftCore:
     """One KRaft replica (voter or observer) as a pure state machine.
 
-    Public surface: :meth:`step`, :meth:`tick`, :meth:`append`, :meth:`create_snapshot`,
+    Public surface: :meth:`step`, :meth:`tick`, :meth:`append`, :meth:`create_snapshot`, :meth:`upgrade_kraft_version`,
     :meth:`shutdown`, :meth:`has_ready`, :meth:`ready`, :meth:`advance`, :meth:`next_deadline_ms`,
     plus read-only properties for tests, the simulator and DescribeQuorum-style introspection.
     """
@@ -107,7 +109,8 @@ class KRaftCore:
 
     def step(self, event: Event) -> Any:
         """Handle one input. Returns an :class:`AppendResult` for :class:`Append`, the
-        :class:`SnapshotId` for :class:`CreateSnapshot`, else ``None``."""
+        :class:`SnapshotId` for :class:`CreateSnapshot`, whether a batch was appended for
+        :class:`UpgradeKRaftVersion`, else ``None``."""
         if event.now_ms > self.now:
             self.now = event.now_ms
         self._stamp += 1
@@ -123,6 +126,8 @@ class KRaftCore:
             result = self._append(event)  # type: ignore[arg-type]
         elif t is CreateSnapshot:
             result = create_snapshot(self, event)  # type: ignore[arg-type]
+        elif t is UpgradeKRaftVersion:
+            result = upgrade_kraft_version(self, event)  # type: ignore[arg-type]
         elif t is Shutdown:
             # Like Kafka's shutdown(): only flag it; the next poll (any later event or tick) acts on it,
             # so a request handled in between still sees a leader that is shutting down.
@@ -144,6 +149,12 @@ class KRaftCore:
 
     def create_snapshot(self, end_offset: int, records: Sequence[bytes], now_ms: int | None = None) -> SnapshotId | None:
         return self.step(CreateSnapshot(end_offset, tuple(records), self.now if now_ms is None else now_ms))
+
+    def upgrade_kraft_version(
+        self, version: int, epoch: int | None = None, validate_only: bool = False, now_ms: int | None = None
+    ) -> bool:
+        """Leader-only kraft.version upgrade (see :class:`UpgradeKRaftVersion`); True if appended."""
+        return self.step(UpgradeKRaftVersion(version, self.now if now_ms is None else now_ms, epoch, validate_only))
 
     def shutdown(self, timeout_ms: int, now_ms: int | None = None) -> None:
         self.step(Shutdown(timeout_ms, self.now if now_ms is None else now_ms))

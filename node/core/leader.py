@@ -81,6 +81,7 @@ class LeaderState(EpochState):
         "acc",
         "parked",
         "pending_change",
+        "volatile_voters",
         "resign_requested",
         "leader_change_fired",
     )
@@ -98,6 +99,9 @@ class LeaderState(EpochState):
         self.acc = Accumulator(epoch_start_offset)
         self.parked: list[ParkedFetch] = []
         self.pending_change: PendingVoterChange | None = None
+        # kraft.version 0 only: the voter set as updated by UpdateRaftVoter, in memory (never written
+        # to the log) until the kraft.version upgrade writes it as the first VotersRecord (§7.5, §7.6).
+        self.volatile_voters: VoterSet | None = None
         self.resign_requested = False
         self.leader_change_fired = False
         self.update_voters(voters)

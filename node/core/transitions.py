@@ -124,6 +124,10 @@ def become_leader(core: "KRaftCore") -> None:
         core.now,
         core.cfg.check_quorum_timeout_ms,
     )
+    if core.control.kraft_version() == 0:
+        # The leader knows its own directory id, listeners and range; the others report theirs.
+        static = core.voters()
+        st.volatile_voters = static.with_voter(core.local_voter_spec()) if static.get(core.local_id) else static
     _enter(core, st, True)
     from .leader_ops import append_start_of_epoch_records
 

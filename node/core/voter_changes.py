@@ -80,9 +80,7 @@ def handle_add_raft_voter_request(core: "KRaftCore", ev: RequestReceived) -> Non
     if not core.requests.is_ready(req.voter_id, core.now):
         return reply(errors.REQUEST_TIMED_OUT)
     key = ReplicaKey(req.voter_id, req.voter_directory_id)
-    name = core.listener_name()
-    endpoint = listeners[name] if name is not None else next(iter(listeners.values()))
-    core.send_request(req.voter_id, messages.api_versions_request(), endpoint=endpoint)
+    core.send_request(req.voter_id, messages.api_versions_request(), endpoint=_default_endpoint(core, listeners))
     st.pending_change = PendingVoterChange(
         "add",
         ev.source,
@@ -108,6 +106,10 @@ def handle_api_versions_response(core: "KRaftCore", ev: ResponseReceived) -> boo
         return False  # an error answer puts the destination into retry backoff
     feature = next((f for f in resp.supported_features or () if f.name == "kraft.version"), None)
     lo, hi = (feature.min_version, feature.max_version) if feature is not None else (0, 0)
+    if change.kind == "update":
+        if (lo, hi) != tuple(change.spec.kraft_version_range):
+            return _finish(core, st, change, errors.INVALID_REQUEST)
+        return _complete_update(core, st, change)
     kv = core.control.kraft_version()
     if not lo <= kv <= hi:
         return _finish(core, st, change, errors.INVALID_REQUEST)
@@ -152,6 +154,7 @@ def handle_remove_raft_voter_request(core: "KRaftCore", ev: RequestReceived) -> 
 
 
 def handle_update_raft_voter_request(core: "KRaftCore", ev: RequestReceived) -> None:
+    """Validation up to the ApiVersions probe; :func:`_complete_update` does the rest (§7.5)."""
     req, st = ev.request, core.state
 
     def reply(e: int) -> None:
@@ -173,26 +176,55 @@ def handle_update_raft_voter_request(core: "KRaftCore", ev: RequestReceived) -> 
     listeners = _listeners(req)
     if not _has_default_listener(core, listeners):
         return reply(errors.INVALID_REQUEST)
-    kv = core.control.kraft_version()
-    if not lo <= kv <= hi:
-        return reply(errors.INVALID_REQUEST)
-    off = core.control.last_voters_offset()
-    if kv >= 1 and (off is None or off >= st.high_watermark):
+    if not core.requests.is_ready(req.voter_id, core.now):
         return reply(errors.REQUEST_TIMED_OUT)
     key = key_of(req.voter_id, req.voter_directory_id)
-    voters = core.voters()
-    current = voters.get(key.id)
-    if current is None or (kv >= 1 and current.key != key):
-        return reply(errors.VOTER_NOT_FOUND)
+    core.send_request(req.voter_id, messages.api_versions_request(), endpoint=_default_endpoint(core, listeners))
+    st.pending_change = PendingVoterChange(
+        "update",
+        ev.source,
+        ev.correlation_id,
+        ev.api_version,
+        core.now + core.cfg.request_timeout_ms,
+        key,
+        VoterSpec(key, listeners, (lo, hi)),
+        awaiting_api_versions=True,
+    )
+
+
+def _complete_update(core: "KRaftCore", st: LeaderState, change: PendingVoterChange) -> bool:
+    """The probed voter answered ApiVersions with the range it claimed: apply the update."""
+    lo, hi = change.spec.kraft_version_range
+    kv = core.control.kraft_version()
+    if not lo <= kv <= hi:
+        return _finish(core, st, change, errors.INVALID_REQUEST)
+    if kv >= 1:
+        off = core.control.last_voters_offset()
+        if off is None or off >= st.high_watermark:
+            return _finish(core, st, change, errors.REQUEST_TIMED_OUT)
+        voters = core.voters()
+    else:
+        voters = st.volatile_voters
+        if voters is None:
+            return _finish(core, st, change, errors.REQUEST_TIMED_OUT)
+    current = voters.get(change.key.id)
+    if current is None or (kv >= 1 and current.key != change.key):
+        return _finish(core, st, change, errors.VOTER_NOT_FOUND)
     st.record_voter_fetch(current.key, core.now, core.cfg.check_quorum_timeout_ms)
     if kv >= 1:
-        change = PendingVoterChange(
-            "update", ev.source, ev.correlation_id, ev.api_version, core.now + core.cfg.request_timeout_ms, key
-        )
-        change.responded = True
-        st.pending_change = change
-        _append_voters(core, st, change, voters.with_voter(VoterSpec(key, listeners, (lo, hi))))
-    reply(errors.NONE)
+        respond_change(core, change, errors.NONE)  # the slot stays taken until the record commits
+        _append_voters(core, st, change, voters.with_voter(change.spec))
+        return True
+    # kraft.version 0: update the leader's in-memory set, matched by id (kept for the upgrade). Kafka
+    # compare-and-sets it against a concurrent upgrade; here the upgrade runs between two events and
+    # sets kraft.version 1, which the checks above catch (the voter set is not yet committed).
+    st.volatile_voters = voters.with_voter(change.spec)
+    return _finish(core, st, change, errors.NONE)
+
+
+def _default_endpoint(core: "KRaftCore", listeners: dict[str, Endpoint]) -> Endpoint:
+    name = core.listener_name()
+    return listeners[name] if name is not None else next(iter(listeners.values()))
 
 
 def _append_voters(core: "KRaftCore", st: LeaderState, change: PendingVoterChange, voters: Any) -> None:

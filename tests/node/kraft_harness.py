@@ -241,8 +241,16 @@ class Env:
                 self.start(i, out)
 
     def cmd_add_observer(self, cmd: Command, out: list[str]) -> None:
+        """add-observer 4 auto_join=true dir=44: start node 4 outside the voter set; ``auto_join`` sets
+        ``controller.quorum.auto.join.enable``, ``dir`` its directory id (default: its node id), e.g.
+        a voter id coming back on a replaced disk."""
         nid = cmd.int_arg(0)
-        self.nodes[nid] = Node(nid, {})
+        kw: dict = {}
+        if "auto_join" in cmd.kwargs:
+            kw["auto_join"] = cmd.kwargs["auto_join"] == "true"
+        if "dir" in cmd.kwargs:
+            kw["directory_id"] = uuid.UUID(int=int(cmd.kwargs["dir"]))
+        self.nodes[nid] = Node(nid, kw)
         self.start(nid, out)
 
     def cmd_versions(self, cmd: Command, out: list[str]) -> None:
@@ -259,13 +267,17 @@ class Env:
                 self.step(nid, Tick(self.now), out)
 
     def cmd_run(self, cmd: Command, out: list[str]) -> None:
-        """run <ms> step=<ms>: repeat (tick step; stabilize); print only state changes and persists."""
+        """run <ms> step=<ms> show=A,B: repeat (tick step; stabilize); print only state changes and
+        persists, plus every line containing one of the ``show`` substrings (e.g. ``show=RaftVoter``)."""
         total, step = cmd.int_arg(0), int(cmd.kwargs.get("step", "100"))
+        show = [x for x in cmd.kwargs.get("show", "").split(",") if x]
         lines: list[str] = []
         for _ in range(total // step):
             self.cmd_tick(Command("tick", [str(step)], {}), lines)
             self.cmd_stabilize(Command("stabilize", [], {}), lines)
-        out.extend(l for l in lines if " -> " in l or ": persist " in l or "did not" in l)
+        out.extend(
+            l for l in lines if " -> " in l or ": persist " in l or "did not" in l or any(x in l for x in show)
+        )
 
     def cmd_campaign(self, cmd: Command, out: list[str]) -> None:
         nid = cmd.int_arg(0)
@@ -379,3 +391,39 @@ class Env:
         code = getattr(errors, cmd.kwargs.get("error", "BROKER_NOT_AVAILABLE"))
         self.net = [(s, m) for s, m in self.net if not (s == nid and m.destination == dst)]
         self.step(nid, RequestFailed(dst, flight.correlation_id if flight else -1, code, self.now), out)
+
+    def cmd_upgrade(self, cmd: Command, out: list[str]) -> None:
+        """upgrade <node> version=<v> [epoch=<e>] [validate=true]: the kraft.version upgrade call."""
+        nid = cmd.int_arg(0)
+        epoch = int(cmd.kwargs["epoch"]) if "epoch" in cmd.kwargs else None
+        try:
+            appended = self.nodes[nid].core.upgrade_kraft_version(
+                int(cmd.kwargs.get("version", "1")), epoch, cmd.kwargs.get("validate") == "true", self.now
+            )
+            out.append(f"{nid}: upgrade {'appended' if appended else 'appended nothing'}")
+        except Exception as exc:  # NotLeaderError, KRaftVersionUpgradeError
+            out.append(f"{nid}: {type(exc).__name__}: {exc}")
+        self.process(nid, out)
+
+    def cmd_fail_log_reads(self, cmd: Command, out: list[str]) -> None:
+        """fail-log-reads <node> [on=false]: reading the node's log raises OSError (a disk error)."""
+        log = self.nodes[cmd.int_arg(0)].log
+        if cmd.kwargs.get("on") == "false":
+            log.__dict__.pop("read", None)
+            return
+
+        def broken_read(*_args: Any) -> Any:
+            raise OSError("injected: disk read error")
+
+        log.read = broken_read  # type: ignore[method-assign]
+
+    def cmd_voters(self, cmd: Command, out: list[str]) -> None:
+        """voters <node>: the node's current voter set (key, listeners, supported kraft.version range)."""
+        nid = cmd.int_arg(0)
+        core = self.nodes[nid].core
+        for spec in core.voters():
+            eps = ",".join(f"{name}={ep.host}:{ep.port}" for name, ep in spec.listeners.items())
+            lo, hi = spec.kraft_version_range
+            d = spec.key.directory_id
+            out.append(f"{nid}: voter {spec.key.id} dir={'-' if d is None else d.int} {eps} kraft=[{lo},{hi}]")
+        out.append(f"{nid}: kraft.version {core.control.kraft_version()}")
