@@ -23,6 +23,7 @@ from kraftwire.node.core import (
     MemoryQuorumStateStore,
     MemorySnapshotStore,
     InvariantViolation,
+    KRaftVersionUpgradeError,
     NotLeaderError,
     ReplicaKey,
     Role,
@@ -111,6 +112,7 @@ class SimNode:
             rng=random.Random(sim.rng.getrandbits(64)),
             start_ms=sim.queue.now,
             listeners={LISTENER: endpoint_of(self.id)},
+            kraft_version=sim.options.kraft_version,
             **self.config,
         )
         self.counter = ReplicatedCounter(self.id, sim.checker, sim.snapshot_every)
@@ -252,6 +254,21 @@ class SimNode:
             raise
         except Exception as exc:
             raise Violation(f"node {self.id}: append raised {type(exc).__name__}: {exc}") from exc
+
+    def upgrade_kraft_version(self, version: int) -> str:
+        """Ask this node's core to raise kraft.version; returns what happened, for the trace."""
+        if self.core is None or self.pending is not None:
+            return "not now (stopped or mid-fsync)"
+        self.sim.core_events += 1
+        self.sim.checker.touched[self.id] = self
+        try:
+            appended = self.core.upgrade_kraft_version(version, now_ms=self.sim.queue.now)
+        except (NotLeaderError, KRaftVersionUpgradeError) as exc:
+            return f"refused: {type(exc).__name__}: {exc}"
+        except Exception as exc:
+            raise Violation(f"node {self.id}: upgrade raised {type(exc).__name__}: {exc}") from exc
+        self.drain()
+        return "appended" if appended else "nothing to append"
 
     def shutdown(self, timeout_ms: int) -> None:
         self.stopping = True

@@ -41,6 +41,8 @@ class SimOptions:
     liveness_bound_ms: int = 60_000
     max_events: int = 5_000_000
     append_interval_ms: tuple[int, int] = (20, 100)
+    kraft_version: int = 1
+    """0 starts from static ``controller.quorum.voters`` (the upgrade scenario raises it to 1)."""
 
 
 class Simulation:
@@ -343,6 +345,17 @@ class Simulation:
     def remove_voter(self, node_id: int) -> VoterChange:
         self._fault("admin: remove voter", f"n{node_id}")
         return self.admin.submit(VoterChange("remove", node_id, self.nodes[node_id].key))
+
+    def upgrade_kraft_version(self, version: int = 1) -> bool:
+        """The operator's ``kafka-features upgrade --feature kraft.version``: asks the current leader;
+        True once the leader runs at ``version`` (it appended the upgrade now or earlier)."""
+        lid = self.leader()
+        if lid is None:
+            return False
+        node = self.nodes[lid]
+        outcome = node.upgrade_kraft_version(version)
+        self._fault("admin: upgrade kraft.version", f"n{lid}", outcome)
+        return node.core is not None and node.core.control.kraft_version() >= version
 
     def restart_all(self) -> None:
         for nid, node in self.nodes.items():
