@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 def deliver_committed(core: "KRaftCore") -> None:
     log = core.log
     start = log.start_offset()
-    if core.delivered_offset < start or (core.delivered_offset == 0 and latest_snapshot(core.snapshots)):
+    delivered = core.delivered_offset
+    if delivered < start or (delivered == 0 and latest_snapshot(core.snapshots)):
         sid = latest_snapshot(core.snapshots)
         if sid is not None and sid.end_offset > core.delivered_offset:
             if core.state.role is Role.LEADER:

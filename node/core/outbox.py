@@ -12,6 +12,7 @@ from .api import ElectionState, LogBatch, Message, Notification, Ready, Snapshot
 
 class Outbox:
     __slots__ = (
+        "dirty",
         "quorum_state",
         "truncated_to",
         "appended_batches",
@@ -27,6 +28,7 @@ class Outbox:
         self._clear()
 
     def _clear(self) -> None:
+        self.dirty = False  # anything collected since the last take (is_empty runs after every input)
         self.quorum_state: ElectionState | None = None
         self.truncated_to: int | None = None
         self.appended_batches: list[LogBatch] = []
@@ -37,17 +39,22 @@ class Outbox:
 
     def persist(self, state: ElectionState) -> None:
         self.quorum_state = state
+        self.dirty = True
 
     def send(self, msg: Message) -> None:
         self.messages.append(msg)
+        self.dirty = True
 
     def notify(self, n: Notification) -> None:
         self.notifications.append(n)
+        self.dirty = True
 
     def appended(self, batch: LogBatch) -> None:
         self.appended_batches.append(batch)
+        self.dirty = True
 
     def truncated(self, offset: int) -> None:
+        self.dirty = True
         self.truncated_to = offset if self.truncated_to is None else min(self.truncated_to, offset)
         self.appended_batches = [b for b in self.appended_batches if b.base_offset < offset]
         if self.flush_to is not None:
@@ -55,20 +62,14 @@ class Outbox:
 
     def need_flush(self, offset: int) -> None:
         self.flush_to = offset
+        self.dirty = True
 
     def snapshot(self, w: SnapshotWrite) -> None:
         self.snapshot_writes.append(w)
+        self.dirty = True
 
     def is_empty(self) -> bool:
-        return not (
-            self.quorum_state is not None
-            or self.truncated_to is not None
-            or self.appended_batches
-            or self.flush_to is not None
-            or self.snapshot_writes
-            or self.messages
-            or self.notifications
-        )
+        return not self.dirty
 
     def take(self, shutdown_done: bool, next_deadline: int | None) -> Ready:
         report_shutdown = shutdown_done and not self.shutdown_reported

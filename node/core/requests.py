@@ -17,6 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+_STALE: int = -(1 << 62)  # sentinel: the cached wakeup must be recomputed
+
+
 @dataclass(slots=True)
 class InFlight:
     correlation_id: int
@@ -31,6 +34,7 @@ class RequestManager:
         "_backoff_until",
         "_timed_out",
         "_next_correlation",
+        "_wakeup",
         "request_timeout_ms",
         "retry_backoff_ms",
     )
@@ -40,6 +44,7 @@ class RequestManager:
         self._backoff_until: dict[int, int] = {}
         self._timed_out: set[int] = set()
         self._next_correlation = 1
+        self._wakeup: int | None = _STALE  # cached next_wakeup answer; _STALE after any change
         self.request_timeout_ms = request_timeout_ms
         self.retry_backoff_ms = retry_backoff_ms
 
@@ -61,6 +66,8 @@ class RequestManager:
         for dest, _ in expired:
             del self._in_flight[dest]
             self._timed_out.add(dest)
+        if expired:
+            self._wakeup = _STALE
         return expired
 
     def is_ready(self, dest: int, now: int) -> bool:
@@ -86,6 +93,7 @@ class RequestManager:
     def on_send(self, dest: int, correlation_id: int, api_key: int, now: int, timeout_ms: int | None = None) -> None:
         self._in_flight[dest] = InFlight(correlation_id, api_key, now, timeout_ms or self.request_timeout_ms)
         self._timed_out.discard(dest)
+        self._wakeup = _STALE
 
     def accept(self, dest: int, correlation_id: int) -> InFlight | None:
         """If ``correlation_id`` is the request in flight to ``dest``, free the slot and return it."""
@@ -93,18 +101,22 @@ class RequestManager:
         if f is None or f.correlation_id != correlation_id:
             return None
         del self._in_flight[dest]
+        self._wakeup = _STALE
         return f
 
     def on_failure(self, dest: int, now: int) -> None:
         self._backoff_until[dest] = now + self.retry_backoff_ms
+        self._wakeup = _STALE
 
     def on_success(self, dest: int) -> None:
-        self._backoff_until.pop(dest, None)
+        if self._backoff_until.pop(dest, None) is not None:
+            self._wakeup = _STALE
 
     def next_wakeup(self, now: int) -> int | None:
         """The earliest future time a request times out or a backoff ends; ``None`` if there is none."""
-        if not self._in_flight and not self._backoff_until:
-            return None
+        cached = self._wakeup
+        if cached != _STALE and (cached is None or cached > now):
+            return cached
         earliest = None
         backoffs = self._backoff_until
         if backoffs:
@@ -116,9 +128,11 @@ class RequestManager:
             t = f.sent_ms + f.timeout_ms
             if earliest is None or t < earliest:
                 earliest = t
+        self._wakeup = earliest
         return earliest
 
     def reset(self) -> None:
         self._in_flight.clear()
         self._backoff_until.clear()
         self._timed_out.clear()
+        self._wakeup = _STALE
