@@ -52,3 +52,19 @@ def test_codec_bench_quick_runs_and_passes_the_gate():
     for message in ("FetchRequest v18", "MetadataResponse v13", "VoteRequest v2"):
         assert f"{message} " in output, output
     assert "targets met" in output, output
+
+
+CORE_BENCH = Path(__file__).resolve().parents[1] / "bench" / "core.py"
+
+
+def test_core_bench_quick_runs_and_reports_every_figure():
+    """``bench/core.py --quick`` runs one short seeded case; its figures are not checked, its shape is
+    (the three rates, the event mix and the verdict line), and the run itself must be violation-free."""
+    proc = subprocess.run(
+        [sys.executable, str(CORE_BENCH), "--quick"], capture_output=True, text=True, timeout=240
+    )
+    output = proc.stdout
+    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{output}\nstderr:\n{proc.stderr}"
+    for label in ("core:", "simulator, codecs on:", "simulator, codecs off:", "event mix:", "target: core >= 100,000"):
+        assert label in output, output
+    assert "steady:3:0" in output, output
