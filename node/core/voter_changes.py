@@ -80,18 +80,8 @@ def handle_add_raft_voter_request(core: "KRaftCore", ev: RequestReceived) -> Non
     if not core.requests.is_ready(req.voter_id, core.now):
         return reply(errors.REQUEST_TIMED_OUT)
     key = ReplicaKey(req.voter_id, req.voter_directory_id)
-    core.send_request(req.voter_id, messages.api_versions_request(), endpoint=_default_endpoint(core, listeners))
-    st.pending_change = PendingVoterChange(
-        "add",
-        ev.source,
-        ev.correlation_id,
-        ev.api_version,
-        core.now + core.cfg.request_timeout_ms,
-        key,
-        VoterSpec(key, listeners, (0, 0)),
-        ack_when_committed=bool(getattr(req, "ack_when_committed", True)) if ev.api_version >= 1 else True,
-        awaiting_api_versions=True,
-    )
+    ack = bool(getattr(req, "ack_when_committed", True)) if ev.api_version >= 1 else True
+    _probe(core, st, ev, "add", VoterSpec(key, listeners, (0, 0)), ack)
 
 
 def handle_api_versions_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
@@ -178,18 +168,7 @@ def handle_update_raft_voter_request(core: "KRaftCore", ev: RequestReceived) -> 
         return reply(errors.INVALID_REQUEST)
     if not core.requests.is_ready(req.voter_id, core.now):
         return reply(errors.REQUEST_TIMED_OUT)
-    key = key_of(req.voter_id, req.voter_directory_id)
-    core.send_request(req.voter_id, messages.api_versions_request(), endpoint=_default_endpoint(core, listeners))
-    st.pending_change = PendingVoterChange(
-        "update",
-        ev.source,
-        ev.correlation_id,
-        ev.api_version,
-        core.now + core.cfg.request_timeout_ms,
-        key,
-        VoterSpec(key, listeners, (lo, hi)),
-        awaiting_api_versions=True,
-    )
+    _probe(core, st, ev, "update", VoterSpec(key_of(req.voter_id, req.voter_directory_id), listeners, (lo, hi)))
 
 
 def _complete_update(core: "KRaftCore", st: LeaderState, change: PendingVoterChange) -> bool:
@@ -222,9 +201,25 @@ def _complete_update(core: "KRaftCore", st: LeaderState, change: PendingVoterCha
     return _finish(core, st, change, errors.NONE)
 
 
-def _default_endpoint(core: "KRaftCore", listeners: dict[str, Endpoint]) -> Endpoint:
+def _probe(
+    core: "KRaftCore", st: LeaderState, ev: RequestReceived, kind: str, spec: VoterSpec, ack: bool = True
+) -> None:
+    """Send ApiVersions to the voter's default endpoint; the change stays pending (the one slot) until
+    the answer, a failure or the request timeout."""
     name = core.listener_name()
-    return listeners[name] if name is not None else next(iter(listeners.values()))
+    endpoint = spec.listeners[name] if name is not None else next(iter(spec.listeners.values()))
+    core.send_request(spec.key.id, messages.api_versions_request(), endpoint=endpoint)
+    st.pending_change = PendingVoterChange(
+        kind,
+        ev.source,
+        ev.correlation_id,
+        ev.api_version,
+        core.now + core.cfg.request_timeout_ms,
+        spec.key,
+        spec,
+        ack_when_committed=ack,
+        awaiting_api_versions=True,
+    )
 
 
 def _append_voters(core: "KRaftCore", st: LeaderState, change: PendingVoterChange, voters: Any) -> None:
