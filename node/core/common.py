@@ -90,17 +90,17 @@ def handle_common_response(core: "KRaftCore", info: PartitionInfo) -> bool | Non
     err, lid, epoch = info.error, info.leader_id, info.epoch
     eps = dict(info.endpoints) or (dict(core.voters().endpoints(lid)) if lid is not None else {})
     if epoch < st.epoch or err == errors.UNKNOWN_LEADER_EPOCH:
-        return err == errors.NONE
+        return True  # stale: nothing to learn, no reason to back off
     if epoch > st.epoch or err in (errors.FENCED_LEADER_EPOCH, errors.NOT_LEADER_OR_FOLLOWER):
         maybe_transition(core, epoch, lid, eps)
-        return False if err != errors.NONE else (True if core.state is not st else None)
+        return True
     if lid is not None and st.leader_id is None and st.role is not Role.LEADER:
         maybe_transition(core, epoch, lid, eps)
-        return None if err == errors.NONE else False
+        return None if err == errors.NONE else True  # an error: retry at once, now as a follower
     if err == errors.BROKER_NOT_AVAILABLE:
         return False
     if err == errors.INVALID_VOTER_KEY:
-        return False
+        return True  # Kafka only logs it
     if err == errors.INVALID_REQUEST:
         raise InvariantViolation("peer says our request was invalid")
     return None

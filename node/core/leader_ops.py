@@ -73,7 +73,8 @@ def on_high_watermark_advanced(core: "KRaftCore", st: LeaderState) -> None:
 def abandon_leadership(core: "KRaftCore", st: LeaderState) -> None:
     """Called while leaving Leader: parked fetches and the pending voter change fail once the new
     state is in place (their answers must name the new leader and epoch)."""
-    core.after_transition.append(lambda: _fail_leader_waiters(core, st.parked, st.pending_change))
+    parked, change = st.parked, st.pending_change
+    core.after_transition.append(lambda: _fail_leader_waiters(core, parked, change))
     st.parked = []
     st.pending_change = None
 
@@ -96,8 +97,8 @@ def poll_leader(core: "KRaftCore", st: LeaderState) -> None:
     if now >= st.begin_quorum_deadline:
         resend = core.cfg.begin_quorum_epoch_resend_ms
         for nid, p in st.voter_states.items():
-            if nid == st.local_key.id or now - p.last_fetch_ms < resend:
-                continue
+            if nid == st.local_key.id or (p.last_fetch_ms >= 0 and now - p.last_fetch_ms < resend):
+                continue  # fetched recently (a voter that never fetched gets one at once)
             if not core.requests.is_ready(nid, now):
                 continue
             req = messages.begin_quorum_epoch_request(

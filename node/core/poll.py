@@ -200,6 +200,8 @@ def state_deadline(core: "KRaftCore") -> int:
         voter = core.is_voter()
         periodic = voter or _vcl.auto_join_enabled(core)
         update = st.update_voter_deadline if periodic and not core.requests.has_any_in_flight() else NEVER
+        if update <= core.now and st.leader_id is not None:
+            update = max(update, core.requests.backoff_end(st.leader_id))  # overdue, waiting to send
         return min(st.fetch_deadline, update) if voter else update
     return getattr(st, "election_deadline", NEVER)
 

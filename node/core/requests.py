@@ -74,6 +74,10 @@ class RequestManager:
         """Nothing in flight to ``dest`` and not backing off."""
         return dest not in self._in_flight and self._backoff_until.get(dest, 0) <= now
 
+    def backoff_end(self, dest: int) -> int:
+        """When the retry backoff of ``dest`` ends (0: none)."""
+        return self._backoff_until.get(dest, 0)
+
     def is_backing_off(self, dest: int, now: int) -> bool:
         return self._backoff_until.get(dest, 0) > now
 

@@ -85,7 +85,13 @@ def initialize(core: "KRaftCore") -> EpochState:
     elif stored.leader_id is not None and core.voters().endpoints(stored.leader_id):
         eps = dict(core.voters().endpoints(stored.leader_id))
         st = FollowerState(
-            stored.epoch, stored.leader_id, stored.voted_key, None, eps, now + core.cfg.fetch_timeout_ms, now
+            stored.epoch,
+            stored.leader_id,
+            stored.voted_key,
+            None,
+            eps,
+            now + core.cfg.fetch_timeout_ms,
+            now + core.cfg.update_voter_period_ms,
         )
     else:
         st = UnattachedState(stored.epoch, stored.leader_id, stored.voted_key, None, election_deadline())

@@ -163,12 +163,13 @@ class FollowerState(EpochState):
         "voter_updated",
     )
 
-    def __init__(self, epoch, leader_id, voted_key, hw, endpoints, fetch_deadline, now) -> None:
+    def __init__(self, epoch, leader_id, voted_key, hw, endpoints, fetch_deadline, update_voter_deadline) -> None:
         super().__init__(epoch, leader_id, voted_key, hw)
         self.leader_endpoints: Mapping[str, Endpoint] = endpoints
         self.fetch_deadline: int = fetch_deadline
         self.has_fetched = False
-        self.update_voter_deadline: int = now
+        # UpdateRaftVoter / auto-join: first looked at one full period after becoming a follower
+        self.update_voter_deadline: int = update_voter_deadline
         self.snapshot_download = None  # SnapshotId being fetched, if any
         self.voter_updated = False
 

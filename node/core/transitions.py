@@ -149,7 +149,9 @@ def become_follower(
         return
     _leave(core, Role.FOLLOWER, epoch)
     hw = st.high_watermark
-    new = FollowerState(epoch, leader_id, voted, hw, eps, core.now + core.cfg.fetch_timeout_ms, core.now)
+    new = FollowerState(
+        epoch, leader_id, voted, hw, eps, core.now + core.cfg.fetch_timeout_ms, core.now + core.cfg.update_voter_period_ms
+    )
     _enter(core, new, True)
 
 

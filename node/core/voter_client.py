@@ -3,8 +3,10 @@
 Every ``2 x fetch.timeout`` a voter sends UpdateRaftVoter when its entry in the voter set differs from
 its own listeners or supported kraft.version range (kraft.version 1), or when it has not yet updated
 this leader (kraft.version 0). With ``auto_join`` an observer sends RemoveRaftVoter for a stale entry
-of its id, else AddRaftVoter for itself with ``AckWhenCommitted=false``. The timer always re-arms, so
-a node with nothing to send does not spin (KAFKA-17751).
+of its id, else AddRaftVoter for itself with ``AckWhenCommitted=false``. The first period starts when
+the node becomes a follower. Once a period is over the timer re-arms as soon as a request goes out or
+none is needed, so a node with nothing to send does not spin (KAFKA-17751); an auto-join answer
+restarts the period again.
 """
 
 from __future__ import annotations
@@ -20,15 +22,19 @@ if TYPE_CHECKING:
     from .core import KRaftCore
 
 
-def _due(core: "KRaftCore", st: FollowerState) -> bool:
-    if core.now < st.update_voter_deadline:
-        return False
+def _period_over(core: "KRaftCore", st: FollowerState) -> bool:
+    return core.now >= st.update_voter_deadline
+
+
+def _restart_period(core: "KRaftCore", st: FollowerState) -> None:
     st.update_voter_deadline = core.now + core.cfg.update_voter_period_ms
-    return True
 
 
 def maybe_send_update_voter(core: "KRaftCore", st: FollowerState) -> bool:
-    if not _due(core, st) or st.leader_id is None or not core.requests.is_ready(st.leader_id, core.now):
+    """Once the period is over: send UpdateRaftVoter if needed (restarting the period), or restart it
+    when nothing is needed. While the leader cannot be sent to, the period stays over (Kafka restarts it
+    only once the request went out)."""
+    if not _period_over(core, st) or st.leader_id is None or not core.requests.is_ready(st.leader_id, core.now):
         return False
     kv = core.control.kraft_version()
     wanted = core.local_voter_spec()
@@ -40,6 +46,7 @@ def maybe_send_update_voter(core: "KRaftCore", st: FollowerState) -> bool:
         )
     else:
         needed = not st.voter_updated
+    _restart_period(core, st)
     if not needed or not core.cfg.listeners:
         return False
     req = messages.update_raft_voter_request(
@@ -72,8 +79,9 @@ def maybe_send_auto_join(core: "KRaftCore", st: FollowerState) -> bool:
     cfg = core.cfg
     if not auto_join_enabled(core):
         return False
-    if not _due(core, st) or st.leader_id is None or not core.requests.is_ready(st.leader_id, core.now):
+    if not _period_over(core, st) or st.leader_id is None or not core.requests.is_ready(st.leader_id, core.now):
         return False
+    _restart_period(core, st)
     entry = core.voters().get(core.local_key.id)
     if entry is not None and entry.key != core.local_key:
         req = messages.remove_raft_voter_request(cfg.cluster_id, entry.key)
@@ -87,10 +95,15 @@ def maybe_send_auto_join(core: "KRaftCore", st: FollowerState) -> bool:
 
 
 def handle_auto_join_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
-    """NONE, REQUEST_TIMED_OUT, DUPLICATE_VOTER and VOTER_NOT_FOUND just wait for the next period."""
-    return ev.response.error_code in (
+    """NONE, REQUEST_TIMED_OUT, DUPLICATE_VOTER and VOTER_NOT_FOUND restart the period (the next attempt
+    comes a full period after the answer); anything else is a failure (retry backoff)."""
+    done = ev.response.error_code in (
         errors.NONE,
         errors.REQUEST_TIMED_OUT,
         errors.DUPLICATE_VOTER,
         errors.VOTER_NOT_FOUND,
     )
+    st = core.state
+    if done and isinstance(st, FollowerState):
+        _restart_period(core, st)
+    return done

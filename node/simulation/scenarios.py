@@ -328,12 +328,14 @@ def classic_rejoin(sim: "Simulation") -> Script:
 
 @scenario(kraft_version=0)
 def kraft_upgrade(sim: "Simulation") -> Script:
-    """Static voters (kraft.version 0) upgraded to 1 under light loss, then a follower removed and re-added."""
+    """Static voters (kraft.version 0) upgraded to 1, then a follower removed and re-added under light loss."""
     r = sim.rng
-    sim.set_faults(loss=r.uniform(0, 0.05))
+    # Reordering and duplicates, but no loss while the followers report: a silently lost Fetch expires
+    # the fetch timeout, and each new follower state starts the report period (2 x fetch timeout) over.
+    sim.set_faults(duplicate=r.uniform(0, 0.05), reorder=r.uniform(0, 0.2))
     yield leader_elected(sim)
-    # Each follower reports its directory id once per leader (UpdateRaftVoter, every 2 x fetch timeout
-    # until it succeeds); the leader refuses the upgrade until all have.
+    # Each follower reports its directory id once per leader (UpdateRaftVoter, one period after it
+    # starts following); the leader refuses the upgrade until all have.
     deadline = sim.queue.now + 120_000
     while not sim.upgrade_kraft_version(1):
         if sim.queue.now > deadline:
@@ -344,6 +346,7 @@ def kraft_upgrade(sim: "Simulation") -> Script:
         30_000,
         "every running node reads kraft.version 1",
     )
+    sim.set_faults(loss=r.uniform(0, 0.05))
     target = r.choice(followers(sim))
     change = sim.remove_voter(target)
     yield done(change)

@@ -232,6 +232,8 @@ class Env:
                 self.base_kwargs[name] = int(cmd.kwargs[key])
         if cmd.kwargs.get("prevote") == "false":
             self.base_kwargs["pre_vote"] = False
+        # start=<ms>: the clock starts there instead of 0 (Kafka's MockTime starts at the wall clock)
+        self.now = int(cmd.kwargs.get("start", self.now))
         self.voter_ids = list(range(1, n + 1))
         for i in self.voter_ids:
             self.nodes[i] = Node(i, {})
@@ -274,7 +276,7 @@ class Env:
         lines: list[str] = []
         for _ in range(total // step):
             self.cmd_tick(Command("tick", [str(step)], {}), lines)
-            self.cmd_stabilize(Command("stabilize", [], {}), lines)
+            self.cmd_stabilize(Command("stabilize", [], {"rounds": "50"}), lines)
         out.extend(
             l for l in lines if " -> " in l or ": persist " in l or "did not" in l or any(x in l for x in show)
         )
@@ -293,13 +295,18 @@ class Env:
         self.deliver(cmd, out)
 
     def cmd_stabilize(self, cmd: Command, out: list[str]) -> None:
-        for _ in range(200):
+        """stabilize [rounds=N]: deliver everything, and what that sends, until the network is quiet.
+        Nodes that know no leader keep asking each other (a refusal is no reason to back off, §4.9),
+        which never ends at one instant; ``rounds`` then bounds the delivery rounds shown."""
+        rounds = int(cmd.kwargs.get("rounds", "200"))
+        for _ in range(rounds):
             if not self.net:
                 return
             pending, self.net = self.net, []
             for src, m in pending:
                 self.deliver_one(src, m, out)
-        out.append("(did not stabilize)")
+        if "rounds" not in cmd.kwargs:
+            out.append("(did not stabilize)")
 
     def cmd_partition(self, cmd: Command, out: list[str]) -> None:
         """partition 3: node(s) 3 (comma separated) cut off from the rest."""
