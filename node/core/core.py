@@ -60,9 +60,10 @@ from .kraft_upgrade import upgrade_kraft_version
 class KRaftCore:
     """One KRaft replica (voter or observer) as a pure state machine.
 
-    Public surface: :meth:`step`, :meth:`tick`, :meth:`append`, :meth:`create_snapshot`, :meth:`upgrade_kraft_version`,
-    :meth:`shutdown`, :meth:`has_ready`, :meth:`ready`, :meth:`advance`, :meth:`next_deadline_ms`,
-    plus read-only properties for tests, the simulator and DescribeQuorum-style introspection.
+    Public surface: :meth:`step`, :meth:`tick`, :meth:`append`, :meth:`create_snapshot`,
+    :meth:`upgrade_kraft_version`, :meth:`shutdown`, :meth:`has_ready`, :meth:`ready`, :meth:`advance`,
+    :meth:`next_deadline_ms`, plus read-only properties for tests, the simulator and DescribeQuorum-style
+    introspection.
     """
 
     def __init__(
