@@ -80,7 +80,14 @@ def can_grant(core: "KRaftCore", candidate: ReplicaKey, pre_vote: bool, up_to_da
         return False
     if pre_vote:
         if role is Role.FOLLOWER:
-            return not st.has_fetched and up_to_date  # type: ignore[attr-defined]
+            # Kafka: only while nothing was fetched from the leader in this state. A voter leaves the
+            # state when its fetch timer runs out; an observer never does, so one that is already a
+            # voter in the latest set (it has not fetched that VotersRecord yet) would refuse every
+            # pre-vote after its leader died, and with such a voter needed for a majority no election
+            # could ever succeed (found by the simulator, chaos). A leader silent for a whole fetch
+            # timeout therefore no longer counts, for observers too.
+            silent = core.now >= st.fetch_deadline  # type: ignore[attr-defined]
+            return (not st.has_fetched or silent) and up_to_date  # type: ignore[attr-defined]
         return up_to_date
     if role in (Role.UNATTACHED, Role.PROSPECTIVE):
         voted = st.voted_key
