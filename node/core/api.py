@@ -56,7 +56,7 @@ from __future__ import annotations
 import enum
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, Sequence, Union, runtime_checkable
+from typing import Any, Mapping, Protocol, Union
 
 __all__ = [
     # identity and values

@@ -41,7 +41,6 @@ def validate_leader_only(core: "KRaftCore", epoch: int) -> int:
 class PartitionInfo(NamedTuple):
     """What every KRaft response says about the partition: error, leader, epoch, leader endpoints."""
 
-    top_error: int
     error: int
     leader_id: int | None
     epoch: int
@@ -70,7 +69,7 @@ def partition_info(core: "KRaftCore", response: Any) -> PartitionInfo | None:
         cl = response.current_leader
         lid = None if cl.leader_id < 0 else cl.leader_id
         eps = {core.listener_name() or "CONTROLLER": Endpoint(cl.host, cl.port)} if lid is not None and cl.host else {}
-        return PartitionInfo(top, top, lid, cl.leader_epoch, eps)
+        return PartitionInfo(top, lid, cl.leader_epoch, eps)
     if top != errors.NONE or not topics or not topics[0].partitions:
         return None
     p = topics[0].partitions[0]
@@ -80,7 +79,17 @@ def partition_info(core: "KRaftCore", response: Any) -> PartitionInfo | None:
         lid, epoch = p.leader_id, p.leader_epoch
     lid = None if lid < 0 else lid
     eps = endpoints_from(core, getattr(response, "node_endpoints", None), lid)
-    return PartitionInfo(top, p.error_code, lid, epoch, eps)
+    return PartitionInfo(p.error_code, lid, epoch, eps)
+
+
+def common_outcome(core: "KRaftCore", response: Any) -> tuple[bool | None, PartitionInfo | None]:
+    """What every response handler does first: ``(done, info)``. ``done`` is the handler's result when
+    the common handling settles the response (``False`` for one without a partition), else ``None``:
+    continue with ``info``."""
+    info = partition_info(core, response)
+    if info is None:
+        return False, None
+    return handle_common_response(core, info), info
 
 
 def handle_common_response(core: "KRaftCore", info: PartitionInfo) -> bool | None:

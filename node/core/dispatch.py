@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Callable
 
 from . import describe, errors, fetch_follower, fetch_leader, messages as m, quorum_epoch, responses
 from . import snapshots, vote, voter_changes
-from .api import RequestFailed, RequestReceived, ResponseReceived, Role
+from .api import RequestFailed, RequestReceived, ResponseReceived
 from .requests import InFlight
 
 if TYPE_CHECKING:
@@ -78,9 +78,9 @@ def on_request_timeout(core: "KRaftCore", dest: int, flight: InFlight) -> None:
 
 
 def _on_failed(core: "KRaftCore", dest: int, flight: InFlight, error: int) -> None:
+    """Most failures need nothing beyond the retry backoff: the next poll sends again (a FetchSnapshot
+    from the same position). These two change state."""
     if flight.api_key == m.API_VOTE and error == errors.UNSUPPORTED_VERSION:
         vote.on_vote_unsupported(core, dest)
     elif flight.api_key == m.API_API_VERSIONS:
         voter_changes.on_api_versions_failed(core, dest)
-    elif flight.api_key == m.API_FETCH_SNAPSHOT and core.state.role is Role.FOLLOWER:
-        pass  # retried by the next poll from the same position

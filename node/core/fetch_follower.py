@@ -14,7 +14,7 @@ from kraftwire.node import batches as _batches
 
 from . import errors
 from .api import InvariantViolation, ResponseReceived, SnapshotId, SnapshotWrite
-from .common import handle_common_response, partition_info
+from .common import common_outcome
 from .log_ops import truncation_offset
 from .states import FollowerState
 
@@ -23,12 +23,9 @@ if TYPE_CHECKING:
 
 
 def handle_fetch_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
-    info = partition_info(core, ev.response)
-    if info is None:
-        return False
-    handled = handle_common_response(core, info)
-    if handled is not None:
-        return handled
+    done, info = common_outcome(core, ev.response)
+    if done is not None:
+        return done
     st = core.state
     if info.error != errors.NONE:
         return False

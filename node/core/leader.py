@@ -83,7 +83,6 @@ class LeaderState(EpochState):
         "pending_change",
         "volatile_voters",
         "resign_requested",
-        "leader_change_fired",
     )
 
     def __init__(self, epoch, local_key, voted_key, epoch_start_offset, voters: VoterSet, granting, now, cq_ms):
@@ -103,7 +102,6 @@ class LeaderState(EpochState):
         # to the log) until the kraft.version upgrade writes it as the first VotersRecord (§7.5, §7.6).
         self.volatile_voters: VoterSet | None = None
         self.resign_requested = False
-        self.leader_change_fired = False
         self.update_voters(voters)
 
     # -- membership ----------------------------------------------------------------------------------

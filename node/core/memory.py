@@ -142,14 +142,12 @@ class MemoryLog:
 class MemoryQuorumStateStore:
     def __init__(self) -> None:
         self.state: ElectionState | None = None
-        self.writes = 0
 
     def read(self) -> ElectionState | None:
         return self.state
 
     def write(self, state: ElectionState) -> None:
         self.state = state
-        self.writes += 1
 
     def clear(self) -> None:
         self.state = None

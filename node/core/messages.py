@@ -57,21 +57,6 @@ def key_of(node_id: int, directory_id: uuid.UUID) -> ReplicaKey:
     return ReplicaKey(node_id, None if directory_id == ZERO_UUID else directory_id)
 
 
-# -- reading the single partition --------------------------------------------------------------------
-
-
-def single_partition(topics: Sequence[Any], name_attr: str = "topic_name") -> tuple[bool, Any]:
-    """``(ok, partition)``: ok when there is exactly one topic with one partition (its name/index is
-    checked by :func:`is_metadata_partition`)."""
-    if len(topics) != 1 or len(topics[0].partitions) != 1:
-        return False, None
-    return True, topics[0].partitions[0]
-
-
-def is_metadata_topic(topic: Any, name_attr: str = "topic_name") -> bool:
-    return getattr(topic, name_attr) == METADATA_TOPIC
-
-
 # -- request builders ------------------------------------------------------------------------------
 
 

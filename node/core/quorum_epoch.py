@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import errors, responses
 from .api import METADATA_PARTITION, METADATA_TOPIC, Endpoint, RequestReceived, ResponseReceived
-from .common import cluster_id_ok, handle_common_response, partition_info, validate_voter_only
+from .common import cluster_id_ok, common_outcome, validate_voter_only
 from .messages import key_of
 from .states import FollowerState, ResignedState
 from .transitions import maybe_transition
@@ -107,20 +107,14 @@ def successor_backoff_ms(core: "KRaftCore", p: Any, version: int) -> int:
 
 
 def handle_begin_quorum_epoch_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
-    info = partition_info(core, ev.response)
-    if info is None:
-        return False
-    handled = handle_common_response(core, info)
-    return handled if handled is not None else info.error == errors.NONE
+    done, info = common_outcome(core, ev.response)
+    return done if done is not None else info.error == errors.NONE
 
 
 def handle_end_quorum_epoch_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
-    info = partition_info(core, ev.response)
-    if info is None:
-        return False
-    handled = handle_common_response(core, info)
-    if handled is not None:
-        return handled
+    done, info = common_outcome(core, ev.response)
+    if done is not None:
+        return done
     st = core.state
     if isinstance(st, ResignedState) and info.error == errors.NONE:
         st.unacked.discard(ev.source)

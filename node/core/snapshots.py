@@ -31,7 +31,7 @@ from .api import (
     SnapshotLoaded,
     SnapshotWrite,
 )
-from .common import cluster_id_ok, handle_common_response, partition_info, validate_leader_only
+from .common import cluster_id_ok, common_outcome, validate_leader_only
 from .leader import LeaderState
 from .messages import fetch_snapshot_request, key_of
 from .states import FollowerState
@@ -165,12 +165,9 @@ def send_fetch_snapshot(core: "KRaftCore", st: FollowerState, dest: int | None =
 
 
 def handle_fetch_snapshot_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
-    info = partition_info(core, ev.response)
-    if info is None:
-        return False
-    handled = handle_common_response(core, info)
-    if handled is not None:
-        return handled
+    done, info = common_outcome(core, ev.response)
+    if done is not None:
+        return done
     st = core.state
     if not isinstance(st, FollowerState) or st.snapshot_download is None:
         return True

@@ -42,8 +42,6 @@ TRANSITIONS: dict[tuple[Role, Role], tuple[str, bool]] = {
 }
 """The legal state changes. Same-epoch edges additionally obey :func:`check_transition`'s rules."""
 
-SAME_EPOCH_VOTE_EDGES = {(U, U): "vote granted", (P, P): "vote granted while prospective"}
-
 
 def check_transition(src: "EpochState", dst: Role, epoch: int) -> None:
     """Raise :class:`InvariantViolation` for a change the table (or its epoch rules) forbids."""

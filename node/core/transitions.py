@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping
 
-from . import errors
 from .api import Endpoint, InvariantViolation, ReplicaKey, Role
 from .leader import LeaderState
 from .states import (

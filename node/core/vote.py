@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from . import errors, responses
 from .api import METADATA_PARTITION, METADATA_TOPIC, ReplicaKey, RequestReceived, ResponseReceived, Role
-from .common import cluster_id_ok, handle_common_response, partition_info, validate_voter_only
+from .common import cluster_id_ok, common_outcome, validate_voter_only
 from .messages import key_of
 from .states import CandidateState, ProspectiveState
 from .transitions import add_vote, become_candidate, become_leader, become_unattached
@@ -106,12 +106,9 @@ def handle_vote_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
     if resp.error_code == errors.UNSUPPORTED_VERSION:
         on_vote_unsupported(core, ev.source)
         return False
-    info = partition_info(core, resp)
-    if info is None:
-        return False
-    handled = handle_common_response(core, info)
-    if handled is not None:
-        return handled
+    done, info = common_outcome(core, resp)
+    if done is not None:
+        return done
     st = core.state
     if info.error != errors.NONE:
         return False

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from . import errors, messages
 from .api import ResponseReceived
-from .common import handle_common_response, partition_info
+from .common import common_outcome
 from .states import FollowerState
 
 if TYPE_CHECKING:
@@ -63,12 +63,8 @@ def handle_update_raft_voter_response(core: "KRaftCore", ev: ResponseReceived) -
         st.voter_updated = True
         st.fetch_deadline = core.now + core.cfg.fetch_timeout_ms
         return True
-    info = partition_info(core, resp)
-    if info is not None:
-        handled = handle_common_response(core, info)
-        if handled is not None:
-            return handled
-    return False
+    done, _ = common_outcome(core, resp)
+    return bool(done)  # settled by the common handling, else a failure (retry backoff)
 
 
 def auto_join_enabled(core: "KRaftCore") -> bool:

@@ -68,13 +68,6 @@ class VoterSet:
         v = self._by_id.get(node_id)
         return {} if v is None else v.listeners
 
-    def default_endpoint(self, node_id: int) -> Endpoint | None:
-        eps = self.endpoints(node_id)
-        return next(iter(eps.values()), None)
-
-    def supports_kraft_version(self, version: int) -> bool:
-        return all(lo <= version <= hi for lo, hi in (v.kraft_version_range for v in self))
-
     # -- changes (each returns a new set) -------------------------------------------------------------
 
     def with_voter(self, spec: VoterSpec) -> "VoterSet":
