@@ -239,13 +239,20 @@ METADATA_RECORDS: dict[str, dict[int, str]] = {}
 COORDINATOR_RECORDS: dict[str, dict[int, tuple[str, str]]] = {}
 
 
+_LOOKED_UP: dict[str, type[Message]] = {}  # framing and the records layer look up on every call
+
+
 def lookup(spec_name: str) -> type[Message]:
     """The message class of a spec file stem, e.g. ``lookup("VoteRequest")``."""
-    try:
-        module_name, class_name = SPECS[spec_name]
-    except KeyError:
-        raise KeyError(f"no spec named {spec_name!r} in {__name__}") from None
-    return getattr(importlib.import_module(f".{module_name}", __name__), class_name)
+    found = _LOOKED_UP.get(spec_name)
+    if found is None:
+        try:
+            module_name, class_name = SPECS[spec_name]
+        except KeyError:
+            raise KeyError(f"no spec named {spec_name!r} in {__name__}") from None
+        module = importlib.import_module(f".{module_name}", __name__)
+        found = _LOOKED_UP[spec_name] = getattr(module, class_name)
+    return found
 
 
 def _api(api_key: int) -> ApiInfo:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import struct
 
 from ._control import generated_package
+from ._json import b64_or_none as _b64
 from ._runtime import DecodeError, EncodeError, read_uvarint, write_uvarint
 
 __all__ = [
@@ -98,12 +99,6 @@ class CoordinatorRecord:
             f"CoordinatorRecord(type={self.record_type}, key={self.key!r}, "
             f"version={self.version}, value={self.value!r})"
         )
-
-
-def _b64(data) -> str | None:
-    import base64
-
-    return None if data is None else base64.b64encode(bytes(data)).decode("ascii")
 
 
 def _read_short_uvarint(data: bytes, pos: int, what: str) -> tuple[int, int]:

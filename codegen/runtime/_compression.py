@@ -78,14 +78,12 @@ def codec_id(codec) -> int:
 # -- compress ----------------------------------------------------------------------------------------
 
 
-def compress(codec: int, data: bytes, level: int | None = None, *, xerial: bool = True) -> bytes:
-    """Compress ``data`` the way the Java client does for ``codec`` (1-4)."""
+def compress(codec: int, data: bytes, level: int | None = None) -> bytes:
+    """Compress ``data`` the way the Java client does for ``codec`` (1-4; snappy xerial-framed)."""
     if codec == 1:
         return _gzip_compress(data, _DEFAULT_GZIP_LEVEL if level is None else level)
     if codec == 2:
         lib = _lib()
-        if not xerial:
-            return bytes(lib.snappy.compress_raw(data))
         out = bytearray(_XERIAL_HEADER)
         view = memoryview(data)
         for start in range(0, len(data), _XERIAL_BLOCK):
@@ -99,8 +97,6 @@ def compress(codec: int, data: bytes, level: int | None = None, *, xerial: bool 
         return bytes(
             _lib().zstd.compress(data, level=_DEFAULT_ZSTD_LEVEL if level is None else level)
         )
-    if codec == 0:
-        return bytes(data)
     raise EncodeError(f"unknown compression codec {codec}")
 
 

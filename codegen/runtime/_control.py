@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import struct
 
+from ._json import b64_or_none
 from ._runtime import DecodeError, EncodeError
 
 __all__ = [
@@ -103,9 +104,7 @@ class ControlRecord:
     def to_json(self) -> dict:
         out = {"keyVersion": self.key_version, "type": self.type, "typeName": self.type_name}
         if not self.is_known:
-            import base64
-
-            out["value"] = base64.b64encode(bytes(self.value)).decode("ascii")
+            out["value"] = b64_or_none(self.value)
             return out
         if self.type in (ABORT, COMMIT):
             out["valueVersion"] = self.value_version

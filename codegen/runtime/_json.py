@@ -196,6 +196,11 @@ def bytes_to_json(value: bytes) -> str:
     return base64.b64encode(value).decode("ascii")
 
 
+def b64_or_none(value) -> str | None:
+    """Standard base64 of any bytes-like value, or None for None (the records layer's JSON views)."""
+    return None if value is None else base64.b64encode(value).decode("ascii")
+
+
 def bytes_from_json(value: object) -> bytes:
     if not isinstance(value, str):
         raise EncodeError(f"expected a base64 string, got {_json_type(value)}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 
 from ._batch import Record, RecordBatch
+from ._json import b64_or_none as _b64
 from ._runtime import DecodeError, ProtocolError
 
 __all__ = ["batch_from_json", "batch_to_json", "batches_to_json", "record_to_json"]
@@ -33,10 +34,6 @@ _HEADER_FIELDS = (
     ("baseSequence", "base_sequence"),
     ("recordCount", "record_count"),
 )
-
-
-def _b64(data) -> str | None:
-    return None if data is None else base64.b64encode(data).decode("ascii")
 
 
 def _unb64(text) -> bytes | None:
@@ -103,7 +100,7 @@ def batch_to_json(
     out["isTransactional"] = batch.is_transactional
     out["isControl"] = batch.is_control
     if batch.has_delete_horizon:
-        out["deleteHorizonMs"] = batch.base_timestamp
+        out["deleteHorizonMs"] = batch.delete_horizon_ms
     records = []
     decode = (decode_control and batch.is_control) or (values and not batch.is_control)
     for record in batch.records:

@@ -86,14 +86,8 @@ def _uuid_constructor():
 
 uuid_from_wire = _uuid_constructor()
 
-INT8 = struct.Struct(">b")
 INT16 = struct.Struct(">h")
-UINT16 = struct.Struct(">H")
 INT32 = struct.Struct(">i")
-UINT32 = struct.Struct(">I")
-INT64 = struct.Struct(">q")
-FLOAT64 = struct.Struct(">d")
-UUID = struct.Struct(">16s")
 
 _unpack_int16 = INT16.unpack_from
 _unpack_int32 = INT32.unpack_from
@@ -220,7 +214,7 @@ def read_compact_string(buf: bytes, pos: int) -> tuple[str | None, int]:
 def write_string(out: bytearray, value: str) -> None:
     data = value.encode("utf-8")
     if len(data) > MAX_STRING_BYTES:
-        raise EncodeError(f"string of {len(data)} UTF-8 bytes is longer than {MAX_STRING_BYTES}")
+        raise too_long(len(data))
     out += _pack_int16(len(data))
     out += data
 
@@ -236,7 +230,7 @@ def write_compact_string(out: bytearray, value: str) -> None:
     data = value.encode("utf-8")
     length = len(data)
     if length > MAX_STRING_BYTES:
-        raise EncodeError(f"string of {length} UTF-8 bytes is longer than {MAX_STRING_BYTES}")
+        raise too_long(length)
     if length < 0x7F:
         out.append(length + 1)
     else:
@@ -303,8 +297,6 @@ def write_compact_nullable_bytes(out: bytearray, value: bytes | None) -> None:
         write_compact_bytes(out, value)
 
 
-# -- uuid --------------------------------------------------------------------------------------------
-
 # -- tagged fields -----------------------------------------------------------------------------------
 
 
@@ -354,9 +346,7 @@ def explain_value(kind: str, value: object, nullable: bool) -> str | None:
     if expected is not None and not isinstance(value, expected):
         return f"expected {kind}, got {type(value).__name__}"
     if kind == "string" and len(value.encode("utf-8")) > MAX_STRING_BYTES:
-        return (
-            f"string of {len(value.encode('utf-8'))} UTF-8 bytes is longer than {MAX_STRING_BYTES}"
-        )
+        return str(too_long(len(value.encode("utf-8"))))
     return None
 
 

@@ -50,6 +50,8 @@ from ._logrecords import (
 from ._runtime import DecodeError, EncodeError, ProtocolError
 from ._v2 import V2_HEADER_SIZE, decode_v2_batch, write_v2_batch
 
+_new_record = tuple.__new__  # Record(...) without NamedTuple's Python-level __new__
+
 __all__ = [
     "CODEC_NAMES",
     "CONTROL_TYPE_NAMES",
@@ -130,11 +132,7 @@ def iter_batches(
     if not isinstance(data, bytes):
         data = bytes(data)
     spans, _ = batch_spans(data)
-    for start, stop, magic in spans:
-        if magic == 2:
-            yield decode_v2_batch(data, start, stop - start, max_decompressed_bytes)
-        else:
-            yield decode_legacy_entry(data, start, stop - start, max_decompressed_bytes)
+    yield from _decode_spans(data, spans, max_decompressed_bytes)
 
 
 def decode_batches(
@@ -151,13 +149,15 @@ def decode_batches(
     if not isinstance(data, bytes):
         data = bytes(data)
     spans, tail = batch_spans(data)
-    batches = []
+    return list(_decode_spans(data, spans, max_decompressed_bytes)), data[tail:]
+
+
+def _decode_spans(data: bytes, spans: list, max_decompressed_bytes: int) -> Iterator[RecordBatch]:
     for start, stop, magic in spans:
         if magic == 2:
-            batches.append(decode_v2_batch(data, start, stop - start, max_decompressed_bytes))
+            yield decode_v2_batch(data, start, stop - start, max_decompressed_bytes)
         else:
-            batches.append(decode_legacy_entry(data, start, stop - start, max_decompressed_bytes))
-    return batches, data[tail:]
+            yield decode_legacy_entry(data, start, stop - start, max_decompressed_bytes)
 
 
 # -- writing -----------------------------------------------------------------------------------------
@@ -219,7 +219,7 @@ def encode_batch(
             timestamp = now
         _check_bytes(index, "key", key)
         _check_bytes(index, "value", value)
-        rows.append(Record(base_offset + index, timestamp, key, value, list(headers or ()), 0))
+        rows.append(_new_record(Record, (base_offset + index, timestamp, key, value, list(headers or ()), 0)))
     if not rows:
         raise EncodeError("a record batch needs at least one record")
     if timestamp_type not in _TIMESTAMP_TYPES:
