@@ -6,6 +6,7 @@ by black and is deterministic: two runs over the same specs give identical bytes
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -18,6 +19,7 @@ import black
 import jinja2
 
 from . import GENERATOR_VERSION
+from .defaults import INTEGER_RANGES
 from .model import Field, MessageSpec, snake_case
 from .plan import JsonTable, StructPlan, plan_message
 from .python_values import default_constant, default_expr
@@ -88,13 +90,12 @@ RUNTIME_NAMES = {
 }
 _IMPORTS_MARKER = "# -- runtime imports --"
 
-_INT_KINDS = ("int8", "int16", "uint16", "int32", "uint32", "int64")
 _PY_TYPES = {"bool": "bool", "float64": "float", "uuid": "uuid.UUID", "string": "str"}
 
 
 def _py_type(field_type) -> str:
     kind = field_type.kind
-    if kind in _INT_KINDS:
+    if kind in INTEGER_RANGES:
         return "int"
     if kind in ("bytes", "records"):
         return "bytes"
@@ -113,10 +114,6 @@ def annotation(fld: Field) -> str:
 def init_default(fld: Field) -> str:
     expr = default_expr(fld)
     return "_DEFAULT" if expr.endswith("()") or expr == "[]" else expr
-
-
-def kind_name(fld: Field) -> str:
-    return fld.type.kind
 
 
 def _escape(text: str) -> str:
@@ -188,7 +185,9 @@ def _without_trailing_defaults(values: list[str], defaults: list[str]) -> list[s
     return values
 
 
+@functools.lru_cache(maxsize=None)
 def _environment() -> jinja2.Environment:
+    """One per process: compiling the templates costs more than rendering a module with them."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         undefined=jinja2.StrictUndefined,
@@ -199,7 +198,6 @@ def _environment() -> jinja2.Environment:
     env.globals.update(
         annotation=annotation,
         init_default=init_default,
-        kind_name=kind_name,
         docstring=docstring,
         default_expr=default_expr,
         json_field=json_field,
@@ -220,8 +218,8 @@ def _spec_type_line(spec: MessageSpec) -> str:
     return f"a {spec.type} message."
 
 
-def render_module(spec: MessageSpec, env: jinja2.Environment | None = None) -> str:
-    env = env or _environment()
+def render_module(spec: MessageSpec) -> str:
+    env = _environment()
     plan = plan_message(spec)
     defaults = sorted(
         {

@@ -18,10 +18,6 @@ class RawSpec:
     path: Path
     data: object
 
-    @property
-    def file_name(self) -> str:
-        return self.path.name
-
 
 def strip_comments(text: str) -> str:
     """Remove ``//`` line comments and ``/* */`` block comments that stand outside string literals.

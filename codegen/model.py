@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .defaults import parse_default
+from .defaults import default_text, parse_default
 from .versions import NONE, Versions
 
 PRIMITIVE_SIZES = {
@@ -97,7 +97,6 @@ class Field:
     map_key: bool
     flexible_versions: Versions | None
     about: str
-    entity_type: str
     struct: "Struct | None" = None
 
     @property
@@ -118,16 +117,11 @@ class Struct:
     name: str
     versions: Versions
     fields: list[Field]
-    is_common: bool = False
     about: str = ""
 
     @property
     def map_key_fields(self) -> list[Field]:
         return [f for f in self.fields if f.map_key]
-
-    @property
-    def tagged_fields(self) -> list[Field]:
-        return sorted((f for f in self.fields if f.tag is not None), key=lambda f: f.tag)
 
 
 @dataclass(eq=False)
@@ -157,30 +151,17 @@ class MessageSpec:
     def is_placeholder(self) -> bool:
         return self.valid_versions.empty
 
-    @property
-    def about(self) -> str:
-        return self.root.about
-
 
 def _bool(value: object) -> bool:
     return value if isinstance(value, bool) else str(value).strip().lower() == "true"
 
 
-def _build_field(raw: dict, flexible: Versions) -> Field:
+def _build_field(raw: dict) -> Field:
     ftype = FieldType.parse(raw["type"])
     tagged = Versions.parse(raw.get("taggedVersions"), NONE)
     versions = Versions.parse(raw.get("versions"), tagged if not tagged.empty else None)
     nullable = Versions.parse(raw.get("nullableVersions"), NONE)
     default_raw = raw.get("default")
-    default_text = (
-        ""
-        if default_raw is None
-        else str(default_raw).lower() if isinstance(default_raw, bool) else str(default_raw)
-    )
-    if ftype.is_struct:
-        default = None if default_text == "null" else "struct"
-    else:
-        default = parse_default(ftype.spec, default_raw, nullable.contains(versions))
     fflex = raw.get("flexibleVersions")
     return Field(
         name=raw["name"],
@@ -189,27 +170,24 @@ def _build_field(raw: dict, flexible: Versions) -> Field:
         nullable_versions=nullable,
         tagged_versions=tagged,
         tag=None if raw.get("tag") is None else int(raw["tag"]),
-        default=default,
-        default_text=default_text,
+        default=parse_default(ftype.spec, default_raw, nullable.contains(versions)),
+        default_text=default_text(default_raw),
         ignorable=_bool(raw.get("ignorable", False)),
         map_key=_bool(raw.get("mapKey", False)),
         flexible_versions=None if fflex is None else Versions.parse(fflex),
         about=raw.get("about", ""),
-        entity_type=raw.get("entityType", "unknown"),
     )
 
 
-def _collect_structs(
-    fields_raw: list[dict], flexible: Versions, structs: dict[str, Struct], common: set[str]
-) -> list[Field]:
+def _collect_structs(fields_raw: list[dict], structs: dict[str, Struct]) -> list[Field]:
     fields = []
     for raw in fields_raw:
-        fld = _build_field(raw, flexible)
+        fld = _build_field(raw)
         if "fields" in raw:
             name = fld.type.struct_name
             assert name is not None
-            nested = _collect_structs(raw["fields"], flexible, structs, common)
-            structs[name] = Struct(name, fld.versions, nested, False, fld.about)
+            nested = _collect_structs(raw["fields"], structs)
+            structs[name] = Struct(name, fld.versions, nested, fld.about)
         fields.append(fld)
     return fields
 
@@ -228,18 +206,15 @@ def build_message(
     placeholder = valid.empty
     flexible = NONE if placeholder else Versions.parse(raw["flexibleVersions"])
     structs: dict[str, Struct] = {}
-    common_names = {c["name"] for c in raw.get("commonStructs", [])}
-    for common in raw.get("commonStructs", []):
-        fields = _collect_structs(common["fields"], flexible, structs, common_names)
-        structs[common["name"]] = Struct(
-            common["name"],
-            Versions.parse(common["versions"]),
-            fields,
-            True,
-            common.get("about", ""),
-        )
-    root_fields = _collect_structs(raw.get("fields", []), flexible, structs, common_names)
-    root = Struct(raw["name"], valid, root_fields, False, _top_about(comments))
+    root_fields: list[Field] = []
+    if not placeholder:  # a placeholder only reserves its API key; validation skips its fields too
+        for common in raw.get("commonStructs", []):
+            fields = _collect_structs(common["fields"], structs)
+            structs[common["name"]] = Struct(
+                common["name"], Versions.parse(common["versions"]), fields, common.get("about", "")
+            )
+        root_fields = _collect_structs(raw.get("fields", []), structs)
+    root = Struct(raw["name"], valid, root_fields, _top_about(comments))
     for struct in list(structs.values()) + [root]:
         _resolve(struct, structs)
     listeners = raw.get("listeners", [])

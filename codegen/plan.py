@@ -97,7 +97,6 @@ class Layout:
     entries: list[
         tuple[Field, str, Op | None]
     ]  # per field in declaration order: inline/tagged/absent
-    runs: list[Op] = _field(default_factory=list)
 
     @property
     def first(self) -> int:
@@ -162,7 +161,6 @@ class _Planner:
     def __init__(self, spec: MessageSpec) -> None:
         self.spec = spec
         self.plans: dict[str, StructPlan] = {}
-        self.order: list[str] = []
         self.keys: dict[str, dict[tuple, Layout]] = {}
         self.formats: dict[str, str] = {}
 
@@ -179,22 +177,16 @@ class _Planner:
             self.keys[struct.name] = {}
         layout = self.keys[struct.name].get(key)
         if layout is None:
-            declared = len(struct.tagged_fields)
+            declared = sum(1 for f in struct.fields if f.tag is not None)
             layout = Layout(struct, [], ops, tagged, flexible, declared, entries)
-            layout.runs = [op for op in ops if op.kind == "run"]
-            for run in layout.runs:
-                fmt = ">" + "".join(STRUCT_CODES[f.type.kind] for f in run.fields)
-                run.struct_name = self._format(fmt)
-            for t in tagged:
-                if t.op.kind == "run":
-                    fmt = ">" + "".join(STRUCT_CODES[f.type.kind] for f in t.op.fields)
-                    t.op.struct_name = self._format(fmt)
+            runs = [op for op in ops if op.kind == "run"] + [t.op for t in tagged if t.op.kind == "run"]
+            for run in runs:
+                codes = "".join(STRUCT_CODES[f.type.kind] for f in run.fields)
+                run.struct_name = self._format(">" + codes)
             self.keys[struct.name][key] = layout
             plan.layouts.append(layout)
         layout.versions.append(version)
         plan.by_version[version] = layout
-        if struct.name not in self.order:
-            self.order.append(struct.name)
         return layout
 
     def _format(self, fmt: str) -> str:
@@ -260,9 +252,7 @@ class _Planner:
     def finish(self) -> MessagePlan:
         ordered = _dependency_order(self.plans)
         root = self.plans[self.spec.root.name]
-        formats = sorted(
-            ((name, fmt) for fmt, name in self.formats.items()), key=lambda x: int(x[0][2:])
-        )
+        formats = [(name, fmt) for fmt, name in self.formats.items()]  # numbered in insertion order
         plan = MessagePlan(self.spec, ordered, root, formats)
         _plan_json(plan)
         return plan

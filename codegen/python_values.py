@@ -22,10 +22,6 @@ def default_expr(field: Field) -> str:
 def literal(value: object) -> str:
     if isinstance(value, uuid.UUID):
         return "_ZERO_UUID" if value.int == 0 else f'_UUID("{value}")'
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, list):
-        return "[]"
     return repr(value)
 
 

@@ -23,8 +23,9 @@ from pathlib import Path
 
 import jsonschema
 
-from .defaults import DefaultError, NullDefaultError, parse_default
+from .defaults import INTEGER_RANGES, DefaultError, NullDefaultError, parse_default
 from .loader import RawSpec
+from .model import PRIMITIVE_SIZES, VARIABLE_KINDS
 from .versions import MAX_VERSION, NONE, Versions, VersionSyntaxError
 
 # Every rule id with its message template; tests/specs_broken has a failing spec for each one.
@@ -93,10 +94,8 @@ RULES: dict[str, str] = {
 
 FIELD_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*")  # FieldSpec.java:31
 STRUCT_TYPE_NAME = re.compile(r"[A-Z][A-Za-z0-9]*")
-PRIMITIVE_TYPES = frozenset(
-    "bool int8 int16 uint16 int32 uint32 int64 float64 uuid string bytes records".split()
-)
-NULLABLE_PRIMITIVES = frozenset({"string", "bytes", "records"})
+PRIMITIVE_TYPES = frozenset(PRIMITIVE_SIZES) | frozenset(VARIABLE_KINDS)
+NULLABLE_PRIMITIVES = frozenset(VARIABLE_KINDS)
 ENTITY_BASE_TYPES = dict(
     transactionalId="string",
     producerId="int64",
@@ -105,7 +104,6 @@ ENTITY_BASE_TYPES = dict(
     brokerId="int32",
 )
 _Range = Versions | None  # None: missing or invalid, already reported
-INTEGER_RANGES = {"int16": (-(2**15), 2**15 - 1), "int32": (-(2**31), 2**31 - 1)}
 
 
 @dataclass(frozen=True)

@@ -85,4 +85,3 @@ def _version_number(text: str) -> int:
 
 
 NONE = Versions(0, -1)
-ALL = Versions(0, MAX_VERSION)

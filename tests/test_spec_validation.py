@@ -259,3 +259,28 @@ def test_parse_default_rejects(type_name, text):
 def test_null_default_needs_nullable_in_every_version():
     with pytest.raises(NullDefaultError):
         parse_default("string", "null", False)
+
+
+def test_a_placeholder_spec_reserves_its_key_without_its_fields(tmp_path):
+    """Validation skips a placeholder's fields (validVersions "none"), so the model must too: a field
+    default that would be invalid in a live spec neither fails the check nor crashes generation."""
+    from kraftwire.codegen.generate import load_specs
+
+    spec = {
+        "apiKey": 77,
+        "type": "request",
+        "name": "RetiredRequest",
+        "validVersions": "none",
+        "flexibleVersions": "none",
+        "fields": [{"name": "Count", "type": "int32", "versions": "0+", "default": "abc"}],
+    }
+    (tmp_path / "RetiredRequest.json").write_text(json.dumps(spec))
+    response = dict(spec, type="response", name="RetiredResponse", fields=[])
+    (tmp_path / "RetiredResponse.json").write_text(json.dumps(response))
+    assert validate_specs(load_raw_all(tmp_path)) == []
+    loaded = {s.stem: s for s in load_specs([tmp_path])}
+    assert loaded["RetiredRequest"].is_placeholder and loaded["RetiredRequest"].root.fields == []
+
+
+def load_raw_all(directory: Path) -> list[RawSpec]:
+    return [load_raw(path) for path in spec_files([directory])]
