@@ -10,8 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .loader import SpecSyntaxError, load_raw, spec_files
-from .validate import SpecError, validate_specs
+from .loader import spec_files
+from .validate import SpecError, load_and_validate
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -28,17 +28,7 @@ def run(args: argparse.Namespace) -> int:
         SpecError(str(path), "", "missing-path", "no such file or directory") for path in missing
     ]
     files = spec_files([path for path in args.dirs if path.exists()])
-    raws = []
-    for path in files:
-        try:
-            raws.append(load_raw(path))
-        except SpecSyntaxError as exc:
-            # load_raw's message already starts with the file name
-            message = str(exc).split(": ", 1)[-1]
-            errors.append(SpecError(path.name, "", "json-syntax", message))
-        except (OSError, UnicodeDecodeError) as exc:
-            errors.append(SpecError(path.name, "", "unreadable", str(exc)))
-    errors.extend(validate_specs(raws))
+    errors.extend(load_and_validate(files)[1])
     for error in errors:
         print(error)
     print(f"{len(files)} files, {len(errors)} errors", file=sys.stderr)

@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 from .emit import generate_package, write_package
-from .loader import RawSpec, SpecSyntaxError, load_raw, spec_comments, spec_files
+from .loader import spec_comments, spec_files
 from .model import MessageSpec, build_message
-from .validate import SpecError, validate_specs
+from .validate import load_and_validate
 
 
 class SpecSetError(Exception):
@@ -34,24 +34,13 @@ def spec_families(paths: list[Path]) -> dict[Path, str]:
 
 def load_specs(directories: list[Path]) -> list[MessageSpec]:
     """Every spec below ``directories``, validated as one set; raises SpecSetError on any problem."""
-    raws: list[RawSpec] = []
-    problems: list[str] = []
     paths = spec_files([Path(d) for d in directories])
     families = spec_families(paths)
-    for path in paths:
-        try:
-            raws.append(load_raw(path))
-        except SpecSyntaxError as exc:
-            problems.append(str(exc))
-    errors: list[SpecError] = validate_specs(raws)
-    problems += [str(e) for e in errors]
-    if problems:
-        raise SpecSetError(problems)
+    raws, errors = load_and_validate(paths)
+    if errors:
+        raise SpecSetError([str(e) for e in errors])
     return [
-        build_message(
-            raw.data, raw.path, families[raw.path], spec_comments(raw.path.read_text(encoding="utf-8"))
-        )
-        for raw in raws
+        build_message(raw.data, raw.path, families[raw.path], spec_comments(raw.text)) for raw in raws
     ]
 
 

@@ -17,6 +17,7 @@ class RawSpec:
 
     path: Path
     data: object
+    text: str = ""  # the file as read (its // comments become the generated docstrings)
 
 
 def strip_comments(text: str) -> str:
@@ -76,8 +77,8 @@ def load_raw(path: Path) -> RawSpec:
     try:
         data = json.loads(strip_comments(text))
     except (json.JSONDecodeError, SpecSyntaxError) as exc:
-        raise SpecSyntaxError(f"{path.name}: not valid spec JSON: {exc}") from None
-    return RawSpec(path, data)
+        raise SpecSyntaxError(f"not valid spec JSON: {exc}") from None
+    return RawSpec(path, data, text)
 
 
 def spec_files(directories: list[Path]) -> list[Path]:

@@ -24,7 +24,7 @@ from pathlib import Path
 import jsonschema
 
 from .defaults import INTEGER_RANGES, DefaultError, NullDefaultError, parse_default
-from .loader import RawSpec
+from .loader import RawSpec, SpecSyntaxError, load_raw
 from .model import PRIMITIVE_SIZES, VARIABLE_KINDS
 from .versions import MAX_VERSION, NONE, Versions, VersionSyntaxError
 
@@ -120,6 +120,21 @@ class SpecError:
 
 def spec_error(file: str, path: str, rule: str, **values: object) -> SpecError:
     return SpecError(file, path, rule, RULES[rule].format(**values))
+
+
+def load_and_validate(paths: list[Path]) -> tuple[list[RawSpec], list[SpecError]]:
+    """Read every spec file and validate them as one set: ``(loaded specs, every problem)``, a file
+    that is not JSON or cannot be read included (rules ``json-syntax``, ``unreadable``)."""
+    raws: list[RawSpec] = []
+    errors: list[SpecError] = []
+    for path in paths:
+        try:
+            raws.append(load_raw(path))
+        except SpecSyntaxError as exc:
+            errors.append(SpecError(path.name, "", "json-syntax", str(exc)))
+        except (OSError, UnicodeDecodeError) as exc:
+            errors.append(SpecError(path.name, "", "unreadable", str(exc)))
+    return raws, errors + validate_specs(raws)
 
 
 def validate_spec(raw: RawSpec) -> list[SpecError]:

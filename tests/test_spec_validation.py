@@ -19,7 +19,7 @@ from shared import shared_path
 from kraftwire import cli
 from kraftwire.codegen.defaults import EMPTY_STRUCT, DefaultError, NullDefaultError, parse_default
 from kraftwire.codegen.loader import RawSpec, load_raw, spec_files, strip_comments
-from kraftwire.codegen.validate import RULES, validate_spec, validate_specs
+from kraftwire.codegen.validate import RULES, load_and_validate, validate_spec, validate_specs
 
 BROKEN = Path(__file__).parent / "specs_broken"
 EXPECTED: dict[str, dict] = json.loads((BROKEN / "expected.json").read_text(encoding="utf-8"))
@@ -277,10 +277,6 @@ def test_a_placeholder_spec_reserves_its_key_without_its_fields(tmp_path):
     (tmp_path / "RetiredRequest.json").write_text(json.dumps(spec))
     response = dict(spec, type="response", name="RetiredResponse", fields=[])
     (tmp_path / "RetiredResponse.json").write_text(json.dumps(response))
-    assert validate_specs(load_raw_all(tmp_path)) == []
+    assert load_and_validate(spec_files([tmp_path]))[1] == []
     loaded = {s.stem: s for s in load_specs([tmp_path])}
     assert loaded["RetiredRequest"].is_placeholder and loaded["RetiredRequest"].root.fields == []
-
-
-def load_raw_all(directory: Path) -> list[RawSpec]:
-    return [load_raw(path) for path in spec_files([directory])]
