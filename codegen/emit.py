@@ -22,7 +22,7 @@ from . import GENERATOR_VERSION
 from .defaults import INTEGER_RANGES
 from .model import Field, MessageSpec, snake_case
 from .plan import JsonTable, StructPlan, plan_message
-from .python_values import default_constant, default_expr
+from .python_values import default_constant, default_expr, mutable_default
 
 TEMPLATES = Path(__file__).with_name("templates")
 RUNTIME = Path(__file__).with_name("runtime")
@@ -112,8 +112,7 @@ def annotation(fld: Field) -> str:
 
 
 def init_default(fld: Field) -> str:
-    expr = default_expr(fld)
-    return "_DEFAULT" if expr.endswith("()") or expr == "[]" else expr
+    return "_DEFAULT" if mutable_default(fld) else default_expr(fld)
 
 
 def _escape(text: str) -> str:
@@ -154,8 +153,9 @@ def json_field(fld: Field) -> str:
     element = fld.type.struct_name or (fld.type.element.kind if fld.type.element else "")
     default = "None"
     if fld.tag is not None:
-        default = default_expr(fld)
-        if default.endswith("()"):
+        if not mutable_default(fld):
+            default = default_expr(fld)
+        else:
             default = default_constant(fld) if fld.type.kind == "struct" else "[]"
     args = [f'"{fld.attr}"', f'"{fld.json_key}"', f'"{fld.type.kind}"']
     args += _without_trailing_defaults([f'"{element}"', default], ['""', "None"])

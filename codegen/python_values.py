@@ -19,6 +19,11 @@ def default_expr(field: Field) -> str:
     return literal(field.default)
 
 
+def mutable_default(field: Field) -> bool:
+    """Whether the default is a fresh struct or list per object (so a shared sentinel stands for it)."""
+    return not field.default_is_null and field.type.kind in ("struct", "array")
+
+
 def literal(value: object) -> str:
     if isinstance(value, uuid.UUID):
         return "_ZERO_UUID" if value.int == 0 else f'_UUID("{value}")'
