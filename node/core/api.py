@@ -109,6 +109,7 @@ __all__ = [
     "NotLeaderError",
     "KRaftVersionUpgradeError",
     "InvariantViolation",
+    "LeaderConflict",
 ]
 
 # ---------------------------------------------------------------------------------------------------
@@ -571,6 +572,11 @@ class KRaftVersionUpgradeError(KRaftError):
 class InvariantViolation(KRaftError):
     """A fatal safety violation (Kafka throws IllegalStateException): e.g. two leaders named for one
     epoch, truncation below the high watermark, a decreasing follower high watermark."""
+
+
+class LeaderConflict(InvariantViolation):
+    """A peer names this node leader of an epoch it does not lead: it lost the state that made it
+    leader (its disk). Kafka's ``hasConsistentLeader`` check makes this fatal; the process exits."""
 
 
 # Configuration and storage interfaces live in .config and .storage (kept apart for size); they are

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping
 
-from .api import Endpoint, InvariantViolation, ReplicaKey, Role
+from .api import Endpoint, InvariantViolation, LeaderConflict, ReplicaKey, Role
 from .leader import LeaderState
 from .states import (
     CandidateState,
@@ -179,7 +179,7 @@ def maybe_transition(
         if epoch > st.epoch:
             become_unattached(core, epoch)  # we lost the state that made us leader (disk loss)
         elif st.role not in (Role.LEADER, Role.RESIGNED):
-            raise InvariantViolation(f"peer names us leader of epoch {epoch} but we are {st.describe()}")
+            raise LeaderConflict(f"peer names us leader of epoch {epoch} but we are {st.describe()}")
         return
     if epoch > st.epoch:
         if leader_id is None:

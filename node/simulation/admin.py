@@ -41,7 +41,6 @@ class VoterChange:
     )
     attempts: int = 0
     result: str | None = None  # error name of the final answer, or "gave up"
-    finished_ms: int | None = None
 
 
 class AdminClient:
@@ -53,10 +52,8 @@ class AdminClient:
         self.inc = 1
         self.running = True
         self.versions: dict[int, int] = {}
-        self.requesters: dict = {}
         self.queue: list[VoterChange] = []
         self.current: VoterChange | None = None
-        self.finished: list[VoterChange] = []
         self._cid = 0
         self._in_flight: tuple[int, int] | None = None  # (api key, correlation id)
 
@@ -129,11 +126,9 @@ class AdminClient:
     def _finish(self, result: str) -> None:
         change = self.current
         change.result = result
-        change.finished_ms = self.sim.queue.now
         self.sim.trace.note(
             self.sim.queue.now, "admin", change.kind, f"n{change.node_id}", "->", result
         )
-        self.finished.append(change)
         self.current = None
         self._in_flight = None
         self._pump()

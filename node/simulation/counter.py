@@ -69,10 +69,11 @@ class ReplicatedCounter:
             self.since_snapshot = 0
             self.pending_snapshot = (self.next_offset, (str(value).encode(),))
 
-    def handle_load_snapshot(self, snapshot: SnapshotLoaded) -> None:
-        if self.writable:
+    def handle_load_snapshot(self, snapshot: SnapshotLoaded, core_is_leader: bool = False) -> None:
+        """``core_is_leader``: the core leads now, perhaps before the application was told it does."""
+        if self.writable or core_is_leader:
             raise Violation(
-                f"node {self.node_id}: leader loaded snapshot {snapshot.snapshot_id} (LeaderNeverLoadSnapshot)"
+                f"LeaderNeverLoadSnapshot: leader {self.node_id} was handed snapshot {snapshot.snapshot_id}"
             )
         if len(snapshot.records) != 1:
             raise Violation(

@@ -36,8 +36,3 @@ class EventQueue:
         self.now = time_ms
         return action, arg
 
-    def next_time(self) -> int | None:
-        return self._heap[0][0] if self._heap else None
-
-    def __len__(self) -> int:
-        return len(self._heap)

@@ -12,7 +12,8 @@
 5. SnapshotAtLogStart: when the log start is above 0 a snapshot sits exactly there, no snapshot is
    below it, its epoch agrees with the log, and its bytes are header + data + footer holding the
    counter value committed at that offset.
-6. LeaderNeverLoadSnapshot: checked by the counter (a writable counter must never load one).
+6. LeaderNeverLoadSnapshot: checked by the counter (neither a writable counter nor one whose core
+   leads may load one).
 7. ConsistentCommittedData: every committed batch and every loaded snapshot agrees with what any other
    node committed at that offset (checked as they are delivered, so the first divergence stops the run).
 
@@ -57,7 +58,6 @@ class Checker:
         self.value_at: dict[int, int] = {0: 0}  # offset -> counter value of everything below it
         self.committed_end = 0  # highest committed end offset seen anywhere
         self.data_committed_at = 0  # virtual time of the last newly committed data record
-        self.checks = 0
         self.touched: dict[int, "SimNode"] = {}
         self.top: "SimNode | None" = None  # the running leader of the highest epoch
         self._last_leader_check: tuple | None = None
@@ -169,10 +169,6 @@ class Checker:
 
     # -- after every event -----------------------------------------------------------------------------
 
-    def touch(self, node: "SimNode") -> None:
-        """``node``'s state may have changed in the current event (only touched nodes are re-checked)."""
-        self.touched[node.id] = node
-
     def log_shrunk(self) -> None:
         """Some node's flushed log got shorter (truncation, crash, wipe): recheck the majority."""
         self._last_leader_check = None
@@ -181,7 +177,6 @@ class Checker:
         touched = self.touched
         if not touched:
             return
-        self.checks += 1
         top = self.top
         recompute = top is not None and (top.core is None or top.core.state.role is not Role.LEADER)
         for node in touched.values():

@@ -41,7 +41,7 @@ class LinkFaults:
 class Network:
     """Connectivity (partition groups plus one-way blocked links) and per-message fates."""
 
-    __slots__ = ("rng", "faults", "_group", "_blocked", "_exempt", "version")
+    __slots__ = ("rng", "faults", "_group", "_blocked", "_exempt")
 
     def __init__(self, rng: random.Random, exempt: Iterable[int] = ()) -> None:
         self.rng = rng
@@ -49,7 +49,6 @@ class Network:
         self._group: dict[int, int] = {}
         self._blocked: set[tuple[int, int]] = set()
         self._exempt = frozenset(exempt)  # e.g. the admin client: reaches everyone
-        self.version = 0  # bumped on every connectivity change (liveness caches on it)
 
     # -- connectivity ------------------------------------------------------------------------------------
 
@@ -67,22 +66,18 @@ class Network:
         for i, members in enumerate(groups, start=1):
             for n in members:
                 self._group[n] = i
-        self.version += 1
 
     def isolate(self, node_id: int) -> None:
         """Cut ``node_id`` off from everyone else (existing groups are kept)."""
         self._group[node_id] = max(self._group.values(), default=0) + 1
-        self.version += 1
 
     def block(self, src: int, dst: int) -> None:
         """Drop everything from ``src`` to ``dst`` (one way)."""
         self._blocked.add((src, dst))
-        self.version += 1
 
     def heal(self) -> None:
         self._group = {}
         self._blocked = set()
-        self.version += 1
 
     def describe(self) -> str:
         parts = []

@@ -22,8 +22,8 @@ from kraftwire.node.core import (
     MemoryLog,
     MemoryQuorumStateStore,
     MemorySnapshotStore,
-    InvariantViolation,
     KRaftVersionUpgradeError,
+    LeaderConflict,
     NotLeaderError,
     ReplicaKey,
     Role,
@@ -162,14 +162,12 @@ class SimNode:
         before = (st.role, st.epoch, st.leader_id)
         try:
             result = core.step(event)
-        except NotLeaderError:
-            raise
-        except InvariantViolation as exc:
+        except LeaderConflict as exc:
             if not self.wiped:
                 raise Violation(f"node {self.id}: core raised {type(exc).__name__}: {exc}") from exc
             # A node that lost its disk (quorum-state included) can be named leader of the epoch it
             # led before the wipe; Kafka treats that as fatal and the process exits. So does this one;
-            # its supervisor restarts it.
+            # its supervisor restarts it. Any other invariant failure stays a violation.
             sim.fatal_exit(self, exc)
             return None
         except Exception as exc:
@@ -245,28 +243,34 @@ class SimNode:
         if len(self.aliases) > 4096:
             del self.aliases[next(iter(self.aliases))]
 
-    def step_append(self, record: bytes) -> Any:
+    def _call(self, what: str, method: Any, *args: Any, expected: tuple = ()) -> Any:
+        """A direct core call (append, snapshot, upgrade): one core event; an exception other than the
+        ``expected`` ones is a violation."""
         self.sim.core_events += 1
         self.sim.checker.touched[self.id] = self
         try:
-            return self.core.append([record], self.sim.queue.now)
-        except NotLeaderError:
+            return method(*args)
+        except expected:
             raise
         except Exception as exc:
-            raise Violation(f"node {self.id}: append raised {type(exc).__name__}: {exc}") from exc
+            raise Violation(f"node {self.id}: {what} raised {type(exc).__name__}: {exc}") from exc
+
+    def step_append(self, record: bytes) -> Any:
+        core = self.core
+        return self._call("append", core.append, [record], self.sim.queue.now, expected=(NotLeaderError,))
 
     def upgrade_kraft_version(self, version: int) -> str:
         """Ask this node's core to raise kraft.version; returns what happened, for the trace."""
         if self.core is None or self.pending is not None:
             return "not now (stopped or mid-fsync)"
-        self.sim.core_events += 1
-        self.sim.checker.touched[self.id] = self
+        core, refusals = self.core, (NotLeaderError, KRaftVersionUpgradeError)
         try:
-            appended = self.core.upgrade_kraft_version(version, now_ms=self.sim.queue.now)
-        except (NotLeaderError, KRaftVersionUpgradeError) as exc:
+            now = self.sim.queue.now
+            appended = self._call(
+                "upgrade", core.upgrade_kraft_version, version, None, False, now, expected=refusals
+            )
+        except refusals as exc:
             return f"refused: {type(exc).__name__}: {exc}"
-        except Exception as exc:
-            raise Violation(f"node {self.id}: upgrade raised {type(exc).__name__}: {exc}") from exc
         self.drain()
         return "appended" if appended else "nothing to append"
 
@@ -345,11 +349,7 @@ class SimNode:
             if t is CommittedBatch:
                 counter.handle_commit(n)
             elif t is SnapshotLoaded:
-                if self.core.state.role is Role.LEADER:
-                    raise Violation(
-                        f"LeaderNeverLoadSnapshot: leader {self.id} was handed snapshot {n.snapshot_id}"
-                    )
-                counter.handle_load_snapshot(n)
+                counter.handle_load_snapshot(n, self.core.state.role is Role.LEADER)
             elif t is LeaderChanged:
                 counter.handle_leader_change(n.leader)
                 sim.trace.note(
@@ -375,13 +375,7 @@ class SimNode:
         if counter.pending_snapshot is not None:
             end, records = counter.pending_snapshot
             counter.pending_snapshot = None
-            sim.core_events += 1
-            try:
-                self.core.create_snapshot(end, records, sim.queue.now)
-            except Exception as exc:
-                raise Violation(
-                    f"node {self.id}: create_snapshot({end}) raised {type(exc).__name__}: {exc}"
-                ) from exc
+            self._call(f"create_snapshot({end})", self.core.create_snapshot, end, records, sim.queue.now)
         if rd.shutdown_complete:
             sim.trace.note(sim.queue.now, f"n{self.id}", "shutdown complete")
             disk.log.flush(disk.log.end_offset())  # a clean exit closes (and so flushes) the log

@@ -7,6 +7,7 @@ sweep exactly, trace included.
 
 from __future__ import annotations
 
+import functools
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -45,16 +46,13 @@ class RunResult:
         )
 
 
-def build(
-    scenario: str,
-    voters: int,
-    seed: int,
-    encode: bool = True,
-    trace_limit: int | None = 400,
-) -> Simulation:
-    sc = SCENARIOS[scenario]
-    options = SimOptions(voters=voters, encode=encode, trace_limit=trace_limit, **sc.options)
-    return Simulation(f"{scenario}/{voters}/{seed}", options)
+def play(sim: Simulation, script: Any, converge_after: bool = True) -> None:
+    """Start the cluster, run a scenario script (fault phase), then :func:`converge`; a failure raises
+    :class:`Violation`."""
+    sim.start()
+    sim.run_script(script, FAULT_PHASE_LIMIT_MS)
+    if converge_after:
+        sim.run_script(converge(sim), CONVERGE_LIMIT_MS)
 
 
 def run_one(
@@ -66,12 +64,12 @@ def run_one(
     keep_trace: bool = False,
 ) -> RunResult:
     """One seeded run: the scenario's fault phase, then :func:`converge`."""
-    sim = build(scenario, voters, seed, encode, trace_limit)
+    sc = SCENARIOS[scenario]
+    options = SimOptions(voters=voters, encode=encode, trace_limit=trace_limit, **sc.options)
+    sim = Simulation(f"{scenario}/{voters}/{seed}", options)
     violation = None
     try:
-        sim.start()
-        sim.run_script(SCENARIOS[scenario].run(sim), FAULT_PHASE_LIMIT_MS)
-        sim.run_script(converge(sim), CONVERGE_LIMIT_MS)
+        play(sim, sc.run(sim))
     except Violation as exc:
         violation = str(exc) + _cause(exc)
     except Exception as exc:  # a simulator or codec failure is reported like a violation
@@ -107,10 +105,6 @@ def _cause(exc: BaseException) -> str:
     )
 
 
-def _run_args(args: tuple) -> RunResult:
-    return run_one(*args)
-
-
 @dataclass
 class Summary:
     scenario: str
@@ -143,16 +137,19 @@ def sweep(
 ) -> Summary:
     """Run ``scenario`` once per seed; ``jobs > 1`` spreads runs over processes (results stay in seed order)."""
     summary = Summary(scenario, voters)
-    work = [(scenario, voters, s, encode, trace_limit, keep_trace) for s in seeds]
+    seeds = list(seeds)
+    one = functools.partial(
+        run_one, scenario, voters, encode=encode, trace_limit=trace_limit, keep_trace=keep_trace
+    )
     start = time.perf_counter()
-    if jobs > 1 and len(work) > 1:
+    if jobs > 1 and len(seeds) > 1:
         import multiprocessing
 
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            results = pool.imap(_run_args, work, chunksize=max(1, len(work) // (jobs * 8)))
+            results = pool.imap(one, seeds, chunksize=max(1, len(seeds) // (jobs * 8)))
             _collect(summary, results)
     else:
-        _collect(summary, map(_run_args, work))
+        _collect(summary, map(one, seeds))
     summary.wall_s = time.perf_counter() - start
     return summary
 

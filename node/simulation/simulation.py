@@ -176,18 +176,17 @@ class Simulation:
             # not a node id (a bootstrap server's synthetic id): connect by address
             dst = self.nodes.get(self.by_endpoint.get(endpoint, 0))
             if dst is None:
-                return self._fail_later(
-                    src, (dest_id, cid, api_key, errors.BROKER_NOT_AVAILABLE), 1
-                )
+                failure = (dest_id, cid, api_key, errors.BROKER_NOT_AVAILABLE)
+                return self._fail_later(src, src.inc, failure, 1)
             src.alias(dst.id, cid, dest_id)
             dest_id = dst.id
         version = WireCodec.request_version(request, dst.versions)
         if version < min_version:
-            return self._fail_later(src, (dest_id, cid, api_key, errors.UNSUPPORTED_VERSION), 1)
+            failure = (dest_id, cid, api_key, errors.UNSUPPORTED_VERSION)
+            return self._fail_later(src, src.inc, failure, 1)
         if not dst.running:  # connection refused
-            return self._fail_later(
-                src, (dest_id, cid, api_key, errors.BROKER_NOT_AVAILABLE), self.rng.randint(1, 5)
-            )
+            failure = (dest_id, cid, api_key, errors.BROKER_NOT_AVAILABLE)
+            return self._fail_later(src, src.inc, failure, self.rng.randint(1, 5))
         payload = self.codec.pack_request(request, version, cid)
         self._transmit(
             Envelope(src.id, dest_id, src.inc, dst.inc, True, api_key, version, cid, payload)
@@ -217,15 +216,8 @@ class Simulation:
                 requester = self.endpoints[env.src if env.is_request else env.dst]
                 inc = env.src_inc if env.is_request else env.dst_inc
                 other = env.dst if env.is_request else env.src
-                self.queue.after(
-                    self.rng.randint(1, 5),
-                    self._fail,
-                    (
-                        requester,
-                        inc,
-                        (other, env.correlation_id, env.api_key, errors.BROKER_NOT_AVAILABLE),
-                    ),
-                )
+                failure = (other, env.correlation_id, env.api_key, errors.BROKER_NOT_AVAILABLE)
+                self._fail_later(requester, inc, failure, self.rng.randint(1, 5))
             return
         for d in delays:
             self.queue.after(d, self._deliver, env)
@@ -240,14 +232,16 @@ class Simulation:
         if dst.inc != env.dst_inc or not dst.running or src.inc != env.src_inc or not src.running:
             # the connection died with one end; a live requester sees the disconnect
             if env.is_request and src.running and src.inc == env.src_inc:
-                self._fail_later(
-                    src, (env.dst, env.correlation_id, env.api_key, errors.BROKER_NOT_AVAILABLE), 1
-                )
+                failure = (env.dst, env.correlation_id, env.api_key, errors.BROKER_NOT_AVAILABLE)
+                self._fail_later(src, src.inc, failure, 1)
             return
         dst.receive(env)
 
-    def _fail_later(self, src: Any, failure: tuple[int, int, int, int], delay: int) -> None:
-        self.queue.after(delay, self._fail, (src, src.inc, failure))
+    def _fail_later(
+        self, requester: Any, inc: int, failure: tuple[int, int, int, int], delay: int
+    ) -> None:
+        """``requester`` (incarnation ``inc``) learns after ``delay`` ms that its request failed."""
+        self.queue.after(delay, self._fail, (requester, inc, failure))
 
     def _fail(self, arg: tuple[Any, int, tuple[int, int, int, int]]) -> None:
         src, inc, failure = arg

@@ -99,20 +99,17 @@ def _format(entry: tuple) -> str:
 class Trace:
     """A ring of the last ``limit`` entries (``None``: keep everything)."""
 
-    __slots__ = ("_entries", "recorded")
+    __slots__ = ("_entries",)
 
     def __init__(self, limit: int | None = 400) -> None:
         self._entries: deque[tuple] = deque(maxlen=limit)
-        self.recorded = 0
 
     def add(self, entry: tuple) -> None:
         self._entries.append(entry)
-        self.recorded += 1
 
     def note(self, t: int, *words: Any) -> None:
         """A free-form line (faults, state changes, persists)."""
         self._entries.append((t, "note", *words))
-        self.recorded += 1
 
     def lines(self, last: int | None = None) -> list[str]:
         entries: Iterable[tuple] = self._entries

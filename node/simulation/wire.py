@@ -76,11 +76,10 @@ class WireCodec:
     checks it), with the header and body classes looked up once per API instead of per message.
     """
 
-    __slots__ = ("encode", "bytes_sent", "frames", "_classes", "_request_header", "_response_header")
+    __slots__ = ("encode", "frames", "_classes", "_request_header", "_response_header")
 
     def __init__(self, encode: bool = True) -> None:
         self.encode = encode
-        self.bytes_sent = 0
         self.frames = 0
         self._classes: dict[tuple[bool, int, int], tuple[type, int]] = {}
         # One header object each, re-stamped per message (the simulator is single-threaded).
@@ -114,7 +113,6 @@ class WireCodec:
         header.write(out, header_version)
         body.write(out, version)
         _SIZE.pack_into(out, 0, len(out) - 4)
-        self.bytes_sent += len(out)
         self.frames += 1
         return bytes(out)
 

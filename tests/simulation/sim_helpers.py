@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator
 
 from kraftwire.node.simulation import SimOptions, Simulation, Violation
-from kraftwire.node.simulation.script import converge
+from kraftwire.node.simulation.runner import play
 
 
 def run_script(
@@ -17,10 +17,7 @@ def run_script(
     """Start a cluster, run ``script`` (then :func:`converge`); returns the simulation and the violation."""
     sim = Simulation(seed, SimOptions(**options))
     try:
-        sim.start()
-        sim.run_script(script(sim), 300_000)
-        if with_converge:
-            sim.run_script(converge(sim), 120_000)
+        play(sim, script(sim), converge_after=with_converge)
     except Violation as exc:
         return sim, str(exc)
     return sim, None

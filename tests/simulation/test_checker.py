@@ -59,6 +59,10 @@ def test_leader_never_loads_a_snapshot() -> None:
     counter.handle_leader_change(LeaderAndEpoch(1, 2))
     with pytest.raises(Violation, match="LeaderNeverLoadSnapshot"):
         counter.handle_load_snapshot(SnapshotLoaded(SnapshotId(10, 2), (b"10",)))
+    # a core that leads before its application was told so must not be handed one either
+    follower_app = ReplicatedCounter(2, _sim().checker, snapshot_every=0)
+    with pytest.raises(Violation, match="LeaderNeverLoadSnapshot"):
+        follower_app.handle_load_snapshot(SnapshotLoaded(SnapshotId(10, 2), (b"10",)), core_is_leader=True)
 
 
 def test_snapshot_value_must_match_committed_value() -> None:
