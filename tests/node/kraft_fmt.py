@@ -21,6 +21,11 @@ def _p(topics: Any) -> Any:
     return topics[0].partitions[0] if topics and topics[0].partitions else None
 
 
+def _leader(error: int, leader_id: int, epoch: int) -> str:
+    """The part every KRaft response shares: its error and the leader and epoch it names."""
+    return f"{e(error)} leader={_lid(leader_id)} epoch={epoch}"
+
+
 def batches_summary(data: bytes | None) -> str:
     if not data:
         return "[]"
@@ -58,7 +63,7 @@ def _vote_resp(r: Any) -> str:
     if p is None:
         return f"error={e(r.error_code)}"
     g = " granted" if p.vote_granted else ""
-    return f"{e(p.error_code)} leader={_lid(p.leader_id)} epoch={p.leader_epoch}{g}"
+    return _leader(p.error_code, p.leader_id, p.leader_epoch) + g
 
 
 def _qe_req(r: Any) -> str:
@@ -73,7 +78,7 @@ def _qe_resp(r: Any) -> str:
     p = _p(r.topics)
     if p is None:
         return f"error={e(r.error_code)}"
-    return f"{e(p.error_code)} leader={_lid(p.leader_id)} epoch={p.leader_epoch}"
+    return _leader(p.error_code, p.leader_id, p.leader_epoch)
 
 
 def _fetch_req(r: Any) -> str:
@@ -83,10 +88,10 @@ def _fetch_req(r: Any) -> str:
 
 
 def _fetch_resp(r: Any) -> str:
-    if not r.responses:
+    p = _p(r.responses)
+    if p is None:
         return f"error={e(r.error_code)}"
-    p = r.responses[0].partitions[0]
-    s = f"{e(p.error_code)} leader={_lid(p.current_leader.leader_id)} epoch={p.current_leader.leader_epoch}"
+    s = _leader(p.error_code, p.current_leader.leader_id, p.current_leader.leader_epoch)
     s += f" hw={_lid(p.high_watermark)}"
     if p.diverging_epoch.epoch >= 0:
         s += f" diverging=(epoch={p.diverging_epoch.epoch},end={p.diverging_epoch.end_offset})"
@@ -103,10 +108,10 @@ def _fs_req(r: Any) -> str:
 
 
 def _fs_resp(r: Any) -> str:
-    if not r.topics:
+    p = _p(r.topics)
+    if p is None:
         return f"error={e(r.error_code)}"
-    p = r.topics[0].partitions[0]
-    s = f"{e(p.error_code)} leader={_lid(p.current_leader.leader_id)} epoch={p.current_leader.leader_epoch}"
+    s = _leader(p.error_code, p.current_leader.leader_id, p.current_leader.leader_epoch)
     if p.error_code == 0:
         s += f" snapshot=({p.snapshot_id.end_offset},{p.snapshot_id.epoch}) size={p.size} position={p.position} bytes={len(p.unaligned_records or b'')}"
     return s
@@ -116,7 +121,7 @@ def _dq_resp(r: Any) -> str:
     if r.error_code:
         return f"error={e(r.error_code)}"
     p = _p(r.topics)
-    s = f"{e(p.error_code)} leader={_lid(p.leader_id)} epoch={p.leader_epoch}"
+    s = _leader(p.error_code, p.leader_id, p.leader_epoch)
     if p.error_code == 0:
         s += f" hw={_lid(p.high_watermark)}"
         s += " voters=" + ",".join(f"{v.replica_id}:{v.log_end_offset}" for v in p.current_voters)
@@ -134,7 +139,7 @@ def _voter_resp(r: Any) -> str:
 
 def _upd_resp(r: Any) -> str:
     cl = r.current_leader
-    return f"{e(r.error_code)} leader={_lid(cl.leader_id)} epoch={cl.leader_epoch}"
+    return _leader(r.error_code, cl.leader_id, cl.leader_epoch)
 
 
 def _av_resp(r: Any) -> str:

@@ -164,11 +164,11 @@ class Env:
 
     def step(self, nid: int, event: Any, out: list[str]) -> None:
         node = self.nodes[nid]
-        before = node.core.state.describe()
+        before = node.core.state.describe().split(" hw=")[0]  # an HW change alone is not a transition
         node.core.step(event)
-        after = node.core.state.describe()
-        if before != after and before.split(" hw=")[0] != after.split(" hw=")[0]:
-            out.append(f"{nid}: {before.split(' hw=')[0]} -> {after.split(' hw=')[0]}")
+        after = node.core.state.describe().split(" hw=")[0]
+        if before != after:
+            out.append(f"{nid}: {before} -> {after}")
         self.process(nid, out)
 
     def connected(self, a: int, b: int) -> bool:
@@ -385,19 +385,23 @@ class Env:
         """respond <to> <Api> from=<src> field=value...: answer the request in flight from <to> to <src>."""
         dst, api = cmd.int_arg(0), cmd.arg(1)
         src = int(cmd.kwargs.pop("from"))
-        flight = self.nodes[dst].core.requests.in_flight_to(src)
-        cid = flight.correlation_id if flight is not None else -1
+        cid = self._take_in_flight(dst, src)
         resp = requests_dsl.build_response(api, self, dst, src, cmd.kwargs)
-        self.net = [(s, m) for s, m in self.net if not (s == dst and m.destination == src)]
         self.step(dst, ResponseReceived(src, cid, resp.HIGHEST_VERSION, resp, self.now), out)
 
     def cmd_fail(self, cmd: Command, out: list[str]) -> None:
         """fail <node> to=<dst> error=NAME: the request in flight to dst fails at the network level."""
         nid, dst = cmd.int_arg(0), int(cmd.kwargs["to"])
-        flight = self.nodes[nid].core.requests.in_flight_to(dst)
+        cid = self._take_in_flight(nid, dst)
         code = getattr(errors, cmd.kwargs.get("error", "BROKER_NOT_AVAILABLE"))
+        self.step(nid, RequestFailed(dst, cid, code, self.now), out)
+
+    def _take_in_flight(self, nid: int, dst: int) -> int:
+        """The correlation id of ``nid``'s request in flight to ``dst`` (-1: none); whatever ``nid`` had
+        queued on that link is dropped, since the command stands in for the link's answer."""
+        flight = self.nodes[nid].core.requests.in_flight_to(dst)
         self.net = [(s, m) for s, m in self.net if not (s == nid and m.destination == dst)]
-        self.step(nid, RequestFailed(dst, flight.correlation_id if flight else -1, code, self.now), out)
+        return flight.correlation_id if flight is not None else -1
 
     def cmd_upgrade(self, cmd: Command, out: list[str]) -> None:
         """upgrade <node> version=<v> [epoch=<e>] [validate=true]: the kraft.version upgrade call."""
