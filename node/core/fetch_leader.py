@@ -37,7 +37,8 @@ def _partition(req: Any, version: int) -> Any:
 
 
 def replica_id_of(req: Any, version: int) -> int:
-    return req.replica_state.replica_id if version >= 15 else req.replica_id
+    replica_id: int = req.replica_state.replica_id if version >= 15 else req.replica_id
+    return replica_id
 
 
 def handle_fetch_request(replica: Replica, ev: RequestReceived) -> None:
