@@ -88,8 +88,6 @@ class KRaftCore:
             raise ValueError("directory id must be set and non-zero")
         self.cfg = config
         self.log = log
-        self.quorum_store = quorum_store
-        self.snapshots = snapshots
         self._replica = Replica(config, log, quorum_store, snapshots)
         self._delivery = Delivery()
         self._shutdown_done = False
