@@ -147,3 +147,12 @@ def test_a_status_is_frozen_and_taken_anew_after_each_input() -> None:
     after = core.status()
     assert after.log_end_offset == before.log_end_offset + 1
     assert before.log_end_offset == after.log_end_offset - 1  # the old snapshot did not move
+
+
+def test_a_status_describes_the_state_as_the_core_does() -> None:
+    cluster = Cluster([1, 2, 3])
+    cluster.run(6000)
+    for core in cluster.cores.values():
+        status = core.status()
+        assert status.describe() == core.state.describe()
+        assert status.describe().startswith(f"{status.role.value} epoch={status.epoch} leader={status.leader_id}")
