@@ -143,7 +143,8 @@ class KRaftCore:
 
     def append(self, records: Sequence[bytes], now_ms: int | None = None, epoch: int | None = None) -> AppendResult:
         """Leader-only append; raises :class:`NotLeaderError` otherwise."""
-        return cast(AppendResult, self.step(Append(tuple(records), self._replica.now if now_ms is None else now_ms, epoch)))
+        now = self._replica.now if now_ms is None else now_ms
+        return cast(AppendResult, self.step(Append(tuple(records), now, epoch)))
 
     def create_snapshot(self, end_offset: int, records: Sequence[bytes], now_ms: int | None = None) -> SnapshotId | None:
         now = self._replica.now if now_ms is None else now_ms
