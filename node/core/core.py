@@ -20,9 +20,9 @@ The modules stack top-down; each imports only modules below it (``tests/test_lay
 * ``transitions``: every state change;
 * ``leader_ops``: the leader's appends and the answers it owes;
 * ``replica``: the replica's state and its primitives (respond, send, append, truncate);
-* the state and value modules: ``states``, ``leader``, ``voters``, ``requests``, ``outbox``,
-  ``log_ops``, ``messages``, ``responses``, then ``api`` over ``config``, ``storage``, ``values``
-  and ``errors``.
+* ``leader``: the leader's epoch state, over the other state and value modules: ``states``,
+  ``voters``, ``requests``, ``outbox``, ``log_ops``, ``messages``, ``responses``, ``memory``;
+* ``api``, the public contract, over ``config`` and ``storage``, over ``values`` and ``errors``.
 """
 
 from __future__ import annotations
