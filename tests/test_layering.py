@@ -44,7 +44,9 @@ def layering_problems(graph: ImportGraph, package: str) -> list[str]:
         f"import circle of {len(members)} modules ({', '.join(members)}), e.g. {' -> '.join(cycle)}"
         for members, cycle in zip(graph.components(package), graph.cycles(package))
     ]
-    problems += [f"import not at the top of its module: {edge}" for edge in graph.misplaced(package)]
+    problems += [
+        f"import not at the top of its module: {edge}" for edge in graph.misplaced(package)
+    ]
     return problems
 
 
@@ -81,7 +83,9 @@ only modules of lower layers: the handlers do not import each other, nothing imp
 
 def test_node_core_imports_only_downward() -> None:
     layer = {f"node.core.{m}": i for i, names in enumerate(CORE_LAYERS) for m in names}
-    modules = set(NODE.modules_of("node.core")) - {"node.core"}  # the package face re-exports the top
+    modules = set(NODE.modules_of("node.core")) - {
+        "node.core"
+    }  # the package face re-exports the top
     assert sorted(modules - set(layer)) == [], "a new module needs a place in CORE_LAYERS"
     wrong = [
         f"{s} (layer {layer[s]}) imports {t} (layer {layer[t]})"
@@ -95,7 +99,9 @@ def test_only_the_core_drives_the_replica() -> None:
     drivers = {"node.core.dispatch", "node.core.poll", "node.core.startup", "node.core.delivery"}
     importers = sorted({e.source for e in NODE.edges if e.target in drivers})
     assert importers == ["node.core.core"], importers
-    assert not [e for e in NODE.edges if e.target == "node.core.core" and e.source.startswith("node.core.")]
+    assert not [
+        e for e in NODE.edges if e.target == "node.core.core" and e.source.startswith("node.core.")
+    ]
 
 
 # -- the walker itself ---------------------------------------------------------------------------------
