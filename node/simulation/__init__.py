@@ -20,9 +20,9 @@ seed, and ``kraftwire simulate`` (:mod:`.cli`) prints a summary line per scenari
 A failing run reports its seed and trace; the same scenario, voter count and seed replay it exactly.
 """
 
-from .invariants import Violation
 from .runner import RunResult, run_one, sweep
 from .scenarios import SCENARIOS
 from .simulation import SimOptions, Simulation
+from .violation import Violation
 
 __all__ = ["SCENARIOS", "RunResult", "SimOptions", "Simulation", "Violation", "run_one", "sweep"]

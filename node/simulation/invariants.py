@@ -24,7 +24,7 @@ the fault being injected; Kafka drops the invariant altogether for that test).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kraftwire.node.batches import decode_batches
 from kraftwire.node.core.api import (
@@ -35,31 +35,25 @@ from kraftwire.node.core.api import (
     Role,
 )
 
-if TYPE_CHECKING:
-    from .node import SimNode
-    from .simulation import Simulation
-
-
-class Violation(Exception):
-    """A broken invariant (or liveness bound); the message names it."""
+from .host import Cluster, Replica
+from .violation import Violation
 
 
 class Checker:
-    def __init__(self, sim: "Simulation") -> None:
-        self.sim = sim
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
         self.leader_of_epoch: dict[int, int] = {}
         self.persisted_epoch: dict[int, int] = {}
         self.node_hw: dict[int, int] = {}  # per running process; cleared on restart
         self.epoch_hw: dict[int, int] = {}  # leader epoch -> highest HW its leader exposed
         self.wiped_keys: set[ReplicaKey] = set()
-        self.batches: dict[int, tuple] = (
-            {}
-        )  # base offset -> (last offset, epoch, records, control records)
+        # base offset -> (last offset, epoch, records, control records)
+        self.batches: dict[int, tuple] = {}
         self.value_at: dict[int, int] = {0: 0}  # offset -> counter value of everything below it
         self.committed_end = 0  # highest committed end offset seen anywhere
         self.data_committed_at = 0  # virtual time of the last newly committed data record
-        self.touched: dict[int, "SimNode"] = {}
-        self.top: "SimNode | None" = None  # the running leader of the highest epoch
+        self.touched: dict[int, Replica] = {}
+        self.top: Replica | None = None  # the running leader of the highest epoch
         self._last_leader_check: tuple | None = None
 
     # -- hooks called by the nodes ---------------------------------------------------------------------
@@ -104,7 +98,7 @@ class Checker:
         if end > self.committed_end:
             self.committed_end = end
             if batch.records:
-                self.data_committed_at = self.sim.queue.now
+                self.data_committed_at = self.cluster.queue.now
 
     def on_snapshot_loaded(self, node_id: int, end_offset: int, value: int) -> None:
         known = self.value_at.setdefault(end_offset, value)
@@ -114,7 +108,7 @@ class Checker:
                 f"committed value there is {known}"
             )
 
-    def on_snapshots_changed(self, node: "SimNode") -> None:
+    def on_snapshots_changed(self, node: Replica) -> None:
         """SnapshotAtLogStart, run whenever a node's snapshots or log start may have moved."""
         disk = node.disk
         log, store = disk.log, disk.snaps
@@ -207,7 +201,7 @@ class Checker:
         touched.clear()
         if recompute:
             top = None
-            for node in self.sim.running:
+            for node in self.cluster.running:
                 st = node.core.state
                 if st.role is Role.LEADER and (top is None or st.epoch > top.core.state.epoch):
                     top = node
@@ -220,7 +214,7 @@ class Checker:
         if prev != leader:
             raise Violation(f"SingleLeader: epoch {epoch} has leaders {prev} and {leader} ({how})")
 
-    def _check_leader(self, node: "SimNode") -> None:
+    def _check_leader(self, node: Replica) -> None:
         core = node.core
         epoch, hw = core.state.epoch, core.state.high_watermark
         if hw is None:
@@ -260,7 +254,7 @@ class Checker:
             if spec.key in self.wiped_keys:
                 reached += 1
                 continue
-            n = self.sim.nodes.get(spec.key.id)
+            n = self.cluster.nodes.get(spec.key.id)
             if n is not None and spec.key.matches(n.key) and n.disk.log.flushed_offset() >= hw:
                 reached += 1
         return reached

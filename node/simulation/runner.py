@@ -8,15 +8,15 @@ sweep exactly, trace included.
 from __future__ import annotations
 
 import functools
+import multiprocessing
 import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .invariants import Violation
-from .scenarios import SCENARIOS
-from .script import converge
+from .scenarios import SCENARIOS, converge
 from .simulation import SimOptions, Simulation
+from .violation import Violation
 
 FAULT_PHASE_LIMIT_MS = 300_000
 COUNTED_OBSERVATIONS = ("fatal_exits", "epoch_bumped")
@@ -143,8 +143,6 @@ def sweep(
     )
     start = time.perf_counter()
     if jobs > 1 and len(seeds) > 1:
-        import multiprocessing
-
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
             results = pool.imap(one, seeds, chunksize=max(1, len(seeds) // (jobs * 8)))
             _collect(summary, results)

@@ -13,16 +13,19 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from kraftwire.node.core import Role, VoterSpec
+from kraftwire.node.core import Config, Endpoint, ReplicaKey, Role, VoterSpec
 from kraftwire.node.core import errors
 
 from .admin import ADMIN_ID, AdminClient, VoterChange
 from .events import EventQueue
-from .invariants import Checker, Violation
+from .host import Disk, Failure, Party
+from .invariants import Checker
 from .liveness import WATCHDOG_MS, Liveness
-from .network import LinkFaults, Network
-from .node import LISTENER, Disk, SimNode, endpoint_of
+from .network import LISTENER, LinkFaults, Network, endpoint_of
+from .node import SimNode
+from .script import ScriptRunner
 from .trace import Trace
+from .violation import Violation
 from .wire import Envelope, WireCodec
 
 VOTE_API_KEY = 52
@@ -55,7 +58,7 @@ class Simulation:
         self.codec = WireCodec(opts.encode)
         self.trace = Trace(opts.trace_limit)
         self.checker = Checker(self)
-        self.liveness = Liveness(self, opts.liveness_bound_ms)
+        self.liveness = Liveness(self, self.checker, self.net, opts.liveness_bound_ms)
         self.admin = AdminClient(self)
         self.core_events = 0
         self.observations: dict[str, Any] = {}  # what a scenario measured, for tests and reports
@@ -69,10 +72,10 @@ class Simulation:
             pre_vote=opts.pre_vote,
         )
         self.nodes: dict[int, SimNode] = {}
-        self.endpoints: dict[int, Any] = {ADMIN_ID: self.admin}
-        self.running: list[SimNode] = []
+        self.endpoints: dict[int, Party] = {ADMIN_ID: self.admin}
         for nid in range(1, opts.voters + opts.observers + 1):
-            node = SimNode(self, nid, Disk(self._new_directory_id()), dict(node_config))
+            disk = Disk(self._new_directory_id())
+            node = SimNode(self, nid, disk, dict(node_config), self.snapshot_every)
             node.fsync_ms = rng.choice((0, 1, 1, 2))
             if opts.vote_max_version is not None:
                 node.versions[VOTE_API_KEY] = opts.vote_max_version
@@ -111,9 +114,7 @@ class Simulation:
 
     def run_script(self, script: Iterator[Any], limit_ms: int) -> None:
         """Run events until ``script`` (a generator yielding sleeps and waits) is finished."""
-        from .script import ScriptRunner
-
-        runner = ScriptRunner(self, script)
+        runner = ScriptRunner(self.queue, script)
         deadline = self.queue.now + limit_ms
         self.queue.after(0, runner.resume)
         queue, check, max_events = self.queue, self.checker.after_event, self.options.max_events
@@ -139,16 +140,38 @@ class Simulation:
         self.liveness.check()
         self.queue.after(WATCHDOG_MS, self._watchdog)
 
-    # -- node bookkeeping (called by SimNode) ----------------------------------------------------------
+    # -- the host of the nodes and the admin client (see .node.NodeHost and .admin.AdminHost) ---------
 
-    def node_started(self, node: SimNode) -> None:
-        self.running = sorted([*self.running, node], key=lambda n: n.id)
+    @property
+    def running(self) -> list[SimNode]:
+        """The running processes in id order."""
+        return [node for node in self.nodes.values() if node.core is not None]
 
-    def node_stopped(self, node: SimNode) -> None:
-        self.running = [n for n in self.running if n is not node]
+    def core_config(self, node: SimNode) -> Config:
+        return Config(
+            node_id=node.id,
+            directory_id=node.disk.directory_id,
+            cluster_id=self.cluster_id,
+            voters=self.bootstrap_voters,
+            rng=random.Random(self.rng.getrandbits(64)),
+            start_ms=self.queue.now,
+            listeners={LISTENER: endpoint_of(node.id)},
+            kraft_version=self.options.kraft_version,
+            **node.config,
+        )
 
-    def node_exited(self, node: SimNode) -> None:
-        """A graceful shutdown completed: the process exits cleanly."""
+    def core_event(self, node: SimNode) -> None:
+        self.core_events += 1
+        self.checker.touched[node.id] = node
+
+    def running_voters(self) -> list[int]:
+        return [n.id for n in self.running if n.core is not None and n.core.is_voter()]
+
+    def replica_key(self, node_id: int) -> ReplicaKey | None:
+        node = self.nodes.get(node_id)
+        return None if node is None else node.key
+
+    def exited(self, node: SimNode) -> None:
         node.stop(lose_unflushed=False)
         self.liveness.disrupted()
 
@@ -168,18 +191,24 @@ class Simulation:
     # -- the network -----------------------------------------------------------------------------------
 
     def send_request(
-        self, src: Any, dest_id: int, cid: int, request: Any, min_version: int, endpoint: Any = None
+        self,
+        src: Party,
+        dest_id: int,
+        cid: int,
+        request: Any,
+        min_version: int,
+        endpoint: Endpoint | None = None,
     ) -> None:
         dst = self.endpoints.get(dest_id)
         api_key = request.API_KEY
         if dst is None:
             # not a node id (a bootstrap server's synthetic id): connect by address
-            dst = self.nodes.get(self.by_endpoint.get(endpoint, 0))
-            if dst is None:
+            node = None if endpoint is None else self.nodes.get(self.by_endpoint.get(endpoint, 0))
+            if node is None or not isinstance(src, SimNode):
                 failure = (dest_id, cid, api_key, errors.BROKER_NOT_AVAILABLE)
                 return self._fail_later(src, src.inc, failure, 1)
-            src.alias(dst.id, cid, dest_id)
-            dest_id = dst.id
+            src.alias(node.id, cid, dest_id)
+            dest_id, dst = node.id, node
         version = WireCodec.request_version(request, dst.versions)
         if version < min_version:
             failure = (dest_id, cid, api_key, errors.UNSUPPORTED_VERSION)
@@ -193,7 +222,13 @@ class Simulation:
         )
 
     def send_response(
-        self, src: Any, dest_id: int, dest_inc: int | None, cid: int, version: int, response: Any
+        self,
+        src: SimNode,
+        dest_id: int,
+        dest_inc: int | None,
+        cid: int,
+        version: int,
+        response: Any,
     ) -> None:
         if dest_inc is None:
             return  # the requester's connection is gone
@@ -237,13 +272,11 @@ class Simulation:
             return
         dst.receive(env)
 
-    def _fail_later(
-        self, requester: Any, inc: int, failure: tuple[int, int, int, int], delay: int
-    ) -> None:
+    def _fail_later(self, requester: Party, inc: int, failure: Failure, delay: int) -> None:
         """``requester`` (incarnation ``inc``) learns after ``delay`` ms that its request failed."""
         self.queue.after(delay, self._fail, (requester, inc, failure))
 
-    def _fail(self, arg: tuple[Any, int, tuple[int, int, int, int]]) -> None:
+    def _fail(self, arg: tuple[Party, int, Failure]) -> None:
         src, inc, failure = arg
         if src.running and src.inc == inc:
             src.request_failed(failure)

@@ -9,7 +9,7 @@ trace in any process.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Iterable
+from typing import Any
 
 from kraftwire.node.core.errors import name as error_name
 
@@ -111,11 +111,8 @@ class Trace:
         """A free-form line (faults, state changes, persists)."""
         self._entries.append((t, "note", *words))
 
-    def lines(self, last: int | None = None) -> list[str]:
-        entries: Iterable[tuple] = self._entries
-        if last is not None and last < len(self._entries):
-            entries = list(self._entries)[-last:]
-        return [_format(e) for e in entries]
+    def lines(self) -> list[str]:
+        return [_format(e) for e in self._entries]
 
-    def text(self, last: int | None = None) -> str:
-        return "\n".join(self.lines(last))
+    def text(self) -> str:
+        return "\n".join(self.lines())
