@@ -12,6 +12,9 @@ from typing import Mapping
 
 from .api import ElectionState, Endpoint, InvariantViolation, ReplicaKey, Role
 
+NEVER = 1 << 62
+"""A deadline that never comes (observers' election timer)."""
+
 U, P, C, L, F, R = (
     Role.UNATTACHED,
     Role.PROSPECTIVE,
