@@ -47,13 +47,13 @@ class Liveness:
 
     def reference_node(self) -> Replica | None:
         """The most advanced running node (highest epoch, then longest log): whose voter set counts."""
-        best = None
+        best, best_rank = None, (-1, -1)
         for n in self.cluster.running:
-            if best is None or (n.core.epoch, n.disk.log.end_offset()) > (
-                best.core.epoch,
-                best.disk.log.end_offset(),
-            ):
-                best = n
+            assert n.core is not None
+            status = n.core.status()
+            rank = (status.epoch, status.log_end_offset)
+            if rank > best_rank:
+                best, best_rank = n, rank
         return best
 
     def _alive(self, key: ReplicaKey) -> bool:
@@ -65,9 +65,10 @@ class Liveness:
         best = self.reference_node()
         if best is None:
             return []
-        voters = best.core.voters()
+        assert best.core is not None
+        voters = best.core.status().voters
         live = [spec.key.id for spec in voters if self._alive(spec.key)]
-        need = voters.majority()
+        need = len(voters) // 2 + 1
         net = self.net
         for size in range(len(live), need - 1, -1):
             for group in combinations(live, size):

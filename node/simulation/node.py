@@ -29,6 +29,7 @@ from kraftwire.node.core.api import (
     LeaderChanged,
     OutboundRequest,
     OutboundResponse,
+    QuorumStatus,
     Ready,
     RequestFailed,
     RequestReceived,
@@ -115,6 +116,10 @@ class SimNode:
     def running(self) -> bool:
         return self.core is not None
 
+    def status(self) -> QuorumStatus:
+        """The running core's :meth:`~KRaftCore.status`."""
+        return self._core().status()
+
     def _note(self, *words: Any) -> None:
         self.host.trace.note(self.host.queue.now, f"n{self.id}", *words)
 
@@ -159,7 +164,7 @@ class SimNode:
         """Feed one input to the core (every call counts as one core event)."""
         core = self._core()
         self.host.core_event(self)
-        st = core.state
+        st = core.status()
         before = (st.role, st.epoch, st.leader_id)
         try:
             result = core.step(event)
@@ -173,7 +178,7 @@ class SimNode:
             return None
         except Exception as exc:
             raise Violation(f"node {self.id}: core raised {type(exc).__name__}: {exc}") from exc
-        st = core.state
+        st = core.status()
         if (st.role, st.epoch, st.leader_id) != before:
             self._note(_state(*before), "->", _state(st.role, st.epoch, st.leader_id))
         return result
@@ -363,7 +368,7 @@ class SimNode:
             if t is CommittedBatch:
                 counter.handle_commit(n)
             elif t is SnapshotLoaded:
-                counter.handle_load_snapshot(n, self._core().state.role is Role.LEADER)
+                counter.handle_load_snapshot(n, self.status().role is Role.LEADER)
             elif t is LeaderChanged:
                 counter.handle_leader_change(n.leader)
                 self._note("leader-change", f"leader={n.leader.leader_id} epoch={n.leader.epoch}")

@@ -259,9 +259,7 @@ def disk_loss(sim: Simulation) -> Script:
 
     def rejoined() -> bool:
         lid = sim.leader()
-        return lid is not None and all(
-            sim.nodes[lid].core.voters().is_voter(k) for k in keys.values()
-        )
+        return lid is not None and all(sim.nodes[lid].status().is_voter(k) for k in keys.values())
 
     yield Until(
         rejoined, 90_000, f"wiped nodes {sorted(keys)} rejoin as voters under new directory ids"
@@ -378,7 +376,7 @@ def kraft_upgrade(sim: Simulation) -> Script:
             raise Violation("Liveness: kraft.version was not upgraded within 120000 ms")
         yield r.randint(200, 1000)
     yield Until(
-        lambda: all(n.core.control.kraft_version() == 1 for n in sim.running),
+        lambda: all(n.status().kraft_version == 1 for n in sim.running),
         30_000,
         "every running node reads kraft.version 1",
     )

@@ -165,7 +165,7 @@ class Simulation:
         self.checker.touched[node.id] = node
 
     def running_voters(self) -> list[int]:
-        return [n.id for n in self.running if n.core is not None and n.core.is_voter()]
+        return [n.id for n in self.running if n.status().is_voter(n.key)]
 
     def replica_key(self, node_id: int) -> ReplicaKey | None:
         node = self.nodes.get(node_id)
@@ -285,20 +285,22 @@ class Simulation:
 
     def leader(self) -> int | None:
         """The running leader of the highest epoch, if any."""
-        best = None
+        best, best_epoch = None, -1
         for n in self.running:
-            if n.core.role is Role.LEADER and (best is None or n.core.epoch > best.core.epoch):
-                best = n
-        return None if best is None else best.id
+            status = n.status()
+            if status.role is Role.LEADER and status.epoch > best_epoch:
+                best, best_epoch = n.id, status.epoch
+        return best
 
     def voter_ids(self) -> list[int]:
         ref = self.liveness.reference_node()
         if ref is None:  # nothing runs: the voters as configured
             return [spec.key.id for spec in self.bootstrap_voters]
-        return list(ref.core.voters().ids())
+        assert ref.core is not None
+        return list(ref.core.status().voter_ids())
 
     def epoch(self) -> int:
-        return max((n.core.epoch for n in self.running), default=0)
+        return max((n.status().epoch for n in self.running), default=0)
 
     # -- faults (each one is traced and restarts the liveness clock) ----------------------------------
 
@@ -382,7 +384,7 @@ class Simulation:
         node = self.nodes[lid]
         outcome = node.upgrade_kraft_version(version)
         self._fault("admin: upgrade kraft.version", f"n{lid}", outcome)
-        return node.core is not None and node.core.control.kraft_version() >= version
+        return node.running and node.status().kraft_version >= version
 
     def restart_all(self) -> None:
         for nid, node in self.nodes.items():
