@@ -30,6 +30,7 @@ from kraftwire.node.core.api import (
     LeaderChanged,
     OutboundRequest,
     OutboundResponse,
+    QuorumStatus,
     RequestFailed,
     RequestReceived,
     ResponseReceived,
@@ -58,6 +59,15 @@ class FixedJitter:
 
     def random(self) -> float:
         return 0.0
+
+
+def _status_line(status: QuorumStatus) -> str:
+    leader = "-" if status.leader_id is None else status.leader_id
+    hw = "-" if status.high_watermark is None else status.high_watermark
+    return (
+        f"{status.role.value} epoch={status.epoch} leader={leader} hw={hw} "
+        f"leo={status.log_end_offset} voters={','.join(map(str, status.voter_ids()))}"
+    )
 
 
 def dir_id(node_id: int) -> uuid.UUID:
@@ -241,6 +251,22 @@ class Env:
         for i in self.voter_ids:
             if i not in down:  # a configured voter that never runs (a stand-in for scripted peers)
                 self.start(i, out)
+
+    def cmd_bootstrap(self, cmd: Command, out: list[str]) -> None:
+        """bootstrap <n> [leader=<id>] [add-nodes options]: ``add-nodes <n>``, ``campaign <leader>``
+        (default 1) and ``stabilize``, showing only where that leaves each node: the quorum with an
+        elected leader and its first batch committed everywhere that most transcripts start from
+        (election.txt spells the same steps out)."""
+        leader = cmd.kwargs.pop("leader", "1")
+        hidden: list[str] = []
+        self.cmd_add_nodes(cmd, hidden)
+        self.cmd_campaign(Command("campaign", [leader], {}), hidden)
+        self.cmd_stabilize(Command("stabilize", [], {}), hidden)
+        if "(did not stabilize)" in hidden:
+            out.append("(did not stabilize)")
+        for nid, node in sorted(self.nodes.items()):
+            if node.core is not None:
+                out.append(f"{nid}: {_status_line(node.core.status())}")
 
     def cmd_add_observer(self, cmd: Command, out: list[str]) -> None:
         """add-observer 4 auto_join=true dir=44: start node 4 outside the voter set; ``auto_join`` sets
@@ -437,4 +463,4 @@ class Env:
             lo, hi = spec.kraft_version_range
             d = spec.key.directory_id
             out.append(f"{nid}: voter {spec.key.id} dir={'-' if d is None else d.int} {eps} kraft=[{lo},{hi}]")
-        out.append(f"{nid}: kraft.version {core.control.kraft_version()}")
+        out.append(f"{nid}: kraft.version {core.status().kraft_version}")
