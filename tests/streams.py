@@ -31,7 +31,8 @@ def feed(decoder: Decoder, chunks: Iterable[bytes]) -> tuple[list[Any], bytes]:
 
 def cuttings(data: bytes, max_two_piece_splits: int = 512) -> Iterator[tuple[str, list[bytes]]]:
     """The ways of cutting ``data`` that :func:`check_stream` tries, each with a name for failures:
-    whole, byte by byte, and two pieces at (up to ``max_two_piece_splits`` evenly spread) offsets."""
+    whole, byte by byte, and two pieces at (up to ``max_two_piece_splits`` evenly spread) offsets.
+    """
     yield "whole", [data]
     yield "byte by byte", [data[i : i + 1] for i in range(len(data))]
     step = max(1, len(data) // max_two_piece_splits)
@@ -48,14 +49,17 @@ def check_stream(
 ) -> None:
     """Assert that ``decoder`` turns ``data`` into ``expected`` however the input is cut, and that
     with ``trailing`` (an incomplete unit) appended it still decodes exactly ``expected`` and returns
-    ``trailing`` as the remainder. ``same(got, want)`` compares one decoded item (default ``==``)."""
+    ``trailing`` as the remainder. ``same(got, want)`` compares one decoded item (default ``==``).
+    """
     assert trailing, "trailing must be a non-empty incomplete unit"
     equal = same or (lambda got, want: got == want)
     for with_tail, stream, rest in ((False, data, b""), (True, data + trailing, trailing)):
         for how, chunks in cuttings(stream):
             label = f"{how}{' with trailing data' if with_tail else ''}"
             got, left = feed(decoder, chunks)
-            assert len(got) == len(expected), f"{label}: decoded {len(got)} items, not {len(expected)}"
+            assert len(got) == len(
+                expected
+            ), f"{label}: decoded {len(got)} items, not {len(expected)}"
             for i, (g, w) in enumerate(zip(got, expected)):
                 assert equal(g, w), f"{label}: item {i} is {g!r}, expected {w!r}"
             assert left == rest, f"{label}: {len(left)} bytes left over, expected {len(rest)}"

@@ -19,7 +19,10 @@ EXPECTED = [b"one", b"two", b"three"]
 
 def test_a_correct_reader_passes() -> None:
     check_stream(decoder_from_reader(read_line), LINES, EXPECTED, trailing=b"fou")
-    assert feed(decoder_from_reader(read_line), [b"on", b"e\ntw", b"o\n"]) == ([b"one", b"two"], b"")
+    assert feed(decoder_from_reader(read_line), [b"on", b"e\ntw", b"o\n"]) == (
+        [b"one", b"two"],
+        b"",
+    )
 
 
 def test_cuttings_cover_whole_bytes_and_every_split() -> None:
