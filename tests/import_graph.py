@@ -127,6 +127,10 @@ class ImportGraph:
 
     # -- questions -------------------------------------------------------------------------------------
 
+    def modules_of(self, package: str) -> list[str]:
+        """The modules of ``package`` itself (its ``__init__`` included, its subpackages' not)."""
+        return [m for m in self.files if _parent(m, self) == package]
+
     def arrows(self, within: str | None = None) -> set[tuple[str, str]]:
         """Module -> imported module, optionally only among modules of the package ``within`` itself
         (not its subpackages). ``TYPE_CHECKING`` imports count: a handler that names ``KRaftCore`` in its
@@ -283,7 +287,7 @@ def summary(tree: str) -> str:
     components = graph.components(package)
     where = Counter(e.where for e in graph.edges if package is None or _parent(e.source, graph) == package)
     lines = [
-        f"{tree}: {len([m for m in graph.files if _parent(m, graph) == package])} modules, "
+        f"{tree}: {len(graph.modules_of(package))} modules, "
         f"{len(edges)} import arrows among them",
         f"  modules in import circles: {sum(len(c) for c in components)} in {len(components)} circle(s) "
         f"{[len(c) for c in components]}",

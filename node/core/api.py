@@ -281,7 +281,8 @@ class OutboundRequest:
 
     @property
     def api_key(self) -> int:
-        return self.request.API_KEY
+        key: int = self.request.API_KEY
+        return key
 
 
 @dataclass(slots=True)
@@ -295,7 +296,8 @@ class OutboundResponse:
 
     @property
     def api_key(self) -> int:
-        return self.response.API_KEY
+        key: int = self.response.API_KEY
+        return key
 
 
 Message = Union[OutboundRequest, OutboundResponse]

@@ -80,14 +80,15 @@ def partition_info(replica: Replica, response: Any) -> PartitionInfo | None:
     return PartitionInfo(p.error_code, lid, epoch, eps)
 
 
-def common_outcome(replica: Replica, response: Any) -> tuple[bool | None, PartitionInfo | None]:
-    """What every response handler does first: ``(done, info)``. ``done`` is the handler's result when
-    the common handling settles the response (``False`` for one without a partition), else ``None``:
-    continue with ``info``."""
+def common_outcome(replica: Replica, response: Any) -> bool | PartitionInfo:
+    """What every response handler does first. A ``bool`` is the handler's result: the common handling
+    settled the response (``False`` for one without a partition). Else the partition's
+    :class:`PartitionInfo`, for the handler to continue with."""
     info = partition_info(replica, response)
     if info is None:
-        return False, None
-    return handle_common_response(replica, info), info
+        return False
+    done = handle_common_response(replica, info)
+    return info if done is None else done
 
 
 def handle_common_response(replica: Replica, info: PartitionInfo) -> bool | None:

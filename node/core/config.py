@@ -19,8 +19,6 @@ class RandomSource(Protocol):
 
     def randrange(self, stop: int) -> int: ...
 
-    def random(self) -> float: ...
-
 
 @dataclass(frozen=True)
 class Config:

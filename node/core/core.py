@@ -27,7 +27,7 @@ The modules stack top-down; each imports only modules below it (``tests/test_lay
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence, cast
 
 from .api import (
     Append,
@@ -56,7 +56,7 @@ from .delivery import Delivery
 from .dispatch import dispatch_failure, dispatch_request, dispatch_response, on_request_timeout
 from .fetch_leader import on_flushed
 from .kraft_upgrade import upgrade_kraft_version
-from .leader import LeaderState, ReplicaProgress
+from .leader import LeaderState
 from .leader_ops import answer_abandoned
 from .poll import poll_state, shutdown_complete, state_deadline
 from .replica import Replica
@@ -88,8 +88,6 @@ class KRaftCore:
             raise ValueError("directory id must be set and non-zero")
         self.cfg = config
         self.log = log
-        self.quorum_store = quorum_store
-        self.snapshots = snapshots
         self._replica = Replica(config, log, quorum_store, snapshots)
         self._delivery = Delivery()
         self._shutdown_done = False
@@ -105,7 +103,7 @@ class KRaftCore:
 
     # -- inputs ----------------------------------------------------------------------------------------
 
-    def step(self, event: Event) -> Any:
+    def step(self, event: Event) -> AppendResult | SnapshotId | bool | None:
         """Handle one input. Returns an :class:`AppendResult` for :class:`Append`, the
         :class:`SnapshotId` for :class:`CreateSnapshot`, whether a batch was appended for
         :class:`UpgradeKRaftVersion`, else ``None``."""
@@ -113,7 +111,8 @@ class KRaftCore:
         if event.now_ms > replica.now:
             replica.now = event.now_ms
         self._stamp += 1
-        result = None
+        result: AppendResult | SnapshotId | bool | None = None
+        # Matched by exact type, cheaper than isinstance on this path; mypy does not narrow on it.
         t = type(event)
         if t is RequestReceived:
             dispatch_request(replica, event)  # type: ignore[arg-type]
@@ -144,16 +143,18 @@ class KRaftCore:
 
     def append(self, records: Sequence[bytes], now_ms: int | None = None, epoch: int | None = None) -> AppendResult:
         """Leader-only append; raises :class:`NotLeaderError` otherwise."""
-        return self.step(Append(tuple(records), self._replica.now if now_ms is None else now_ms, epoch))
+        return cast(AppendResult, self.step(Append(tuple(records), self._replica.now if now_ms is None else now_ms, epoch)))
 
     def create_snapshot(self, end_offset: int, records: Sequence[bytes], now_ms: int | None = None) -> SnapshotId | None:
-        return self.step(CreateSnapshot(end_offset, tuple(records), self._replica.now if now_ms is None else now_ms))
+        now = self._replica.now if now_ms is None else now_ms
+        return cast("SnapshotId | None", self.step(CreateSnapshot(end_offset, tuple(records), now)))
 
     def upgrade_kraft_version(
         self, version: int, epoch: int | None = None, validate_only: bool = False, now_ms: int | None = None
     ) -> bool:
         """Leader-only kraft.version upgrade (see :class:`UpgradeKRaftVersion`); True if appended."""
-        return self.step(UpgradeKRaftVersion(version, self._replica.now if now_ms is None else now_ms, epoch, validate_only))
+        now = self._replica.now if now_ms is None else now_ms
+        return cast(bool, self.step(UpgradeKRaftVersion(version, now, epoch, validate_only)))
 
     def shutdown(self, timeout_ms: int, now_ms: int | None = None) -> None:
         self.step(Shutdown(timeout_ms, self._replica.now if now_ms is None else now_ms))
@@ -231,15 +232,10 @@ class KRaftCore:
         voter_progress: tuple[ReplicaStatus, ...] = ()
         observer_progress: tuple[ReplicaStatus, ...] = ()
         if isinstance(st, LeaderState):
-            voter_progress = tuple(
-                self._replica_status(p, nid == st.local_key.id) for nid, p in sorted(st.voter_states.items())
-            )
-            timeout, now = self.cfg.observer_session_timeout_ms, replica.now
-            observer_progress = tuple(
-                self._replica_status(p, False)
-                for k, p in sorted(st.observer_states.items(), key=lambda kv: (kv[0].id, str(kv[0].directory_id)))
-                if now - p.last_fetch_ms <= timeout
-            )
+            now, timeout = replica.now, self.cfg.observer_session_timeout_ms
+            voter_progress, observers = st.progress(log.end_offset(), now)
+            # DescribeQuorum prunes observers idle too long; a status only leaves them out
+            observer_progress = tuple(p for p in observers if now - p.last_fetch_ms <= timeout)
         status = QuorumStatus(
             role=st.role,
             epoch=st.epoch,
@@ -257,11 +253,6 @@ class KRaftCore:
         )
         self._status = (self._stamp, status)
         return status
-
-    def _replica_status(self, p: ReplicaProgress, is_local: bool) -> ReplicaStatus:
-        if is_local:
-            return ReplicaStatus(p.key, self.log.end_offset(), self._replica.now, self._replica.now)
-        return ReplicaStatus(p.key, p.end_offset, p.last_fetch_ms, p.last_caught_up_ms)
 
     # -- internals, for the transcript harness and the simulator until they read status() ------------
 

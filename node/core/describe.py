@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import errors, responses
-from .api import ZERO_UUID, RequestReceived
+from .api import RequestReceived
 from .leader import LeaderState
 from .messages import metadata_partition
 from .replica import Replica
@@ -25,13 +25,9 @@ def handle_describe_quorum_request(replica: Replica, ev: RequestReceived) -> Non
     for key in [k for k, p in st.observer_states.items() if now - p.last_fetch_ms > timeout]:
         del st.observer_states[key]
 
-    def state_of(p, is_local: bool):
-        fetch, caught = (now, now) if is_local else (p.last_fetch_ms, p.last_caught_up_ms)
-        end = replica.log.end_offset() if is_local else p.end_offset
-        return responses.replica_state(v, p.key.id, p.key.directory_id or ZERO_UUID, end, fetch, caught)
-
-    voters = [state_of(p, nid == st.local_key.id) for nid, p in sorted(st.voter_states.items())]
-    observers = [state_of(p, False) for _, p in sorted(st.observer_states.items(), key=lambda kv: (kv[0].id, str(kv[0].directory_id)))]
+    voter_progress, observer_progress = st.progress(replica.log.end_offset(), now)
+    voters = [responses.replica_state(p) for p in voter_progress]
+    observers = [responses.replica_state(p) for p in observer_progress]
     nodes = [(spec.key.id, dict(spec.listeners)) for spec in replica.voters()]
     replica.respond(
         ev,

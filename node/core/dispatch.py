@@ -12,7 +12,8 @@ from .requests import InFlight
 
 
 def _api_versions(replica: Replica, ev: RequestReceived) -> None:
-    replica.respond(ev, responses.api_versions_response(ev.api_version, tuple(replica.cfg.supported_kraft_version)))
+    lo, hi = replica.cfg.supported_kraft_version
+    replica.respond(ev, responses.api_versions_response(ev.api_version, (lo, hi)))
 
 
 REQUEST_HANDLERS: dict[int, Callable[[Replica, RequestReceived], None]] = {

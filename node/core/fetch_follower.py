@@ -19,9 +19,9 @@ from .states import FollowerState
 
 
 def handle_fetch_response(replica: Replica, ev: ResponseReceived) -> bool:
-    done, info = common_outcome(replica, ev.response)
-    if done is not None:
-        return done
+    info = common_outcome(replica, ev.response)
+    if isinstance(info, bool):
+        return info
     st = replica.state
     if info.error != errors.NONE:
         return False

@@ -15,7 +15,7 @@ reaction to it: settle a committed voter change, then answer the parked fetches.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from kraftwire.node import batches as _batches
 
@@ -37,7 +37,8 @@ def _partition(req: Any, version: int) -> Any:
 
 
 def replica_id_of(req: Any, version: int) -> int:
-    return req.replica_state.replica_id if version >= 15 else req.replica_id
+    replica_id: int = req.replica_state.replica_id if version >= 15 else req.replica_id
+    return replica_id
 
 
 def handle_fetch_request(replica: Replica, ev: RequestReceived) -> None:
@@ -64,6 +65,15 @@ def handle_fetch_request(replica: Replica, ev: RequestReceived) -> None:
         st.parked.append(fetch)
 
 
+class _Answer(NamedTuple):
+    """What a fetch gets from the log: its records, or a divergence ``(epoch, end_offset)``, or a
+    snapshot to download instead."""
+
+    records: bytes = b""
+    diverging: tuple[int, int] | None = None
+    snapshot_id: SnapshotId | None = None
+
+
 def _try_complete(replica: Replica, st: LeaderState, fetch: ParkedFetch, force: bool) -> bool:
     """Answer ``fetch`` if it is due (or ``force``); returns True when answered.
 
@@ -72,65 +82,70 @@ def _try_complete(replica: Replica, st: LeaderState, fetch: ParkedFetch, force: 
     progress is then left as it was."""
     req, v = fetch.request, fetch.api_version
     p = req.topics[0].partitions[0]
-    log = replica.log
-    diverging = snapshot_id = None
-    records = b""
-    hw_moved = False
     try:
-        latest = latest_snapshot(replica.snapshots)
-        if p.fetch_offset == 0 and latest is not None:
-            snapshot_id = latest
-        else:
-            val = validate_offset_and_epoch(log, replica.snapshots, p.fetch_offset, p.last_fetched_epoch)
-            if val.kind == DIVERGING:
-                diverging = (val.epoch, val.end_offset)
-            elif val.kind == SNAPSHOT:
-                snapshot_id = SnapshotId(val.end_offset, val.epoch)
-            else:
-                batches = log.read(p.fetch_offset, req.max_bytes) if p.fetch_offset < log.end_offset() else ()
-                records = _batches.encode_batches(batches) if batches else b""
+        answer = _read(replica, p.fetch_offset, p.last_fetched_epoch, req.max_bytes)
     except InvariantViolation:
         raise
     except Exception:  # noqa: BLE001 - any storage failure becomes an error answer, never a crash
         respond_fetch_error(replica, fetch.source, fetch.correlation_id, v, errors.UNKNOWN_SERVER_ERROR)
         return True
-    if diverging is None and snapshot_id is None:
-        rid = replica_id_of(req, v)
-        if rid >= 0:
-            key = key_of(rid, p.replica_directory_id) if v >= 17 else ReplicaKey(rid, None)
-            hw_moved = st.update_replica(key, p.fetch_offset, replica.now, log.end_offset())
-            st.record_voter_fetch(key, replica.now, replica.cfg.check_quorum_timeout_ms)
+    hw_moved = False
+    if answer.diverging is None and answer.snapshot_id is None:
+        hw_moved = _record_progress(replica, st, req, v)
     follower_hw = getattr(p, "high_watermark", FETCH_HW_UNSUPPORTED) if v >= 18 else FETCH_HW_UNSUPPORTED
     due = (
         force
-        or bool(records)
+        or bool(answer.records)
         or req.max_wait_ms == 0
-        or diverging is not None
-        or snapshot_id is not None
+        or answer.diverging is not None
+        or answer.snapshot_id is not None
         or (st.high_watermark is not None and follower_hw < st.high_watermark)
     )
     if due:
-        replica.respond_to(
-            fetch.source,
-            fetch.correlation_id,
+        response = responses.fetch_response(
             v,
-            responses.fetch_response(
-                v,
-                errors.NONE,
-                errors.NONE,
-                st.leader_id,
-                st.epoch,
-                st.high_watermark,
-                log.start_offset(),
-                records,
-                diverging,
-                snapshot_id,
-                replica.leader_endpoint(),
-            ),
+            errors.NONE,
+            errors.NONE,
+            st.leader_id,
+            st.epoch,
+            st.high_watermark,
+            replica.log.start_offset(),
+            answer.records,
+            answer.diverging,
+            answer.snapshot_id,
+            replica.leader_endpoint(),
         )
+        replica.respond_to(fetch.source, fetch.correlation_id, v, response)
     if hw_moved:
         on_high_watermark_advanced(replica, st)
     return due
+
+
+def _read(replica: Replica, fetch_offset: int, last_fetched_epoch: int, max_bytes: int) -> _Answer:
+    """Judge the follower's position (kraft-node.md §4.6) and read from it when it is valid."""
+    log = replica.log
+    latest = latest_snapshot(replica.snapshots)
+    if fetch_offset == 0 and latest is not None:
+        return _Answer(snapshot_id=latest)
+    val = validate_offset_and_epoch(log, replica.snapshots, fetch_offset, last_fetched_epoch)
+    if val.kind == DIVERGING:
+        return _Answer(diverging=(val.epoch, val.end_offset))
+    if val.kind == SNAPSHOT:
+        return _Answer(snapshot_id=SnapshotId(val.end_offset, val.epoch))
+    batches = log.read(fetch_offset, max_bytes) if fetch_offset < log.end_offset() else ()
+    return _Answer(records=_batches.encode_batches(batches) if batches else b"")
+
+
+def _record_progress(replica: Replica, st: LeaderState, req: Any, version: int) -> bool:
+    """A fetch from a valid position is the replica's acknowledgement; returns True if the HW moved."""
+    p = req.topics[0].partitions[0]
+    rid = replica_id_of(req, version)
+    if rid < 0:
+        return False
+    key = key_of(rid, p.replica_directory_id) if version >= 17 else ReplicaKey(rid, None)
+    hw_moved = st.update_replica(key, p.fetch_offset, replica.now, replica.log.end_offset())
+    st.record_voter_fetch(key, replica.now, replica.cfg.check_quorum_timeout_ms)
+    return hw_moved
 
 
 def on_flushed(replica: Replica, st: LeaderState, flushed_to: int) -> None:

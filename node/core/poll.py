@@ -6,6 +6,8 @@ bump moves it along.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from . import messages
 from .api import Endpoint, Role
 from .fetch_leader import expire_parked
@@ -17,6 +19,7 @@ from .states import (
     NEVER,
     CandidateState,
     EpochElection,
+    EpochState,
     FollowerState,
     ProspectiveState,
     ResignedState,
@@ -38,6 +41,8 @@ def _may_campaign(replica: Replica) -> bool:
 
 def send_votes(replica: Replica, election: EpochElection, epoch: int, pre_vote: bool) -> None:
     now = replica.now
+    candidate = replica.local_key
+    assert candidate is not None  # only a voter campaigns
     last_epoch, leo = replica.log.last_fetched_epoch(), replica.log.end_offset()
     for nid in election.unrecorded():
         if nid == replica.local_id or not replica.requests.is_ready(nid, now):
@@ -46,7 +51,7 @@ def send_votes(replica: Replica, election: EpochElection, epoch: int, pre_vote: 
         if spec is None:
             continue
         req = messages.vote_request(
-            replica.cfg.cluster_id, spec.key, epoch, replica.local_key, last_epoch, leo, pre_vote
+            replica.cfg.cluster_id, spec.key, epoch, candidate, last_epoch, leo, pre_vote
         )
         replica.send_request(nid, req, min_version=2 if pre_vote else 0)
 
@@ -189,10 +194,12 @@ def poll_resigned(replica: Replica, st: ResignedState) -> None:
     if now >= st.election_deadline:
         become_unattached(replica, st.epoch + 1)
         return
+    local_id = replica.local_id
+    assert local_id is not None  # it led
     for key in st.successors:
         if key.id in st.unacked and replica.requests.is_ready(key.id, now):
             req = messages.end_quorum_epoch_request(
-                replica.cfg.cluster_id, replica.local_id, st.epoch, st.successors, replica.cfg.listeners
+                replica.cfg.cluster_id, local_id, st.epoch, st.successors, replica.cfg.listeners
             )
             replica.send_request(key.id, req)
 
@@ -222,7 +229,7 @@ def state_deadline(replica: Replica) -> int:
     return getattr(st, "election_deadline", NEVER)
 
 
-_POLLERS = {
+_POLLERS: dict[type[EpochState], Callable[[Replica, Any], None]] = {
     LeaderState: poll_leader,
     FollowerState: poll_follower,
     CandidateState: poll_candidate,

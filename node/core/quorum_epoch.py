@@ -8,7 +8,7 @@ starts the next election first.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from . import errors, responses
 from .api import Endpoint, RequestReceived, ResponseReceived
@@ -19,7 +19,11 @@ from .states import FollowerState, ResignedState
 from .transitions import maybe_transition
 
 
-def _validate(replica: Replica, ev: RequestReceived, build) -> Any:
+ResponseBuilder = Callable[..., Any]
+"""``responses.begin_quorum_epoch_response`` or ``responses.end_quorum_epoch_response``."""
+
+
+def _validate(replica: Replica, ev: RequestReceived, build: ResponseBuilder) -> Any:
     """Common checks; returns the partition, or None after answering with an error."""
     req, v = ev.request, ev.api_version
     if not cluster_id_ok(replica, req.cluster_id):
@@ -40,7 +44,7 @@ def _validate(replica: Replica, ev: RequestReceived, build) -> Any:
     return p
 
 
-def _answer(replica: Replica, ev: RequestReceived, build, perr: int) -> None:
+def _answer(replica: Replica, ev: RequestReceived, build: ResponseBuilder, perr: int) -> None:
     st = replica.state
     replica.respond(ev, build(ev.api_version, errors.NONE, perr, st.leader_id, st.epoch, replica.leader_endpoint()))
 
@@ -78,6 +82,7 @@ def successor_backoff_ms(replica: Replica, p: Any, version: int) -> int:
         return max_ms
     if version >= 1:
         ranked = [key_of(c.candidate_id, c.candidate_directory_id) for c in p.preferred_candidates]
+        n = len(ranked)
         pos = next(
             (
                 i
@@ -88,9 +93,8 @@ def successor_backoff_ms(replica: Replica, p: Any, version: int) -> int:
         )
     else:
         ranked_ids = list(p.preferred_successors)
+        n = len(ranked_ids)
         pos = ranked_ids.index(local.id) if local.id in ranked_ids else -1
-        ranked = ranked_ids  # type: ignore[assignment]
-    n = len(ranked)
     if pos < 0:
         return max_ms
     if pos == 0:
@@ -99,14 +103,14 @@ def successor_backoff_ms(replica: Replica, p: Any, version: int) -> int:
 
 
 def handle_begin_quorum_epoch_response(replica: Replica, ev: ResponseReceived) -> bool:
-    done, info = common_outcome(replica, ev.response)
-    return done if done is not None else info.error == errors.NONE
+    info = common_outcome(replica, ev.response)
+    return info if isinstance(info, bool) else info.error == errors.NONE
 
 
 def handle_end_quorum_epoch_response(replica: Replica, ev: ResponseReceived) -> bool:
-    done, info = common_outcome(replica, ev.response)
-    if done is not None:
-        return done
+    info = common_outcome(replica, ev.response)
+    if isinstance(info, bool):
+        return info
     st = replica.state
     if isinstance(st, ResignedState) and info.error == errors.NONE:
         st.unacked.discard(ev.source)

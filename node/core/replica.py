@@ -81,7 +81,8 @@ class Replica:
 
     def local_voter_spec(self) -> VoterSpec:
         assert self.local_key is not None
-        return VoterSpec(self.local_key, dict(self.cfg.listeners), tuple(self.cfg.supported_kraft_version))
+        lo, hi = self.cfg.supported_kraft_version  # as a tuple, however it was configured
+        return VoterSpec(self.local_key, dict(self.cfg.listeners), (lo, hi))
 
     def endpoint_of(self, node_id: int) -> Endpoint | None:
         st = self.state
@@ -91,7 +92,9 @@ class Replica:
         if not eps:
             return None
         name = self.listener_name()
-        return eps[name] if name in eps else next(iter(eps.values()))
+        if name is not None and name in eps:
+            return eps[name]
+        return next(iter(eps.values()))
 
     def leader_endpoint(self) -> tuple[int, Endpoint] | None:
         """(leader id, endpoint) for responses' NodeEndpoints, when known."""

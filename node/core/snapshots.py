@@ -21,6 +21,7 @@ from . import errors, responses
 from .api import (
     BOOTSTRAP_SNAPSHOT_ID,
     CreateSnapshot,
+    Endpoint,
     InvariantViolation,
     LogBatch,
     RequestReceived,
@@ -119,23 +120,22 @@ def handle_fetch_snapshot_request(replica: Replica, ev: RequestReceived) -> None
 # -- downloading (follower) -----------------------------------------------------------------------------
 
 
-def send_fetch_snapshot(replica: Replica, st: FollowerState, dest: int | None = None, endpoint: Any = None) -> None:
-    """To the leader, or to ``dest`` (a bootstrap server, while the leader is unreachable)."""
+def send_fetch_snapshot(replica: Replica, st: FollowerState, dest: int, endpoint: Endpoint | None) -> None:
+    """The next chunk of the download, from ``dest``: the leader, or a bootstrap server while the leader
+    is unreachable."""
     sid = st.snapshot_download
+    assert sid is not None  # the caller checked a download is in progress
     position = replica.snapshots.partial_size(sid) or 0
     req = fetch_snapshot_request(
         replica.cfg.cluster_id, replica.local_key, st.epoch, sid, position, replica.cfg.fetch_snapshot_max_bytes
     )
-    if dest is None:
-        replica.send_request(st.leader_id, req)  # type: ignore[arg-type]
-    else:
-        replica.send_request(dest, req, endpoint=endpoint)
+    replica.send_request(dest, req, endpoint=endpoint)
 
 
 def handle_fetch_snapshot_response(replica: Replica, ev: ResponseReceived) -> bool:
-    done, info = common_outcome(replica, ev.response)
-    if done is not None:
-        return done
+    info = common_outcome(replica, ev.response)
+    if isinstance(info, bool):
+        return info
     st = replica.state
     if not isinstance(st, FollowerState) or st.snapshot_download is None:
         return True

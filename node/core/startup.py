@@ -75,7 +75,7 @@ def initialize(replica: Replica) -> EpochState:
         and stored.voted_key.matches(replica.local_key)
         and is_voter
     ):
-        election = EpochElection(replica.voters().ids(), replica.local_id)  # type: ignore[arg-type]
+        election = EpochElection(replica.voters().ids(), replica.local_id)
         st = CandidateState(stored.epoch, stored.voted_key, None, election, election_deadline())
     elif stored.leader_id is not None and replica.voters().endpoints(stored.leader_id):
         eps = dict(replica.voters().endpoints(stored.leader_id))

@@ -108,10 +108,12 @@ def become_leader(replica: Replica) -> None:
     old = replica.state
     if not isinstance(old, CandidateState) or not old.election.is_granted():
         raise InvariantViolation(f"cannot lead from {old.describe()}")
+    local_key = replica.local_key
+    assert local_key is not None  # only a voter campaigns
     _leave(replica, Role.LEADER, old.epoch)
     st = LeaderState(
         old.epoch,
-        replica.local_key,
+        local_key,
         old.voted_key,
         replica.log.end_offset(),
         replica.voters(),
@@ -122,7 +124,7 @@ def become_leader(replica: Replica) -> None:
     if replica.control.kraft_version() == 0:
         # The leader knows its own directory id, listeners and range; the others report theirs.
         static = replica.voters()
-        st.volatile_voters = static.with_voter(replica.local_voter_spec()) if static.get(replica.local_id) else static
+        st.volatile_voters = static.with_voter(replica.local_voter_spec()) if static.get(local_key.id) else static
     _enter(replica, st, True)
     append_start_of_epoch_records(replica, st)
 

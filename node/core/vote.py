@@ -96,9 +96,9 @@ def handle_vote_response(replica: Replica, ev: ResponseReceived) -> bool:
     if resp.error_code == errors.UNSUPPORTED_VERSION:
         on_vote_unsupported(replica, ev.source)
         return False
-    done, info = common_outcome(replica, resp)
-    if done is not None:
-        return done
+    info = common_outcome(replica, resp)
+    if isinstance(info, bool):
+        return info
     st = replica.state
     if info.error != errors.NONE:
         return False

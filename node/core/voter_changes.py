@@ -18,6 +18,7 @@ from .leader import LeaderState, PendingVoterChange
 from .leader_ops import append_control, respond_change
 from .messages import key_of
 from .replica import Replica
+from .voters import VoterSet
 
 
 def _preconditions(replica: Replica, st: LeaderState) -> int:
@@ -53,7 +54,10 @@ def _leader_checks(replica: Replica, req: Any) -> int:
 
 def handle_add_raft_voter_request(replica: Replica, ev: RequestReceived) -> None:
     req = ev.request
-    reply = lambda e: replica.respond(ev, responses.add_raft_voter_response(e))  # noqa: E731
+
+    def reply(error: int) -> None:
+        replica.respond(ev, responses.add_raft_voter_response(error))
+
     err = _leader_checks(replica, req)
     if err != errors.NONE:
         return reply(err)
@@ -76,7 +80,9 @@ def handle_add_raft_voter_request(replica: Replica, ev: RequestReceived) -> None
 
 def handle_api_versions_response(replica: Replica, ev: ResponseReceived) -> bool:
     st = replica.state
-    change = st.pending_change if isinstance(st, LeaderState) else None
+    if not isinstance(st, LeaderState):
+        return True
+    change = st.pending_change
     if change is None or not change.awaiting_api_versions or change.key.id != ev.source:
         return True
     resp = ev.response
@@ -105,14 +111,19 @@ def handle_api_versions_response(replica: Replica, ev: ResponseReceived) -> bool
 
 def on_api_versions_failed(replica: Replica, dest: int) -> None:
     st = replica.state
-    change = st.pending_change if isinstance(st, LeaderState) else None
+    if not isinstance(st, LeaderState):
+        return
+    change = st.pending_change
     if change is not None and change.awaiting_api_versions and change.key.id == dest:
         _finish(replica, st, change, errors.REQUEST_TIMED_OUT)
 
 
 def handle_remove_raft_voter_request(replica: Replica, ev: RequestReceived) -> None:
     req = ev.request
-    reply = lambda e: replica.respond(ev, responses.remove_raft_voter_response(e))  # noqa: E731
+
+    def reply(error: int) -> None:
+        replica.respond(ev, responses.remove_raft_voter_response(error))
+
     err = _leader_checks(replica, req)
     if err != errors.NONE:
         return reply(err)
@@ -167,9 +178,10 @@ def _complete_update(replica: Replica, st: LeaderState, change: PendingVoterChan
     kv = replica.control.kraft_version()
     if not lo <= kv <= hi:
         return _finish(replica, st, change, errors.INVALID_REQUEST)
+    voters: VoterSet | None
     if kv >= 1:
-        off = replica.control.last_voters_offset()
-        if off is None or off >= st.high_watermark:
+        off, hw = replica.control.last_voters_offset(), st.high_watermark
+        if off is None or hw is None or off >= hw:  # (a pending change implies a known HW)
             return _finish(replica, st, change, errors.REQUEST_TIMED_OUT)
         voters = replica.voters()
     else:
@@ -212,7 +224,7 @@ def _probe(
     )
 
 
-def _append_voters(replica: Replica, st: LeaderState, change: PendingVoterChange, voters: Any) -> None:
+def _append_voters(replica: Replica, st: LeaderState, change: PendingVoterChange, voters: VoterSet) -> None:
     change.record_offset = append_control(replica, st, [voters.to_record()])
     st.update_voters(replica.voters())
 

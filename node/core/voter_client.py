@@ -59,8 +59,8 @@ def handle_update_raft_voter_response(replica: Replica, ev: ResponseReceived) ->
         st.voter_updated = True
         st.fetch_deadline = replica.now + replica.cfg.fetch_timeout_ms
         return True
-    done, _ = common_outcome(replica, resp)
-    return bool(done)  # settled by the common handling, else a failure (retry backoff)
+    outcome = common_outcome(replica, resp)
+    return outcome if isinstance(outcome, bool) else False  # unsettled: a failure (retry backoff)
 
 
 def auto_join_enabled(replica: Replica) -> bool:
@@ -74,13 +74,15 @@ def maybe_send_auto_join(replica: Replica, st: FollowerState) -> bool:
     if not _period_over(replica, st) or st.leader_id is None or not replica.requests.is_ready(st.leader_id, replica.now):
         return False
     _restart_period(replica, st)
-    entry = replica.voters().get(replica.local_key.id)
-    if entry is not None and entry.key != replica.local_key:
+    local = replica.local_key
+    assert local is not None  # auto_join_enabled() checked
+    entry = replica.voters().get(local.id)
+    if entry is not None and entry.key != local:
         req = messages.remove_raft_voter_request(cfg.cluster_id, entry.key)
         replica.send_request(st.leader_id, req)
     else:
         req = messages.add_raft_voter_request(
-            cfg.cluster_id, replica.local_key, cfg.listeners, cfg.request_timeout_ms, ack=False
+            cfg.cluster_id, local, cfg.listeners, cfg.request_timeout_ms, ack=False
         )
         replica.send_request(st.leader_id, req, min_version=1)
     return True
