@@ -57,9 +57,6 @@ class FixedJitter:
     def randrange(self, stop: int) -> int:
         return min(self.jitter, stop - 1)
 
-    def random(self) -> float:
-        return 0.0
-
 
 def _status_line(status: QuorumStatus) -> str:
     leader = "-" if status.leader_id is None else status.leader_id
