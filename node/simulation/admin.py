@@ -20,10 +20,9 @@ from kraftwire.node.core.api import METADATA_PARTITION, METADATA_TOPIC, ReplicaK
 from kraftwire.node.core.messages import add_raft_voter_request, remove_raft_voter_request
 
 from .host import Failure, Host
-from .network import LISTENER, endpoint_of
+from .network import ADMIN_ID, LISTENER, endpoint_of
 from .wire import Envelope
 
-ADMIN_ID = 100
 RETRY_BACKOFF_MS = 500
 REQUEST_TIMEOUT_MS = 5000
 MAX_ATTEMPTS = 40
@@ -145,7 +144,7 @@ class AdminClient:
         change = self._current()
         change.result = result
         self.host.trace.note(
-            self.host.queue.now, "admin", change.kind, f"n{change.node_id}", "->", result
+            self.host.queue.now, "admin", "admin", change.kind, f"n{change.node_id}", "->", result
         )
         self.current = None
         self._in_flight = None
@@ -158,7 +157,7 @@ class AdminClient:
             return
         self._in_flight = None
         body = self.host.codec.unpack_response(env)
-        self.host.trace.add((self.host.queue.now, "recv", "admin", env.src, env.version, body))
+        self.host.trace.add((self.host.queue.now, "recv", self.id, env.src, env.version, body))
         if env.api_key == _API_DESCRIBE_QUORUM:
             topics = body.topics
             leader = topics[0].partitions[0].leader_id if topics and topics[0].partitions else -1

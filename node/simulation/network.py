@@ -20,6 +20,8 @@ from typing import Iterable
 from kraftwire.node.core import Endpoint
 
 LISTENER = "CONTROLLER"
+ADMIN_ID = 100
+"""The operator's client (:mod:`.admin`): a network id no node uses."""
 
 
 def endpoint_of(node_id: int) -> Endpoint:

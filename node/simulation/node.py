@@ -120,8 +120,9 @@ class SimNode:
         """The running core's :meth:`~KRaftCore.status`."""
         return self._core().status()
 
-    def _note(self, *words: Any) -> None:
-        self.host.trace.note(self.host.queue.now, f"n{self.id}", *words)
+    def _note(self, kind: str, *details: Any) -> None:
+        """A trace line ``nN <kind> <details>``."""
+        self.host.trace.note(self.host.queue.now, kind, f"n{self.id}", kind, *details)
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -180,7 +181,10 @@ class SimNode:
             raise Violation(f"node {self.id}: core raised {type(exc).__name__}: {exc}") from exc
         st = core.status()
         if (st.role, st.epoch, st.leader_id) != before:
-            self._note(_state(*before), "->", _state(st.role, st.epoch, st.leader_id))
+            after = _state(st.role, st.epoch, st.leader_id)
+            self.host.trace.note(
+                self.host.queue.now, "state", f"n{self.id}", _state(*before), "->", after
+            )
         return result
 
     def receive(self, env: Envelope) -> None:
@@ -332,7 +336,7 @@ class SimNode:
             self._note("persist", _election(rd.quorum_state))
             checker.on_persist(self.id, rd.quorum_state)
         if rd.log_truncated_to is not None:
-            self._note("truncate to", rd.log_truncated_to)
+            self._note("truncate", "to", rd.log_truncated_to)
             checker.log_shrunk()
         if rd.flush_log_to is not None:
             disk.log.flush(rd.flush_log_to)
@@ -390,7 +394,7 @@ class SimNode:
             now = self.host.queue.now
             self._call(f"create_snapshot({end})", self._core().create_snapshot, end, records, now)
         if rd.shutdown_complete:
-            self._note("shutdown complete")
+            self._note("shutdown", "complete")
             self.disk.log.flush(
                 self.disk.log.end_offset()
             )  # a clean exit closes (and flushes) the log

@@ -16,15 +16,15 @@ from typing import Any, Iterator
 from kraftwire.node.core import Config, Endpoint, ReplicaKey, Role, VoterSpec
 from kraftwire.node.core import errors
 
-from .admin import ADMIN_ID, AdminClient, VoterChange
+from .admin import AdminClient, VoterChange
 from .events import EventQueue
 from .host import Disk, Failure, Party
 from .invariants import Checker
 from .liveness import WATCHDOG_MS, Liveness
-from .network import LISTENER, LinkFaults, Network, endpoint_of
+from .network import ADMIN_ID, LISTENER, LinkFaults, Network, endpoint_of
 from .node import SimNode
 from .script import ScriptRunner
-from .trace import Trace
+from .trace import Trace, TraceFilter
 from .violation import Violation
 from .wire import Envelope, WireCodec
 
@@ -41,6 +41,8 @@ class SimOptions:
     vote_max_version: int | None = None
     """Cap the Vote API (1 models Kafka 3.9 peers: no pre-vote)."""
     trace_limit: int | None = 400
+    trace_filter: tuple[str, ...] = ()
+    """``--trace-filter`` terms (see :class:`.trace.TraceFilter`): only matching entries are kept."""
     liveness_bound_ms: int = 60_000
     max_events: int = 5_000_000
     append_interval_ms: tuple[int, int] = (20, 100)
@@ -56,7 +58,9 @@ class Simulation:
         self.queue = EventQueue()
         self.net = Network(rng, exempt=(ADMIN_ID,))
         self.codec = WireCodec(opts.encode)
-        self.trace = Trace(opts.trace_limit)
+        self.trace = Trace(
+            opts.trace_limit, TraceFilter(opts.trace_filter) if opts.trace_filter else None
+        )
         self.checker = Checker(self)
         self.liveness = Liveness(self, self.checker, self.net, opts.liveness_bound_ms)
         self.admin = AdminClient(self)
@@ -93,6 +97,7 @@ class Simulation:
             )
         self.trace.note(
             0,
+            "setup",
             "setup",
             f"seed={seed}",
             f"voters={opts.voters}",
@@ -177,14 +182,16 @@ class Simulation:
 
     def fatal_exit(self, node: SimNode, exc: Exception) -> None:
         """The core hit a fatal error: the process exits and its supervisor restarts it later."""
-        self.trace.note(self.queue.now, f"n{node.id}", "FATAL (process exits):", str(exc))
+        self.trace.note(self.queue.now, "fatal", f"n{node.id}", "FATAL (process exits):", str(exc))
         self.observations["fatal_exits"] = self.observations.get("fatal_exits", 0) + 1
         node.stop(lose_unflushed=False)
         self.liveness.disrupted()
         self.queue.after(self.rng.randint(1000, 3000), lambda _: self.restart(node.id))
 
     def crash_mid_fsync(self, node: SimNode) -> None:
-        self.trace.note(self.queue.now, f"n{node.id}", "CRASH during fsync (unflushed data lost)")
+        self.trace.note(
+            self.queue.now, "crash", f"n{node.id}", "CRASH during fsync (unflushed data lost)"
+        )
         node.stop(lose_unflushed=True)
         self.liveness.disrupted()
 
@@ -242,11 +249,11 @@ class Simulation:
     def _transmit(self, env: Envelope) -> None:
         net = self.net
         if not net.connected(env.src, env.dst):
-            self.trace.add((self.queue.now, "drop", env.src, env.dst, env.api_key, "partitioned"))
+            self._dropped(env, "partitioned")
             return
         delays = net.fate()
         if not delays:
-            self.trace.add((self.queue.now, "drop", env.src, env.dst, env.api_key, "lost"))
+            self._dropped(env, "lost")
             if net.notices_loss():  # the connection broke: the requester learns it
                 requester = self.endpoints[env.src if env.is_request else env.dst]
                 inc = env.src_inc if env.is_request else env.dst_inc
@@ -259,9 +266,7 @@ class Simulation:
 
     def _deliver(self, env: Envelope) -> None:
         if not self.net.connected(env.src, env.dst):
-            self.trace.add(
-                (self.queue.now, "drop", env.src, env.dst, env.api_key, "partitioned in flight")
-            )
+            self._dropped(env, "partitioned in flight")
             return
         dst, src = self.endpoints[env.dst], self.endpoints[env.src]
         if dst.inc != env.dst_inc or not dst.running or src.inc != env.src_inc or not src.running:
@@ -271,6 +276,9 @@ class Simulation:
                 self._fail_later(src, src.inc, failure, 1)
             return
         dst.receive(env)
+
+    def _dropped(self, env: Envelope, why: str) -> None:
+        self.trace.add((self.queue.now, "drop", env.src, env.dst, env.api_key, env.is_request, why))
 
     def _fail_later(self, requester: Party, inc: int, failure: Failure, delay: int) -> None:
         """``requester`` (incarnation ``inc``) learns after ``delay`` ms that its request failed."""
@@ -305,7 +313,7 @@ class Simulation:
     # -- faults (each one is traced and restarts the liveness clock) ----------------------------------
 
     def _fault(self, *words: Any) -> None:
-        self.trace.note(self.queue.now, "FAULT", *words)
+        self.trace.note(self.queue.now, "fault", "FAULT", *words)
         self.liveness.disrupted()
 
     def set_faults(self, **changes: Any) -> None:
