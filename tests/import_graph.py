@@ -28,7 +28,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-INSTALLED_PREFIX = {"kraftwire.node": "node", "kraftwire.codegen": "codegen", "kraftwire.records": None}
+INSTALLED_PREFIX = {
+    "kraftwire.node": "node",
+    "kraftwire.codegen": "codegen",
+    "kraftwire.records": None,
+}
 """Installed dotted names -> names in the source tree (``None``: outside every tree we walk)."""
 
 
@@ -86,7 +90,9 @@ class ImportGraph:
             else:
                 stem = self._absolute(node.module or "")
             # ``from pkg import mod`` imports the module ``pkg.mod`` when there is one.
-            names = [f"{stem}.{a.name}" if f"{stem}.{a.name}" in self.files else stem for a in node.names]
+            names = [
+                f"{stem}.{a.name}" if f"{stem}.{a.name}" in self.files else stem for a in node.names
+            ]
         found = {self._resolve(n) for n in names if n}
         return sorted(t for t in found if t is not None and t != module)
 
@@ -138,14 +144,17 @@ class ImportGraph:
         pairs = {(e.source, e.target) for e in self.edges}
         if within is None:
             return pairs
-        return {(s, t) for s, t in pairs if _parent(s, self) == within and _parent(t, self) == within}
+        return {
+            (s, t) for s, t in pairs if _parent(s, self) == within and _parent(t, self) == within
+        }
 
     def misplaced(self, within: str | None = None) -> list[Edge]:
         """Imports that are not at the top of their module (``TYPE_CHECKING`` blocks allowed)."""
         return [
             e
             for e in self.edges
-            if e.where in ("bottom", "nested") and (within is None or _parent(e.source, self) == within)
+            if e.where in ("bottom", "nested")
+            and (within is None or _parent(e.source, self) == within)
         ]
 
     def adjacency(self, within: str | None = None) -> dict[str, list[str]]:
@@ -198,7 +207,11 @@ def _parent(module: str, graph: ImportGraph) -> str:
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
 
 
 def _is_type_checking_block(stmt: ast.stmt) -> bool:
@@ -271,7 +284,11 @@ def _cycle_through(component: list[str], adjacency: dict[str, list[str]]) -> lis
                     path = [node]
                     while path[-1] != start:
                         path.append(came_from[path[-1]])
-                    return [start, *reversed(path[:-1]), start] if len(path) > 1 else [start, node, start]
+                    return (
+                        [start, *reversed(path[:-1]), start]
+                        if len(path) > 1
+                        else [start, node, start]
+                    )
                 if child not in came_from:
                     came_from[child] = node
                     following.append(child)
@@ -285,7 +302,9 @@ def summary(tree: str) -> str:
     edges = graph.arrows(package)
     cycles = graph.cycles(package)
     components = graph.components(package)
-    where = Counter(e.where for e in graph.edges if package is None or _parent(e.source, graph) == package)
+    where = Counter(
+        e.where for e in graph.edges if package is None or _parent(e.source, graph) == package
+    )
     lines = [
         f"{tree}: {len(graph.modules_of(package))} modules, "
         f"{len(edges)} import arrows among them",

@@ -39,7 +39,9 @@ def layering_problems(graph: ImportGraph, package: str) -> list[str]:
         f"import circle of {len(members)} modules ({', '.join(members)}), e.g. {' -> '.join(cycle)}"
         for members, cycle in zip(graph.components(package), graph.cycles(package))
     ]
-    problems += [f"import not at the top of its module: {edge}" for edge in graph.misplaced(package)]
+    problems += [
+        f"import not at the top of its module: {edge}" for edge in graph.misplaced(package)
+    ]
     return problems
 
 
@@ -55,11 +57,46 @@ def test_no_circle_across_node_packages() -> None:
     assert not circles, "\n".join(" -> ".join(c) for c in circles)
 
 
+CORE_LAYERS = [
+    ["core"],
+    ["dispatch", "poll", "startup", "delivery"],
+    ["vote", "quorum_epoch", "fetch_leader", "fetch_follower", "snapshots", "describe"]
+    + ["voter_changes", "voter_client", "kraft_upgrade"],
+    ["common"],
+    ["transitions"],
+    ["leader_ops"],
+    ["replica"],
+    ["leader"],
+    ["states", "voters", "requests", "outbox", "log_ops", "messages", "responses", "memory"],
+    ["api"],
+    ["config", "storage"],
+    ["values", "errors"],
+]
+"""node/core from the top down (core.py's docstring names the layers). A module imports
+only modules of lower layers: the handlers do not import each other, nothing imports upward."""
+
+
+def test_node_core_imports_only_downward() -> None:
+    layer = {f"node.core.{m}": i for i, names in enumerate(CORE_LAYERS) for m in names}
+    modules = set(NODE.modules_of("node.core")) - {
+        "node.core"
+    }  # the package face re-exports the top
+    assert sorted(modules - set(layer)) == [], "a new module needs a place in CORE_LAYERS"
+    wrong = [
+        f"{s} (layer {layer[s]}) imports {t} (layer {layer[t]})"
+        for s, t in sorted(NODE.arrows("node.core"))
+        if s in layer and t in layer and layer[t] <= layer[s]
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
 def test_only_the_core_drives_the_replica() -> None:
     drivers = {"node.core.dispatch", "node.core.poll", "node.core.startup", "node.core.delivery"}
     importers = sorted({e.source for e in NODE.edges if e.target in drivers})
     assert importers == ["node.core.core"], importers
-    assert not [e for e in NODE.edges if e.target == "node.core.core" and e.source.startswith("node.core.")]
+    assert not [
+        e for e in NODE.edges if e.target == "node.core.core" and e.source.startswith("node.core.")
+    ]
 
 
 # -- the walker itself ---------------------------------------------------------------------------------

@@ -20,9 +20,9 @@ The modules stack top-down; each imports only modules below it (``tests/test_lay
 * ``transitions``: every state change;
 * ``leader_ops``: the leader's appends and the answers it owes;
 * ``replica``: the replica's state and its primitives (respond, send, append, truncate);
-* the state and value modules: ``states``, ``leader``, ``voters``, ``requests``, ``outbox``,
-  ``log_ops``, ``messages``, ``responses``, then ``api`` over ``config``, ``storage``, ``values``
-  and ``errors``.
+* ``leader``: the leader's epoch state, over the other state and value modules: ``states``,
+  ``voters``, ``requests``, ``outbox``, ``log_ops``, ``messages``, ``responses``, ``memory``;
+* ``api``, the public contract, over ``config`` and ``storage``, over ``values`` and ``errors``.
 """
 
 from __future__ import annotations
@@ -143,7 +143,8 @@ class KRaftCore:
 
     def append(self, records: Sequence[bytes], now_ms: int | None = None, epoch: int | None = None) -> AppendResult:
         """Leader-only append; raises :class:`NotLeaderError` otherwise."""
-        return cast(AppendResult, self.step(Append(tuple(records), self._replica.now if now_ms is None else now_ms, epoch)))
+        now = self._replica.now if now_ms is None else now_ms
+        return cast(AppendResult, self.step(Append(tuple(records), now, epoch)))
 
     def create_snapshot(self, end_offset: int, records: Sequence[bytes], now_ms: int | None = None) -> SnapshotId | None:
         now = self._replica.now if now_ms is None else now_ms

@@ -89,7 +89,9 @@ def respond_change(replica: Replica, change: PendingVoterChange, error: int) -> 
     elif change.kind == "remove":
         resp = responses.remove_raft_voter_response(error)
     else:
-        resp = responses.update_raft_voter_response(error, s.leader_id, s.epoch, replica.leader_endpoint())
+        resp = responses.update_raft_voter_response(
+            error, s.leader_id, s.epoch, replica.leader_endpoint()
+        )
     replica.respond_to(change.source, change.correlation_id, change.api_version, resp)
 
 
@@ -106,7 +108,9 @@ def answer_abandoned(replica: Replica) -> None:
     while replica.abandoned:
         parked, change = replica.abandoned.pop(0)
         for p in parked:
-            respond_fetch_error(replica, p.source, p.correlation_id, p.api_version, errors.NOT_LEADER_OR_FOLLOWER)
+            respond_fetch_error(
+                replica, p.source, p.correlation_id, p.api_version, errors.NOT_LEADER_OR_FOLLOWER
+            )
         if change is not None and not change.responded:
             respond_change(replica, change, errors.NOT_LEADER_OR_FOLLOWER)
 
@@ -128,7 +132,8 @@ def maybe_resign_removed_leader(replica: Replica, st: LeaderState) -> None:
     """The leader resigns once the VotersRecord that removed it is committed (kraft-node.md §7.4).
 
     This follows the committed voter set, not the RemoveRaftVoter request: that request may have expired
-    (REQUEST_TIMED_OUT) or been sent to an earlier leader, yet its record still commits here later."""
+    (REQUEST_TIMED_OUT) or been sent to an earlier leader, yet its record still commits here later.
+    """
     hw = st.high_watermark
     off = replica.control.last_voters_offset()
     if hw is None or off is None or hw <= off:

@@ -39,7 +39,9 @@ class Replica:
 
     state: EpochState
 
-    def __init__(self, config: Config, log: RaftLog, quorum_store: QuorumStateStore, snapshots: SnapshotStore) -> None:
+    def __init__(
+        self, config: Config, log: RaftLog, quorum_store: QuorumStateStore, snapshots: SnapshotStore
+    ) -> None:
         self.cfg = config
         self.log = log
         self.quorum_store = quorum_store
@@ -122,7 +124,9 @@ class Replica:
     ) -> int:
         cid = self.requests.next_correlation_id()
         self.requests.on_send(dest, cid, request.API_KEY, self.now, timeout_ms)
-        self.out.send(OutboundRequest(dest, cid, request, endpoint or self.endpoint_of(dest), min_version))
+        self.out.send(
+            OutboundRequest(dest, cid, request, endpoint or self.endpoint_of(dest), min_version)
+        )
         return cid
 
     def respond(self, ev: RequestReceived, response: Any) -> None:
@@ -149,6 +153,10 @@ class Replica:
 
 def initial_control_state(cfg: Config) -> ControlState:
     if cfg.kraft_version >= 1:
-        return ControlState(VoterSet(), VoterSet(cfg.voters) if cfg.voters else None, cfg.kraft_version)
-    static = VoterSet(VoterSpec(ReplicaKey(v.key.id, None), v.listeners, (0, 0)) for v in cfg.voters)
+        return ControlState(
+            VoterSet(), VoterSet(cfg.voters) if cfg.voters else None, cfg.kraft_version
+        )
+    static = VoterSet(
+        VoterSpec(ReplicaKey(v.key.id, None), v.listeners, (0, 0)) for v in cfg.voters
+    )
     return ControlState(static, None, 0)

@@ -48,7 +48,8 @@ def replay_control_records(replica: Replica) -> None:
         replica.control.apply_batch(batch)
 
 
-def initialize(replica: Replica) -> EpochState:
+def initialize(replica: Replica) -> None:
+    """Recover storage, replay the control records and put the replica in its initial state."""
     recover_storage(replica)
     replay_control_records(replica)
     stored = replica.quorum_store.read() or ElectionState(0)
@@ -99,4 +100,3 @@ def initialize(replica: Replica) -> EpochState:
         become_prospective(replica)
     elif isinstance(st, CandidateState) and st.election.is_granted():
         become_leader(replica)
-    return replica.state

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from .api import ElectionState, Endpoint, InvariantViolation, ReplicaKey, Role, SnapshotId
+from .values import describe_state
 
 NEVER = 1 << 62
 """A deadline that never comes (observers' election timer)."""
@@ -112,13 +113,7 @@ class EpochState:
         return ElectionState(self.epoch, self.leader_id, self.voted_key, kraft_version)
 
     def describe(self) -> str:
-        parts = [f"{self.role.value} epoch={self.epoch}"]
-        if self.leader_id is not None:
-            parts.append(f"leader={self.leader_id}")
-        if self.voted_key is not None:
-            parts.append(f"voted={self.voted_key}")
-        parts.append(f"hw={'-' if self.high_watermark is None else self.high_watermark}")
-        return " ".join(parts)
+        return describe_state(self.role, self.epoch, self.leader_id, self.voted_key, self.high_watermark)
 
 
 class UnattachedState(EpochState):

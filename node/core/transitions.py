@@ -61,7 +61,7 @@ def become_unattached(
             deadline = old.election_deadline  # type: ignore[attr-defined]
         else:
             deadline = replica.now + replica.random_election_timeout()
-    hw = old.high_watermark if not isinstance(old, LeaderState) else old.high_watermark
+    hw = old.high_watermark
     _enter(replica, UnattachedState(epoch, leader_id, voted_key, hw, deadline), True)
 
 

@@ -201,6 +201,22 @@ class QuorumStatus:
         """True when ``key`` matches an entry of the latest voter set."""
         return key is not None and any(v.key.matches(key) for v in self.voters)
 
+    def describe(self) -> str:
+        """``leader epoch=3 leader=1 voted=1 hw=5``, as the core names its states in errors and traces."""
+        return describe_state(self.role, self.epoch, self.leader_id, self.voted_key, self.high_watermark)
+
+
+def describe_state(
+    role: Role, epoch: int, leader_id: int | None, voted_key: ReplicaKey | None, high_watermark: int | None
+) -> str:
+    parts = [f"{role.value} epoch={epoch}"]
+    if leader_id is not None:
+        parts.append(f"leader={leader_id}")
+    if voted_key is not None:
+        parts.append(f"voted={voted_key}")
+    parts.append(f"hw={'-' if high_watermark is None else high_watermark}")
+    return " ".join(parts)
+
 
 # ---------------------------------------------------------------------------------------------------
 # Errors

@@ -28,9 +28,23 @@ def _installed_layout(base: Path) -> Path:
 
 def _mypy(base: Path, *targets: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MYPYPATH": str(base)}
-    command = [sys.executable, "-m", "mypy", "--config-file", str(CONFIG), "--cache-dir", str(base / ".cache")]
+    command = [
+        sys.executable,
+        "-m",
+        "mypy",
+        "--config-file",
+        str(CONFIG),
+        "--cache-dir",
+        str(base / ".cache"),
+    ]
     return subprocess.run(
-        [*command, *targets], cwd=base, env=env, capture_output=True, text=True, timeout=240, check=False
+        [*command, *targets],
+        cwd=base,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
     )
 
 

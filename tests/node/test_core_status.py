@@ -16,6 +16,7 @@ from kraftwire.node.core import (
     MemoryLog,
     MemoryQuorumStateStore,
     MemorySnapshotStore,
+    Message,
     OutboundRequest,
     QuorumStatus,
     ReplicaKey,
@@ -47,7 +48,7 @@ class Cluster:
             n: KRaftCore(
                 Config(
                     node_id=n,
-                    directory_id=_key(n).directory_id,  # type: ignore[arg-type]
+                    directory_id=uuid.UUID(int=n),
                     cluster_id="cluster",
                     voters=[_spec(v) for v in voter_ids],
                     rng=random.Random(n),
@@ -60,7 +61,7 @@ class Cluster:
             )
             for n in self.logs
         }
-        self.network: list[tuple[int, object]] = []
+        self.network: list[tuple[int, Message]] = []
 
     def drain(self) -> None:
         for n, core in self.cores.items():
@@ -82,13 +83,17 @@ class Cluster:
                     break
                 pending, self.network = self.network, []
                 for src, m in pending:
-                    dest = self.cores.get(m.destination)  # type: ignore[attr-defined]
+                    dest = self.cores.get(m.destination)
                     if dest is None:
                         continue
                     if isinstance(m, OutboundRequest):
-                        ev = RequestReceived(src, m.correlation_id, m.request.HIGHEST_VERSION, m.request, self.now)
+                        ev = RequestReceived(
+                            src, m.correlation_id, m.request.HIGHEST_VERSION, m.request, self.now
+                        )
                     else:
-                        ev = ResponseReceived(src, m.correlation_id, m.api_version, m.response, self.now)  # type: ignore[attr-defined]
+                        ev = ResponseReceived(
+                            src, m.correlation_id, m.api_version, m.response, self.now
+                        )
                     dest.step(ev)
 
     def leader(self) -> KRaftCore:
@@ -106,7 +111,9 @@ def test_single_voter_leads_at_once_and_reports_itself() -> None:
     assert status.voter_ids() == (1,) and status.is_voter(_key(1)) and not status.is_voter(_key(2))
     assert status.high_watermark == status.log_end_offset > 0  # the LeaderChange batch is committed
     assert status.committed_voters == status.voters == (_spec(1),)
-    assert status.voters_offset == 2  # kraft.version 1: LeaderChange, KRaftVersion, then the VotersRecord
+    assert (
+        status.voters_offset == 2
+    )  # kraft.version 1: LeaderChange, KRaftVersion, then the VotersRecord
     (own,) = status.voter_progress
     assert (own.key, own.log_end_offset) == (_key(1), status.log_end_offset)
     assert status.observer_progress == ()
@@ -128,7 +135,10 @@ def test_status_follows_the_quorum() -> None:
     for n, core in cluster.cores.items():
         other = core.status()
         assert (other.epoch, other.leader_id) == (status.epoch, status.leader_id)
-        assert other.high_watermark == status.high_watermark and other.log_end_offset == status.log_end_offset
+        assert (
+            other.high_watermark == status.high_watermark
+            and other.log_end_offset == status.log_end_offset
+        )
         if core is not leader:
             assert other.role is Role.FOLLOWER and other.voter_progress == ()
             assert other.is_voter(_key(n)) is (n != 4)
@@ -147,3 +157,14 @@ def test_a_status_is_frozen_and_taken_anew_after_each_input() -> None:
     after = core.status()
     assert after.log_end_offset == before.log_end_offset + 1
     assert before.log_end_offset == after.log_end_offset - 1  # the old snapshot did not move
+
+
+def test_a_status_describes_the_state_as_the_core_does() -> None:
+    cluster = Cluster([1, 2, 3])
+    cluster.run(6000)
+    for core in cluster.cores.values():
+        status = core.status()
+        assert status.describe() == core.state.describe()
+        assert status.describe().startswith(
+            f"{status.role.value} epoch={status.epoch} leader={status.leader_id}"
+        )
