@@ -34,7 +34,9 @@ from kraftwire.node.core.api import (
     RequestFailed,
     RequestReceived,
     ResponseReceived,
+    Shutdown,
     SnapshotLoaded,
+    Tick,
 )
 from kraftwire.node.core import errors
 import kraft_requests as requests_dsl
@@ -171,9 +173,9 @@ class Env:
 
     def step(self, nid: int, event: Any, out: list[str]) -> None:
         node = self.nodes[nid]
-        before = node.core.state.describe().split(" hw=")[0]  # an HW change alone is not a transition
+        before = node.core.status().describe().split(" hw=")[0]  # an HW change is no transition
         node.core.step(event)
-        after = node.core.state.describe().split(" hw=")[0]
+        after = node.core.status().describe().split(" hw=")[0]
         if before != after:
             out.append(f"{nid}: {before} -> {after}")
         self.process(nid, out)
@@ -285,8 +287,6 @@ class Env:
 
     def cmd_tick(self, cmd: Command, out: list[str]) -> None:
         self.now += int(cmd.kwargs.get("ms", cmd.arg(0, "0")))
-        from kraftwire.node.core.api import Tick
-
         for nid, node in sorted(self.nodes.items()):
             if node.core is not None:
                 self.step(nid, Tick(self.now), out)
@@ -310,8 +310,6 @@ class Env:
         for attr in ("election_deadline", "fetch_deadline"):
             if hasattr(st, attr):
                 setattr(st, attr, self.now)
-        from kraftwire.node.core.api import Tick
-
         self.step(nid, Tick(self.now), out)
 
     def cmd_deliver(self, cmd: Command, out: list[str]) -> None:
@@ -343,7 +341,8 @@ class Env:
         ids = [int(x) for x in cmd.args] or sorted(i for i, n in self.nodes.items() if n.core is not None)
         for nid in ids:
             c = self.nodes[nid].core
-            out.append(f"{nid}: {c.state.describe()} leo={c.log.end_offset()} start={c.log.start_offset()}")
+            st = c.status()
+            out.append(f"{nid}: {st.describe()} leo={st.log_end_offset} start={st.log_start_offset}")
 
     def cmd_deadline(self, cmd: Command, out: list[str]) -> None:
         """deadline 1 2: when each node asks to be polled next, relative to now ("now" = at once)."""
@@ -353,8 +352,8 @@ class Env:
             out.append(f"{nid}: next poll {'now' if d <= 0 else f'in {d} ms'}")
 
     def cmd_log(self, cmd: Command, out: list[str]) -> None:
-        c = self.nodes[cmd.int_arg(0)].core
-        out.append(" ".join(fmt.batch_summary(b) for b in c.log.batches()) or "(empty)")
+        log = self.nodes[cmd.int_arg(0)].log
+        out.append(" ".join(fmt.batch_summary(b) for b in log.batches()) or "(empty)")
 
     def cmd_append(self, cmd: Command, out: list[str]) -> None:
         nid = cmd.int_arg(0)
@@ -375,8 +374,6 @@ class Env:
 
     def cmd_shutdown(self, cmd: Command, out: list[str]) -> None:
         nid = cmd.int_arg(0)
-        from kraftwire.node.core.api import Shutdown
-
         self.step(nid, Shutdown(int(cmd.kwargs.get("timeout", "5000")), self.now), out)
 
     def cmd_crash(self, cmd: Command, out: list[str]) -> None:
