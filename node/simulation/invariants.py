@@ -40,6 +40,9 @@ from kraftwire.node.core.api import (
 from .host import Cluster, Replica
 from .violation import Violation
 
+CommittedRecords = tuple[int, int, tuple[bytes, ...], tuple[Any, ...]]
+"""A committed batch as compared across nodes: (last offset, epoch, records, control records)."""
+
 
 class Checker:
     def __init__(self, cluster: Cluster) -> None:
@@ -50,13 +53,13 @@ class Checker:
         self.epoch_hw: dict[int, int] = {}  # leader epoch -> highest HW its leader exposed
         self.wiped_keys: set[ReplicaKey] = set()
         # base offset -> (last offset, epoch, records, control records)
-        self.batches: dict[int, tuple] = {}
+        self.batches: dict[int, CommittedRecords] = {}
         self.value_at: dict[int, int] = {0: 0}  # offset -> counter value of everything below it
         self.committed_end = 0  # highest committed end offset seen anywhere
         self.data_committed_at = 0  # virtual time of the last newly committed data record
         self.touched: dict[int, Replica] = {}
         self.top: Replica | None = None  # the running leader of the highest epoch
-        self._last_leader_check: tuple | None = None
+        self._last_leader_check: tuple[int, int, int, int | None] | None = None
 
     # -- hooks called by the nodes ---------------------------------------------------------------------
 
@@ -283,7 +286,7 @@ class Checker:
         return reached
 
 
-def _describe(rec: tuple) -> str:
+def _describe(rec: CommittedRecords) -> str:
     last, epoch, records, control = rec
     body = (
         ",".join(r.decode() for r in records)

@@ -116,6 +116,16 @@ class SimNode:
     def running(self) -> bool:
         return self.core is not None
 
+    @property
+    def writable(self) -> bool:
+        """The application has been told this node leads (it appends)."""
+        return self.counter is not None and self.counter.writable
+
+    @property
+    def applied_offset(self) -> int:
+        """The next offset the application expects (0 while the process is down)."""
+        return 0 if self.counter is None else self.counter.next_offset
+
     def status(self) -> QuorumStatus:
         """The running core's :meth:`~KRaftCore.status`."""
         return self._core().status()
@@ -255,7 +265,9 @@ class SimNode:
         if len(self.aliases) > 4096:
             del self.aliases[next(iter(self.aliases))]
 
-    def _call(self, what: str, method: Any, *args: Any, expected: tuple = ()) -> Any:
+    def _call(
+        self, what: str, method: Any, *args: Any, expected: tuple[type[Exception], ...] = ()
+    ) -> Any:
         """A direct core call (append, snapshot, upgrade): one core event; an exception other than the
         ``expected`` ones is a violation."""
         self.host.core_event(self)
@@ -368,12 +380,11 @@ class SimNode:
     def _notify(self, rd: Ready) -> None:
         counter = self._counter()
         for n in rd.notifications:
-            t = type(n)
-            if t is CommittedBatch:
+            if isinstance(n, CommittedBatch):
                 counter.handle_commit(n)
-            elif t is SnapshotLoaded:
+            elif isinstance(n, SnapshotLoaded):
                 counter.handle_load_snapshot(n, self.status().role is Role.LEADER)
-            elif t is LeaderChanged:
+            elif isinstance(n, LeaderChanged):
                 counter.handle_leader_change(n.leader)
                 self._note("leader-change", f"leader={n.leader.leader_id} epoch={n.leader.epoch}")
 

@@ -46,7 +46,7 @@ def leader_elected(sim: Simulation, timeout_ms: int = 30_000) -> Until:
 
     def ready() -> bool:
         lid = sim.leader()
-        return lid is not None and sim.nodes[lid].counter.writable
+        return lid is not None and sim.nodes[lid].writable
 
     return Until(ready, timeout_ms, "a leader is elected and accepts appends")
 
@@ -74,7 +74,7 @@ def converge(sim: Simulation, timeout_ms: int = 60_000) -> Iterator[Any]:
     target = sim.checker.committed_end
 
     def caught_up() -> bool:
-        return all(n.counter.next_offset >= target for n in sim.running)
+        return all(n.applied_offset >= target for n in sim.running)
 
     yield Until(caught_up, timeout_ms, f"every node's application reaches offset {target}")
 
@@ -91,7 +91,7 @@ def followers(sim: Simulation) -> list[int]:
 def new_leader(sim: Simulation, not_id: int, timeout_ms: int = 30_000) -> Until:
     def ok() -> bool:
         lid = sim.leader()
-        return lid is not None and lid != not_id and sim.nodes[lid].counter.writable
+        return lid is not None and lid != not_id and sim.nodes[lid].writable
 
     return Until(ok, timeout_ms, f"a leader other than {not_id} is elected")
 
@@ -144,7 +144,7 @@ def leader_isolation(sim: Simulation) -> Script:
     sim.set_faults(loss=r.uniform(0, 0.05))
     for _ in range(r.randint(1, 3)):
         yield leader_elected(sim)
-        old = sim.leader()
+        old = sim.elected_leader()
         sim.isolate(old)
         yield new_leader(sim, old)
         yield r.randint(500, 5000)
@@ -193,7 +193,7 @@ def one_way_links(sim: Simulation) -> Script:
     r = sim.rng
     for _ in range(r.randint(1, 3)):
         yield leader_elected(sim)
-        lid = sim.leader()
+        lid = sim.elected_leader()
         other = r.choice(followers(sim) or [lid])
         src, dst = (lid, other) if r.random() < 0.5 else (other, lid)
         sim.block(src, dst)
@@ -272,7 +272,7 @@ def leader_removal(sim: Simulation) -> Script:
     r = sim.rng
     sim.set_faults(loss=r.uniform(0, 0.1))
     yield leader_elected(sim)
-    old = sim.leader()
+    old = sim.elected_leader()
     change = sim.remove_voter(old)
     yield done(change)
     if change.result not in ("NONE", "VOTER_NOT_FOUND"):
@@ -291,9 +291,7 @@ def voter_add_partitioned(sim: Simulation) -> Script:
     r = sim.rng
     new = max(sim.nodes)
     yield leader_elected(sim)
-    yield Until(
-        lambda: sim.nodes[new].counter.next_offset > 0, 30_000, f"observer {new} catches up"
-    )
+    yield Until(lambda: sim.nodes[new].applied_offset > 0, 30_000, f"observer {new} catches up")
     cut = r.choice(followers(sim))
     sim.isolate(cut)
     yield r.randint(0, 2000)
@@ -313,7 +311,7 @@ def graceful_shutdown(sim: Simulation) -> Script:
     r = sim.rng
     for _ in range(r.randint(2, 4)):
         yield leader_elected(sim)
-        lid = sim.leader()
+        lid = sim.elected_leader()
         target = lid if r.random() < 0.7 else r.choice(sim.voter_ids())
         sim.shutdown(target)
         yield Until(
@@ -434,7 +432,7 @@ def chaos(sim: Simulation) -> Script:
             wipes += 1
             victim = r.choice(voters)
             sim.wipe(victim)
-            sim.queue.after(r.randint(100, 3000), lambda _, v=victim: sim.restart(v))
+            sim.queue.after(r.randint(100, 3000), sim.restart, victim)
         elif action == "change" and sim.admin.idle():
             obs = max(sim.nodes)
             (sim.remove_voter if obs in voters else sim.add_voter)(obs)

@@ -137,7 +137,7 @@ class Simulation:
 
     def _workload(self, _: Any) -> None:
         for node in self.running:
-            if node.counter.writable and node.pending is None and not node.stopping:
+            if node.writable and node.pending is None and not node.stopping:
                 node.append_next()
         self.queue.after(self.rng.randint(*self.options.append_interval_ms), self._workload)
 
@@ -186,7 +186,7 @@ class Simulation:
         self.observations["fatal_exits"] = self.observations.get("fatal_exits", 0) + 1
         node.stop(lose_unflushed=False)
         self.liveness.disrupted()
-        self.queue.after(self.rng.randint(1000, 3000), lambda _: self.restart(node.id))
+        self.queue.after(self.rng.randint(1000, 3000), self.restart, node.id)
 
     def crash_mid_fsync(self, node: SimNode) -> None:
         self.trace.note(
@@ -299,6 +299,13 @@ class Simulation:
             if status.role is Role.LEADER and status.epoch > best_epoch:
                 best, best_epoch = n.id, status.epoch
         return best
+
+    def elected_leader(self) -> int:
+        """The leader a script has just waited for with :func:`.scenarios.leader_elected`."""
+        lid = self.leader()
+        if lid is None:
+            raise Violation("no leader right after one was elected")
+        return lid
 
     def voter_ids(self) -> list[int]:
         ref = self.liveness.reference_node()

@@ -22,6 +22,9 @@ from kraftwire.node.core.errors import name as error_name
 
 from .network import ADMIN_ID
 
+Entry = tuple[Any, ...]
+"""``(time, kind, ...)``: see the module docstring."""
+
 MESSAGE_KINDS = ("recv", "fail", "drop")
 NOTE_KINDS = (
     "setup",
@@ -151,7 +154,7 @@ def _message_name(api_key: int, is_request: bool) -> str:
     return api_name(api_key) + ("Request" if is_request else "Response")
 
 
-def _format(entry: tuple) -> str:
+def _format(entry: Entry) -> str:
     t, kind = entry[0], entry[1]
     if kind == "recv":
         _, _, dst, src, version, msg = entry
@@ -170,7 +173,7 @@ def _format(entry: tuple) -> str:
 _PARTY = re.compile(r"n(-?\d+)|admin")
 
 
-def _parties(entry: tuple) -> set[int]:
+def _parties(entry: Entry) -> set[int]:
     if entry[1] in MESSAGE_KINDS:
         return {entry[2], entry[3]}
     found = set()
@@ -182,7 +185,7 @@ def _parties(entry: tuple) -> set[int]:
     return found
 
 
-def _api_of(entry: tuple) -> int | None:
+def _api_of(entry: Entry) -> int | None:
     kind = entry[1]
     if kind == "recv":
         return int(entry[5].API_KEY)
@@ -225,7 +228,7 @@ class TraceFilter:
             else:
                 raise ValueError(f"{term!r}: filter on node, api or kind, not {key!r}")
 
-    def __call__(self, entry: tuple) -> bool:
+    def __call__(self, entry: Entry) -> bool:
         kind = entry[1]
         if kind == "violation":
             return True
@@ -251,12 +254,12 @@ class Trace:
     __slots__ = ("_entries", "_keep")
 
     def __init__(
-        self, limit: int | None = 400, keep: Callable[[tuple], bool] | None = None
+        self, limit: int | None = 400, keep: Callable[[Entry], bool] | None = None
     ) -> None:
-        self._entries: deque[tuple] = deque(maxlen=limit)
+        self._entries: deque[Entry] = deque(maxlen=limit)
         self._keep = keep
 
-    def add(self, entry: tuple) -> None:
+    def add(self, entry: Entry) -> None:
         if self._keep is None or self._keep(entry):
             self._entries.append(entry)
 
