@@ -19,7 +19,7 @@ MAX_REPORTED_FAILURES = 3  # per scenario and voter count; the rest are only cou
 
 FILTER_HELP = (
     "keep only trace lines matching TERM: node=N (3, n3, n-2 or admin: messages from or to it, its "
-    "events, faults naming it), api=NAME (Fetch, Vote, FetchSnapshot, ...) or kind=KIND ("
+    "events, faults and admin results that name it as nN), api=NAME (Fetch, Vote, FetchSnapshot, ...) or kind=KIND ("
     + ", ".join(KINDS)
     + "). Repeatable: terms on the same key are alternatives, terms on different keys must all hold, "
     "e.g. --trace-filter node=2 --trace-filter kind=state --trace-filter kind=persist. A violation "

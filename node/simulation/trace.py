@@ -196,7 +196,8 @@ def _api_of(entry: Entry) -> int | None:
 
 class TraceFilter:
     """Which entries to keep, from ``--trace-filter`` terms: ``node=N`` (``3``, ``n3``, ``n-2`` or
-    ``admin``: messages from or to it, its own events, faults and admin actions naming it), ``api=NAME``
+    ``admin``: messages from or to it, its own events, faults and admin results naming it as ``nN``;
+    a partition line lists bare ids and is not selected), ``api=NAME``
     (``Fetch``, ``Vote``, ...: its requests, responses, failures and drops) and ``kind=KIND`` (see
     :data:`KINDS`). Terms on one key are alternatives; terms on different keys must all hold. A
     violation is always kept. A bad term raises ``ValueError`` naming it."""

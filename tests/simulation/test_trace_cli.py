@@ -138,3 +138,19 @@ def test_filter_terms_on_entries() -> None:
     assert kept("api=vote") == [vote, violation]
     assert kept("node=3", "kind=fault") == [fault, violation]
     assert kept("api=Fetch", "kind=recv") == [violation]
+
+
+def test_help_documents_the_filter(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["simulate", "--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for part in (
+        "--trace-filter TERM",
+        "node=N",
+        "api=NAME",
+        "kind=KIND",
+        "Repeatable",
+        "leader-change",
+    ):
+        assert part in text, part
