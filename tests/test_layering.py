@@ -23,12 +23,7 @@ RUNTIME = ImportGraph(Path("codegen/runtime"))
 PACKAGES = [
     pytest.param(NODE, "node", id="node"),
     pytest.param(NODE, "node.core", id="node.core"),
-    pytest.param(
-        NODE,
-        "node.simulation",
-        id="node.simulation",
-        marks=pytest.mark.xfail(strict=True, reason="node/simulation straightened on h-sim"),
-    ),
+    pytest.param(NODE, "node.simulation", id="node.simulation"),
     pytest.param(
         RUNTIME,
         "runtime",
