@@ -29,7 +29,7 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     ARRAY_int32 as _ARRAY_int32,
@@ -60,8 +60,6 @@ from ._runtime import (
     write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "FetchPartition",
@@ -821,7 +819,7 @@ def _read_fetch_topic_v4(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition"
@@ -839,8 +837,8 @@ def _read_fetch_topic_v4(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                 _e.replica_directory_id = _ZERO_UUID
                 _e.high_watermark = 9223372036854775807
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -855,12 +853,12 @@ def _write_fetch_topic_v4(obj: FetchTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v4(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v4(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -883,7 +881,7 @@ def _read_fetch_topic_v5(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition"
@@ -900,8 +898,8 @@ def _read_fetch_topic_v5(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                 _e.replica_directory_id = _ZERO_UUID
                 _e.high_watermark = 9223372036854775807
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -916,12 +914,12 @@ def _write_fetch_topic_v5(obj: FetchTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v5(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v5(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -944,7 +942,7 @@ def _read_fetch_topic_v9(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition,current_leader_epoch,fetch_offset"
@@ -957,8 +955,8 @@ def _read_fetch_topic_v9(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                 _e.replica_directory_id = _ZERO_UUID
                 _e.high_watermark = 9223372036854775807
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -973,12 +971,12 @@ def _write_fetch_topic_v9(obj: FetchTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v9(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v9(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1015,7 +1013,7 @@ def _read_fetch_topic_v12(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
@@ -1036,8 +1034,8 @@ def _read_fetch_topic_v12(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         f = ""
         if buf[pos] == 0:
@@ -1065,15 +1063,15 @@ def _write_fetch_topic_v12(obj: FetchTopic, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1106,7 +1104,7 @@ def _read_fetch_topic_v13(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
@@ -1127,8 +1125,8 @@ def _read_fetch_topic_v13(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic = ""
         f = ""
         if buf[pos] == 0:
@@ -1148,15 +1146,15 @@ def _write_fetch_topic_v13(obj: FetchTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1189,7 +1187,7 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
@@ -1244,8 +1242,8 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                         if pos - _start != _size:
                             raise _tag_size_error(_tag, _size, pos - _start)
                     _e.unknown_tagged_fields = _unknown
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic = ""
         f = ""
         if buf[pos] == 0:
@@ -1265,15 +1263,15 @@ def _write_fetch_topic_v17(obj: FetchTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v17(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v17(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1306,7 +1304,7 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
@@ -1365,8 +1363,8 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                         if pos - _start != _size:
                             raise _tag_size_error(_tag, _size, pos - _start)
                     _e.unknown_tagged_fields = _unknown
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic = ""
         f = ""
         if buf[pos] == 0:
@@ -1386,15 +1384,15 @@ def _write_fetch_topic_v18(obj: FetchTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v18(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v18(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1472,10 +1470,10 @@ def _write_forgotten_topic_v7(obj: ForgottenTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
-        out += _ARRAY_int32[size].pack(*items)
+        out += _ARRAY_int32[size].pack(*partitions_items)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1538,13 +1536,13 @@ def _write_forgotten_topic_v12(obj: ForgottenTopic, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
-        out += _ARRAY_int32[size].pack(*items)
+        out += _ARRAY_int32[size].pack(*partitions_items)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1595,13 +1593,13 @@ def _write_forgotten_topic_v13(obj: ForgottenTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
-        out += _ARRAY_int32[size].pack(*items)
+        out += _ARRAY_int32[size].pack(*partitions_items)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1633,11 +1631,11 @@ def _read_fetch_request_v4(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v4(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v4(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         obj.cluster_id = None
         obj.replica_state = ReplicaState()
         obj.session_id = 0
@@ -1667,12 +1665,12 @@ def _write_fetch_request_v4(obj: FetchRequest, out: bytearray) -> None:
             obj.isolation_level,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v4(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v4(topics_item, out)
         f = "forgotten_topics_data"
         if obj.forgotten_topics_data != []:
             raise _not_ignorable()
@@ -1703,11 +1701,11 @@ def _read_fetch_request_v5(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v5(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v5(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         obj.cluster_id = None
         obj.replica_state = ReplicaState()
         obj.session_id = 0
@@ -1737,12 +1735,12 @@ def _write_fetch_request_v5(obj: FetchRequest, out: bytearray) -> None:
             obj.isolation_level,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v5(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v5(topics_item, out)
         f = "forgotten_topics_data"
         if obj.forgotten_topics_data != []:
             raise _not_ignorable()
@@ -1778,17 +1776,17 @@ def _read_fetch_request_v7(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v5(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v5(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic"
@@ -1799,8 +1797,8 @@ def _read_fetch_request_v7(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
                 _e.topic_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         obj.cluster_id = None
         obj.replica_state = ReplicaState()
         obj.rack_id = ""
@@ -1829,19 +1827,19 @@ def _write_fetch_request_v7(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v5(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v5(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v7(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v7(forgotten_topics_data_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1874,17 +1872,17 @@ def _read_fetch_request_v9(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v9(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v9(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic"
@@ -1895,8 +1893,8 @@ def _read_fetch_request_v9(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
                 _e.topic_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         obj.cluster_id = None
         obj.replica_state = ReplicaState()
         obj.rack_id = ""
@@ -1925,19 +1923,19 @@ def _write_fetch_request_v9(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v9(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v9(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v7(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v7(forgotten_topics_data_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1970,17 +1968,17 @@ def _read_fetch_request_v11(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v9(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v9(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic"
@@ -1991,8 +1989,8 @@ def _read_fetch_request_v11(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
                 _e.topic_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         obj.rack_id, pos = _read_string(buf, pos)
         if obj.rack_id is None:
@@ -2024,19 +2022,19 @@ def _write_fetch_request_v11(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v9(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v9(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v7(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v7(forgotten_topics_data_item, out)
         f = "rack_id"
         _write_string(out, obj.rack_id)
         f = ""
@@ -2077,11 +2075,11 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v12(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v12(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -2093,7 +2091,7 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic"
@@ -2125,8 +2123,8 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         _n = buf[pos] - 1
         if 0 <= _n < 0x7F:
@@ -2207,25 +2205,25 @@ def _write_fetch_request_v12(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v12(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v12(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v12(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v12(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2251,11 +2249,11 @@ def _write_fetch_request_v12(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2307,11 +2305,11 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v13(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v13(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -2323,7 +2321,7 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic_id"
@@ -2347,8 +2345,8 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         _n = buf[pos] - 1
         if 0 <= _n < 0x7F:
@@ -2429,25 +2427,25 @@ def _write_fetch_request_v13(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v13(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v13(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2473,11 +2471,11 @@ def _write_fetch_request_v13(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2526,11 +2524,11 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v13(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v13(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -2542,7 +2540,7 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic_id"
@@ -2566,8 +2564,8 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         _n = buf[pos] - 1
         if 0 <= _n < 0x7F:
@@ -2650,25 +2648,25 @@ def _write_fetch_request_v15(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v13(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v13(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2696,11 +2694,11 @@ def _write_fetch_request_v15(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2759,11 +2757,11 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v17(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v17(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -2775,7 +2773,7 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic_id"
@@ -2799,8 +2797,8 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         _n = buf[pos] - 1
         if 0 <= _n < 0x7F:
@@ -2883,25 +2881,25 @@ def _write_fetch_request_v17(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v17(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v17(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2929,11 +2927,11 @@ def _write_fetch_request_v17(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2992,11 +2990,11 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v18(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v18(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -3008,7 +3006,7 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic_id"
@@ -3032,8 +3030,8 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         _n = buf[pos] - 1
         if 0 <= _n < 0x7F:
@@ -3116,25 +3114,25 @@ def _write_fetch_request_v18(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v18(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v18(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -3162,11 +3160,11 @@ def _write_fetch_request_v18(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
