@@ -47,9 +47,12 @@ from ._runtime import (
     read_compact_string as _read_compact_string,
     read_fixed_array as _read_fixed_array,
     read_string as _read_string,
+    read_tag_count as _read_tag_count,
+    read_tag_size as _read_tag_size,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_count_error as _tag_count_error,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
@@ -622,8 +625,10 @@ def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -634,7 +639,7 @@ def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "replica_directory_id"
@@ -721,8 +726,10 @@ def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -733,7 +740,7 @@ def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "replica_directory_id"
@@ -1211,8 +1218,10 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     _count = buf[pos]
                     if _count < 0x80:
                         pos += 1
+                        if _count > (_len - pos) >> 1:
+                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _count, pos = _read_uvarint(buf, pos)
+                        _count, pos = _read_tag_count(buf, pos)
                     for _ in range(_count):
                         _tag = buf[pos]
                         if _tag < 0x80:
@@ -1223,7 +1232,7 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                         if _size < 0x80:
                             pos += 1
                         else:
-                            _size, pos = _read_uvarint(buf, pos)
+                            _size, pos = _read_tag_size(buf, pos, _tag)
                         _start = pos
                         if _tag == 0:
                             f = "partitions[].replica_directory_id"
@@ -1328,8 +1337,10 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     _count = buf[pos]
                     if _count < 0x80:
                         pos += 1
+                        if _count > (_len - pos) >> 1:
+                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _count, pos = _read_uvarint(buf, pos)
+                        _count, pos = _read_tag_count(buf, pos)
                     for _ in range(_count):
                         _tag = buf[pos]
                         if _tag < 0x80:
@@ -1340,7 +1351,7 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                         if _size < 0x80:
                             pos += 1
                         else:
-                            _size, pos = _read_uvarint(buf, pos)
+                            _size, pos = _read_tag_size(buf, pos, _tag)
                         _start = pos
                         if _tag == 0:
                             f = "partitions[].replica_directory_id"
@@ -2148,8 +2159,10 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -2160,7 +2173,7 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2370,8 +2383,10 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -2382,7 +2397,7 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2590,8 +2605,10 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -2602,7 +2619,7 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2823,8 +2840,10 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -2835,7 +2854,7 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -3056,8 +3075,10 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -3068,7 +3089,7 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
