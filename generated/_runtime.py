@@ -1,8 +1,19 @@
 """Wire primitives shared by every generated message module (standard library only).
 
 Readers take ``(buf, pos)`` and return ``(value, new_pos)``; ``buf`` is always ``bytes``. Writers append
-to a ``bytearray``. Every length is checked against the bytes that remain, so truncated input or an
-absurd length raises :class:`DecodeError` before anything large is allocated.
+to a ``bytearray``. Every size and count is checked for sign and against the bytes that remain before
+it is used, so truncated input or an absurd length raises :class:`DecodeError` before anything large
+is allocated, and no loop runs more often than the input has bytes.
+
+Readers accept only the canonical encoding, the one Kafka's own writers produce, so that a message
+that decodes re-encodes to exactly the bytes it came from. Kafka's readers are more lenient, and
+Kafka then cannot always write back what it read: they take tagged fields in any order and keep
+repeated unknown ones (its RawTaggedFieldWriter then refuses to write a raw tag that is not above the
+previous one), treat any non-zero byte as true, read a nullable struct as null on any negative byte,
+replace malformed UTF-8, accept a tagged field that carries its default value (which its writers
+never send) and varints padded with extra zero groups. Here each of those is a DecodeError naming
+the field: tags must be strictly ascending, bools 0 or 1, presence bytes 1 or -1 (0 or 1 inside a
+tag), strings valid UTF-8, a known tag must differ from its default, varints must be minimal.
 """
 
 from __future__ import annotations
@@ -116,11 +127,12 @@ def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
         except IndexError:
             raise DecodeError("truncated varint", start) from None
         pos += 1
+        if b == 0:
+            raise DecodeError("varint padded with a trailing zero group", start)
         if shift == 28:
-            if b & 0x80:
-                raise DecodeError("illegal varint: more than 5 bytes", start)
+            if b > 0x0F:
+                raise DecodeError("illegal varint: more than 32 bits", start)
             value |= b << 28
-            value &= 0xFFFFFFFF
             return (value - (1 << 32) if value & 0x80000000 else value), pos
         value |= (b & 0x7F) << shift
         if b < 0x80:
@@ -180,8 +192,16 @@ def read_compact_array_count(buf: bytes, pos: int) -> tuple[int, int]:
 
 
 def _decode_utf8(buf: bytes, pos: int, end: int) -> str:
-    # Java's String(bytes, UTF_8) replaces malformed sequences instead of failing.
-    return buf[pos:end].decode("utf-8", "replace")
+    # Java's String(bytes, UTF_8) replaces malformed sequences; a replaced string would not
+    # re-encode to the same bytes, so malformed UTF-8 is refused (see the module docstring).
+    try:
+        return buf[pos:end].decode()
+    except UnicodeDecodeError as exc:
+        raise bad_utf8(exc, pos) from None
+
+
+def bad_utf8(exc: UnicodeDecodeError, pos: int) -> DecodeError:
+    return DecodeError(f"string is not valid UTF-8 ({exc.reason})", pos + exc.start)
 
 
 def read_string(buf: bytes, pos: int) -> tuple[str | None, int]:
@@ -410,6 +430,8 @@ def decode_failure(message_name: str, version: int, exc: BaseException) -> Proto
         return cause
     if isinstance(cause, DecodeError):
         text = str(cause)
+    elif isinstance(cause, UnicodeDecodeError):  # from an inlined short string
+        text = f"string is not valid UTF-8 ({cause.reason})"
     elif isinstance(cause, (struct.error, IndexError)):
         text = "truncated input"
     else:
@@ -522,6 +544,8 @@ def read_fixed_array(
     end = pos + structure.size
     if end > len(buf):
         raise truncated(pos)
+    if kind == "bool" and buf[pos:end].translate(None, b"\x00\x01"):
+        raise DecodeError("bool array element is neither 0 nor 1", pos)
     return list(structure.unpack_from(buf, pos)), end
 
 
@@ -554,6 +578,25 @@ def write_raw_tags(out: bytearray, unknown: list, declared: int) -> None:
         out += data
 
 
+def tag_order_error(tag: int, previous: int) -> DecodeError:
+    what = "repeats" if tag == previous else "comes after"
+    return DecodeError(
+        f"tagged field {tag} {what} tagged field {previous}: tags must be strictly ascending"
+    )
+
+
+def default_tag(tag: int) -> DecodeError:
+    return DecodeError(f"tagged field {tag} carries its default value, which is never written")
+
+
+def bad_bool(value: int, offset: int) -> DecodeError:
+    return DecodeError(f"bool byte is {value}, neither 0 nor 1", offset)
+
+
+def bad_presence(value: int, offset: int) -> DecodeError:
+    return DecodeError(f"nullable struct presence marker is {value}, neither present nor null", offset)
+
+
 def tags_not_supported() -> EncodeError:
     return EncodeError("tagged fields were set, but this version does not support them")
 
@@ -570,11 +613,15 @@ def skip_unknown_tags(buf: bytes, pos: int, known: int) -> tuple[list | None, in
     """Read a tagged section in which this version knows no tags (tags below ``known`` are invalid)."""
     count, pos = read_tag_count(buf, pos)
     unknown = None
+    previous = -1
     for _ in range(count):
         tag, pos = read_uvarint(buf, pos)
         size, pos = read_tag_size(buf, pos, tag)
         if tag < known:
             raise invalid_tag(tag)
+        if tag <= previous:
+            raise tag_order_error(tag, previous)
+        previous = tag
         unknown, pos = read_unknown_tag(buf, pos, tag, size, unknown)
     return unknown, pos
 

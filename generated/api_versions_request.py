@@ -140,7 +140,7 @@ def _read_api_versions_request_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.client_software_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.client_software_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.client_software_name, pos = _read_compact_string(buf, pos)
@@ -152,7 +152,7 @@ def _read_api_versions_request_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.client_software_version = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.client_software_version = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.client_software_version, pos = _read_compact_string(buf, pos)
@@ -218,7 +218,7 @@ def _read_api_versions_request_v5(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.client_software_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.client_software_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.client_software_name, pos = _read_compact_string(buf, pos)
@@ -230,7 +230,7 @@ def _read_api_versions_request_v5(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.client_software_version = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.client_software_version = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.client_software_version, pos = _read_compact_string(buf, pos)
@@ -242,7 +242,7 @@ def _read_api_versions_request_v5(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)

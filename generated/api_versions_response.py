@@ -27,7 +27,9 @@ from ._base import (
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     INT32 as _INT32,
+    bad_bool as _bad_bool,
     count_error as _count_error,
+    default_tag as _default_tag,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     null_error as _null_error,
@@ -40,6 +42,7 @@ from ._runtime import (
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
@@ -362,7 +365,7 @@ def _read_supported_feature_key_v3(buf: bytes, pos: int) -> tuple[SupportedFeatu
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -424,7 +427,7 @@ def _read_finalized_feature_key_v3(buf: bytes, pos: int) -> tuple[FinalizedFeatu
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -633,6 +636,7 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -651,6 +655,9 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "supported_features"
@@ -673,7 +680,7 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                                 _end = pos + 1 + _n
                                 if _end > _len:
                                     raise _truncated(pos)
-                                _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                _e.name = buf[pos + 1 : _end].decode()
                                 pos = _end
                             else:
                                 _e.name, pos = _read_compact_string(buf, pos)
@@ -690,10 +697,14 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
                             _elements.append(_e)
                         obj.supported_features = _elements
+                    if not (obj.supported_features != []):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "finalized_features_epoch"
                     (obj.finalized_features_epoch,) = _S4.unpack_from(buf, pos)
                     pos += 8
+                    if not (obj.finalized_features_epoch != -1):
+                        raise _default_tag(_tag)
                 elif _tag == 2:
                     f = "finalized_features"
                     _n = buf[pos] - 1
@@ -715,7 +726,7 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                                 _end = pos + 1 + _n
                                 if _end > _len:
                                     raise _truncated(pos)
-                                _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                _e.name = buf[pos + 1 : _end].decode()
                                 pos = _end
                             else:
                                 _e.name, pos = _read_compact_string(buf, pos)
@@ -732,10 +743,16 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
                             _elements.append(_e)
                         obj.finalized_features = _elements
+                    if not (obj.finalized_features != []):
+                        raise _default_tag(_tag)
                 elif _tag == 3:
                     f = "zk_migration_ready"
                     (obj.zk_migration_ready,) = _S5.unpack_from(buf, pos)
+                    if buf[pos + 0] > 1:
+                        raise _bad_bool(buf[pos + 0], pos + 0)
                     pos += 1
+                    if not (obj.zk_migration_ready != False):
+                        raise _default_tag(_tag)
                 elif _tag < 4:
                     raise _invalid_tag(_tag)
                 else:

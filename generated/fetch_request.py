@@ -38,6 +38,7 @@ from ._runtime import (
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
+    default_tag as _default_tag,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -53,6 +54,7 @@ from ._runtime import (
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
@@ -624,6 +626,7 @@ def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -642,6 +645,9 @@ def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "replica_directory_id"
@@ -652,6 +658,8 @@ def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int
                         if _replica_directory_id == _ZERO_BYTES
                         else _uuid_from_wire(_replica_directory_id)
                     )
+                    if not (obj.replica_directory_id.int != 0):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
                 else:
@@ -725,6 +733,7 @@ def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -743,6 +752,9 @@ def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "replica_directory_id"
@@ -753,10 +765,14 @@ def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int
                         if _replica_directory_id == _ZERO_BYTES
                         else _uuid_from_wire(_replica_directory_id)
                     )
+                    if not (obj.replica_directory_id.int != 0):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "high_watermark"
                     (obj.high_watermark,) = _S1.unpack_from(buf, pos)
                     pos += 8
+                    if not (obj.high_watermark != 9223372036854775807):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
                 else:
@@ -1005,7 +1021,7 @@ def _read_fetch_topic_v12(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic, pos = _read_compact_string(buf, pos)
@@ -1217,6 +1233,7 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     pos += 1
                 else:
                     _unknown = None
+                    _previous = -1
                     _count = buf[pos]
                     if _count < 0x80:
                         pos += 1
@@ -1235,6 +1252,9 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                             pos += 1
                         else:
                             _size, pos = _read_tag_size(buf, pos, _tag)
+                        if _tag <= _previous:
+                            raise _tag_order_error(_tag, _previous)
+                        _previous = _tag
                         _start = pos
                         if _tag == 0:
                             f = "partitions[].replica_directory_id"
@@ -1245,6 +1265,8 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                                 if _replica_directory_id == _ZERO_BYTES
                                 else _uuid_from_wire(_replica_directory_id)
                             )
+                            if not (_e.replica_directory_id.int != 0):
+                                raise _default_tag(_tag)
                         elif _tag < 2:
                             raise _invalid_tag(_tag)
                         else:
@@ -1336,6 +1358,7 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     pos += 1
                 else:
                     _unknown = None
+                    _previous = -1
                     _count = buf[pos]
                     if _count < 0x80:
                         pos += 1
@@ -1354,6 +1377,9 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                             pos += 1
                         else:
                             _size, pos = _read_tag_size(buf, pos, _tag)
+                        if _tag <= _previous:
+                            raise _tag_order_error(_tag, _previous)
+                        _previous = _tag
                         _start = pos
                         if _tag == 0:
                             f = "partitions[].replica_directory_id"
@@ -1364,10 +1390,14 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                                 if _replica_directory_id == _ZERO_BYTES
                                 else _uuid_from_wire(_replica_directory_id)
                             )
+                            if not (_e.replica_directory_id.int != 0):
+                                raise _default_tag(_tag)
                         elif _tag == 1:
                             f = "partitions[].high_watermark"
                             (_e.high_watermark,) = _S1.unpack_from(buf, pos)
                             pos += 8
+                            if not (_e.high_watermark != 9223372036854775807):
+                                raise _default_tag(_tag)
                         elif _tag < 2:
                             raise _invalid_tag(_tag)
                         else:
@@ -1506,7 +1536,7 @@ def _read_forgotten_topic_v12(buf: bytes, pos: int) -> tuple[ForgottenTopic, int
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic, pos = _read_compact_string(buf, pos)
@@ -2113,7 +2143,7 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.topic = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.topic, pos = _read_compact_string(buf, pos)
@@ -2144,7 +2174,7 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack_id, pos = _read_compact_string(buf, pos)
@@ -2158,6 +2188,7 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -2176,6 +2207,9 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2184,10 +2218,12 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
                 else:
@@ -2368,7 +2404,7 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack_id, pos = _read_compact_string(buf, pos)
@@ -2382,6 +2418,7 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -2400,6 +2437,9 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2408,10 +2448,12 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
                 else:
@@ -2589,7 +2631,7 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack_id, pos = _read_compact_string(buf, pos)
@@ -2604,6 +2646,7 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -2622,6 +2665,9 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2630,13 +2676,17 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "replica_state"
                     obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                    if not (obj.replica_state != _DEFAULT_ReplicaState):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
                 else:
@@ -2824,7 +2874,7 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack_id, pos = _read_compact_string(buf, pos)
@@ -2839,6 +2889,7 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -2857,6 +2908,9 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2865,13 +2919,17 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "replica_state"
                     obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                    if not (obj.replica_state != _DEFAULT_ReplicaState):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
                 else:
@@ -3059,7 +3117,7 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack_id, pos = _read_compact_string(buf, pos)
@@ -3074,6 +3132,7 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -3092,6 +3151,9 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -3100,13 +3162,17 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "replica_state"
                     obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                    if not (obj.replica_state != _DEFAULT_ReplicaState):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
                 else:

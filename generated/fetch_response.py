@@ -40,6 +40,7 @@ from ._runtime import (
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
+    default_tag as _default_tag,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -56,6 +57,7 @@ from ._runtime import (
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
@@ -992,6 +994,7 @@ def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -1010,16 +1013,25 @@ def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "diverging_epoch"
                     obj.diverging_epoch, pos = _read_epoch_end_offset_v12(buf, pos)
+                    if not (obj.diverging_epoch != _DEFAULT_EpochEndOffset):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "current_leader"
                     obj.current_leader, pos = _read_leader_id_and_epoch_v12(buf, pos)
+                    if not (obj.current_leader != _DEFAULT_LeaderIdAndEpoch):
+                        raise _default_tag(_tag)
                 elif _tag == 2:
                     f = "snapshot_id"
                     obj.snapshot_id, pos = _read_snapshot_id_v12(buf, pos)
+                    if not (obj.snapshot_id != _DEFAULT_SnapshotId):
+                        raise _default_tag(_tag)
                 elif _tag < 3:
                     raise _invalid_tag(_tag)
                 else:
@@ -1270,7 +1282,7 @@ def _read_fetchable_topic_response_v12(buf: bytes, pos: int) -> tuple[FetchableT
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic, pos = _read_compact_string(buf, pos)
@@ -1421,7 +1433,7 @@ def _read_node_endpoint_v16(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -1436,7 +1448,7 @@ def _read_node_endpoint_v16(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack, pos = _read_compact_string(buf, pos)
@@ -1889,6 +1901,7 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -1907,6 +1920,9 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "node_endpoints"
@@ -1932,7 +1948,7 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                                 _end = pos + 1 + _n
                                 if _end > _len:
                                     raise _truncated(pos)
-                                _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                _e.host = buf[pos + 1 : _end].decode()
                                 pos = _end
                             else:
                                 _e.host, pos = _read_compact_string(buf, pos)
@@ -1947,7 +1963,7 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                                 _end = pos + 1 + _n
                                 if _end > _len:
                                     raise _truncated(pos)
-                                _e.rack = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                _e.rack = buf[pos + 1 : _end].decode()
                                 pos = _end
                             else:
                                 _e.rack, pos = _read_compact_string(buf, pos)
@@ -1959,6 +1975,8 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
                             _elements.append(_e)
                         obj.node_endpoints = _elements
+                    if not (obj.node_endpoints != []):
+                        raise _default_tag(_tag)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
                 else:

@@ -98,7 +98,7 @@ def _read_remove_raft_voter_response_v0(
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.error_message = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.error_message = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.error_message, pos = _read_compact_string(buf, pos)
