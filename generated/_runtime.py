@@ -354,17 +354,60 @@ def read_tag_size(buf: bytes, pos: int, tag: int) -> tuple[int, int]:
     return size, pos
 
 
-def read_unknown_tag(
-    buf: bytes, pos: int, tag: int, size: int, unknown: list | None
-) -> tuple[list, int]:
-    """Keep the raw bytes of a tag this version does not know, for re-emission on encode."""
-    if size < 0:  # never moves the position backwards, whoever read the size
-        raise DecodeError(f"tagged field {tag} has a negative size {size}", pos)
-    end = _check_remaining(buf, pos, size, f"tagged field {tag}")
-    if unknown is None:
-        unknown = []
-    unknown.append((tag, buf[pos:end]))
-    return unknown, end
+class RawTags:
+    """Tagged fields this version does not know, kept as the wire bytes they came in.
+
+    A decoder may meet tens of thousands of them in one section, so they are kept as one slice of the
+    input (every entry's tag, size and value, in their ascending tag order) rather than one tuple per
+    field; iterating yields ``(tag, value)`` pairs, and the writer copies the slice back verbatim.
+    """
+
+    __slots__ = ("raw", "count")
+
+    def __init__(self, raw: bytes, count: int) -> None:
+        self.raw = raw
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self):
+        raw, pos = self.raw, 0
+        for _ in range(self.count):
+            tag, pos = read_uvarint(raw, pos)
+            size, pos = read_uvarint(raw, pos)
+            yield tag, raw[pos : pos + size]
+            pos += size
+
+    def __getitem__(self, index):
+        return list(self)[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RawTags):
+            return self.raw == other.raw and self.count == other.count
+        if isinstance(other, (list, tuple)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # equal to lists, which are unhashable
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+def read_raw_tags(buf: bytes, pos: int, count: int, declared: int) -> tuple[RawTags, int]:
+    """Read the last ``count`` fields of a tagged section, none known to this version (tags below
+    ``declared`` are not valid here), and keep them raw. Tags must be strictly ascending."""
+    start = pos
+    previous = declared - 1
+    for _ in range(count):
+        tag, pos = read_uvarint(buf, pos)
+        if tag <= previous:
+            raise tag_order_error(tag, previous) if previous >= declared else invalid_tag(tag)
+        previous = tag
+        size, pos = read_tag_size(buf, pos, tag)
+        pos += size
+    return RawTags(buf[start:pos], count), pos
 
 
 # -- encode-side checks ------------------------------------------------------------------------------
@@ -565,8 +608,13 @@ def tag_size_error(tag: int, size: int, used: int) -> DecodeError:
     return DecodeError(f"tagged field {tag} declares {size} bytes but its value has {used}")
 
 
-def write_raw_tags(out: bytearray, unknown: list, declared: int) -> None:
+def write_raw_tags(out: bytearray, unknown: list | RawTags, declared: int) -> None:
     """Write tags kept raw from a decode, after the known ones (whose numbers are all below them)."""
+    if type(unknown) is RawTags:  # checked when decoded; only its first tag can clash here
+        if read_uvarint(unknown.raw, 0)[0] < declared:
+            raise EncodeError(f"unknown tagged field {unknown[0][0]} reuses a known tag")
+        out += unknown.raw
+        return
     seen: set[int] = set()
     for tag, _ in unknown:
         if tag < declared or tag in seen:
@@ -609,21 +657,12 @@ def invalid_tag(tag: int) -> DecodeError:
     return DecodeError(f"tag {tag} is not valid for this version")
 
 
-def skip_unknown_tags(buf: bytes, pos: int, known: int) -> tuple[list | None, int]:
+def skip_unknown_tags(buf: bytes, pos: int, known: int) -> tuple[RawTags | None, int]:
     """Read a tagged section in which this version knows no tags (tags below ``known`` are invalid)."""
     count, pos = read_tag_count(buf, pos)
-    unknown = None
-    previous = -1
-    for _ in range(count):
-        tag, pos = read_uvarint(buf, pos)
-        size, pos = read_tag_size(buf, pos, tag)
-        if tag < known:
-            raise invalid_tag(tag)
-        if tag <= previous:
-            raise tag_order_error(tag, previous)
-        previous = tag
-        unknown, pos = read_unknown_tag(buf, pos, tag, size, unknown)
-    return unknown, pos
+    if count == 0:
+        return None, pos
+    return read_raw_tags(buf, pos, count, known)
 
 
 def not_ignorable() -> EncodeError:

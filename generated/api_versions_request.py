@@ -19,6 +19,7 @@ import struct as _struct
 from ._base import Message as _Message
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     extend_path as _extend_path,
     null_error as _null_error,
     read_compact_string as _read_compact_string,
@@ -82,7 +83,7 @@ class ApiVersionsRequest(_Message):
         client_software_version: str = "",
         cluster_id: str | None = None,
         node_id: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.client_software_name = client_software_name
         self.client_software_version = client_software_version
