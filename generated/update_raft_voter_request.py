@@ -21,6 +21,7 @@ from ._base import (
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
@@ -72,7 +73,7 @@ class Listener(_Struct):
         name: str = "",
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.host = host
@@ -109,7 +110,7 @@ class KRaftVersionFeature(_Struct):
         self,
         min_supported_version: int = 0,
         max_supported_version: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.min_supported_version = min_supported_version
         self.max_supported_version = max_supported_version
@@ -173,7 +174,7 @@ class UpdateRaftVoterRequest(_Message):
         voter_directory_id: uuid.UUID = _ZERO_UUID,
         listeners: list[Listener] = _DEFAULT,
         k_raft_version_feature: KRaftVersionFeature = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.current_leader_epoch = current_leader_epoch
@@ -213,7 +214,7 @@ def _read_listener_v0(buf: bytes, pos: int) -> tuple[Listener, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -225,7 +226,7 @@ def _read_listener_v0(buf: bytes, pos: int) -> tuple[Listener, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -334,7 +335,7 @@ def _read_update_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[UpdateRaft
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -366,7 +367,7 @@ def _read_update_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[UpdateRaft
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.name = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.name, pos = _read_compact_string(buf, pos)
@@ -378,7 +379,7 @@ def _read_update_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[UpdateRaft
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.host = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.host, pos = _read_compact_string(buf, pos)

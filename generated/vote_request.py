@@ -18,8 +18,10 @@ import uuid
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
+    bad_bool as _bad_bool,
     count_error as _count_error,
     extend_path as _extend_path,
     not_ignorable as _not_ignorable,
@@ -101,7 +103,7 @@ class PartitionData(_Struct):
         last_offset_epoch: int = 0,
         last_offset: int = 0,
         pre_vote: bool = False,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.replica_epoch = replica_epoch
@@ -149,7 +151,7 @@ class TopicData(_Struct):
         self,
         topic_name: str = "",
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -195,7 +197,7 @@ class VoteRequest(_Message):
         cluster_id: str | None = None,
         voter_id: int = -1,
         topics: list[TopicData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.voter_id = voter_id
@@ -351,6 +353,8 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
             obj.last_offset,
             obj.pre_vote,
         ) = _S4.unpack_from(buf, pos)
+        if buf[pos + 56] > 1:
+            raise _bad_bool(buf[pos + 56], pos + 56)
         pos += 57
         obj.replica_directory_id = (
             _ZERO_UUID
@@ -411,7 +415,7 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)
@@ -506,7 +510,7 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)
@@ -614,7 +618,7 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)
@@ -645,6 +649,8 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
                     _e.last_offset,
                     _e.pre_vote,
                 ) = _S4.unpack_from(buf, pos)
+                if buf[pos + 56] > 1:
+                    raise _bad_bool(buf[pos + 56], pos + 56)
                 pos += 57
                 _e.replica_directory_id = (
                     _ZERO_UUID
@@ -722,7 +728,7 @@ def _read_vote_request_v0(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -806,7 +812,7 @@ def _read_vote_request_v1(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -894,7 +900,7 @@ def _read_vote_request_v2(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
