@@ -26,6 +26,7 @@ from .python_values import default_constant, default_expr, mutable_default
 
 TEMPLATES = Path(__file__).with_name("templates")
 RUNTIME = Path(__file__).with_name("runtime")
+TYPED_MARKER = "py.typed"
 BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY311})
 
 # Every runtime name a generated module may use: alias -> (runtime module, name). A module imports
@@ -56,13 +57,19 @@ RUNTIME_NAMES = {
     "_MapKeyList": ("_base", "MapKeyList"),
     "_Message": ("_base", "Message"),
     "_Struct": ("_base", "Struct"),
+    "_RawTags": ("_runtime", "RawTags"),
     "_ZERO_BYTES": ("_runtime", "ZERO_BYTES"),
     "_ZERO_UUID": ("_runtime", "ZERO_UUID"),
+    "_bad_bool": ("_runtime", "bad_bool"),
+    "_bad_presence": ("_runtime", "bad_presence"),
     "_count_error": ("_runtime", "count_error"),
+    "_default_tag": ("_runtime", "default_tag"),
+    "_new": ("_base", "new_unfilled"),
     "_extend_path": ("_runtime", "extend_path"),
     "_invalid_tag": ("_runtime", "invalid_tag"),
     "_not_ignorable": ("_runtime", "not_ignorable"),
     "_null_error": ("_runtime", "null_error"),
+    "_null_value": ("_runtime", "null_value"),
     "_read_array_count": ("_runtime", "read_array_count"),
     "_read_bytes": ("_runtime", "read_bytes"),
     "_read_compact_array_count": ("_runtime", "read_compact_array_count"),
@@ -71,10 +78,11 @@ RUNTIME_NAMES = {
     "_read_string": ("_runtime", "read_string"),
     "_read_tag_count": ("_runtime", "read_tag_count"),
     "_read_tag_size": ("_runtime", "read_tag_size"),
-    "_read_unknown_tag": ("_runtime", "read_unknown_tag"),
+    "_read_raw_tags": ("_runtime", "read_raw_tags"),
     "_read_uvarint": ("_runtime", "read_uvarint"),
     "_skip_unknown_tags": ("_runtime", "skip_unknown_tags"),
     "_tag_count_error": ("_runtime", "tag_count_error"),
+    "_tag_order_error": ("_runtime", "tag_order_error"),
     "_tag_size_error": ("_runtime", "tag_size_error"),
     "_tags_not_supported": ("_runtime", "tags_not_supported"),
     "_too_long": ("_runtime", "too_long"),
@@ -112,6 +120,11 @@ def _py_type(field_type) -> str:
 def annotation(fld: Field) -> str:
     text = _py_type(fld.type)
     return f"{text} | None" if not fld.nullable_versions.empty or fld.type.kind == "records" else text
+
+
+def may_be_null(fld: Field) -> bool:
+    """Whether the attribute's type admits None (a writer of a version where it is not nullable checks)."""
+    return annotation(fld).endswith(" | None")
 
 
 def init_default(fld: Field) -> str:
@@ -200,6 +213,7 @@ def _environment() -> jinja2.Environment:
     )
     env.globals.update(
         annotation=annotation,
+        may_be_null=may_be_null,
         init_default=init_default,
         docstring=docstring,
         default_expr=default_expr,
@@ -284,7 +298,7 @@ def _render_and_format(spec: MessageSpec) -> GeneratedFile:
 
 
 def generate_package(specs: list[MessageSpec], package: str, jobs: int | None = None) -> list[GeneratedFile]:
-    """Every file of the package, in a stable order: modules, runtime files and ``__init__.py``."""
+    """Every file of the package, in a stable order: modules, runtime files, ``__init__.py``, ``py.typed``."""
     real = [spec for spec in specs if not spec.is_placeholder]
     jobs = jobs or min(len(real), os.cpu_count() or 1)
     if jobs > 1 and len(real) > 8:
@@ -300,7 +314,9 @@ def generate_package(specs: list[MessageSpec], package: str, jobs: int | None = 
         package=package, specs=sorted(specs, key=lambda s: s.stem), count=len(specs)
     )
     init_file = GeneratedFile("__init__.py", format_source(init, "__init__"))
-    return sorted(modules + runtime, key=lambda f: f.name) + [init_file]
+    # PEP 561 marker: type checkers use the package's own annotations (empty: nothing is partial).
+    marker = GeneratedFile(TYPED_MARKER, "")
+    return sorted(modules + runtime, key=lambda f: f.name) + [init_file, marker]
 
 
 def write_package(files: list[GeneratedFile], out_dir: Path) -> None:

@@ -18,11 +18,14 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
+    bad_bool as _bad_bool,
     count_error as _count_error,
     extend_path as _extend_path,
     not_ignorable as _not_ignorable,
@@ -37,8 +40,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "Listener",
@@ -74,7 +75,7 @@ class Listener(_Struct):
         name: str = "",
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.host = host
@@ -140,7 +141,7 @@ class AddRaftVoterRequest(_Message):
         voter_directory_id: uuid.UUID = _ZERO_UUID,
         listeners: list[Listener] = _DEFAULT,
         ack_when_committed: bool = True,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.timeout_ms = timeout_ms
@@ -175,7 +176,7 @@ def _read_listener_v0(buf: bytes, pos: int) -> tuple[Listener, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -187,7 +188,7 @@ def _read_listener_v0(buf: bytes, pos: int) -> tuple[Listener, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -256,7 +257,7 @@ def _read_add_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[AddRaftVoterR
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -279,7 +280,7 @@ def _read_add_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[AddRaftVoterR
         if _n < 0:
             raise _null_error()
         else:
-            _elements = _MapKeyList()
+            _listeners_list: _MapKeyList[Listener] = _MapKeyList()
             for _ in range(_n):
                 _e = _new(Listener)
                 f = "listeners[].name"
@@ -288,7 +289,7 @@ def _read_add_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[AddRaftVoterR
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.name = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.name, pos = _read_compact_string(buf, pos)
@@ -300,7 +301,7 @@ def _read_add_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[AddRaftVoterR
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.host = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.host, pos = _read_compact_string(buf, pos)
@@ -315,8 +316,8 @@ def _read_add_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[AddRaftVoterR
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.listeners = _elements
+                _listeners_list.append(_e)
+            obj.listeners = _listeners_list
         obj.ack_when_committed = True
         f = ""
         if buf[pos] == 0:
@@ -334,11 +335,11 @@ def _write_add_raft_voter_request_v0(obj: AddRaftVoterRequest, out: bytearray) -
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -354,15 +355,15 @@ def _write_add_raft_voter_request_v0(obj: AddRaftVoterRequest, out: bytearray) -
             obj.voter_directory_id.bytes,
         )
         f = "listeners"
-        items = obj.listeners
-        size = len(items)
+        listeners_items = obj.listeners
+        size = len(listeners_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "listeners[]"
-        for item in items:
-            _write_listener_v0(item, out)
+        for listeners_item in listeners_items:
+            _write_listener_v0(listeners_item, out)
         f = "ack_when_committed"
         if obj.ack_when_committed != True:
             raise _not_ignorable()
@@ -389,7 +390,7 @@ def _read_add_raft_voter_request_v1(buf: bytes, pos: int) -> tuple[AddRaftVoterR
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -412,7 +413,7 @@ def _read_add_raft_voter_request_v1(buf: bytes, pos: int) -> tuple[AddRaftVoterR
         if _n < 0:
             raise _null_error()
         else:
-            _elements = _MapKeyList()
+            _listeners_list: _MapKeyList[Listener] = _MapKeyList()
             for _ in range(_n):
                 _e = _new(Listener)
                 f = "listeners[].name"
@@ -421,7 +422,7 @@ def _read_add_raft_voter_request_v1(buf: bytes, pos: int) -> tuple[AddRaftVoterR
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.name = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.name, pos = _read_compact_string(buf, pos)
@@ -433,7 +434,7 @@ def _read_add_raft_voter_request_v1(buf: bytes, pos: int) -> tuple[AddRaftVoterR
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.host = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.host, pos = _read_compact_string(buf, pos)
@@ -448,10 +449,12 @@ def _read_add_raft_voter_request_v1(buf: bytes, pos: int) -> tuple[AddRaftVoterR
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.listeners = _elements
+                _listeners_list.append(_e)
+            obj.listeners = _listeners_list
         f = "ack_when_committed"
         (obj.ack_when_committed,) = _S2.unpack_from(buf, pos)
+        if buf[pos + 0] > 1:
+            raise _bad_bool(buf[pos + 0], pos + 0)
         pos += 1
         f = ""
         if buf[pos] == 0:
@@ -469,11 +472,11 @@ def _write_add_raft_voter_request_v1(obj: AddRaftVoterRequest, out: bytearray) -
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -489,15 +492,15 @@ def _write_add_raft_voter_request_v1(obj: AddRaftVoterRequest, out: bytearray) -
             obj.voter_directory_id.bytes,
         )
         f = "listeners"
-        items = obj.listeners
-        size = len(items)
+        listeners_items = obj.listeners
+        size = len(listeners_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "listeners[]"
-        for item in items:
-            _write_listener_v0(item, out)
+        for listeners_item in listeners_items:
+            _write_listener_v0(listeners_item, out)
         f = "ack_when_committed"
         out += _S2.pack(obj.ack_when_committed)
         f = ""

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import struct as _struct
 
-from ._base import Message as _Message
+from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     extend_path as _extend_path,
     null_error as _null_error,
     read_compact_string as _read_compact_string,
@@ -30,8 +31,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "ApiVersionsRequest",
@@ -82,7 +81,7 @@ class ApiVersionsRequest(_Message):
         client_software_version: str = "",
         cluster_id: str | None = None,
         node_id: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.client_software_name = client_software_name
         self.client_software_version = client_software_version
@@ -140,7 +139,7 @@ def _read_api_versions_request_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.client_software_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.client_software_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.client_software_name, pos = _read_compact_string(buf, pos)
@@ -152,7 +151,7 @@ def _read_api_versions_request_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.client_software_version = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.client_software_version = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.client_software_version, pos = _read_compact_string(buf, pos)
@@ -218,7 +217,7 @@ def _read_api_versions_request_v5(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.client_software_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.client_software_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.client_software_name, pos = _read_compact_string(buf, pos)
@@ -230,7 +229,7 @@ def _read_api_versions_request_v5(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.client_software_version = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.client_software_version = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.client_software_version, pos = _read_compact_string(buf, pos)
@@ -242,7 +241,7 @@ def _read_api_versions_request_v5(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -285,11 +284,11 @@ def _write_api_versions_request_v5(obj: ApiVersionsRequest, out: bytearray) -> N
             raise _too_long(size)
         out += data
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)

@@ -23,23 +23,28 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     INT32 as _INT32,
+    RawTags as _RawTags,
+    bad_bool as _bad_bool,
     count_error as _count_error,
+    default_tag as _default_tag,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     null_error as _null_error,
     read_array_count as _read_array_count,
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
+    read_raw_tags as _read_raw_tags,
     read_tag_count as _read_tag_count,
     read_tag_size as _read_tag_size,
-    read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
@@ -48,8 +53,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "ApiVersion",
@@ -90,7 +93,7 @@ class ApiVersion(_Struct):
         api_key: int = 0,
         min_version: int = 0,
         max_version: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.api_key = api_key
         self.min_version = min_version
@@ -131,7 +134,7 @@ class SupportedFeatureKey(_Struct):
         name: str = "",
         min_version: int = 0,
         max_version: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.min_version = min_version
@@ -174,7 +177,7 @@ class FinalizedFeatureKey(_Struct):
         name: str = "",
         max_version_level: int = 0,
         min_version_level: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.max_version_level = max_version_level
@@ -248,7 +251,7 @@ class ApiVersionsResponse(_Message):
         finalized_features_epoch: int = -1,
         finalized_features: list[FinalizedFeatureKey] = _DEFAULT,
         zk_migration_ready: bool = False,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.error_code = error_code
         self.api_keys = _MapKeyList() if api_keys is _DEFAULT else api_keys
@@ -362,7 +365,7 @@ def _read_supported_feature_key_v3(buf: bytes, pos: int) -> tuple[SupportedFeatu
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -424,7 +427,7 @@ def _read_finalized_feature_key_v3(buf: bytes, pos: int) -> tuple[FinalizedFeatu
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -488,15 +491,15 @@ def _read_api_versions_response_v0(buf: bytes, pos: int) -> tuple[ApiVersionsRes
         if _n < 0:
             raise _null_error()
         else:
-            _elements = _MapKeyList()
+            _api_keys_list: _MapKeyList[ApiVersion] = _MapKeyList()
             for _ in range(_n):
                 _e = _new(ApiVersion)
                 f = "api_keys[].api_key,min_version,max_version"
                 _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
                 pos += 6
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.api_keys = _elements
+                _api_keys_list.append(_e)
+            obj.api_keys = _api_keys_list
         obj.throttle_time_ms = 0
         obj.supported_features = _MapKeyList()
         obj.finalized_features_epoch = -1
@@ -515,12 +518,12 @@ def _write_api_versions_response_v0(obj: ApiVersionsResponse, out: bytearray) ->
         f = "error_code"
         out += _S1.pack(obj.error_code)
         f = "api_keys"
-        items = obj.api_keys
-        size = len(items)
+        api_keys_items = obj.api_keys
+        size = len(api_keys_items)
         out += _INT32.pack(size)
         f = "api_keys[]"
-        for item in items:
-            _write_api_version_v0(item, out)
+        for api_keys_item in api_keys_items:
+            _write_api_version_v0(api_keys_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -542,15 +545,15 @@ def _read_api_versions_response_v1(buf: bytes, pos: int) -> tuple[ApiVersionsRes
         if _n < 0:
             raise _null_error()
         else:
-            _elements = _MapKeyList()
+            _api_keys_list: _MapKeyList[ApiVersion] = _MapKeyList()
             for _ in range(_n):
                 _e = _new(ApiVersion)
                 f = "api_keys[].api_key,min_version,max_version"
                 _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
                 pos += 6
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.api_keys = _elements
+                _api_keys_list.append(_e)
+            obj.api_keys = _api_keys_list
         f = "throttle_time_ms"
         (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
         pos += 4
@@ -571,12 +574,12 @@ def _write_api_versions_response_v1(obj: ApiVersionsResponse, out: bytearray) ->
         f = "error_code"
         out += _S1.pack(obj.error_code)
         f = "api_keys"
-        items = obj.api_keys
-        size = len(items)
+        api_keys_items = obj.api_keys
+        size = len(api_keys_items)
         out += _INT32.pack(size)
         f = "api_keys[]"
-        for item in items:
-            _write_api_version_v0(item, out)
+        for api_keys_item in api_keys_items:
+            _write_api_version_v0(api_keys_item, out)
         f = "throttle_time_ms"
         out += _S2.pack(obj.throttle_time_ms)
         f = ""
@@ -606,7 +609,7 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
         if _n < 0:
             raise _null_error()
         else:
-            _elements = _MapKeyList()
+            _api_keys_list: _MapKeyList[ApiVersion] = _MapKeyList()
             for _ in range(_n):
                 _e = _new(ApiVersion)
                 f = "api_keys[].api_key,min_version,max_version"
@@ -618,8 +621,8 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.api_keys = _elements
+                _api_keys_list.append(_e)
+            obj.api_keys = _api_keys_list
         f = "throttle_time_ms"
         (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
         pos += 4
@@ -633,6 +636,7 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -640,7 +644,8 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                     raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
                 _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -651,6 +656,9 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "supported_features"
@@ -664,7 +672,7 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                     if _n < 0:
                         raise _null_error()
                     else:
-                        _elements = _MapKeyList()
+                        _supported_features_list: _MapKeyList[SupportedFeatureKey] = _MapKeyList()
                         for _ in range(_n):
                             _e = _new(SupportedFeatureKey)
                             f = "supported_features[].name"
@@ -673,7 +681,7 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                                 _end = pos + 1 + _n
                                 if _end > _len:
                                     raise _truncated(pos)
-                                _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                _e.name = buf[pos + 1 : _end].decode()
                                 pos = _end
                             else:
                                 _e.name, pos = _read_compact_string(buf, pos)
@@ -688,12 +696,16 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                                 pos += 1
                             else:
                                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                            _elements.append(_e)
-                        obj.supported_features = _elements
+                            _supported_features_list.append(_e)
+                        obj.supported_features = _supported_features_list
+                    if not (obj.supported_features != []):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "finalized_features_epoch"
                     (obj.finalized_features_epoch,) = _S4.unpack_from(buf, pos)
                     pos += 8
+                    if not (obj.finalized_features_epoch != -1):
+                        raise _default_tag(_tag)
                 elif _tag == 2:
                     f = "finalized_features"
                     _n = buf[pos] - 1
@@ -706,7 +718,7 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                     if _n < 0:
                         raise _null_error()
                     else:
-                        _elements = _MapKeyList()
+                        _finalized_features_list: _MapKeyList[FinalizedFeatureKey] = _MapKeyList()
                         for _ in range(_n):
                             _e = _new(FinalizedFeatureKey)
                             f = "finalized_features[].name"
@@ -715,7 +727,7 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                                 _end = pos + 1 + _n
                                 if _end > _len:
                                     raise _truncated(pos)
-                                _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                _e.name = buf[pos + 1 : _end].decode()
                                 pos = _end
                             else:
                                 _e.name, pos = _read_compact_string(buf, pos)
@@ -730,17 +742,23 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                                 pos += 1
                             else:
                                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                            _elements.append(_e)
-                        obj.finalized_features = _elements
+                            _finalized_features_list.append(_e)
+                        obj.finalized_features = _finalized_features_list
+                    if not (obj.finalized_features != []):
+                        raise _default_tag(_tag)
                 elif _tag == 3:
                     f = "zk_migration_ready"
                     (obj.zk_migration_ready,) = _S5.unpack_from(buf, pos)
+                    if buf[pos + 0] > 1:
+                        raise _bad_bool(buf[pos + 0], pos + 0)
                     pos += 1
+                    if not (obj.zk_migration_ready != False):
+                        raise _default_tag(_tag)
                 elif _tag < 4:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 4)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -756,15 +774,15 @@ def _write_api_versions_response_v3(obj: ApiVersionsResponse, out: bytearray) ->
         f = "error_code"
         out += _S1.pack(obj.error_code)
         f = "api_keys"
-        items = obj.api_keys
-        size = len(items)
+        api_keys_items = obj.api_keys
+        size = len(api_keys_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "api_keys[]"
-        for item in items:
-            _write_api_version_v3(item, out)
+        for api_keys_item in api_keys_items:
+            _write_api_version_v3(api_keys_item, out)
         f = "throttle_time_ms"
         out += _S2.pack(obj.throttle_time_ms)
         f = ""
@@ -788,15 +806,15 @@ def _write_api_versions_response_v3(obj: ApiVersionsResponse, out: bytearray) ->
             f = "supported_features"
             out.append(0)
             tag_out = bytearray()
-            items = obj.supported_features
-            size = len(items)
+            supported_features_items = obj.supported_features
+            size = len(supported_features_items)
             if size + 1 < 128:
                 tag_out.append(size + 1)
             else:
                 _write_uvarint(tag_out, size + 1)
             f = "supported_features[]"
-            for item in items:
-                _write_supported_feature_key_v3(item, tag_out)
+            for supported_features_item in supported_features_items:
+                _write_supported_feature_key_v3(supported_features_item, tag_out)
             if len(tag_out) < 128:
                 out.append(len(tag_out))
             else:
@@ -811,15 +829,15 @@ def _write_api_versions_response_v3(obj: ApiVersionsResponse, out: bytearray) ->
             f = "finalized_features"
             out.append(2)
             tag_out = bytearray()
-            items = obj.finalized_features
-            size = len(items)
+            finalized_features_items = obj.finalized_features
+            size = len(finalized_features_items)
             if size + 1 < 128:
                 tag_out.append(size + 1)
             else:
                 _write_uvarint(tag_out, size + 1)
             f = "finalized_features[]"
-            for item in items:
-                _write_finalized_feature_key_v3(item, tag_out)
+            for finalized_features_item in finalized_features_items:
+                _write_finalized_feature_key_v3(finalized_features_item, tag_out)
             if len(tag_out) < 128:
                 out.append(len(tag_out))
             else:

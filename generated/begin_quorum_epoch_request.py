@@ -18,10 +18,12 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     INT32 as _INT32,
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
@@ -42,8 +44,6 @@ from ._runtime import (
     write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "PartitionData",
@@ -91,7 +91,7 @@ class PartitionData(_Struct):
         voter_directory_id: uuid.UUID = _ZERO_UUID,
         leader_id: int = 0,
         leader_epoch: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.voter_directory_id = voter_directory_id
@@ -131,7 +131,7 @@ class TopicData(_Struct):
         self,
         topic_name: str = "",
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -170,7 +170,7 @@ class LeaderEndpoint(_Struct):
         name: str = "",
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.host = host
@@ -222,7 +222,7 @@ class BeginQuorumEpochRequest(_Message):
         voter_id: int = -1,
         topics: list[TopicData] = _DEFAULT,
         leader_endpoints: list[LeaderEndpoint] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.voter_id = voter_id
@@ -342,7 +342,7 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
                 _e = _new(PartitionData)
                 f = "partitions[].partition_index"
@@ -353,8 +353,8 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
                 pos += 8
                 _e.voter_directory_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
@@ -368,12 +368,12 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
         f = "topic_name"
         _write_string(out, obj.topic_name)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v0(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -393,7 +393,7 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)
@@ -410,7 +410,7 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
                 _e = _new(PartitionData)
                 f = "partitions[].partition_index,voter_directory_id,leader_id,leader_epoch"
@@ -429,8 +429,8 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -457,15 +457,15 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v1(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v1(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -489,7 +489,7 @@ def _read_leader_endpoint_v1(buf: bytes, pos: int) -> tuple[LeaderEndpoint, int]
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -501,7 +501,7 @@ def _read_leader_endpoint_v1(buf: bytes, pos: int) -> tuple[LeaderEndpoint, int]
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -574,11 +574,11 @@ def _read_begin_quorum_epoch_request_v0(
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[TopicData] = []
             for _ in range(_n):
-                _e, pos = _read_topic_data_v0(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_topic_data_v0(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         obj.voter_id = -1
         obj.leader_endpoints = _MapKeyList()
         obj.unknown_tagged_fields = None
@@ -594,12 +594,12 @@ def _write_begin_quorum_epoch_request_v0(obj: BeginQuorumEpochRequest, out: byte
         f = "cluster_id"
         _write_nullable_string(out, obj.cluster_id)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v0(topics_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -621,7 +621,7 @@ def _read_begin_quorum_epoch_request_v1(
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -640,11 +640,11 @@ def _read_begin_quorum_epoch_request_v1(
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[TopicData] = []
             for _ in range(_n):
-                _e, pos = _read_topic_data_v1(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_topic_data_v1(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "leader_endpoints"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -656,7 +656,7 @@ def _read_begin_quorum_epoch_request_v1(
         if _n < 0:
             raise _null_error()
         else:
-            _elements = _MapKeyList()
+            _leader_endpoints_list: _MapKeyList[LeaderEndpoint] = _MapKeyList()
             for _ in range(_n):
                 _e = _new(LeaderEndpoint)
                 f = "leader_endpoints[].name"
@@ -665,7 +665,7 @@ def _read_begin_quorum_epoch_request_v1(
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.name = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.name, pos = _read_compact_string(buf, pos)
@@ -677,7 +677,7 @@ def _read_begin_quorum_epoch_request_v1(
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.host = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.host, pos = _read_compact_string(buf, pos)
@@ -692,8 +692,8 @@ def _read_begin_quorum_epoch_request_v1(
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.leader_endpoints = _elements
+                _leader_endpoints_list.append(_e)
+            obj.leader_endpoints = _leader_endpoints_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -710,11 +710,11 @@ def _write_begin_quorum_epoch_request_v1(obj: BeginQuorumEpochRequest, out: byte
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -726,25 +726,25 @@ def _write_begin_quorum_epoch_request_v1(obj: BeginQuorumEpochRequest, out: byte
         f = "voter_id"
         out += _S0.pack(obj.voter_id)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v1(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v1(topics_item, out)
         f = "leader_endpoints"
-        items = obj.leader_endpoints
-        size = len(items)
+        leader_endpoints_items = obj.leader_endpoints
+        size = len(leader_endpoints_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "leader_endpoints[]"
-        for item in items:
-            _write_leader_endpoint_v1(item, out)
+        for leader_endpoints_item in leader_endpoints_items:
+            _write_leader_endpoint_v1(leader_endpoints_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:

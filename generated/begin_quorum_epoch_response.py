@@ -17,11 +17,14 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     INT32 as _INT32,
+    RawTags as _RawTags,
     count_error as _count_error,
+    default_tag as _default_tag,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -29,13 +32,14 @@ from ._runtime import (
     read_array_count as _read_array_count,
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
+    read_raw_tags as _read_raw_tags,
     read_string as _read_string,
     read_tag_count as _read_tag_count,
     read_tag_size as _read_tag_size,
-    read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
@@ -45,8 +49,6 @@ from ._runtime import (
     write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "PartitionData",
@@ -93,7 +95,7 @@ class PartitionData(_Struct):
         error_code: int = 0,
         leader_id: int = 0,
         leader_epoch: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.error_code = error_code
@@ -132,7 +134,7 @@ class TopicData(_Struct):
         self,
         topic_name: str = "",
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -171,7 +173,7 @@ class NodeEndpoint(_Struct):
         node_id: int = 0,
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.node_id = node_id
         self.host = host
@@ -218,7 +220,7 @@ class BeginQuorumEpochResponse(_Message):
         error_code: int = 0,
         topics: list[TopicData] = _DEFAULT,
         node_endpoints: list[NodeEndpoint] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.error_code = error_code
         self.topics = [] if topics is _DEFAULT else topics
@@ -329,7 +331,7 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
                 _e = _new(PartitionData)
                 f = "partitions[].partition_index,error_code,leader_id,leader_epoch"
@@ -338,8 +340,8 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
                 )
                 pos += 14
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
@@ -353,12 +355,12 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
         f = "topic_name"
         _write_string(out, obj.topic_name)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v0(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -378,7 +380,7 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)
@@ -395,7 +397,7 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
                 _e = _new(PartitionData)
                 f = "partitions[].partition_index,error_code,leader_id,leader_epoch"
@@ -409,8 +411,8 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -437,15 +439,15 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v1(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v1(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -472,7 +474,7 @@ def _read_node_endpoint_v1(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -538,11 +540,11 @@ def _read_begin_quorum_epoch_response_v0(
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[TopicData] = []
             for _ in range(_n):
-                _e, pos = _read_topic_data_v0(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_topic_data_v0(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         obj.node_endpoints = _MapKeyList()
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -557,12 +559,12 @@ def _write_begin_quorum_epoch_response_v0(obj: BeginQuorumEpochResponse, out: by
         f = "error_code"
         out += _S1.pack(obj.error_code)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v0(topics_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -596,11 +598,11 @@ def _read_begin_quorum_epoch_response_v1(
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[TopicData] = []
             for _ in range(_n):
-                _e, pos = _read_topic_data_v1(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_topic_data_v1(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = ""
         obj.node_endpoints = _MapKeyList()
         if buf[pos] == 0:
@@ -608,6 +610,7 @@ def _read_begin_quorum_epoch_response_v1(
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -615,7 +618,8 @@ def _read_begin_quorum_epoch_response_v1(
                     raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
                 _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -626,6 +630,9 @@ def _read_begin_quorum_epoch_response_v1(
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "node_endpoints"
@@ -639,7 +646,7 @@ def _read_begin_quorum_epoch_response_v1(
                     if _n < 0:
                         raise _null_error()
                     else:
-                        _elements = _MapKeyList()
+                        _node_endpoints_list: _MapKeyList[NodeEndpoint] = _MapKeyList()
                         for _ in range(_n):
                             _e = _new(NodeEndpoint)
                             f = "node_endpoints[].node_id"
@@ -651,7 +658,7 @@ def _read_begin_quorum_epoch_response_v1(
                                 _end = pos + 1 + _n
                                 if _end > _len:
                                     raise _truncated(pos)
-                                _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                _e.host = buf[pos + 1 : _end].decode()
                                 pos = _end
                             else:
                                 _e.host, pos = _read_compact_string(buf, pos)
@@ -666,13 +673,15 @@ def _read_begin_quorum_epoch_response_v1(
                                 pos += 1
                             else:
                                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                            _elements.append(_e)
-                        obj.node_endpoints = _elements
+                            _node_endpoints_list.append(_e)
+                        obj.node_endpoints = _node_endpoints_list
+                    if not (obj.node_endpoints != []):
+                        raise _default_tag(_tag)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -688,15 +697,15 @@ def _write_begin_quorum_epoch_response_v1(obj: BeginQuorumEpochResponse, out: by
         f = "error_code"
         out += _S1.pack(obj.error_code)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v1(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v1(topics_item, out)
         f = ""
         # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "node_endpoints"
@@ -712,15 +721,15 @@ def _write_begin_quorum_epoch_response_v1(obj: BeginQuorumEpochResponse, out: by
             f = "node_endpoints"
             out.append(0)
             tag_out = bytearray()
-            items = obj.node_endpoints
-            size = len(items)
+            node_endpoints_items = obj.node_endpoints
+            size = len(node_endpoints_items)
             if size + 1 < 128:
                 tag_out.append(size + 1)
             else:
                 _write_uvarint(tag_out, size + 1)
             f = "node_endpoints[]"
-            for item in items:
-                _write_node_endpoint_v1(item, tag_out)
+            for node_endpoints_item in node_endpoints_items:
+                _write_node_endpoint_v1(node_endpoints_item, tag_out)
             if len(tag_out) < 128:
                 out.append(len(tag_out))
             else:

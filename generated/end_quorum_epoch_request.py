@@ -19,11 +19,13 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     ARRAY_int32 as _ARRAY_int32,
     INT32 as _INT32,
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
@@ -45,8 +47,6 @@ from ._runtime import (
     write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "ReplicaInfo",
@@ -81,7 +81,7 @@ class ReplicaInfo(_Struct):
         self,
         candidate_id: int = 0,
         candidate_directory_id: uuid.UUID = _ZERO_UUID,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.candidate_id = candidate_id
         self.candidate_directory_id = candidate_directory_id
@@ -134,7 +134,7 @@ class PartitionData(_Struct):
         leader_epoch: int = 0,
         preferred_successors: list[int] = _DEFAULT,
         preferred_candidates: list[ReplicaInfo] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.leader_id = leader_id
@@ -176,7 +176,7 @@ class TopicData(_Struct):
         self,
         topic_name: str = "",
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -215,7 +215,7 @@ class LeaderEndpoint(_Struct):
         name: str = "",
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.host = host
@@ -263,7 +263,7 @@ class EndQuorumEpochRequest(_Message):
         cluster_id: str | None = None,
         topics: list[TopicData] = _DEFAULT,
         leader_endpoints: list[LeaderEndpoint] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.topics = [] if topics is _DEFAULT else topics
@@ -354,10 +354,10 @@ def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
             obj.leader_epoch,
         )
         f = "preferred_successors"
-        items = obj.preferred_successors
-        size = len(items)
+        preferred_successors_items = obj.preferred_successors
+        size = len(preferred_successors_items)
         out += _INT32.pack(size)
-        out += _ARRAY_int32[size].pack(*items)
+        out += _ARRAY_int32[size].pack(*preferred_successors_items)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -385,7 +385,7 @@ def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _preferred_candidates_list: list[ReplicaInfo] = []
             for _ in range(_n):
                 _e = _new(ReplicaInfo)
                 f = "preferred_candidates[].candidate_id,candidate_directory_id"
@@ -402,8 +402,8 @@ def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.preferred_candidates = _elements
+                _preferred_candidates_list.append(_e)
+            obj.preferred_candidates = _preferred_candidates_list
         obj.preferred_successors = []
         f = ""
         if buf[pos] == 0:
@@ -427,15 +427,15 @@ def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
             obj.leader_epoch,
         )
         f = "preferred_candidates"
-        items = obj.preferred_candidates
-        size = len(items)
+        preferred_candidates_items = obj.preferred_candidates
+        size = len(preferred_candidates_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "preferred_candidates[]"
-        for item in items:
-            _write_replica_info_v1(item, out)
+        for preferred_candidates_item in preferred_candidates_items:
+            _write_replica_info_v1(preferred_candidates_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -462,7 +462,7 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
                 _e = _new(PartitionData)
                 f = "partitions[].partition_index,leader_id,leader_epoch"
@@ -472,8 +472,8 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
                 _e.preferred_successors, pos = _read_fixed_array(buf, pos, "int32", False, False)
                 _e.preferred_candidates = []
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.unknown_tagged_fields = None
     except Exception as exc:
         raise _extend_path(exc, f) from None
@@ -487,12 +487,12 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
         f = "topic_name"
         _write_string(out, obj.topic_name)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v0(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -512,7 +512,7 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)
@@ -530,11 +530,11 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
             raise _null_error()
         else:
             f = "partitions[]"
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
-                _e, pos = _read_partition_data_v1(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_item, pos = _read_partition_data_v1(buf, pos)
+                _partitions_list.append(_partitions_item)
+            obj.partitions = _partitions_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -561,15 +561,15 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v1(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v1(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -593,7 +593,7 @@ def _read_leader_endpoint_v1(buf: bytes, pos: int) -> tuple[LeaderEndpoint, int]
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -605,7 +605,7 @@ def _read_leader_endpoint_v1(buf: bytes, pos: int) -> tuple[LeaderEndpoint, int]
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -676,11 +676,11 @@ def _read_end_quorum_epoch_request_v0(buf: bytes, pos: int) -> tuple[EndQuorumEp
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[TopicData] = []
             for _ in range(_n):
-                _e, pos = _read_topic_data_v0(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_topic_data_v0(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         obj.leader_endpoints = _MapKeyList()
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -695,12 +695,12 @@ def _write_end_quorum_epoch_request_v0(obj: EndQuorumEpochRequest, out: bytearra
         f = "cluster_id"
         _write_nullable_string(out, obj.cluster_id)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v0(topics_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -720,7 +720,7 @@ def _read_end_quorum_epoch_request_v1(buf: bytes, pos: int) -> tuple[EndQuorumEp
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -736,11 +736,11 @@ def _read_end_quorum_epoch_request_v1(buf: bytes, pos: int) -> tuple[EndQuorumEp
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[TopicData] = []
             for _ in range(_n):
-                _e, pos = _read_topic_data_v1(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_topic_data_v1(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "leader_endpoints"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -752,7 +752,7 @@ def _read_end_quorum_epoch_request_v1(buf: bytes, pos: int) -> tuple[EndQuorumEp
         if _n < 0:
             raise _null_error()
         else:
-            _elements = _MapKeyList()
+            _leader_endpoints_list: _MapKeyList[LeaderEndpoint] = _MapKeyList()
             for _ in range(_n):
                 _e = _new(LeaderEndpoint)
                 f = "leader_endpoints[].name"
@@ -761,7 +761,7 @@ def _read_end_quorum_epoch_request_v1(buf: bytes, pos: int) -> tuple[EndQuorumEp
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.name = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.name, pos = _read_compact_string(buf, pos)
@@ -773,7 +773,7 @@ def _read_end_quorum_epoch_request_v1(buf: bytes, pos: int) -> tuple[EndQuorumEp
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.host = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.host, pos = _read_compact_string(buf, pos)
@@ -788,8 +788,8 @@ def _read_end_quorum_epoch_request_v1(buf: bytes, pos: int) -> tuple[EndQuorumEp
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.leader_endpoints = _elements
+                _leader_endpoints_list.append(_e)
+            obj.leader_endpoints = _leader_endpoints_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -806,11 +806,11 @@ def _write_end_quorum_epoch_request_v1(obj: EndQuorumEpochRequest, out: bytearra
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -820,25 +820,25 @@ def _write_end_quorum_epoch_request_v1(obj: EndQuorumEpochRequest, out: bytearra
                 raise _too_long(size)
             out += data
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v1(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v1(topics_item, out)
         f = "leader_endpoints"
-        items = obj.leader_endpoints
-        size = len(items)
+        leader_endpoints_items = obj.leader_endpoints
+        size = len(leader_endpoints_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "leader_endpoints[]"
-        for item in items:
-            _write_leader_endpoint_v1(item, out)
+        for leader_endpoints_item in leader_endpoints_items:
+            _write_leader_endpoint_v1(leader_endpoints_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:

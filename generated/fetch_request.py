@@ -29,15 +29,17 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     ARRAY_int32 as _ARRAY_int32,
     INT32 as _INT32,
+    RawTags as _RawTags,
     SMALL_int32 as _SMALL_int32,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
+    default_tag as _default_tag,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -46,13 +48,14 @@ from ._runtime import (
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
     read_fixed_array as _read_fixed_array,
+    read_raw_tags as _read_raw_tags,
     read_string as _read_string,
     read_tag_count as _read_tag_count,
     read_tag_size as _read_tag_size,
-    read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
@@ -63,8 +66,6 @@ from ._runtime import (
     write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "FetchPartition",
@@ -140,7 +141,7 @@ class FetchPartition(_Struct):
         partition_max_bytes: int = 0,
         replica_directory_id: uuid.UUID = _ZERO_UUID,
         high_watermark: int = 9223372036854775807,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition = partition
         self.current_leader_epoch = current_leader_epoch
@@ -190,7 +191,7 @@ class FetchTopic(_Struct):
         topic: str = "",
         topic_id: uuid.UUID = _ZERO_UUID,
         partitions: list[FetchPartition] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic = topic
         self.topic_id = topic_id
@@ -229,7 +230,7 @@ class ReplicaState(_Struct):
         self,
         replica_id: int = -1,
         replica_epoch: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.replica_id = replica_id
         self.replica_epoch = replica_epoch
@@ -267,7 +268,7 @@ class ForgottenTopic(_Struct):
         topic: str = "",
         topic_id: uuid.UUID = _ZERO_UUID,
         partitions: list[int] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic = topic
         self.topic_id = topic_id
@@ -367,7 +368,7 @@ class FetchRequest(_Message):
         topics: list[FetchTopic] = _DEFAULT,
         forgotten_topics_data: list[ForgottenTopic] = _DEFAULT,
         rack_id: str = "",
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.replica_id = replica_id
@@ -624,6 +625,7 @@ def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -631,7 +633,8 @@ def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int
                     raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
                 _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -642,6 +645,9 @@ def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "replica_directory_id"
@@ -652,11 +658,13 @@ def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int
                         if _replica_directory_id == _ZERO_BYTES
                         else _uuid_from_wire(_replica_directory_id)
                     )
+                    if not (obj.replica_directory_id.int != 0):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -725,6 +733,7 @@ def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -732,7 +741,8 @@ def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int
                     raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
                 _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -743,6 +753,9 @@ def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "replica_directory_id"
@@ -753,15 +766,19 @@ def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int
                         if _replica_directory_id == _ZERO_BYTES
                         else _uuid_from_wire(_replica_directory_id)
                     )
+                    if not (obj.replica_directory_id.int != 0):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "high_watermark"
                     (obj.high_watermark,) = _S1.unpack_from(buf, pos)
                     pos += 8
+                    if not (obj.high_watermark != 9223372036854775807):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -828,7 +845,7 @@ def _read_fetch_topic_v4(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition"
@@ -846,8 +863,8 @@ def _read_fetch_topic_v4(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                 _e.replica_directory_id = _ZERO_UUID
                 _e.high_watermark = 9223372036854775807
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -862,12 +879,12 @@ def _write_fetch_topic_v4(obj: FetchTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v4(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v4(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -890,7 +907,7 @@ def _read_fetch_topic_v5(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition"
@@ -907,8 +924,8 @@ def _read_fetch_topic_v5(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                 _e.replica_directory_id = _ZERO_UUID
                 _e.high_watermark = 9223372036854775807
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -923,12 +940,12 @@ def _write_fetch_topic_v5(obj: FetchTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v5(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v5(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -951,7 +968,7 @@ def _read_fetch_topic_v9(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition,current_leader_epoch,fetch_offset"
@@ -964,8 +981,8 @@ def _read_fetch_topic_v9(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                 _e.replica_directory_id = _ZERO_UUID
                 _e.high_watermark = 9223372036854775807
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -980,12 +997,12 @@ def _write_fetch_topic_v9(obj: FetchTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v9(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v9(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1005,7 +1022,7 @@ def _read_fetch_topic_v12(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic, pos = _read_compact_string(buf, pos)
@@ -1022,7 +1039,7 @@ def _read_fetch_topic_v12(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
@@ -1043,8 +1060,8 @@ def _read_fetch_topic_v12(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         f = ""
         if buf[pos] == 0:
@@ -1072,15 +1089,15 @@ def _write_fetch_topic_v12(obj: FetchTopic, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1113,7 +1130,7 @@ def _read_fetch_topic_v13(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
@@ -1134,8 +1151,8 @@ def _read_fetch_topic_v13(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic = ""
         f = ""
         if buf[pos] == 0:
@@ -1155,15 +1172,15 @@ def _write_fetch_topic_v13(obj: FetchTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1196,7 +1213,7 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
@@ -1217,6 +1234,7 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     pos += 1
                 else:
                     _unknown = None
+                    _previous = -1
                     _count = buf[pos]
                     if _count < 0x80:
                         pos += 1
@@ -1224,7 +1242,8 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                             raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
                         _count, pos = _read_tag_count(buf, pos)
-                    for _ in range(_count):
+                    for _t in range(_count):
+                        _at = pos
                         _tag = buf[pos]
                         if _tag < 0x80:
                             pos += 1
@@ -1235,6 +1254,9 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                             pos += 1
                         else:
                             _size, pos = _read_tag_size(buf, pos, _tag)
+                        if _tag <= _previous:
+                            raise _tag_order_error(_tag, _previous)
+                        _previous = _tag
                         _start = pos
                         if _tag == 0:
                             f = "partitions[].replica_directory_id"
@@ -1245,16 +1267,18 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                                 if _replica_directory_id == _ZERO_BYTES
                                 else _uuid_from_wire(_replica_directory_id)
                             )
+                            if not (_e.replica_directory_id.int != 0):
+                                raise _default_tag(_tag)
                         elif _tag < 2:
                             raise _invalid_tag(_tag)
-                        else:
-                            _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                            continue
+                        else:  # this and every later tag is unknown here: kept raw, in one slice
+                            _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                            break
                         if pos - _start != _size:
                             raise _tag_size_error(_tag, _size, pos - _start)
                     _e.unknown_tagged_fields = _unknown
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic = ""
         f = ""
         if buf[pos] == 0:
@@ -1274,15 +1298,15 @@ def _write_fetch_topic_v17(obj: FetchTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v17(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v17(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1315,7 +1339,7 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
@@ -1336,6 +1360,7 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     pos += 1
                 else:
                     _unknown = None
+                    _previous = -1
                     _count = buf[pos]
                     if _count < 0x80:
                         pos += 1
@@ -1343,7 +1368,8 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                             raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
                         _count, pos = _read_tag_count(buf, pos)
-                    for _ in range(_count):
+                    for _t in range(_count):
+                        _at = pos
                         _tag = buf[pos]
                         if _tag < 0x80:
                             pos += 1
@@ -1354,6 +1380,9 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                             pos += 1
                         else:
                             _size, pos = _read_tag_size(buf, pos, _tag)
+                        if _tag <= _previous:
+                            raise _tag_order_error(_tag, _previous)
+                        _previous = _tag
                         _start = pos
                         if _tag == 0:
                             f = "partitions[].replica_directory_id"
@@ -1364,20 +1393,24 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                                 if _replica_directory_id == _ZERO_BYTES
                                 else _uuid_from_wire(_replica_directory_id)
                             )
+                            if not (_e.replica_directory_id.int != 0):
+                                raise _default_tag(_tag)
                         elif _tag == 1:
                             f = "partitions[].high_watermark"
                             (_e.high_watermark,) = _S1.unpack_from(buf, pos)
                             pos += 8
+                            if not (_e.high_watermark != 9223372036854775807):
+                                raise _default_tag(_tag)
                         elif _tag < 2:
                             raise _invalid_tag(_tag)
-                        else:
-                            _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                            continue
+                        else:  # this and every later tag is unknown here: kept raw, in one slice
+                            _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                            break
                         if pos - _start != _size:
                             raise _tag_size_error(_tag, _size, pos - _start)
                     _e.unknown_tagged_fields = _unknown
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic = ""
         f = ""
         if buf[pos] == 0:
@@ -1397,15 +1430,15 @@ def _write_fetch_topic_v18(obj: FetchTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v18(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v18(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1483,10 +1516,10 @@ def _write_forgotten_topic_v7(obj: ForgottenTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
-        out += _ARRAY_int32[size].pack(*items)
+        out += _ARRAY_int32[size].pack(*partitions_items)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1506,7 +1539,7 @@ def _read_forgotten_topic_v12(buf: bytes, pos: int) -> tuple[ForgottenTopic, int
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic, pos = _read_compact_string(buf, pos)
@@ -1549,13 +1582,13 @@ def _write_forgotten_topic_v12(obj: ForgottenTopic, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
-        out += _ARRAY_int32[size].pack(*items)
+        out += _ARRAY_int32[size].pack(*partitions_items)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1606,13 +1639,13 @@ def _write_forgotten_topic_v13(obj: ForgottenTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
-        out += _ARRAY_int32[size].pack(*items)
+        out += _ARRAY_int32[size].pack(*partitions_items)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1644,11 +1677,11 @@ def _read_fetch_request_v4(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v4(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v4(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         obj.cluster_id = None
         obj.replica_state = ReplicaState()
         obj.session_id = 0
@@ -1678,12 +1711,12 @@ def _write_fetch_request_v4(obj: FetchRequest, out: bytearray) -> None:
             obj.isolation_level,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v4(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v4(topics_item, out)
         f = "forgotten_topics_data"
         if obj.forgotten_topics_data != []:
             raise _not_ignorable()
@@ -1714,11 +1747,11 @@ def _read_fetch_request_v5(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v5(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v5(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         obj.cluster_id = None
         obj.replica_state = ReplicaState()
         obj.session_id = 0
@@ -1748,12 +1781,12 @@ def _write_fetch_request_v5(obj: FetchRequest, out: bytearray) -> None:
             obj.isolation_level,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v5(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v5(topics_item, out)
         f = "forgotten_topics_data"
         if obj.forgotten_topics_data != []:
             raise _not_ignorable()
@@ -1789,17 +1822,17 @@ def _read_fetch_request_v7(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v5(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v5(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic"
@@ -1810,8 +1843,8 @@ def _read_fetch_request_v7(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
                 _e.topic_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         obj.cluster_id = None
         obj.replica_state = ReplicaState()
         obj.rack_id = ""
@@ -1840,19 +1873,19 @@ def _write_fetch_request_v7(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v5(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v5(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v7(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v7(forgotten_topics_data_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1885,17 +1918,17 @@ def _read_fetch_request_v9(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v9(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v9(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic"
@@ -1906,8 +1939,8 @@ def _read_fetch_request_v9(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
                 _e.topic_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         obj.cluster_id = None
         obj.replica_state = ReplicaState()
         obj.rack_id = ""
@@ -1936,19 +1969,19 @@ def _write_fetch_request_v9(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v9(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v9(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v7(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v7(forgotten_topics_data_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1981,17 +2014,17 @@ def _read_fetch_request_v11(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v9(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v9(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic"
@@ -2002,8 +2035,8 @@ def _read_fetch_request_v11(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
                 _e.topic_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         obj.rack_id, pos = _read_string(buf, pos)
         if obj.rack_id is None:
@@ -2035,19 +2068,19 @@ def _write_fetch_request_v11(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v9(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v9(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v7(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v7(forgotten_topics_data_item, out)
         f = "rack_id"
         _write_string(out, obj.rack_id)
         f = ""
@@ -2088,11 +2121,11 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v12(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v12(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -2104,7 +2137,7 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic"
@@ -2113,7 +2146,7 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.topic = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.topic, pos = _read_compact_string(buf, pos)
@@ -2136,15 +2169,15 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         _n = buf[pos] - 1
         if 0 <= _n < 0x7F:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack_id, pos = _read_compact_string(buf, pos)
@@ -2158,6 +2191,7 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -2165,7 +2199,8 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
                 _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -2176,6 +2211,9 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2184,15 +2222,17 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -2220,25 +2260,25 @@ def _write_fetch_request_v12(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v12(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v12(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v12(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v12(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2264,11 +2304,11 @@ def _write_fetch_request_v12(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2320,11 +2360,11 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v13(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v13(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -2336,7 +2376,7 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic_id"
@@ -2360,15 +2400,15 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         _n = buf[pos] - 1
         if 0 <= _n < 0x7F:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack_id, pos = _read_compact_string(buf, pos)
@@ -2382,6 +2422,7 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -2389,7 +2430,8 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
                 _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -2400,6 +2442,9 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2408,15 +2453,17 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -2444,25 +2491,25 @@ def _write_fetch_request_v13(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v13(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v13(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2488,11 +2535,11 @@ def _write_fetch_request_v13(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2541,11 +2588,11 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v13(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v13(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -2557,7 +2604,7 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic_id"
@@ -2581,15 +2628,15 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         _n = buf[pos] - 1
         if 0 <= _n < 0x7F:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack_id, pos = _read_compact_string(buf, pos)
@@ -2604,6 +2651,7 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -2611,7 +2659,8 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
                 _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -2622,6 +2671,9 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2630,18 +2682,22 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "replica_state"
                     obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                    if not (obj.replica_state != _DEFAULT_ReplicaState):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -2667,25 +2723,25 @@ def _write_fetch_request_v15(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v13(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v13(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2713,11 +2769,11 @@ def _write_fetch_request_v15(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2776,11 +2832,11 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v17(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v17(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -2792,7 +2848,7 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic_id"
@@ -2816,15 +2872,15 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         _n = buf[pos] - 1
         if 0 <= _n < 0x7F:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack_id, pos = _read_compact_string(buf, pos)
@@ -2839,6 +2895,7 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -2846,7 +2903,8 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
                 _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -2857,6 +2915,9 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2865,18 +2926,22 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "replica_state"
                     obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                    if not (obj.replica_state != _DEFAULT_ReplicaState):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -2902,25 +2967,25 @@ def _write_fetch_request_v17(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v17(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v17(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2948,11 +3013,11 @@ def _write_fetch_request_v17(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -3011,11 +3076,11 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v18(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v18(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -3027,7 +3092,7 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic_id"
@@ -3051,15 +3116,15 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         _n = buf[pos] - 1
         if 0 <= _n < 0x7F:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack_id, pos = _read_compact_string(buf, pos)
@@ -3074,6 +3139,7 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -3081,7 +3147,8 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
                 _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -3092,6 +3159,9 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -3100,18 +3170,22 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "replica_state"
                     obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                    if not (obj.replica_state != _DEFAULT_ReplicaState):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -3137,25 +3211,25 @@ def _write_fetch_request_v18(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v18(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v18(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -3183,11 +3257,11 @@ def _write_fetch_request_v18(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)

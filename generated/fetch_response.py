@@ -33,13 +33,16 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     INT32 as _INT32,
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
+    default_tag as _default_tag,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -49,13 +52,14 @@ from ._runtime import (
     read_compact_array_count as _read_compact_array_count,
     read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
+    read_raw_tags as _read_raw_tags,
     read_string as _read_string,
     read_tag_count as _read_tag_count,
     read_tag_size as _read_tag_size,
-    read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
@@ -68,8 +72,6 @@ from ._runtime import (
     write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "AbortedTransaction",
@@ -113,7 +115,7 @@ class AbortedTransaction(_Struct):
         self,
         producer_id: int = 0,
         first_offset: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.producer_id = producer_id
         self.first_offset = first_offset
@@ -149,7 +151,7 @@ class EpochEndOffset(_Struct):
         self,
         epoch: int = -1,
         end_offset: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.epoch = epoch
         self.end_offset = end_offset
@@ -185,7 +187,7 @@ class LeaderIdAndEpoch(_Struct):
         self,
         leader_id: int = -1,
         leader_epoch: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
@@ -221,7 +223,7 @@ class SnapshotId(_Struct):
         self,
         end_offset: int = -1,
         epoch: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.end_offset = end_offset
         self.epoch = epoch
@@ -307,7 +309,7 @@ class PartitionData(_Struct):
         aborted_transactions: list[AbortedTransaction] | None = _DEFAULT,
         preferred_read_replica: int = -1,
         records: bytes | None = None,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.error_code = error_code
@@ -363,7 +365,7 @@ class FetchableTopicResponse(_Struct):
         topic: str = "",
         topic_id: uuid.UUID = _ZERO_UUID,
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic = topic
         self.topic_id = topic_id
@@ -408,7 +410,7 @@ class NodeEndpoint(_Struct):
         host: str = "",
         port: int = 0,
         rack: str | None = None,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.node_id = node_id
         self.host = host
@@ -472,7 +474,7 @@ class FetchResponse(_Message):
         session_id: int = 0,
         responses: list[FetchableTopicResponse] = _DEFAULT,
         node_endpoints: list[NodeEndpoint] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
@@ -705,15 +707,15 @@ def _read_partition_data_v4(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         if _n < 0:
             obj.aborted_transactions = None
         else:
-            _elements = []
+            _aborted_transactions_list: list[AbortedTransaction] = []
             for _ in range(_n):
                 _e = _new(AbortedTransaction)
                 f = "aborted_transactions[].producer_id,first_offset"
                 _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
                 pos += 16
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.aborted_transactions = _elements
+                _aborted_transactions_list.append(_e)
+            obj.aborted_transactions = _aborted_transactions_list
         f = "records"
         obj.records, pos = _read_bytes(buf, pos)
         obj.log_start_offset = -1
@@ -748,15 +750,15 @@ def _write_partition_data_v4(obj: PartitionData, out: bytearray) -> None:
         if obj.snapshot_id != _DEFAULT_SnapshotId:
             raise _not_ignorable()
         f = "aborted_transactions"
-        items = obj.aborted_transactions
-        if items is None:
+        aborted_transactions_items = obj.aborted_transactions
+        if aborted_transactions_items is None:
             out += b"\xff\xff\xff\xff"
         else:
-            size = len(items)
+            size = len(aborted_transactions_items)
             out += _INT32.pack(size)
             f = "aborted_transactions[]"
-            for item in items:
-                _write_aborted_transaction_v4(item, out)
+            for aborted_transactions_item in aborted_transactions_items:
+                _write_aborted_transaction_v4(aborted_transactions_item, out)
         f = "preferred_read_replica"
         if obj.preferred_read_replica != -1:
             raise _not_ignorable()
@@ -789,15 +791,15 @@ def _read_partition_data_v5(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         if _n < 0:
             obj.aborted_transactions = None
         else:
-            _elements = []
+            _aborted_transactions_list: list[AbortedTransaction] = []
             for _ in range(_n):
                 _e = _new(AbortedTransaction)
                 f = "aborted_transactions[].producer_id,first_offset"
                 _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
                 pos += 16
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.aborted_transactions = _elements
+                _aborted_transactions_list.append(_e)
+            obj.aborted_transactions = _aborted_transactions_list
         f = "records"
         obj.records, pos = _read_bytes(buf, pos)
         obj.diverging_epoch = EpochEndOffset()
@@ -832,15 +834,15 @@ def _write_partition_data_v5(obj: PartitionData, out: bytearray) -> None:
         if obj.snapshot_id != _DEFAULT_SnapshotId:
             raise _not_ignorable()
         f = "aborted_transactions"
-        items = obj.aborted_transactions
-        if items is None:
+        aborted_transactions_items = obj.aborted_transactions
+        if aborted_transactions_items is None:
             out += b"\xff\xff\xff\xff"
         else:
-            size = len(items)
+            size = len(aborted_transactions_items)
             out += _INT32.pack(size)
             f = "aborted_transactions[]"
-            for item in items:
-                _write_aborted_transaction_v4(item, out)
+            for aborted_transactions_item in aborted_transactions_items:
+                _write_aborted_transaction_v4(aborted_transactions_item, out)
         f = "preferred_read_replica"
         if obj.preferred_read_replica != -1:
             raise _not_ignorable()
@@ -873,15 +875,15 @@ def _read_partition_data_v11(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         if _n < 0:
             obj.aborted_transactions = None
         else:
-            _elements = []
+            _aborted_transactions_list: list[AbortedTransaction] = []
             for _ in range(_n):
                 _e = _new(AbortedTransaction)
                 f = "aborted_transactions[].producer_id,first_offset"
                 _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
                 pos += 16
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.aborted_transactions = _elements
+                _aborted_transactions_list.append(_e)
+            obj.aborted_transactions = _aborted_transactions_list
         f = "preferred_read_replica"
         (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)
         pos += 4
@@ -918,15 +920,15 @@ def _write_partition_data_v11(obj: PartitionData, out: bytearray) -> None:
         if obj.snapshot_id != _DEFAULT_SnapshotId:
             raise _not_ignorable()
         f = "aborted_transactions"
-        items = obj.aborted_transactions
-        if items is None:
+        aborted_transactions_items = obj.aborted_transactions
+        if aborted_transactions_items is None:
             out += b"\xff\xff\xff\xff"
         else:
-            size = len(items)
+            size = len(aborted_transactions_items)
             out += _INT32.pack(size)
             f = "aborted_transactions[]"
-            for item in items:
-                _write_aborted_transaction_v4(item, out)
+            for aborted_transactions_item in aborted_transactions_items:
+                _write_aborted_transaction_v4(aborted_transactions_item, out)
         f = "preferred_read_replica"
         out += _S2.pack(obj.preferred_read_replica)
         f = "records"
@@ -964,7 +966,7 @@ def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         if _n < 0:
             obj.aborted_transactions = None
         else:
-            _elements = []
+            _aborted_transactions_list: list[AbortedTransaction] = []
             for _ in range(_n):
                 _e = _new(AbortedTransaction)
                 f = "aborted_transactions[].producer_id,first_offset"
@@ -976,8 +978,8 @@ def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.aborted_transactions = _elements
+                _aborted_transactions_list.append(_e)
+            obj.aborted_transactions = _aborted_transactions_list
         f = "preferred_read_replica"
         (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)
         pos += 4
@@ -992,6 +994,7 @@ def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -999,7 +1002,8 @@ def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                     raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
                 _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -1010,21 +1014,30 @@ def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "diverging_epoch"
                     obj.diverging_epoch, pos = _read_epoch_end_offset_v12(buf, pos)
+                    if not (obj.diverging_epoch != _DEFAULT_EpochEndOffset):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "current_leader"
                     obj.current_leader, pos = _read_leader_id_and_epoch_v12(buf, pos)
+                    if not (obj.current_leader != _DEFAULT_LeaderIdAndEpoch):
+                        raise _default_tag(_tag)
                 elif _tag == 2:
                     f = "snapshot_id"
                     obj.snapshot_id, pos = _read_snapshot_id_v12(buf, pos)
+                    if not (obj.snapshot_id != _DEFAULT_SnapshotId):
+                        raise _default_tag(_tag)
                 elif _tag < 3:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 3)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -1046,18 +1059,18 @@ def _write_partition_data_v12(obj: PartitionData, out: bytearray) -> None:
             obj.log_start_offset,
         )
         f = "aborted_transactions"
-        items = obj.aborted_transactions
-        if items is None:
+        aborted_transactions_items = obj.aborted_transactions
+        if aborted_transactions_items is None:
             out += b"\x00"
         else:
-            size = len(items)
+            size = len(aborted_transactions_items)
             if size + 1 < 128:
                 out.append(size + 1)
             else:
                 _write_uvarint(out, size + 1)
             f = "aborted_transactions[]"
-            for item in items:
-                _write_aborted_transaction_v12(item, out)
+            for aborted_transactions_item in aborted_transactions_items:
+                _write_aborted_transaction_v12(aborted_transactions_item, out)
         f = "preferred_read_replica"
         out += _S2.pack(obj.preferred_read_replica)
         f = "records"
@@ -1130,11 +1143,11 @@ def _read_fetchable_topic_response_v4(buf: bytes, pos: int) -> tuple[FetchableTo
             raise _null_error()
         else:
             f = "partitions[]"
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
-                _e, pos = _read_partition_data_v4(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_item, pos = _read_partition_data_v4(buf, pos)
+                _partitions_list.append(_partitions_item)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -1149,12 +1162,12 @@ def _write_fetchable_topic_response_v4(obj: FetchableTopicResponse, out: bytearr
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v4(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v4(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1178,11 +1191,11 @@ def _read_fetchable_topic_response_v5(buf: bytes, pos: int) -> tuple[FetchableTo
             raise _null_error()
         else:
             f = "partitions[]"
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
-                _e, pos = _read_partition_data_v5(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_item, pos = _read_partition_data_v5(buf, pos)
+                _partitions_list.append(_partitions_item)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -1197,12 +1210,12 @@ def _write_fetchable_topic_response_v5(obj: FetchableTopicResponse, out: bytearr
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v5(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v5(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1226,11 +1239,11 @@ def _read_fetchable_topic_response_v11(buf: bytes, pos: int) -> tuple[FetchableT
             raise _null_error()
         else:
             f = "partitions[]"
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
-                _e, pos = _read_partition_data_v11(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_item, pos = _read_partition_data_v11(buf, pos)
+                _partitions_list.append(_partitions_item)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -1245,12 +1258,12 @@ def _write_fetchable_topic_response_v11(obj: FetchableTopicResponse, out: bytear
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v11(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v11(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1270,7 +1283,7 @@ def _read_fetchable_topic_response_v12(buf: bytes, pos: int) -> tuple[FetchableT
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic, pos = _read_compact_string(buf, pos)
@@ -1288,11 +1301,11 @@ def _read_fetchable_topic_response_v12(buf: bytes, pos: int) -> tuple[FetchableT
             raise _null_error()
         else:
             f = "partitions[]"
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
-                _e, pos = _read_partition_data_v12(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_item, pos = _read_partition_data_v12(buf, pos)
+                _partitions_list.append(_partitions_item)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         f = ""
         if buf[pos] == 0:
@@ -1320,15 +1333,15 @@ def _write_fetchable_topic_response_v12(obj: FetchableTopicResponse, out: bytear
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1362,11 +1375,11 @@ def _read_fetchable_topic_response_v13(buf: bytes, pos: int) -> tuple[FetchableT
             raise _null_error()
         else:
             f = "partitions[]"
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
-                _e, pos = _read_partition_data_v12(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_item, pos = _read_partition_data_v12(buf, pos)
+                _partitions_list.append(_partitions_item)
+            obj.partitions = _partitions_list
         obj.topic = ""
         f = ""
         if buf[pos] == 0:
@@ -1386,15 +1399,15 @@ def _write_fetchable_topic_response_v13(obj: FetchableTopicResponse, out: bytear
         f = "topic_id"
         out += _S8.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1421,7 +1434,7 @@ def _read_node_endpoint_v16(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -1436,7 +1449,7 @@ def _read_node_endpoint_v16(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack, pos = _read_compact_string(buf, pos)
@@ -1470,11 +1483,11 @@ def _write_node_endpoint_v16(obj: NodeEndpoint, out: bytearray) -> None:
         f = "port"
         out += _S2.pack(obj.port)
         f = "rack"
-        value = obj.rack
-        if value is None:
+        rack_value = obj.rack
+        if rack_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = rack_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -1509,11 +1522,11 @@ def _read_fetch_response_v4(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            _elements = []
+            _responses_list: list[FetchableTopicResponse] = []
             for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v4(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
+                _responses_item, pos = _read_fetchable_topic_response_v4(buf, pos)
+                _responses_list.append(_responses_item)
+            obj.responses = _responses_list
         obj.error_code = 0
         obj.session_id = 0
         obj.node_endpoints = _MapKeyList()
@@ -1533,12 +1546,12 @@ def _write_fetch_response_v4(obj: FetchResponse, out: bytearray) -> None:
         if obj.session_id != 0:
             raise _not_ignorable()
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         out += _INT32.pack(size)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v4(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v4(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1564,11 +1577,11 @@ def _read_fetch_response_v5(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            _elements = []
+            _responses_list: list[FetchableTopicResponse] = []
             for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v5(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
+                _responses_item, pos = _read_fetchable_topic_response_v5(buf, pos)
+                _responses_list.append(_responses_item)
+            obj.responses = _responses_list
         obj.error_code = 0
         obj.session_id = 0
         obj.node_endpoints = _MapKeyList()
@@ -1588,12 +1601,12 @@ def _write_fetch_response_v5(obj: FetchResponse, out: bytearray) -> None:
         if obj.session_id != 0:
             raise _not_ignorable()
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         out += _INT32.pack(size)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v5(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v5(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1619,11 +1632,11 @@ def _read_fetch_response_v7(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            _elements = []
+            _responses_list: list[FetchableTopicResponse] = []
             for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v5(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
+                _responses_item, pos = _read_fetchable_topic_response_v5(buf, pos)
+                _responses_list.append(_responses_item)
+            obj.responses = _responses_list
         obj.node_endpoints = _MapKeyList()
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -1642,12 +1655,12 @@ def _write_fetch_response_v7(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         out += _INT32.pack(size)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v5(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v5(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1673,11 +1686,11 @@ def _read_fetch_response_v11(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            _elements = []
+            _responses_list: list[FetchableTopicResponse] = []
             for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v11(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
+                _responses_item, pos = _read_fetchable_topic_response_v11(buf, pos)
+                _responses_list.append(_responses_item)
+            obj.responses = _responses_list
         obj.node_endpoints = _MapKeyList()
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -1696,12 +1709,12 @@ def _write_fetch_response_v11(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         out += _INT32.pack(size)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v11(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v11(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1733,11 +1746,11 @@ def _read_fetch_response_v12(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            _elements = []
+            _responses_list: list[FetchableTopicResponse] = []
             for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v12(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
+                _responses_item, pos = _read_fetchable_topic_response_v12(buf, pos)
+                _responses_list.append(_responses_item)
+            obj.responses = _responses_list
         obj.node_endpoints = _MapKeyList()
         f = ""
         if buf[pos] == 0:
@@ -1761,15 +1774,15 @@ def _write_fetch_response_v12(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v12(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v12(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1805,11 +1818,11 @@ def _read_fetch_response_v13(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            _elements = []
+            _responses_list: list[FetchableTopicResponse] = []
             for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v13(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
+                _responses_item, pos = _read_fetchable_topic_response_v13(buf, pos)
+                _responses_list.append(_responses_item)
+            obj.responses = _responses_list
         obj.node_endpoints = _MapKeyList()
         f = ""
         if buf[pos] == 0:
@@ -1833,15 +1846,15 @@ def _write_fetch_response_v13(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v13(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v13(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1877,11 +1890,11 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            _elements = []
+            _responses_list: list[FetchableTopicResponse] = []
             for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v13(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
+                _responses_item, pos = _read_fetchable_topic_response_v13(buf, pos)
+                _responses_list.append(_responses_item)
+            obj.responses = _responses_list
         f = ""
         obj.node_endpoints = _MapKeyList()
         if buf[pos] == 0:
@@ -1889,6 +1902,7 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -1896,7 +1910,8 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                     raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
                 _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -1907,6 +1922,9 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "node_endpoints"
@@ -1920,7 +1938,7 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                     if _n < 0:
                         raise _null_error()
                     else:
-                        _elements = _MapKeyList()
+                        _node_endpoints_list: _MapKeyList[NodeEndpoint] = _MapKeyList()
                         for _ in range(_n):
                             _e = _new(NodeEndpoint)
                             f = "node_endpoints[].node_id"
@@ -1932,7 +1950,7 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                                 _end = pos + 1 + _n
                                 if _end > _len:
                                     raise _truncated(pos)
-                                _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                _e.host = buf[pos + 1 : _end].decode()
                                 pos = _end
                             else:
                                 _e.host, pos = _read_compact_string(buf, pos)
@@ -1947,7 +1965,7 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                                 _end = pos + 1 + _n
                                 if _end > _len:
                                     raise _truncated(pos)
-                                _e.rack = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                _e.rack = buf[pos + 1 : _end].decode()
                                 pos = _end
                             else:
                                 _e.rack, pos = _read_compact_string(buf, pos)
@@ -1957,13 +1975,15 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                                 pos += 1
                             else:
                                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                            _elements.append(_e)
-                        obj.node_endpoints = _elements
+                            _node_endpoints_list.append(_e)
+                        obj.node_endpoints = _node_endpoints_list
+                    if not (obj.node_endpoints != []):
+                        raise _default_tag(_tag)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -1983,15 +2003,15 @@ def _write_fetch_response_v16(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v13(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v13(responses_item, out)
         f = ""
         # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "node_endpoints"
@@ -2007,15 +2027,15 @@ def _write_fetch_response_v16(obj: FetchResponse, out: bytearray) -> None:
             f = "node_endpoints"
             out.append(0)
             tag_out = bytearray()
-            items = obj.node_endpoints
-            size = len(items)
+            node_endpoints_items = obj.node_endpoints
+            size = len(node_endpoints_items)
             if size + 1 < 128:
                 tag_out.append(size + 1)
             else:
                 _write_uvarint(tag_out, size + 1)
             f = "node_endpoints[]"
-            for item in items:
-                _write_node_endpoint_v16(item, tag_out)
+            for node_endpoints_item in node_endpoints_items:
+                _write_node_endpoint_v16(node_endpoints_item, tag_out)
             if len(tag_out) < 128:
                 out.append(len(tag_out))
             else:

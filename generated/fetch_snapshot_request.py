@@ -13,23 +13,26 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
+    default_tag as _default_tag,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
+    read_raw_tags as _read_raw_tags,
     read_tag_count as _read_tag_count,
     read_tag_size as _read_tag_size,
-    read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     too_long as _too_long,
     truncated as _truncated,
@@ -38,8 +41,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "SnapshotId",
@@ -75,7 +76,7 @@ class SnapshotId(_Struct):
         self,
         end_offset: int = 0,
         epoch: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.end_offset = end_offset
         self.epoch = epoch
@@ -129,7 +130,7 @@ class PartitionSnapshot(_Struct):
         snapshot_id: SnapshotId = _DEFAULT,
         position: int = 0,
         replica_directory_id: uuid.UUID = _ZERO_UUID,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition = partition
         self.current_leader_epoch = current_leader_epoch
@@ -171,7 +172,7 @@ class TopicSnapshot(_Struct):
         self,
         name: str = "",
         partitions: list[PartitionSnapshot] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -221,7 +222,7 @@ class FetchSnapshotRequest(_Message):
         replica_id: int = -1,
         max_bytes: int = 2147483647,
         topics: list[TopicSnapshot] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.replica_id = replica_id
@@ -354,6 +355,7 @@ def _read_partition_snapshot_v1(buf: bytes, pos: int) -> tuple[PartitionSnapshot
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -361,7 +363,8 @@ def _read_partition_snapshot_v1(buf: bytes, pos: int) -> tuple[PartitionSnapshot
                     raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
                 _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -372,6 +375,9 @@ def _read_partition_snapshot_v1(buf: bytes, pos: int) -> tuple[PartitionSnapshot
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "replica_directory_id"
@@ -382,11 +388,13 @@ def _read_partition_snapshot_v1(buf: bytes, pos: int) -> tuple[PartitionSnapshot
                         if _replica_directory_id == _ZERO_BYTES
                         else _uuid_from_wire(_replica_directory_id)
                     )
+                    if not (obj.replica_directory_id.int != 0):
+                        raise _default_tag(_tag)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -443,7 +451,7 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -460,7 +468,7 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[PartitionSnapshot] = []
             for _ in range(_n):
                 _e = _new(PartitionSnapshot)
                 f = "partitions[].partition,current_leader_epoch"
@@ -478,8 +486,8 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -506,15 +514,15 @@ def _write_topic_snapshot_v0(obj: TopicSnapshot, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_snapshot_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_snapshot_v0(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -538,7 +546,7 @@ def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -555,7 +563,7 @@ def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[PartitionSnapshot] = []
             for _ in range(_n):
                 _e = _new(PartitionSnapshot)
                 f = "partitions[].partition,current_leader_epoch"
@@ -573,6 +581,7 @@ def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                     pos += 1
                 else:
                     _unknown = None
+                    _previous = -1
                     _count = buf[pos]
                     if _count < 0x80:
                         pos += 1
@@ -580,7 +589,8 @@ def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                             raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
                         _count, pos = _read_tag_count(buf, pos)
-                    for _ in range(_count):
+                    for _t in range(_count):
+                        _at = pos
                         _tag = buf[pos]
                         if _tag < 0x80:
                             pos += 1
@@ -591,6 +601,9 @@ def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                             pos += 1
                         else:
                             _size, pos = _read_tag_size(buf, pos, _tag)
+                        if _tag <= _previous:
+                            raise _tag_order_error(_tag, _previous)
+                        _previous = _tag
                         _start = pos
                         if _tag == 0:
                             f = "partitions[].replica_directory_id"
@@ -601,16 +614,18 @@ def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                                 if _replica_directory_id == _ZERO_BYTES
                                 else _uuid_from_wire(_replica_directory_id)
                             )
+                            if not (_e.replica_directory_id.int != 0):
+                                raise _default_tag(_tag)
                         elif _tag < 1:
                             raise _invalid_tag(_tag)
-                        else:
-                            _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                            continue
+                        else:  # this and every later tag is unknown here: kept raw, in one slice
+                            _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                            break
                         if pos - _start != _size:
                             raise _tag_size_error(_tag, _size, pos - _start)
                     _e.unknown_tagged_fields = _unknown
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -637,15 +652,15 @@ def _write_topic_snapshot_v1(obj: TopicSnapshot, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_snapshot_v1(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_snapshot_v1(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -678,11 +693,11 @@ def _read_fetch_snapshot_request_v0(buf: bytes, pos: int) -> tuple[FetchSnapshot
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[TopicSnapshot] = []
             for _ in range(_n):
-                _e, pos = _read_topic_snapshot_v0(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_topic_snapshot_v0(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = ""
         obj.cluster_id = None
         if buf[pos] == 0:
@@ -690,6 +705,7 @@ def _read_fetch_snapshot_request_v0(buf: bytes, pos: int) -> tuple[FetchSnapshot
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -697,7 +713,8 @@ def _read_fetch_snapshot_request_v0(buf: bytes, pos: int) -> tuple[FetchSnapshot
                     raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
                 _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -708,6 +725,9 @@ def _read_fetch_snapshot_request_v0(buf: bytes, pos: int) -> tuple[FetchSnapshot
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -716,15 +736,17 @@ def _read_fetch_snapshot_request_v0(buf: bytes, pos: int) -> tuple[FetchSnapshot
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -743,15 +765,15 @@ def _write_fetch_snapshot_request_v0(obj: FetchSnapshotRequest, out: bytearray) 
             obj.max_bytes,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_snapshot_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_snapshot_v0(topics_item, out)
         f = ""
         # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "cluster_id"
@@ -767,11 +789,11 @@ def _write_fetch_snapshot_request_v0(obj: FetchSnapshotRequest, out: bytearray) 
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -813,11 +835,11 @@ def _read_fetch_snapshot_request_v1(buf: bytes, pos: int) -> tuple[FetchSnapshot
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[TopicSnapshot] = []
             for _ in range(_n):
-                _e, pos = _read_topic_snapshot_v1(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_topic_snapshot_v1(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = ""
         obj.cluster_id = None
         if buf[pos] == 0:
@@ -825,6 +847,7 @@ def _read_fetch_snapshot_request_v1(buf: bytes, pos: int) -> tuple[FetchSnapshot
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -832,7 +855,8 @@ def _read_fetch_snapshot_request_v1(buf: bytes, pos: int) -> tuple[FetchSnapshot
                     raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
                 _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -843,6 +867,9 @@ def _read_fetch_snapshot_request_v1(buf: bytes, pos: int) -> tuple[FetchSnapshot
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -851,15 +878,17 @@ def _read_fetch_snapshot_request_v1(buf: bytes, pos: int) -> tuple[FetchSnapshot
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -878,15 +907,15 @@ def _write_fetch_snapshot_request_v1(obj: FetchSnapshotRequest, out: bytearray) 
             obj.max_bytes,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_snapshot_v1(item, out)
+        for topics_item in topics_items:
+            _write_topic_snapshot_v1(topics_item, out)
         f = ""
         # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "cluster_id"
@@ -902,11 +931,11 @@ def _write_fetch_snapshot_request_v1(obj: FetchSnapshotRequest, out: bytearray) 
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)

@@ -17,10 +17,13 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     count_error as _count_error,
+    default_tag as _default_tag,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -28,12 +31,13 @@ from ._runtime import (
     read_compact_array_count as _read_compact_array_count,
     read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
+    read_raw_tags as _read_raw_tags,
     read_tag_count as _read_tag_count,
     read_tag_size as _read_tag_size,
-    read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     too_long as _too_long,
     truncated as _truncated,
@@ -42,8 +46,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "SnapshotId",
@@ -83,7 +85,7 @@ class SnapshotId(_Struct):
         self,
         end_offset: int = 0,
         epoch: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.end_offset = end_offset
         self.epoch = epoch
@@ -118,7 +120,7 @@ class LeaderIdAndEpoch(_Struct):
         self,
         leader_id: int = 0,
         leader_epoch: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
@@ -180,7 +182,7 @@ class PartitionSnapshot(_Struct):
         size: int = 0,
         position: int = 0,
         unaligned_records: bytes | None = None,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.index = index
         self.error_code = error_code
@@ -225,7 +227,7 @@ class TopicSnapshot(_Struct):
         self,
         name: str = "",
         partitions: list[PartitionSnapshot] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -264,7 +266,7 @@ class NodeEndpoint(_Struct):
         node_id: int = 0,
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.node_id = node_id
         self.host = host
@@ -321,7 +323,7 @@ class FetchSnapshotResponse(_Message):
         error_code: int = 0,
         topics: list[TopicSnapshot] = _DEFAULT,
         node_endpoints: list[NodeEndpoint] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
@@ -449,6 +451,7 @@ def _read_partition_snapshot_v0(buf: bytes, pos: int) -> tuple[PartitionSnapshot
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -456,7 +459,8 @@ def _read_partition_snapshot_v0(buf: bytes, pos: int) -> tuple[PartitionSnapshot
                     raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
                 _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -467,15 +471,20 @@ def _read_partition_snapshot_v0(buf: bytes, pos: int) -> tuple[PartitionSnapshot
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "current_leader"
                     obj.current_leader, pos = _read_leader_id_and_epoch_v0(buf, pos)
+                    if not (obj.current_leader != _DEFAULT_LeaderIdAndEpoch):
+                        raise _default_tag(_tag)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -542,7 +551,7 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -559,7 +568,7 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[PartitionSnapshot] = []
             for _ in range(_n):
                 _e = _new(PartitionSnapshot)
                 f = "partitions[].index,error_code"
@@ -581,6 +590,7 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                     pos += 1
                 else:
                     _unknown = None
+                    _previous = -1
                     _count = buf[pos]
                     if _count < 0x80:
                         pos += 1
@@ -588,7 +598,8 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                             raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
                         _count, pos = _read_tag_count(buf, pos)
-                    for _ in range(_count):
+                    for _t in range(_count):
+                        _at = pos
                         _tag = buf[pos]
                         if _tag < 0x80:
                             pos += 1
@@ -599,20 +610,25 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                             pos += 1
                         else:
                             _size, pos = _read_tag_size(buf, pos, _tag)
+                        if _tag <= _previous:
+                            raise _tag_order_error(_tag, _previous)
+                        _previous = _tag
                         _start = pos
                         if _tag == 0:
                             f = "partitions[].current_leader"
                             _e.current_leader, pos = _read_leader_id_and_epoch_v0(buf, pos)
+                            if not (_e.current_leader != _DEFAULT_LeaderIdAndEpoch):
+                                raise _default_tag(_tag)
                         elif _tag < 1:
                             raise _invalid_tag(_tag)
-                        else:
-                            _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                            continue
+                        else:  # this and every later tag is unknown here: kept raw, in one slice
+                            _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                            break
                         if pos - _start != _size:
                             raise _tag_size_error(_tag, _size, pos - _start)
                     _e.unknown_tagged_fields = _unknown
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -639,15 +655,15 @@ def _write_topic_snapshot_v0(obj: TopicSnapshot, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_snapshot_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_snapshot_v0(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -674,7 +690,7 @@ def _read_node_endpoint_v1(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -744,11 +760,11 @@ def _read_fetch_snapshot_response_v0(buf: bytes, pos: int) -> tuple[FetchSnapsho
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[TopicSnapshot] = []
             for _ in range(_n):
-                _e, pos = _read_topic_snapshot_v0(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_topic_snapshot_v0(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         obj.node_endpoints = _MapKeyList()
         f = ""
         if buf[pos] == 0:
@@ -771,15 +787,15 @@ def _write_fetch_snapshot_response_v0(obj: FetchSnapshotResponse, out: bytearray
             obj.error_code,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_snapshot_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_snapshot_v0(topics_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -815,11 +831,11 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[TopicSnapshot] = []
             for _ in range(_n):
-                _e, pos = _read_topic_snapshot_v0(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_topic_snapshot_v0(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = ""
         obj.node_endpoints = _MapKeyList()
         if buf[pos] == 0:
@@ -827,6 +843,7 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
@@ -834,7 +851,8 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
                     raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
                 _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -845,6 +863,9 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
                     pos += 1
                 else:
                     _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "node_endpoints"
@@ -858,7 +879,7 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
                     if _n < 0:
                         raise _null_error()
                     else:
-                        _elements = _MapKeyList()
+                        _node_endpoints_list: _MapKeyList[NodeEndpoint] = _MapKeyList()
                         for _ in range(_n):
                             _e = _new(NodeEndpoint)
                             f = "node_endpoints[].node_id"
@@ -870,7 +891,7 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
                                 _end = pos + 1 + _n
                                 if _end > _len:
                                     raise _truncated(pos)
-                                _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                _e.host = buf[pos + 1 : _end].decode()
                                 pos = _end
                             else:
                                 _e.host, pos = _read_compact_string(buf, pos)
@@ -885,13 +906,15 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
                                 pos += 1
                             else:
                                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                            _elements.append(_e)
-                        obj.node_endpoints = _elements
+                            _node_endpoints_list.append(_e)
+                        obj.node_endpoints = _node_endpoints_list
+                    if not (obj.node_endpoints != []):
+                        raise _default_tag(_tag)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -910,15 +933,15 @@ def _write_fetch_snapshot_response_v1(obj: FetchSnapshotResponse, out: bytearray
             obj.error_code,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_snapshot_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_snapshot_v0(topics_item, out)
         f = ""
         # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "node_endpoints"
@@ -934,15 +957,15 @@ def _write_fetch_snapshot_response_v1(obj: FetchSnapshotResponse, out: bytearray
             f = "node_endpoints"
             out.append(0)
             tag_out = bytearray()
-            items = obj.node_endpoints
-            size = len(items)
+            node_endpoints_items = obj.node_endpoints
+            size = len(node_endpoints_items)
             if size + 1 < 128:
                 tag_out.append(size + 1)
             else:
                 _write_uvarint(tag_out, size + 1)
             f = "node_endpoints[]"
-            for item in items:
-                _write_node_endpoint_v1(item, tag_out)
+            for node_endpoints_item in node_endpoints_items:
+                _write_node_endpoint_v1(node_endpoints_item, tag_out)
             if len(tag_out) < 128:
                 out.append(len(tag_out))
             else:

@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import struct as _struct
 
-from ._base import Message as _Message
+from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     extend_path as _extend_path,
     skip_unknown_tags as _skip_unknown_tags,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "KRaftVersionRecord",
@@ -57,7 +56,7 @@ class KRaftVersionRecord(_Message):
         self,
         version: int = 0,
         k_raft_version: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.version = version
         self.k_raft_version = k_raft_version

@@ -13,9 +13,10 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
@@ -29,8 +30,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "Voter",
@@ -62,7 +61,7 @@ class Voter(_Struct):
         self,
         voter_id: int = 0,
         voter_directory_id: uuid.UUID = _ZERO_UUID,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.voter_id = voter_id
         self.voter_directory_id = voter_directory_id
@@ -110,7 +109,7 @@ class LeaderChangeMessage(_Message):
         leader_id: int = 0,
         voters: list[Voter] = _DEFAULT,
         granting_voters: list[Voter] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.version = version
         self.leader_id = leader_id
@@ -235,7 +234,7 @@ def _read_leader_change_message_v0(buf: bytes, pos: int) -> tuple[LeaderChangeMe
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _voters_list: list[Voter] = []
             for _ in range(_n):
                 _e = _new(Voter)
                 f = "voters[].voter_id"
@@ -248,8 +247,8 @@ def _read_leader_change_message_v0(buf: bytes, pos: int) -> tuple[LeaderChangeMe
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.voters = _elements
+                _voters_list.append(_e)
+            obj.voters = _voters_list
         f = "granting_voters"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -261,7 +260,7 @@ def _read_leader_change_message_v0(buf: bytes, pos: int) -> tuple[LeaderChangeMe
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _granting_voters_list: list[Voter] = []
             for _ in range(_n):
                 _e = _new(Voter)
                 f = "granting_voters[].voter_id"
@@ -274,8 +273,8 @@ def _read_leader_change_message_v0(buf: bytes, pos: int) -> tuple[LeaderChangeMe
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.granting_voters = _elements
+                _granting_voters_list.append(_e)
+            obj.granting_voters = _granting_voters_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -297,25 +296,25 @@ def _write_leader_change_message_v0(obj: LeaderChangeMessage, out: bytearray) ->
             obj.leader_id,
         )
         f = "voters"
-        items = obj.voters
-        size = len(items)
+        voters_items = obj.voters
+        size = len(voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "voters[]"
-        for item in items:
-            _write_voter_v0(item, out)
+        for voters_item in voters_items:
+            _write_voter_v0(voters_item, out)
         f = "granting_voters"
-        items = obj.granting_voters
-        size = len(items)
+        granting_voters_items = obj.granting_voters
+        size = len(granting_voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "granting_voters[]"
-        for item in items:
-            _write_voter_v0(item, out)
+        for granting_voters_item in granting_voters_items:
+            _write_voter_v0(granting_voters_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -347,7 +346,7 @@ def _read_leader_change_message_v1(buf: bytes, pos: int) -> tuple[LeaderChangeMe
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _voters_list: list[Voter] = []
             for _ in range(_n):
                 _e = _new(Voter)
                 f = "voters[].voter_id,voter_directory_id"
@@ -364,8 +363,8 @@ def _read_leader_change_message_v1(buf: bytes, pos: int) -> tuple[LeaderChangeMe
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.voters = _elements
+                _voters_list.append(_e)
+            obj.voters = _voters_list
         f = "granting_voters"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -377,7 +376,7 @@ def _read_leader_change_message_v1(buf: bytes, pos: int) -> tuple[LeaderChangeMe
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _granting_voters_list: list[Voter] = []
             for _ in range(_n):
                 _e = _new(Voter)
                 f = "granting_voters[].voter_id,voter_directory_id"
@@ -394,8 +393,8 @@ def _read_leader_change_message_v1(buf: bytes, pos: int) -> tuple[LeaderChangeMe
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.granting_voters = _elements
+                _granting_voters_list.append(_e)
+            obj.granting_voters = _granting_voters_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -417,25 +416,25 @@ def _write_leader_change_message_v1(obj: LeaderChangeMessage, out: bytearray) ->
             obj.leader_id,
         )
         f = "voters"
-        items = obj.voters
-        size = len(items)
+        voters_items = obj.voters
+        size = len(voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "voters[]"
-        for item in items:
-            _write_voter_v1(item, out)
+        for voters_item in voters_items:
+            _write_voter_v1(voters_item, out)
         f = "granting_voters"
-        items = obj.granting_voters
-        size = len(items)
+        granting_voters_items = obj.granting_voters
+        size = len(granting_voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "granting_voters[]"
-        for item in items:
-            _write_voter_v1(item, out)
+        for granting_voters_item in granting_voters_items:
+            _write_voter_v1(granting_voters_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:

@@ -13,9 +13,10 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
@@ -32,8 +33,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "Voter",
@@ -63,7 +62,7 @@ class Voter(_Struct):
     def __init__(
         self,
         voter_id: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.voter_id = voter_id
         self.unknown_tagged_fields = unknown_tagged_fields
@@ -132,7 +131,7 @@ class QuorumStateData(_Message):
         voted_directory_id: uuid.UUID = _ZERO_UUID,
         applied_offset: int = 0,
         current_voters: list[Voter] | None = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.leader_id = leader_id
@@ -206,7 +205,7 @@ def _read_quorum_state_data_v0(buf: bytes, pos: int) -> tuple[QuorumStateData, i
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -229,7 +228,7 @@ def _read_quorum_state_data_v0(buf: bytes, pos: int) -> tuple[QuorumStateData, i
         if _n < 0:
             obj.current_voters = None
         else:
-            _elements = []
+            _current_voters_list: list[Voter] = []
             for _ in range(_n):
                 _e = _new(Voter)
                 f = "current_voters[].voter_id"
@@ -241,8 +240,8 @@ def _read_quorum_state_data_v0(buf: bytes, pos: int) -> tuple[QuorumStateData, i
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.current_voters = _elements
+                _current_voters_list.append(_e)
+            obj.current_voters = _current_voters_list
         obj.voted_directory_id = _ZERO_UUID
         f = ""
         if buf[pos] == 0:
@@ -281,18 +280,18 @@ def _write_quorum_state_data_v0(obj: QuorumStateData, out: bytearray) -> None:
         f = "applied_offset"
         out += _S2.pack(obj.applied_offset)
         f = "current_voters"
-        items = obj.current_voters
-        if items is None:
+        current_voters_items = obj.current_voters
+        if current_voters_items is None:
             out += b"\x00"
         else:
-            size = len(items)
+            size = len(current_voters_items)
             if size + 1 < 128:
                 out.append(size + 1)
             else:
                 _write_uvarint(out, size + 1)
             f = "current_voters[]"
-            for item in items:
-                _write_voter_v0(item, out)
+            for current_voters_item in current_voters_items:
+                _write_voter_v0(current_voters_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:

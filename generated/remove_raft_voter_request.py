@@ -12,9 +12,10 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import Message as _Message
+from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     extend_path as _extend_path,
@@ -27,8 +28,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "RemoveRaftVoterRequest",
@@ -67,7 +66,7 @@ class RemoveRaftVoterRequest(_Message):
         cluster_id: str | None = "",
         voter_id: int = 0,
         voter_directory_id: uuid.UUID = _ZERO_UUID,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.voter_id = voter_id
@@ -96,7 +95,7 @@ def _read_remove_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[RemoveRaft
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -124,11 +123,11 @@ def _write_remove_raft_voter_request_v0(obj: RemoveRaftVoterRequest, out: bytear
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)

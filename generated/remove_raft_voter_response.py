@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import struct as _struct
 
-from ._base import Message as _Message
+from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     extend_path as _extend_path,
     read_compact_string as _read_compact_string,
     skip_unknown_tags as _skip_unknown_tags,
@@ -23,8 +24,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "RemoveRaftVoterResponse",
@@ -64,7 +63,7 @@ class RemoveRaftVoterResponse(_Message):
         throttle_time_ms: int = 0,
         error_code: int = 0,
         error_message: str | None = "",
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
@@ -98,7 +97,7 @@ def _read_remove_raft_voter_response_v0(
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.error_message = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.error_message = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.error_message, pos = _read_compact_string(buf, pos)
@@ -123,11 +122,11 @@ def _write_remove_raft_voter_response_v0(obj: RemoveRaftVoterResponse, out: byte
             obj.error_code,
         )
         f = "error_message"
-        value = obj.error_message
-        if value is None:
+        error_message_value = obj.error_message
+        if error_message_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = error_message_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)

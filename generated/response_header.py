@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import struct as _struct
 
-from ._base import Message as _Message
+from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     extend_path as _extend_path,
     skip_unknown_tags as _skip_unknown_tags,
     tags_not_supported as _tags_not_supported,
@@ -22,8 +23,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "ResponseHeader",
@@ -56,7 +55,7 @@ class ResponseHeader(_Message):
     def __init__(
         self,
         correlation_id: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.correlation_id = correlation_id
         self.unknown_tagged_fields = unknown_tagged_fields

@@ -17,9 +17,11 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
@@ -35,8 +37,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "Listener",
@@ -73,7 +73,7 @@ class Listener(_Struct):
         name: str = "",
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.host = host
@@ -110,7 +110,7 @@ class KRaftVersionFeature(_Struct):
         self,
         min_supported_version: int = 0,
         max_supported_version: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.min_supported_version = min_supported_version
         self.max_supported_version = max_supported_version
@@ -174,7 +174,7 @@ class UpdateRaftVoterRequest(_Message):
         voter_directory_id: uuid.UUID = _ZERO_UUID,
         listeners: list[Listener] = _DEFAULT,
         k_raft_version_feature: KRaftVersionFeature = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.current_leader_epoch = current_leader_epoch
@@ -214,7 +214,7 @@ def _read_listener_v0(buf: bytes, pos: int) -> tuple[Listener, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -226,7 +226,7 @@ def _read_listener_v0(buf: bytes, pos: int) -> tuple[Listener, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -335,7 +335,7 @@ def _read_update_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[UpdateRaft
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -358,7 +358,7 @@ def _read_update_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[UpdateRaft
         if _n < 0:
             raise _null_error()
         else:
-            _elements = _MapKeyList()
+            _listeners_list: _MapKeyList[Listener] = _MapKeyList()
             for _ in range(_n):
                 _e = _new(Listener)
                 f = "listeners[].name"
@@ -367,7 +367,7 @@ def _read_update_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[UpdateRaft
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.name = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.name, pos = _read_compact_string(buf, pos)
@@ -379,7 +379,7 @@ def _read_update_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[UpdateRaft
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.host = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.host, pos = _read_compact_string(buf, pos)
@@ -394,8 +394,8 @@ def _read_update_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[UpdateRaft
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.listeners = _elements
+                _listeners_list.append(_e)
+            obj.listeners = _listeners_list
         f = "k_raft_version_feature"
         obj.k_raft_version_feature, pos = _read_k_raft_version_feature_v0(buf, pos)
         f = ""
@@ -414,11 +414,11 @@ def _write_update_raft_voter_request_v0(obj: UpdateRaftVoterRequest, out: bytear
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -434,15 +434,15 @@ def _write_update_raft_voter_request_v0(obj: UpdateRaftVoterRequest, out: bytear
             obj.voter_directory_id.bytes,
         )
         f = "listeners"
-        items = obj.listeners
-        size = len(items)
+        listeners_items = obj.listeners
+        size = len(listeners_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "listeners[]"
-        for item in items:
-            _write_listener_v0(item, out)
+        for listeners_item in listeners_items:
+            _write_listener_v0(listeners_item, out)
         f = "k_raft_version_feature"
         _write_k_raft_version_feature_v0(obj.k_raft_version_feature, out)
         f = ""

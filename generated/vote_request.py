@@ -15,11 +15,13 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
+    bad_bool as _bad_bool,
     count_error as _count_error,
     extend_path as _extend_path,
     not_ignorable as _not_ignorable,
@@ -34,8 +36,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "PartitionData",
@@ -103,7 +103,7 @@ class PartitionData(_Struct):
         last_offset_epoch: int = 0,
         last_offset: int = 0,
         pre_vote: bool = False,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.replica_epoch = replica_epoch
@@ -151,7 +151,7 @@ class TopicData(_Struct):
         self,
         topic_name: str = "",
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -197,7 +197,7 @@ class VoteRequest(_Message):
         cluster_id: str | None = None,
         voter_id: int = -1,
         topics: list[TopicData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.voter_id = voter_id
@@ -353,6 +353,8 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
             obj.last_offset,
             obj.pre_vote,
         ) = _S4.unpack_from(buf, pos)
+        if buf[pos + 56] > 1:
+            raise _bad_bool(buf[pos + 56], pos + 56)
         pos += 57
         obj.replica_directory_id = (
             _ZERO_UUID
@@ -413,7 +415,7 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)
@@ -430,7 +432,7 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
                 _e = _new(PartitionData)
                 f = "partitions[].partition_index,replica_epoch,replica_id"
@@ -448,8 +450,8 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -476,15 +478,15 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v0(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -508,7 +510,7 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)
@@ -525,7 +527,7 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
                 _e = _new(PartitionData)
                 f = "partitions[].partition_index,replica_epoch,replica_id,replica_directory_id,voter_directory_id,last_offset_epoch,last_offset"
@@ -556,8 +558,8 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -584,15 +586,15 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v1(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v1(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -616,7 +618,7 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)
@@ -633,7 +635,7 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
                 _e = _new(PartitionData)
                 f = "partitions[].partition_index,replica_epoch,replica_id,replica_directory_id,voter_directory_id,last_offset_epoch,last_offset,pre_vote"
@@ -647,6 +649,8 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
                     _e.last_offset,
                     _e.pre_vote,
                 ) = _S4.unpack_from(buf, pos)
+                if buf[pos + 56] > 1:
+                    raise _bad_bool(buf[pos + 56], pos + 56)
                 pos += 57
                 _e.replica_directory_id = (
                     _ZERO_UUID
@@ -664,8 +668,8 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -692,15 +696,15 @@ def _write_topic_data_v2(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v2(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v2(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -724,7 +728,7 @@ def _read_vote_request_v0(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -740,11 +744,11 @@ def _read_vote_request_v0(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[TopicData] = []
             for _ in range(_n):
-                _e, pos = _read_topic_data_v0(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_topic_data_v0(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         obj.voter_id = -1
         f = ""
         if buf[pos] == 0:
@@ -762,11 +766,11 @@ def _write_vote_request_v0(obj: VoteRequest, out: bytearray) -> None:
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -776,15 +780,15 @@ def _write_vote_request_v0(obj: VoteRequest, out: bytearray) -> None:
                 raise _too_long(size)
             out += data
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v0(topics_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -808,7 +812,7 @@ def _read_vote_request_v1(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -827,11 +831,11 @@ def _read_vote_request_v1(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[TopicData] = []
             for _ in range(_n):
-                _e, pos = _read_topic_data_v1(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_topic_data_v1(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -848,11 +852,11 @@ def _write_vote_request_v1(obj: VoteRequest, out: bytearray) -> None:
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -864,15 +868,15 @@ def _write_vote_request_v1(obj: VoteRequest, out: bytearray) -> None:
         f = "voter_id"
         out += _S3.pack(obj.voter_id)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v1(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v1(topics_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -896,7 +900,7 @@ def _read_vote_request_v2(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -915,11 +919,11 @@ def _read_vote_request_v2(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[TopicData] = []
             for _ in range(_n):
-                _e, pos = _read_topic_data_v2(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_topic_data_v2(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -936,11 +940,11 @@ def _write_vote_request_v2(obj: VoteRequest, out: bytearray) -> None:
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -952,15 +956,15 @@ def _write_vote_request_v2(obj: VoteRequest, out: bytearray) -> None:
         f = "voter_id"
         out += _S3.pack(obj.voter_id)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v2(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v2(topics_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:

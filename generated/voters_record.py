@@ -17,9 +17,11 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
@@ -35,8 +37,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "Endpoint",
@@ -75,7 +75,7 @@ class Endpoint(_Struct):
         name: str = "",
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.host = host
@@ -112,7 +112,7 @@ class KRaftVersionFeature(_Struct):
         self,
         min_supported_version: int = 0,
         max_supported_version: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.min_supported_version = min_supported_version
         self.max_supported_version = max_supported_version
@@ -160,7 +160,7 @@ class Voter(_Struct):
         voter_directory_id: uuid.UUID = _ZERO_UUID,
         endpoints: list[Endpoint] = _DEFAULT,
         k_raft_version_feature: KRaftVersionFeature = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.voter_id = voter_id
         self.voter_directory_id = voter_directory_id
@@ -207,7 +207,7 @@ class VotersRecord(_Message):
         self,
         version: int = 0,
         voters: list[Voter] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.version = version
         self.voters = [] if voters is _DEFAULT else voters
@@ -237,7 +237,7 @@ def _read_endpoint_v0(buf: bytes, pos: int) -> tuple[Endpoint, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -249,7 +249,7 @@ def _read_endpoint_v0(buf: bytes, pos: int) -> tuple[Endpoint, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -371,7 +371,7 @@ def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = _MapKeyList()
+            _endpoints_list: _MapKeyList[Endpoint] = _MapKeyList()
             for _ in range(_n):
                 _e = _new(Endpoint)
                 f = "endpoints[].name"
@@ -380,7 +380,7 @@ def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.name = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.name, pos = _read_compact_string(buf, pos)
@@ -392,7 +392,7 @@ def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.host = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.host, pos = _read_compact_string(buf, pos)
@@ -407,8 +407,8 @@ def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.endpoints = _elements
+                _endpoints_list.append(_e)
+            obj.endpoints = _endpoints_list
         f = "k_raft_version_feature"
         obj.k_raft_version_feature, pos = _read_k_raft_version_feature_v0(buf, pos)
         f = ""
@@ -432,15 +432,15 @@ def _write_voter_v0(obj: Voter, out: bytearray) -> None:
             obj.voter_directory_id.bytes,
         )
         f = "endpoints"
-        items = obj.endpoints
-        size = len(items)
+        endpoints_items = obj.endpoints
+        size = len(endpoints_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "endpoints[]"
-        for item in items:
-            _write_endpoint_v0(item, out)
+        for endpoints_item in endpoints_items:
+            _write_endpoint_v0(endpoints_item, out)
         f = "k_raft_version_feature"
         _write_k_raft_version_feature_v0(obj.k_raft_version_feature, out)
         f = ""
@@ -475,11 +475,11 @@ def _read_voters_record_v0(buf: bytes, pos: int) -> tuple[VotersRecord, int]:
             raise _null_error()
         else:
             f = "voters[]"
-            _elements = []
+            _voters_list: list[Voter] = []
             for _ in range(_n):
-                _e, pos = _read_voter_v0(buf, pos)
-                _elements.append(_e)
-            obj.voters = _elements
+                _voters_item, pos = _read_voter_v0(buf, pos)
+                _voters_list.append(_voters_item)
+            obj.voters = _voters_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -498,15 +498,15 @@ def _write_voters_record_v0(obj: VotersRecord, out: bytearray) -> None:
         f = "version"
         out += _S3.pack(obj.version)
         f = "voters"
-        items = obj.voters
-        size = len(items)
+        voters_items = obj.voters
+        size = len(voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "voters[]"
-        for item in items:
-            _write_voter_v0(item, out)
+        for voters_item in voters_items:
+            _write_voter_v0(voters_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
