@@ -1,7 +1,7 @@
 """Record-batch compression codecs: none, gzip, snappy, lz4 and zstd.
 
 gzip uses the standard library's ``zlib``. snappy, lz4 and zstd use the ``cramjam`` package (Rust/C
-bindings for all three), imported lazily, so the records layer still imports (and handles uncompressed
+bindings for all three), which is optional: the records layer still imports (and handles uncompressed
 and gzip batches) when it is missing; using one of those codecs then raises
 :class:`CodecUnavailableError`, which names the package to install.
 
@@ -18,7 +18,13 @@ import zlib
 from ._frames import lz4_frame_compress, lz4_frame_decompress, zstd_frame_bound
 from ._runtime import DecodeError, EncodeError, ProtocolError
 
+try:
+    import cramjam as _cramjam
+except ImportError:
+    _cramjam = None
+
 __all__ = [
+    "ATTR_CODEC_MASK",
     "CODEC_NAMES",
     "CodecUnavailableError",
     "DEFAULT_MAX_DECOMPRESSED_BYTES",
@@ -28,6 +34,7 @@ __all__ = [
 ]
 
 CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
+ATTR_CODEC_MASK = 0x07  # the attribute bits naming the codec, in every magic
 DEFAULT_MAX_DECOMPRESSED_BYTES = 64 * 1024 * 1024
 
 # Kafka's default compression levels (compression.<codec>.level): gzip = Deflater.DEFAULT (6), zstd 3.
@@ -48,20 +55,11 @@ class CodecUnavailableError(ProtocolError):
     """A compression codec is needed but the library that implements it is not installed."""
 
 
-_cramjam = None
-
-
 def _lib():
-    global _cramjam
     if _cramjam is None:
-        try:
-            import cramjam
-        except ImportError as exc:
-            raise CodecUnavailableError(
-                "snappy, lz4 and zstd record batches need the 'cramjam' package "
-                "(pip install cramjam)"
-            ) from exc
-        _cramjam = cramjam
+        raise CodecUnavailableError(
+            "snappy, lz4 and zstd record batches need the 'cramjam' package (pip install cramjam)"
+        )
     return _cramjam
 
 

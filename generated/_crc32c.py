@@ -7,6 +7,15 @@ but is slow for large batches. ``crc32c(data)`` returns the checksum as an unsig
 
 from __future__ import annotations
 
+try:
+    from crc32c import crc32c as _icrar_crc32c  # ICRAR "crc32c" package (C, uses SSE4.2/ARMv8 CRC)
+except ImportError:
+    _icrar_crc32c = None
+try:
+    import google_crc32c  # Google's C binding
+except ImportError:
+    google_crc32c = None
+
 __all__ = ["crc32c", "crc32c_backend"]
 
 _POLY = 0x82F63B78  # Castagnoli polynomial, bit-reversed
@@ -35,19 +44,10 @@ def crc32c_python(data, value: int = 0) -> int:
 
 
 def _pick():
-    try:
-        from crc32c import crc32c as fast  # ICRAR "crc32c" package (C, uses SSE4.2/ARMv8 CRC)
-
-        return fast, "crc32c"
-    except ImportError:
-        pass
-    try:
-        import google_crc32c  # Google's C binding
-
-        if google_crc32c.implementation == "c":
-            return (lambda data, value=0: google_crc32c.extend(value, bytes(data))), "google-crc32c"
-    except (ImportError, AttributeError):
-        pass
+    if _icrar_crc32c is not None:
+        return _icrar_crc32c, "crc32c"
+    if getattr(google_crc32c, "implementation", None) == "c":
+        return (lambda data, value=0: google_crc32c.extend(value, bytes(data))), "google-crc32c"
     return crc32c_python, "python"
 
 

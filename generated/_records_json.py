@@ -14,7 +14,10 @@ from __future__ import annotations
 import base64
 
 from ._batch import Record, RecordBatch
+from ._buffer import decode_batches
+from ._control import decode_control_record
 from ._json import b64_or_none as _b64
+from ._logrecords import decode_coordinator_record, decode_metadata_record
 from ._runtime import DecodeError, ProtocolError
 
 __all__ = ["batch_from_json", "batch_to_json", "batches_to_json", "record_to_json"]
@@ -57,9 +60,6 @@ def record_to_json(record: Record) -> dict:
 
 def _decoded_member(batch, record, values, package, family) -> tuple[str, object]:
     """The decoded control/metadata/coordinator view of one record, or an error text."""
-    from ._control import decode_control_record
-    from ._logrecords import decode_coordinator_record, decode_metadata_record
-
     try:
         if batch.is_control:
             decoded = decode_control_record(record.key, record.value, package=package)
@@ -116,8 +116,6 @@ def batch_to_json(
 
 def batches_to_json(data, *, max_decompressed_bytes: int | None = None, **options) -> dict:
     """``{"batches": [...], "partialTail": base64}`` for a records buffer (see :func:`batch_to_json`)."""
-    from .records import decode_batches
-
     limit = (
         {} if max_decompressed_bytes is None else {"max_decompressed_bytes": max_decompressed_bytes}
     )

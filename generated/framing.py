@@ -2,7 +2,8 @@
 
 A request's header version follows from its API key and version (the first four bytes of every
 request header), so requests decode on their own. A response carries only a correlation id, so its
-decoder needs the API key and version of the request it answers.
+decoder needs the API key and version of the request it answers. Message classes and header versions
+come from the package this module is part of (its ``lookup`` and API tables).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
+from ._base import generated_package
 from ._runtime import DecodeError, UnsupportedVersionError
 
 _SIZE = struct.Struct(">i")
@@ -47,17 +49,16 @@ def read_frame(buf: bytes, pos: int = 0, max_size: int = DEFAULT_MAX_FRAME) -> t
 
 def encode_request(body, version: int, correlation_id: int, client_id: str | None = "kraftwire") -> bytes:
     """A size-prefixed request frame for ``body`` (a generated request message) at ``version``."""
-    from . import lookup, request_header_version
-
+    package = generated_package()
     api_key = body.API_KEY
-    header = lookup("RequestHeader")(
+    header = package.lookup("RequestHeader")(
         request_api_key=api_key,
         request_api_version=version,
         correlation_id=correlation_id,
         client_id=client_id,
     )
     out = bytearray(4)
-    header.write(out, request_header_version(api_key, version))
+    header.write(out, package.request_header_version(api_key, version))
     body.write(out, version)
     _SIZE.pack_into(out, 0, len(out) - 4)
     return bytes(out)
@@ -65,18 +66,17 @@ def encode_request(body, version: int, correlation_id: int, client_id: str | Non
 
 def decode_request(payload: bytes) -> RequestFrame:
     """Decode a request frame's payload (without the size prefix): header and body."""
-    from . import lookup, request_class, request_header_version
-
+    package = generated_package()
     payload = bytes(payload)
     if len(payload) < 4:
         raise DecodeError("request shorter than its API key and version", 0)
     api_key, api_version = _KEY_AND_VERSION.unpack_from(payload, 0)
     try:
-        header_version = request_header_version(api_key, api_version)
-        body_class = request_class(api_key)
+        header_version = package.request_header_version(api_key, api_version)
+        body_class = package.request_class(api_key)
     except UnsupportedVersionError as exc:
         raise UnsupportedVersionError(f"request with API key {api_key} v{api_version}: {exc}") from None
-    header, pos = lookup("RequestHeader").read(payload, 0, header_version)
+    header, pos = package.lookup("RequestHeader").read(payload, 0, header_version)
     body, pos = body_class.read(payload, pos, api_version)
     if pos != len(payload):
         raise DecodeError(
@@ -87,11 +87,10 @@ def decode_request(payload: bytes) -> RequestFrame:
 
 def encode_response(body, version: int, correlation_id: int) -> bytes:
     """A size-prefixed response frame for ``body`` (a generated response message) at ``version``."""
-    from . import lookup, response_header_version
-
-    header = lookup("ResponseHeader")(correlation_id=correlation_id)
+    package = generated_package()
+    header = package.lookup("ResponseHeader")(correlation_id=correlation_id)
     out = bytearray(4)
-    header.write(out, response_header_version(body.API_KEY, version))
+    header.write(out, package.response_header_version(body.API_KEY, version))
     body.write(out, version)
     _SIZE.pack_into(out, 0, len(out) - 4)
     return bytes(out)
@@ -99,11 +98,11 @@ def encode_response(body, version: int, correlation_id: int) -> bytes:
 
 def decode_response(payload: bytes, api_key: int, api_version: int) -> ResponseFrame:
     """Decode a response frame's payload, given the API key and version of its request."""
-    from . import lookup, response_class, response_header_version
-
+    package = generated_package()
     payload = bytes(payload)
-    body_class = response_class(api_key)
-    header, pos = lookup("ResponseHeader").read(payload, 0, response_header_version(api_key, api_version))
+    body_class = package.response_class(api_key)
+    header_version = package.response_header_version(api_key, api_version)
+    header, pos = package.lookup("ResponseHeader").read(payload, 0, header_version)
     body, pos = body_class.read(payload, pos, api_version)
     if pos != len(payload):
         raise DecodeError(

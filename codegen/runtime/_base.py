@@ -1,6 +1,9 @@
-"""Bases of the generated classes: version dispatch, the public codec methods, keyed arrays."""
+"""Bases of the generated classes (version dispatch, the public codec methods, keyed arrays) and
+:func:`generated_package`, through which the runtime reaches the package it was copied into."""
 
 from __future__ import annotations
+
+import importlib
 
 from . import _json
 from ._runtime import DecodeError, UnsupportedVersionError, decode_failure, encode_failure
@@ -16,6 +19,17 @@ class _Default:
 
 
 DEFAULT = _Default()
+
+
+def generated_package(package=None):
+    """The generated package to take message classes from: ``package`` or the one this file is in.
+
+    The package's ``__init__`` imports the runtime, so the runtime looks the package up when it is
+    called instead of importing it.
+    """
+    if package is not None:
+        return package
+    return importlib.import_module(__package__)
 
 
 class MapKeyList(list):

@@ -19,7 +19,6 @@ _LZ4_MAGIC = b"\x04\x22\x4d\x18"
 _LZ4_BLOCK = 64 * 1024
 _LZ4_BLOCK_SIZES = {4: 64 * 1024, 5: 256 * 1024, 6: 1024 * 1024, 7: 4 * 1024 * 1024}
 _UINT32_LE = struct.Struct("<I")
-_UINT64_LE = struct.Struct("<Q")
 
 # -- xxHash32 (only ever applied to a few header bytes) ----------------------------------------------
 
