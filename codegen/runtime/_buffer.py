@@ -154,7 +154,11 @@ def encode_batch(
             timestamp = now
         _check_bytes(index, "key", key)
         _check_bytes(index, "value", value)
-        rows.append(_new_record(Record, (base_offset + index, timestamp, key, value, list(headers or ()), 0)))
+        rows.append(
+            _new_record(
+                Record, (base_offset + index, timestamp, key, value, list(headers or ()), 0)
+            )
+        )
     if not rows:
         raise EncodeError("a record batch needs at least one record")
     if timestamp_type not in _TIMESTAMP_TYPES:

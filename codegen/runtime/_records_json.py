@@ -97,7 +97,9 @@ def _header_key(value, where: str) -> str:
     try:  # keys that were not UTF-8 on the wire come back as surrogateescape text
         value.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError as exc:
-        raise _BadValue(where, f"not valid Unicode text ({exc.reason} at index {exc.start})") from None
+        raise _BadValue(
+            where, f"not valid Unicode text ({exc.reason} at index {exc.start})"
+        ) from None
     return value
 
 

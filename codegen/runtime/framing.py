@@ -34,7 +34,9 @@ class ResponseFrame(NamedTuple):
     body: object
 
 
-def read_frame(buf: bytes, pos: int = 0, max_size: int = DEFAULT_MAX_FRAME) -> tuple[bytes | None, int]:
+def read_frame(
+    buf: bytes, pos: int = 0, max_size: int = DEFAULT_MAX_FRAME
+) -> tuple[bytes | None, int]:
     """The payload of the frame at ``pos`` and the position after it; ``(None, pos)`` if incomplete."""
     if len(buf) - pos < 4:
         return None, pos
@@ -47,7 +49,9 @@ def read_frame(buf: bytes, pos: int = 0, max_size: int = DEFAULT_MAX_FRAME) -> t
     return bytes(buf[pos + 4 : end]), end
 
 
-def encode_request(body, version: int, correlation_id: int, client_id: str | None = "kraftwire") -> bytes:
+def encode_request(
+    body, version: int, correlation_id: int, client_id: str | None = "kraftwire"
+) -> bytes:
     """A size-prefixed request frame for ``body`` (a generated request message) at ``version``."""
     package = generated_package()
     api_key = body.API_KEY
@@ -75,7 +79,9 @@ def decode_request(payload: bytes) -> RequestFrame:
         header_version = package.request_header_version(api_key, api_version)
         body_class = package.request_class(api_key)
     except UnsupportedVersionError as exc:
-        raise UnsupportedVersionError(f"request with API key {api_key} v{api_version}: {exc}") from None
+        raise UnsupportedVersionError(
+            f"request with API key {api_key} v{api_version}: {exc}"
+        ) from None
     header, pos = package.lookup("RequestHeader").read(payload, 0, header_version)
     body, pos = body_class.read(payload, pos, api_version)
     if pos != len(payload):

@@ -70,7 +70,9 @@ class _CountingZlib(types.SimpleNamespace):
     """The zlib module, with every inflater counting the input bytes it is handed and gives back."""
 
     def __init__(self) -> None:
-        names = [name for name in dir(zlib) if not name.startswith("__") and name != "decompressobj"]
+        names = [
+            name for name in dir(zlib) if not name.startswith("__") and name != "decompressobj"
+        ]
         super().__init__(**{name: getattr(zlib, name) for name in names})
         self.bytes_handled = 0
         self.inflaters = 0
@@ -208,8 +210,12 @@ def test_lz4_highly_compressed_blocks_still_decode():
 
 
 def test_lz4_corrupt_block_is_a_decode_error_without_a_large_buffer():
-    sequences = b"\x1f" + b"a" + b"\x01\x00" + b"\xff" * 300 + b"\x10"  # a match longer than 4 KiB...
-    bad_offset = b"\x1f" + b"a" + b"\x05\x00" + b"\xff" * 300 + b"\x10"  # ...reaching before the block
+    sequences = (
+        b"\x1f" + b"a" + b"\x01\x00" + b"\xff" * 300 + b"\x10"
+    )  # a match longer than 4 KiB...
+    bad_offset = (
+        b"\x1f" + b"a" + b"\x05\x00" + b"\xff" * 300 + b"\x10"
+    )  # ...reaching before the block
     for block in (bad_offset, sequences[:-1], b"\xf0" + b"\xff" * 40):
         result = _assert_within_bound(_v2_with_body(3, _lz4_frame(7, [block]), 1))
         assert isinstance(result, DecodeError), result
