@@ -1,12 +1,15 @@
 """A seeded mutation fuzzer over every decoder kraftwire exposes to outside bytes (see targets.py).
 
-    .venv/bin/python tests/fuzz/fuzzer.py --inputs 10000000 --jobs 2 --seed 1      # the long run
-    .venv/bin/python tests/fuzz/fuzzer.py --inputs 200000 --findings found.jsonl    # keep findings
-    .venv/bin/python tests/fuzz/fuzzer.py --replay tests/fuzz/corpus.jsonl           # kept findings
-    .venv/bin/python tests/fuzz/fuzzer.py --atheris -- -runs=1000000                  # coverage-guided
+    .venv/bin/python tests/fuzz/fuzzer.py --inputs 10000000 --jobs 2 --seed 1   # the long run
+    .venv/bin/python tests/fuzz/fuzzer.py --inputs 10000000 --jobs 2 --minutes 45
+    .venv/bin/python tests/fuzz/fuzzer.py --inputs 200000 --findings found.jsonl
+    .venv/bin/python tests/fuzz/fuzzer.py --replay tests/fuzz/corpus.jsonl
+    .venv/bin/python tests/fuzz/fuzzer.py --atheris -- -runs=1000000
 
-``--atheris`` (``pip install '.[fuzz]'``) hands the choice of bytes to libFuzzer: the first two input
-bytes pick the target; instrumenting every loaded function takes a few minutes before it starts.
+``--minutes`` stops each worker early (the summary counts what ran); ``--findings`` appends each new
+finding as it is found; ``--replay`` runs a corpus file. ``--atheris`` (``pip install '.[fuzz]'``)
+hands the choice of bytes to libFuzzer, coverage-guided: the first two input bytes pick the target;
+instrumenting every loaded function takes a few minutes before it starts.
 
 Each worker process draws inputs from its own ``random.Random(seed, worker)`` stream: pick a target,
 pick one of its seeds, apply 1-4 mutations (bit flips, interesting integers in big-endian and varint
@@ -207,7 +210,7 @@ def _families(targets: dict) -> tuple[list[list[str]], list[int]]:
 
 
 def worker(job: tuple) -> dict:
-    seed, index, count, deadline, alloc_every, findings_path, only = job
+    seed, index, count, deadline, alloc_every, findings_path, only, seconds = job
     resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_CAP, WORKER_MEMORY_CAP))
     targets = fuzz_targets.all_targets()
     runner = Runner(targets, deadline)
@@ -219,7 +222,11 @@ def worker(job: tuple) -> dict:
     findings: dict[tuple, tuple[Finding, int]] = {}
     per_kind = {"escape": 0, "hang": 0, "allocation": 0}
     started = time.perf_counter()
+    done = 0
     for number in range(count):
+        if seconds and number % 1000 == 0 and time.perf_counter() - started > seconds:
+            break
+        done = number + 1
         target = targets[rng.choice(rng.choices(groups, weights)[0])]
         seed_input = rng.choice(target.seeds)
         if target.kind == "bytes":
@@ -244,7 +251,8 @@ def worker(job: tuple) -> dict:
         else:
             findings[finding.key()] = (known[0], known[1] + 1)
     return {
-        "count": count,
+        "count": done,
+        "seconds": time.perf_counter() - started,
         "per_kind": per_kind,
         "findings": [(f.to_line(), n) for f, n in findings.values()],
     }
@@ -258,11 +266,15 @@ def fuzz(
     alloc_every: int,
     findings: Path | None = None,
     only: str = "",
+    seconds: float = 0,
 ) -> dict:
     """Run ``inputs`` inputs over ``jobs`` worker processes; the merged summary. New findings are
-    appended to ``findings`` as they are found (a killed run keeps them)."""
+    appended to ``findings`` as they are found (a killed run keeps them). With ``seconds``, each
+    worker stops when that much time has passed, and the summary counts the inputs it ran."""
     share = [inputs // jobs + (1 if i < inputs % jobs else 0) for i in range(jobs)]
-    work = [(seed, i, share[i], deadline, alloc_every, findings, only) for i in range(jobs)]
+    work = [
+        (seed, i, share[i], deadline, alloc_every, findings, only, seconds) for i in range(jobs)
+    ]
     started = time.perf_counter()
     if jobs == 1:
         results = [worker(work[0])]
@@ -277,10 +289,11 @@ def fuzz(
             entry = json.loads(line)
             key = (entry["kind"], entry["target"].split(":")[1], entry["detail"].split(":")[0])
             findings.setdefault(key, [entry, 0])[1] += n
+    fuzzing = max(r["seconds"] for r in results)  # without start-up (loading the targets)
     return {
         "inputs": sum(r["count"] for r in results),
         "seconds": round(elapsed, 1),
-        "per_second": round(sum(r["count"] for r in results) / max(elapsed, 1e-9)),
+        "per_second": round(sum(r["count"] for r in results) / max(fuzzing, 1e-9)),
         "per_kind": per_kind,
         "findings": [dict(entry, times=n) for entry, n in findings.values()],
     }
@@ -343,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--findings", type=Path, help="append new findings to this JSON-lines file")
     parser.add_argument("--atheris", action="store_true", help="use atheris (extra args after --)")
+    parser.add_argument("--minutes", type=float, default=0, help="stop after this long (0: never)")
     parser.add_argument("--only", default="", help="fuzz only targets whose name contains this")
     parser.add_argument("--replay", type=Path, help="run a corpus file's inputs, print the results")
     args, rest = parser.parse_known_args(argv)
@@ -356,7 +370,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.inputs < 1 or args.jobs < 1:
         parser.error("--inputs and --jobs must be at least 1")
     summary = fuzz(
-        args.inputs, args.seed, args.jobs, args.deadline, args.alloc_every, args.findings, args.only
+        args.inputs,
+        args.seed,
+        args.jobs,
+        args.deadline,
+        args.alloc_every,
+        args.findings,
+        args.only,
+        args.minutes * 60,
     )
     print(json.dumps(summary, indent=1))
     return 1 if summary["findings"] else 0
