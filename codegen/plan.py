@@ -64,6 +64,21 @@ class Op:
         assert self.field is not None
         return non_default_test(self.field, f"obj.{self.attr}")
 
+    def non_default_of(self, obj: str) -> str:
+        """The writer's "must be written" test, applied to ``obj`` (a reader's object variable)."""
+        assert self.field is not None
+        return non_default_test(self.field, f"{obj}.{self.attr}")
+
+    @property
+    def bool_offsets(self) -> list[int]:
+        """Byte offsets of the bool fields inside a run (their byte must be 0 or 1)."""
+        offsets, offset = [], 0
+        for fld in self.fields:
+            if fld.type.kind == "bool":
+                offsets.append(offset)
+            offset += fld.type.fixed_size or 0
+        return offsets
+
     @property
     def uuid_attrs(self) -> list[str]:
         return [f.attr for f in self.fields if f.type.kind == "uuid"]

@@ -21,8 +21,10 @@ from ._base import (
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
+    bad_bool as _bad_bool,
     count_error as _count_error,
     extend_path as _extend_path,
     not_ignorable as _not_ignorable,
@@ -74,7 +76,7 @@ class Listener(_Struct):
         name: str = "",
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.host = host
@@ -140,7 +142,7 @@ class AddRaftVoterRequest(_Message):
         voter_directory_id: uuid.UUID = _ZERO_UUID,
         listeners: list[Listener] = _DEFAULT,
         ack_when_committed: bool = True,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.timeout_ms = timeout_ms
@@ -175,7 +177,7 @@ def _read_listener_v0(buf: bytes, pos: int) -> tuple[Listener, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -187,7 +189,7 @@ def _read_listener_v0(buf: bytes, pos: int) -> tuple[Listener, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -256,7 +258,7 @@ def _read_add_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[AddRaftVoterR
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -288,7 +290,7 @@ def _read_add_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[AddRaftVoterR
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.name = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.name, pos = _read_compact_string(buf, pos)
@@ -300,7 +302,7 @@ def _read_add_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[AddRaftVoterR
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.host = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.host, pos = _read_compact_string(buf, pos)
@@ -389,7 +391,7 @@ def _read_add_raft_voter_request_v1(buf: bytes, pos: int) -> tuple[AddRaftVoterR
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -421,7 +423,7 @@ def _read_add_raft_voter_request_v1(buf: bytes, pos: int) -> tuple[AddRaftVoterR
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.name = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.name, pos = _read_compact_string(buf, pos)
@@ -433,7 +435,7 @@ def _read_add_raft_voter_request_v1(buf: bytes, pos: int) -> tuple[AddRaftVoterR
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.host = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.host, pos = _read_compact_string(buf, pos)
@@ -452,6 +454,8 @@ def _read_add_raft_voter_request_v1(buf: bytes, pos: int) -> tuple[AddRaftVoterR
             obj.listeners = _elements
         f = "ack_when_committed"
         (obj.ack_when_committed,) = _S2.unpack_from(buf, pos)
+        if buf[pos + 0] > 1:
+            raise _bad_bool(buf[pos + 0], pos + 0)
         pos += 1
         f = ""
         if buf[pos] == 0:

@@ -15,6 +15,7 @@ import struct as _struct
 from ._base import Message as _Message
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     extend_path as _extend_path,
     read_compact_string as _read_compact_string,
     skip_unknown_tags as _skip_unknown_tags,
@@ -65,7 +66,7 @@ class AddRaftVoterResponse(_Message):
         throttle_time_ms: int = 0,
         error_code: int = 0,
         error_message: str | None = "",
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
@@ -97,7 +98,7 @@ def _read_add_raft_voter_response_v0(buf: bytes, pos: int) -> tuple[AddRaftVoter
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.error_message = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.error_message = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.error_message, pos = _read_compact_string(buf, pos)

@@ -19,6 +19,7 @@ import struct as _struct
 from ._base import Message as _Message
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     extend_path as _extend_path,
     null_error as _null_error,
     read_compact_string as _read_compact_string,
@@ -82,7 +83,7 @@ class ApiVersionsRequest(_Message):
         client_software_version: str = "",
         cluster_id: str | None = None,
         node_id: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.client_software_name = client_software_name
         self.client_software_version = client_software_version
@@ -140,7 +141,7 @@ def _read_api_versions_request_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.client_software_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.client_software_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.client_software_name, pos = _read_compact_string(buf, pos)
@@ -152,7 +153,7 @@ def _read_api_versions_request_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.client_software_version = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.client_software_version = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.client_software_version, pos = _read_compact_string(buf, pos)
@@ -218,7 +219,7 @@ def _read_api_versions_request_v5(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.client_software_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.client_software_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.client_software_name, pos = _read_compact_string(buf, pos)
@@ -230,7 +231,7 @@ def _read_api_versions_request_v5(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.client_software_version = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.client_software_version = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.client_software_version, pos = _read_compact_string(buf, pos)
@@ -242,7 +243,7 @@ def _read_api_versions_request_v5(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)

@@ -27,16 +27,23 @@ from ._base import (
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     INT32 as _INT32,
+    RawTags as _RawTags,
+    bad_bool as _bad_bool,
     count_error as _count_error,
+    default_tag as _default_tag,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     null_error as _null_error,
     read_array_count as _read_array_count,
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
-    read_unknown_tag as _read_unknown_tag,
+    read_raw_tags as _read_raw_tags,
+    read_tag_count as _read_tag_count,
+    read_tag_size as _read_tag_size,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
@@ -87,7 +94,7 @@ class ApiVersion(_Struct):
         api_key: int = 0,
         min_version: int = 0,
         max_version: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.api_key = api_key
         self.min_version = min_version
@@ -128,7 +135,7 @@ class SupportedFeatureKey(_Struct):
         name: str = "",
         min_version: int = 0,
         max_version: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.min_version = min_version
@@ -171,7 +178,7 @@ class FinalizedFeatureKey(_Struct):
         name: str = "",
         max_version_level: int = 0,
         min_version_level: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.max_version_level = max_version_level
@@ -245,7 +252,7 @@ class ApiVersionsResponse(_Message):
         finalized_features_epoch: int = -1,
         finalized_features: list[FinalizedFeatureKey] = _DEFAULT,
         zk_migration_ready: bool = False,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.error_code = error_code
         self.api_keys = _MapKeyList() if api_keys is _DEFAULT else api_keys
@@ -359,7 +366,7 @@ def _read_supported_feature_key_v3(buf: bytes, pos: int) -> tuple[SupportedFeatu
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -421,7 +428,7 @@ def _read_finalized_feature_key_v3(buf: bytes, pos: int) -> tuple[FinalizedFeatu
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -630,12 +637,16 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
-            for _ in range(_count):
+                _count, pos = _read_tag_count(buf, pos)
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -645,7 +656,10 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "supported_features"
@@ -668,7 +682,7 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                                 _end = pos + 1 + _n
                                 if _end > _len:
                                     raise _truncated(pos)
-                                _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                _e.name = buf[pos + 1 : _end].decode()
                                 pos = _end
                             else:
                                 _e.name, pos = _read_compact_string(buf, pos)
@@ -685,10 +699,14 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
                             _elements.append(_e)
                         obj.supported_features = _elements
+                    if not (obj.supported_features != []):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "finalized_features_epoch"
                     (obj.finalized_features_epoch,) = _S4.unpack_from(buf, pos)
                     pos += 8
+                    if not (obj.finalized_features_epoch != -1):
+                        raise _default_tag(_tag)
                 elif _tag == 2:
                     f = "finalized_features"
                     _n = buf[pos] - 1
@@ -710,7 +728,7 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                                 _end = pos + 1 + _n
                                 if _end > _len:
                                     raise _truncated(pos)
-                                _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                _e.name = buf[pos + 1 : _end].decode()
                                 pos = _end
                             else:
                                 _e.name, pos = _read_compact_string(buf, pos)
@@ -727,15 +745,21 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
                             _elements.append(_e)
                         obj.finalized_features = _elements
+                    if not (obj.finalized_features != []):
+                        raise _default_tag(_tag)
                 elif _tag == 3:
                     f = "zk_migration_ready"
                     (obj.zk_migration_ready,) = _S5.unpack_from(buf, pos)
+                    if buf[pos + 0] > 1:
+                        raise _bad_bool(buf[pos + 0], pos + 0)
                     pos += 1
+                    if not (obj.zk_migration_ready != False):
+                        raise _default_tag(_tag)
                 elif _tag < 4:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 4)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown

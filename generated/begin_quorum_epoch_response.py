@@ -21,7 +21,9 @@ from ._base import (
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     INT32 as _INT32,
+    RawTags as _RawTags,
     count_error as _count_error,
+    default_tag as _default_tag,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -29,10 +31,14 @@ from ._runtime import (
     read_array_count as _read_array_count,
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
+    read_raw_tags as _read_raw_tags,
     read_string as _read_string,
-    read_unknown_tag as _read_unknown_tag,
+    read_tag_count as _read_tag_count,
+    read_tag_size as _read_tag_size,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
@@ -90,7 +96,7 @@ class PartitionData(_Struct):
         error_code: int = 0,
         leader_id: int = 0,
         leader_epoch: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.error_code = error_code
@@ -129,7 +135,7 @@ class TopicData(_Struct):
         self,
         topic_name: str = "",
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -168,7 +174,7 @@ class NodeEndpoint(_Struct):
         node_id: int = 0,
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.node_id = node_id
         self.host = host
@@ -215,7 +221,7 @@ class BeginQuorumEpochResponse(_Message):
         error_code: int = 0,
         topics: list[TopicData] = _DEFAULT,
         node_endpoints: list[NodeEndpoint] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.error_code = error_code
         self.topics = [] if topics is _DEFAULT else topics
@@ -375,7 +381,7 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)
@@ -469,7 +475,7 @@ def _read_node_endpoint_v1(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -605,12 +611,16 @@ def _read_begin_quorum_epoch_response_v1(
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
-            for _ in range(_count):
+                _count, pos = _read_tag_count(buf, pos)
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -620,7 +630,10 @@ def _read_begin_quorum_epoch_response_v1(
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "node_endpoints"
@@ -646,7 +659,7 @@ def _read_begin_quorum_epoch_response_v1(
                                 _end = pos + 1 + _n
                                 if _end > _len:
                                     raise _truncated(pos)
-                                _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                _e.host = buf[pos + 1 : _end].decode()
                                 pos = _end
                             else:
                                 _e.host, pos = _read_compact_string(buf, pos)
@@ -663,11 +676,13 @@ def _read_begin_quorum_epoch_response_v1(
                                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
                             _elements.append(_e)
                         obj.node_endpoints = _elements
+                    if not (obj.node_endpoints != []):
+                        raise _default_tag(_tag)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown

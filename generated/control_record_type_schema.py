@@ -14,6 +14,7 @@ import struct as _struct
 from ._base import Message as _Message
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     extend_path as _extend_path,
     tags_not_supported as _tags_not_supported,
     write_failure as _write_failure,
@@ -52,7 +53,7 @@ class ControlRecordTypeSchema(_Message):
     def __init__(
         self,
         type: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.type = type
         self.unknown_tagged_fields = unknown_tagged_fields

@@ -15,6 +15,7 @@ import struct as _struct
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     count_error as _count_error,
     extend_path as _extend_path,
     null_error as _null_error,
@@ -56,7 +57,7 @@ class PartitionData(_Struct):
     def __init__(
         self,
         partition_index: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.unknown_tagged_fields = unknown_tagged_fields
@@ -89,7 +90,7 @@ class TopicData(_Struct):
         self,
         topic_name: str = "",
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -127,7 +128,7 @@ class DescribeQuorumRequest(_Message):
     def __init__(
         self,
         topics: list[TopicData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topics = [] if topics is _DEFAULT else topics
         self.unknown_tagged_fields = unknown_tagged_fields
@@ -189,7 +190,7 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)

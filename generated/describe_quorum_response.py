@@ -21,6 +21,7 @@ from ._base import (
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
@@ -99,7 +100,7 @@ class ReplicaState(_Struct):
         log_end_offset: int = 0,
         last_fetch_timestamp: int = -1,
         last_caught_up_timestamp: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.replica_id = replica_id
         self.replica_directory_id = replica_directory_id
@@ -171,7 +172,7 @@ class PartitionData(_Struct):
         high_watermark: int = 0,
         current_voters: list[ReplicaState] = _DEFAULT,
         observers: list[ReplicaState] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.error_code = error_code
@@ -218,7 +219,7 @@ class TopicData(_Struct):
         self,
         topic_name: str = "",
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -257,7 +258,7 @@ class Listener(_Struct):
         name: str = "",
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.host = host
@@ -295,7 +296,7 @@ class Node(_Struct):
         self,
         node_id: int = 0,
         listeners: list[Listener] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.node_id = node_id
         self.listeners = _MapKeyList() if listeners is _DEFAULT else listeners
@@ -343,7 +344,7 @@ class DescribeQuorumResponse(_Message):
         error_message: str | None = "",
         topics: list[TopicData] = _DEFAULT,
         nodes: list[Node] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.error_code = error_code
         self.error_message = error_message
@@ -795,7 +796,7 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.error_message = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.error_message = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.error_message, pos = _read_compact_string(buf, pos)
@@ -957,7 +958,7 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)
@@ -1038,7 +1039,7 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)
@@ -1119,7 +1120,7 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)
@@ -1200,7 +1201,7 @@ def _read_listener_v2(buf: bytes, pos: int) -> tuple[Listener, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -1212,7 +1213,7 @@ def _read_listener_v2(buf: bytes, pos: int) -> tuple[Listener, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -1298,7 +1299,7 @@ def _read_node_v2(buf: bytes, pos: int) -> tuple[Node, int]:
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.name = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.name, pos = _read_compact_string(buf, pos)
@@ -1310,7 +1311,7 @@ def _read_node_v2(buf: bytes, pos: int) -> tuple[Node, int]:
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.host = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.host, pos = _read_compact_string(buf, pos)
@@ -1518,7 +1519,7 @@ def _read_describe_quorum_response_v2(buf: bytes, pos: int) -> tuple[DescribeQuo
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.error_message = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.error_message = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.error_message, pos = _read_compact_string(buf, pos)

@@ -24,6 +24,7 @@ from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     ARRAY_int32 as _ARRAY_int32,
     INT32 as _INT32,
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
@@ -81,7 +82,7 @@ class ReplicaInfo(_Struct):
         self,
         candidate_id: int = 0,
         candidate_directory_id: uuid.UUID = _ZERO_UUID,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.candidate_id = candidate_id
         self.candidate_directory_id = candidate_directory_id
@@ -134,7 +135,7 @@ class PartitionData(_Struct):
         leader_epoch: int = 0,
         preferred_successors: list[int] = _DEFAULT,
         preferred_candidates: list[ReplicaInfo] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.leader_id = leader_id
@@ -176,7 +177,7 @@ class TopicData(_Struct):
         self,
         topic_name: str = "",
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -215,7 +216,7 @@ class LeaderEndpoint(_Struct):
         name: str = "",
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.host = host
@@ -263,7 +264,7 @@ class EndQuorumEpochRequest(_Message):
         cluster_id: str | None = None,
         topics: list[TopicData] = _DEFAULT,
         leader_endpoints: list[LeaderEndpoint] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.topics = [] if topics is _DEFAULT else topics
@@ -512,7 +513,7 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)
@@ -593,7 +594,7 @@ def _read_leader_endpoint_v1(buf: bytes, pos: int) -> tuple[LeaderEndpoint, int]
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -605,7 +606,7 @@ def _read_leader_endpoint_v1(buf: bytes, pos: int) -> tuple[LeaderEndpoint, int]
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -720,7 +721,7 @@ def _read_end_quorum_epoch_request_v1(buf: bytes, pos: int) -> tuple[EndQuorumEp
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -761,7 +762,7 @@ def _read_end_quorum_epoch_request_v1(buf: bytes, pos: int) -> tuple[EndQuorumEp
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.name = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.name, pos = _read_compact_string(buf, pos)
@@ -773,7 +774,7 @@ def _read_end_quorum_epoch_request_v1(buf: bytes, pos: int) -> tuple[EndQuorumEp
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.host = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.host, pos = _read_compact_string(buf, pos)

@@ -34,10 +34,12 @@ from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     ARRAY_int32 as _ARRAY_int32,
     INT32 as _INT32,
+    RawTags as _RawTags,
     SMALL_int32 as _SMALL_int32,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
+    default_tag as _default_tag,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -46,10 +48,14 @@ from ._runtime import (
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
     read_fixed_array as _read_fixed_array,
+    read_raw_tags as _read_raw_tags,
     read_string as _read_string,
-    read_unknown_tag as _read_unknown_tag,
+    read_tag_count as _read_tag_count,
+    read_tag_size as _read_tag_size,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
@@ -137,7 +143,7 @@ class FetchPartition(_Struct):
         partition_max_bytes: int = 0,
         replica_directory_id: uuid.UUID = _ZERO_UUID,
         high_watermark: int = 9223372036854775807,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition = partition
         self.current_leader_epoch = current_leader_epoch
@@ -187,7 +193,7 @@ class FetchTopic(_Struct):
         topic: str = "",
         topic_id: uuid.UUID = _ZERO_UUID,
         partitions: list[FetchPartition] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic = topic
         self.topic_id = topic_id
@@ -226,7 +232,7 @@ class ReplicaState(_Struct):
         self,
         replica_id: int = -1,
         replica_epoch: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.replica_id = replica_id
         self.replica_epoch = replica_epoch
@@ -264,7 +270,7 @@ class ForgottenTopic(_Struct):
         topic: str = "",
         topic_id: uuid.UUID = _ZERO_UUID,
         partitions: list[int] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic = topic
         self.topic_id = topic_id
@@ -364,7 +370,7 @@ class FetchRequest(_Message):
         topics: list[FetchTopic] = _DEFAULT,
         forgotten_topics_data: list[ForgottenTopic] = _DEFAULT,
         rack_id: str = "",
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.replica_id = replica_id
@@ -621,12 +627,16 @@ def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
-            for _ in range(_count):
+                _count, pos = _read_tag_count(buf, pos)
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -636,7 +646,10 @@ def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "replica_directory_id"
@@ -647,11 +660,13 @@ def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int
                         if _replica_directory_id == _ZERO_BYTES
                         else _uuid_from_wire(_replica_directory_id)
                     )
+                    if not (obj.replica_directory_id.int != 0):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -720,12 +735,16 @@ def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
-            for _ in range(_count):
+                _count, pos = _read_tag_count(buf, pos)
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -735,7 +754,10 @@ def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "replica_directory_id"
@@ -746,15 +768,19 @@ def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int
                         if _replica_directory_id == _ZERO_BYTES
                         else _uuid_from_wire(_replica_directory_id)
                     )
+                    if not (obj.replica_directory_id.int != 0):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "high_watermark"
                     (obj.high_watermark,) = _S1.unpack_from(buf, pos)
                     pos += 8
+                    if not (obj.high_watermark != 9223372036854775807):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -998,7 +1024,7 @@ def _read_fetch_topic_v12(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic, pos = _read_compact_string(buf, pos)
@@ -1210,12 +1236,16 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     pos += 1
                 else:
                     _unknown = None
+                    _previous = -1
                     _count = buf[pos]
                     if _count < 0x80:
                         pos += 1
+                        if _count > (_len - pos) >> 1:
+                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _count, pos = _read_uvarint(buf, pos)
-                    for _ in range(_count):
+                        _count, pos = _read_tag_count(buf, pos)
+                    for _t in range(_count):
+                        _at = pos
                         _tag = buf[pos]
                         if _tag < 0x80:
                             pos += 1
@@ -1225,7 +1255,10 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                         if _size < 0x80:
                             pos += 1
                         else:
-                            _size, pos = _read_uvarint(buf, pos)
+                            _size, pos = _read_tag_size(buf, pos, _tag)
+                        if _tag <= _previous:
+                            raise _tag_order_error(_tag, _previous)
+                        _previous = _tag
                         _start = pos
                         if _tag == 0:
                             f = "partitions[].replica_directory_id"
@@ -1236,11 +1269,13 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                                 if _replica_directory_id == _ZERO_BYTES
                                 else _uuid_from_wire(_replica_directory_id)
                             )
+                            if not (_e.replica_directory_id.int != 0):
+                                raise _default_tag(_tag)
                         elif _tag < 2:
                             raise _invalid_tag(_tag)
-                        else:
-                            _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                            continue
+                        else:  # this and every later tag is unknown here: kept raw, in one slice
+                            _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                            break
                         if pos - _start != _size:
                             raise _tag_size_error(_tag, _size, pos - _start)
                     _e.unknown_tagged_fields = _unknown
@@ -1327,12 +1362,16 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     pos += 1
                 else:
                     _unknown = None
+                    _previous = -1
                     _count = buf[pos]
                     if _count < 0x80:
                         pos += 1
+                        if _count > (_len - pos) >> 1:
+                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _count, pos = _read_uvarint(buf, pos)
-                    for _ in range(_count):
+                        _count, pos = _read_tag_count(buf, pos)
+                    for _t in range(_count):
+                        _at = pos
                         _tag = buf[pos]
                         if _tag < 0x80:
                             pos += 1
@@ -1342,7 +1381,10 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                         if _size < 0x80:
                             pos += 1
                         else:
-                            _size, pos = _read_uvarint(buf, pos)
+                            _size, pos = _read_tag_size(buf, pos, _tag)
+                        if _tag <= _previous:
+                            raise _tag_order_error(_tag, _previous)
+                        _previous = _tag
                         _start = pos
                         if _tag == 0:
                             f = "partitions[].replica_directory_id"
@@ -1353,15 +1395,19 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                                 if _replica_directory_id == _ZERO_BYTES
                                 else _uuid_from_wire(_replica_directory_id)
                             )
+                            if not (_e.replica_directory_id.int != 0):
+                                raise _default_tag(_tag)
                         elif _tag == 1:
                             f = "partitions[].high_watermark"
                             (_e.high_watermark,) = _S1.unpack_from(buf, pos)
                             pos += 8
+                            if not (_e.high_watermark != 9223372036854775807):
+                                raise _default_tag(_tag)
                         elif _tag < 2:
                             raise _invalid_tag(_tag)
-                        else:
-                            _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                            continue
+                        else:  # this and every later tag is unknown here: kept raw, in one slice
+                            _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                            break
                         if pos - _start != _size:
                             raise _tag_size_error(_tag, _size, pos - _start)
                     _e.unknown_tagged_fields = _unknown
@@ -1495,7 +1541,7 @@ def _read_forgotten_topic_v12(buf: bytes, pos: int) -> tuple[ForgottenTopic, int
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic, pos = _read_compact_string(buf, pos)
@@ -2102,7 +2148,7 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.topic = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.topic, pos = _read_compact_string(buf, pos)
@@ -2133,7 +2179,7 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack_id, pos = _read_compact_string(buf, pos)
@@ -2147,12 +2193,16 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
-            for _ in range(_count):
+                _count, pos = _read_tag_count(buf, pos)
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -2162,7 +2212,10 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2171,15 +2224,17 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -2355,7 +2410,7 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack_id, pos = _read_compact_string(buf, pos)
@@ -2369,12 +2424,16 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
-            for _ in range(_count):
+                _count, pos = _read_tag_count(buf, pos)
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -2384,7 +2443,10 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2393,15 +2455,17 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -2574,7 +2638,7 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack_id, pos = _read_compact_string(buf, pos)
@@ -2589,12 +2653,16 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
-            for _ in range(_count):
+                _count, pos = _read_tag_count(buf, pos)
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -2604,7 +2672,10 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2613,18 +2684,22 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "replica_state"
                     obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                    if not (obj.replica_state != _DEFAULT_ReplicaState):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -2807,7 +2882,7 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack_id, pos = _read_compact_string(buf, pos)
@@ -2822,12 +2897,16 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
-            for _ in range(_count):
+                _count, pos = _read_tag_count(buf, pos)
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -2837,7 +2916,10 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2846,18 +2928,22 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "replica_state"
                     obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                    if not (obj.replica_state != _DEFAULT_ReplicaState):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -3040,7 +3126,7 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack_id, pos = _read_compact_string(buf, pos)
@@ -3055,12 +3141,16 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
-            for _ in range(_count):
+                _count, pos = _read_tag_count(buf, pos)
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -3070,7 +3160,10 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -3079,18 +3172,22 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "replica_state"
                     obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                    if not (obj.replica_state != _DEFAULT_ReplicaState):
+                        raise _default_tag(_tag)
                 elif _tag < 2:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown

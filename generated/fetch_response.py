@@ -37,9 +37,11 @@ from ._base import (
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     INT32 as _INT32,
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
+    default_tag as _default_tag,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -49,10 +51,14 @@ from ._runtime import (
     read_compact_array_count as _read_compact_array_count,
     read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
+    read_raw_tags as _read_raw_tags,
     read_string as _read_string,
-    read_unknown_tag as _read_unknown_tag,
+    read_tag_count as _read_tag_count,
+    read_tag_size as _read_tag_size,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
@@ -110,7 +116,7 @@ class AbortedTransaction(_Struct):
         self,
         producer_id: int = 0,
         first_offset: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.producer_id = producer_id
         self.first_offset = first_offset
@@ -146,7 +152,7 @@ class EpochEndOffset(_Struct):
         self,
         epoch: int = -1,
         end_offset: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.epoch = epoch
         self.end_offset = end_offset
@@ -182,7 +188,7 @@ class LeaderIdAndEpoch(_Struct):
         self,
         leader_id: int = -1,
         leader_epoch: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
@@ -218,7 +224,7 @@ class SnapshotId(_Struct):
         self,
         end_offset: int = -1,
         epoch: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.end_offset = end_offset
         self.epoch = epoch
@@ -304,7 +310,7 @@ class PartitionData(_Struct):
         aborted_transactions: list[AbortedTransaction] | None = _DEFAULT,
         preferred_read_replica: int = -1,
         records: bytes | None = None,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.error_code = error_code
@@ -360,7 +366,7 @@ class FetchableTopicResponse(_Struct):
         topic: str = "",
         topic_id: uuid.UUID = _ZERO_UUID,
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic = topic
         self.topic_id = topic_id
@@ -405,7 +411,7 @@ class NodeEndpoint(_Struct):
         host: str = "",
         port: int = 0,
         rack: str | None = None,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.node_id = node_id
         self.host = host
@@ -469,7 +475,7 @@ class FetchResponse(_Message):
         session_id: int = 0,
         responses: list[FetchableTopicResponse] = _DEFAULT,
         node_endpoints: list[NodeEndpoint] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
@@ -989,12 +995,16 @@ def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
-            for _ in range(_count):
+                _count, pos = _read_tag_count(buf, pos)
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -1004,22 +1014,31 @@ def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "diverging_epoch"
                     obj.diverging_epoch, pos = _read_epoch_end_offset_v12(buf, pos)
+                    if not (obj.diverging_epoch != _DEFAULT_EpochEndOffset):
+                        raise _default_tag(_tag)
                 elif _tag == 1:
                     f = "current_leader"
                     obj.current_leader, pos = _read_leader_id_and_epoch_v12(buf, pos)
+                    if not (obj.current_leader != _DEFAULT_LeaderIdAndEpoch):
+                        raise _default_tag(_tag)
                 elif _tag == 2:
                     f = "snapshot_id"
                     obj.snapshot_id, pos = _read_snapshot_id_v12(buf, pos)
+                    if not (obj.snapshot_id != _DEFAULT_SnapshotId):
+                        raise _default_tag(_tag)
                 elif _tag < 3:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 3)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -1265,7 +1284,7 @@ def _read_fetchable_topic_response_v12(buf: bytes, pos: int) -> tuple[FetchableT
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic, pos = _read_compact_string(buf, pos)
@@ -1416,7 +1435,7 @@ def _read_node_endpoint_v16(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -1431,7 +1450,7 @@ def _read_node_endpoint_v16(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.rack = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.rack = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.rack, pos = _read_compact_string(buf, pos)
@@ -1884,12 +1903,16 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
-            for _ in range(_count):
+                _count, pos = _read_tag_count(buf, pos)
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -1899,7 +1922,10 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "node_endpoints"
@@ -1925,7 +1951,7 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                                 _end = pos + 1 + _n
                                 if _end > _len:
                                     raise _truncated(pos)
-                                _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                _e.host = buf[pos + 1 : _end].decode()
                                 pos = _end
                             else:
                                 _e.host, pos = _read_compact_string(buf, pos)
@@ -1940,7 +1966,7 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                                 _end = pos + 1 + _n
                                 if _end > _len:
                                     raise _truncated(pos)
-                                _e.rack = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                _e.rack = buf[pos + 1 : _end].decode()
                                 pos = _end
                             else:
                                 _e.rack, pos = _read_compact_string(buf, pos)
@@ -1952,11 +1978,13 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
                             _elements.append(_e)
                         obj.node_endpoints = _elements
+                    if not (obj.node_endpoints != []):
+                        raise _default_tag(_tag)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown

@@ -16,17 +16,23 @@ import uuid
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
+    default_tag as _default_tag,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
-    read_unknown_tag as _read_unknown_tag,
+    read_raw_tags as _read_raw_tags,
+    read_tag_count as _read_tag_count,
+    read_tag_size as _read_tag_size,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     too_long as _too_long,
     truncated as _truncated,
@@ -72,7 +78,7 @@ class SnapshotId(_Struct):
         self,
         end_offset: int = 0,
         epoch: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.end_offset = end_offset
         self.epoch = epoch
@@ -126,7 +132,7 @@ class PartitionSnapshot(_Struct):
         snapshot_id: SnapshotId = _DEFAULT,
         position: int = 0,
         replica_directory_id: uuid.UUID = _ZERO_UUID,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition = partition
         self.current_leader_epoch = current_leader_epoch
@@ -168,7 +174,7 @@ class TopicSnapshot(_Struct):
         self,
         name: str = "",
         partitions: list[PartitionSnapshot] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -218,7 +224,7 @@ class FetchSnapshotRequest(_Message):
         replica_id: int = -1,
         max_bytes: int = 2147483647,
         topics: list[TopicSnapshot] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.replica_id = replica_id
@@ -351,12 +357,16 @@ def _read_partition_snapshot_v1(buf: bytes, pos: int) -> tuple[PartitionSnapshot
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
-            for _ in range(_count):
+                _count, pos = _read_tag_count(buf, pos)
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -366,7 +376,10 @@ def _read_partition_snapshot_v1(buf: bytes, pos: int) -> tuple[PartitionSnapshot
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "replica_directory_id"
@@ -377,11 +390,13 @@ def _read_partition_snapshot_v1(buf: bytes, pos: int) -> tuple[PartitionSnapshot
                         if _replica_directory_id == _ZERO_BYTES
                         else _uuid_from_wire(_replica_directory_id)
                     )
+                    if not (obj.replica_directory_id.int != 0):
+                        raise _default_tag(_tag)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -438,7 +453,7 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -533,7 +548,7 @@ def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -568,12 +583,16 @@ def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                     pos += 1
                 else:
                     _unknown = None
+                    _previous = -1
                     _count = buf[pos]
                     if _count < 0x80:
                         pos += 1
+                        if _count > (_len - pos) >> 1:
+                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _count, pos = _read_uvarint(buf, pos)
-                    for _ in range(_count):
+                        _count, pos = _read_tag_count(buf, pos)
+                    for _t in range(_count):
+                        _at = pos
                         _tag = buf[pos]
                         if _tag < 0x80:
                             pos += 1
@@ -583,7 +602,10 @@ def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                         if _size < 0x80:
                             pos += 1
                         else:
-                            _size, pos = _read_uvarint(buf, pos)
+                            _size, pos = _read_tag_size(buf, pos, _tag)
+                        if _tag <= _previous:
+                            raise _tag_order_error(_tag, _previous)
+                        _previous = _tag
                         _start = pos
                         if _tag == 0:
                             f = "partitions[].replica_directory_id"
@@ -594,11 +616,13 @@ def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                                 if _replica_directory_id == _ZERO_BYTES
                                 else _uuid_from_wire(_replica_directory_id)
                             )
+                            if not (_e.replica_directory_id.int != 0):
+                                raise _default_tag(_tag)
                         elif _tag < 1:
                             raise _invalid_tag(_tag)
-                        else:
-                            _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                            continue
+                        else:  # this and every later tag is unknown here: kept raw, in one slice
+                            _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                            break
                         if pos - _start != _size:
                             raise _tag_size_error(_tag, _size, pos - _start)
                     _e.unknown_tagged_fields = _unknown
@@ -683,12 +707,16 @@ def _read_fetch_snapshot_request_v0(buf: bytes, pos: int) -> tuple[FetchSnapshot
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
-            for _ in range(_count):
+                _count, pos = _read_tag_count(buf, pos)
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -698,7 +726,10 @@ def _read_fetch_snapshot_request_v0(buf: bytes, pos: int) -> tuple[FetchSnapshot
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -707,15 +738,17 @@ def _read_fetch_snapshot_request_v0(buf: bytes, pos: int) -> tuple[FetchSnapshot
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -816,12 +849,16 @@ def _read_fetch_snapshot_request_v1(buf: bytes, pos: int) -> tuple[FetchSnapshot
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
-            for _ in range(_count):
+                _count, pos = _read_tag_count(buf, pos)
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -831,7 +868,10 @@ def _read_fetch_snapshot_request_v1(buf: bytes, pos: int) -> tuple[FetchSnapshot
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -840,15 +880,17 @@ def _read_fetch_snapshot_request_v1(buf: bytes, pos: int) -> tuple[FetchSnapshot
                         _end = pos + 1 + _n
                         if _end > _len:
                             raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+                        obj.cluster_id = buf[pos + 1 : _end].decode()
                         pos = _end
                     else:
                         obj.cluster_id, pos = _read_compact_string(buf, pos)
+                    if not (obj.cluster_id is not None):
+                        raise _default_tag(_tag)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown

@@ -20,7 +20,9 @@ from ._base import (
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     count_error as _count_error,
+    default_tag as _default_tag,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
@@ -28,9 +30,13 @@ from ._runtime import (
     read_compact_array_count as _read_compact_array_count,
     read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
-    read_unknown_tag as _read_unknown_tag,
+    read_raw_tags as _read_raw_tags,
+    read_tag_count as _read_tag_count,
+    read_tag_size as _read_tag_size,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     too_long as _too_long,
     truncated as _truncated,
@@ -80,7 +86,7 @@ class SnapshotId(_Struct):
         self,
         end_offset: int = 0,
         epoch: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.end_offset = end_offset
         self.epoch = epoch
@@ -115,7 +121,7 @@ class LeaderIdAndEpoch(_Struct):
         self,
         leader_id: int = 0,
         leader_epoch: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
@@ -177,7 +183,7 @@ class PartitionSnapshot(_Struct):
         size: int = 0,
         position: int = 0,
         unaligned_records: bytes | None = None,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.index = index
         self.error_code = error_code
@@ -222,7 +228,7 @@ class TopicSnapshot(_Struct):
         self,
         name: str = "",
         partitions: list[PartitionSnapshot] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -261,7 +267,7 @@ class NodeEndpoint(_Struct):
         node_id: int = 0,
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.node_id = node_id
         self.host = host
@@ -318,7 +324,7 @@ class FetchSnapshotResponse(_Message):
         error_code: int = 0,
         topics: list[TopicSnapshot] = _DEFAULT,
         node_endpoints: list[NodeEndpoint] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
@@ -446,12 +452,16 @@ def _read_partition_snapshot_v0(buf: bytes, pos: int) -> tuple[PartitionSnapshot
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
-            for _ in range(_count):
+                _count, pos = _read_tag_count(buf, pos)
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -461,16 +471,21 @@ def _read_partition_snapshot_v0(buf: bytes, pos: int) -> tuple[PartitionSnapshot
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "current_leader"
                     obj.current_leader, pos = _read_leader_id_and_epoch_v0(buf, pos)
+                    if not (obj.current_leader != _DEFAULT_LeaderIdAndEpoch):
+                        raise _default_tag(_tag)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown
@@ -537,7 +552,7 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -576,12 +591,16 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                     pos += 1
                 else:
                     _unknown = None
+                    _previous = -1
                     _count = buf[pos]
                     if _count < 0x80:
                         pos += 1
+                        if _count > (_len - pos) >> 1:
+                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _count, pos = _read_uvarint(buf, pos)
-                    for _ in range(_count):
+                        _count, pos = _read_tag_count(buf, pos)
+                    for _t in range(_count):
+                        _at = pos
                         _tag = buf[pos]
                         if _tag < 0x80:
                             pos += 1
@@ -591,16 +610,21 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                         if _size < 0x80:
                             pos += 1
                         else:
-                            _size, pos = _read_uvarint(buf, pos)
+                            _size, pos = _read_tag_size(buf, pos, _tag)
+                        if _tag <= _previous:
+                            raise _tag_order_error(_tag, _previous)
+                        _previous = _tag
                         _start = pos
                         if _tag == 0:
                             f = "partitions[].current_leader"
                             _e.current_leader, pos = _read_leader_id_and_epoch_v0(buf, pos)
+                            if not (_e.current_leader != _DEFAULT_LeaderIdAndEpoch):
+                                raise _default_tag(_tag)
                         elif _tag < 1:
                             raise _invalid_tag(_tag)
-                        else:
-                            _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                            continue
+                        else:  # this and every later tag is unknown here: kept raw, in one slice
+                            _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                            break
                         if pos - _start != _size:
                             raise _tag_size_error(_tag, _size, pos - _start)
                     _e.unknown_tagged_fields = _unknown
@@ -667,7 +691,7 @@ def _read_node_endpoint_v1(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -820,12 +844,16 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
-            for _ in range(_count):
+                _count, pos = _read_tag_count(buf, pos)
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -835,7 +863,10 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "node_endpoints"
@@ -861,7 +892,7 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
                                 _end = pos + 1 + _n
                                 if _end > _len:
                                     raise _truncated(pos)
-                                _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                                _e.host = buf[pos + 1 : _end].decode()
                                 pos = _end
                             else:
                                 _e.host, pos = _read_compact_string(buf, pos)
@@ -878,11 +909,13 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
                                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
                             _elements.append(_e)
                         obj.node_endpoints = _elements
+                    if not (obj.node_endpoints != []):
+                        raise _default_tag(_tag)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown

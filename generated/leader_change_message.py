@@ -16,6 +16,7 @@ import uuid
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
@@ -62,7 +63,7 @@ class Voter(_Struct):
         self,
         voter_id: int = 0,
         voter_directory_id: uuid.UUID = _ZERO_UUID,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.voter_id = voter_id
         self.voter_directory_id = voter_directory_id
@@ -110,7 +111,7 @@ class LeaderChangeMessage(_Message):
         leader_id: int = 0,
         voters: list[Voter] = _DEFAULT,
         granting_voters: list[Voter] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.version = version
         self.leader_id = leader_id

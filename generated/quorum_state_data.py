@@ -16,6 +16,7 @@ import uuid
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
@@ -63,7 +64,7 @@ class Voter(_Struct):
     def __init__(
         self,
         voter_id: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.voter_id = voter_id
         self.unknown_tagged_fields = unknown_tagged_fields
@@ -132,7 +133,7 @@ class QuorumStateData(_Message):
         voted_directory_id: uuid.UUID = _ZERO_UUID,
         applied_offset: int = 0,
         current_voters: list[Voter] | None = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.leader_id = leader_id
@@ -206,7 +207,7 @@ def _read_quorum_state_data_v0(buf: bytes, pos: int) -> tuple[QuorumStateData, i
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)

@@ -15,6 +15,7 @@ import uuid
 from ._base import Message as _Message
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     extend_path as _extend_path,
@@ -67,7 +68,7 @@ class RemoveRaftVoterRequest(_Message):
         cluster_id: str | None = "",
         voter_id: int = 0,
         voter_directory_id: uuid.UUID = _ZERO_UUID,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.voter_id = voter_id
@@ -96,7 +97,7 @@ def _read_remove_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[RemoveRaft
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)

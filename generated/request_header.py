@@ -17,6 +17,7 @@ import struct as _struct
 from ._base import Message as _Message
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     extend_path as _extend_path,
     read_string as _read_string,
     skip_unknown_tags as _skip_unknown_tags,
@@ -77,7 +78,7 @@ class RequestHeader(_Message):
         request_api_version: int = 0,
         correlation_id: int = 0,
         client_id: str | None = "",
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.request_api_key = request_api_key
         self.request_api_version = request_api_version

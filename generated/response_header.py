@@ -15,6 +15,7 @@ import struct as _struct
 from ._base import Message as _Message
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     extend_path as _extend_path,
     skip_unknown_tags as _skip_unknown_tags,
     tags_not_supported as _tags_not_supported,
@@ -56,7 +57,7 @@ class ResponseHeader(_Message):
     def __init__(
         self,
         correlation_id: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.correlation_id = correlation_id
         self.unknown_tagged_fields = unknown_tagged_fields

@@ -20,6 +20,7 @@ from ._base import (
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
@@ -73,7 +74,7 @@ class Listener(_Struct):
         name: str = "",
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.host = host
@@ -110,7 +111,7 @@ class KRaftVersionFeature(_Struct):
         self,
         min_supported_version: int = 0,
         max_supported_version: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.min_supported_version = min_supported_version
         self.max_supported_version = max_supported_version
@@ -174,7 +175,7 @@ class UpdateRaftVoterRequest(_Message):
         voter_directory_id: uuid.UUID = _ZERO_UUID,
         listeners: list[Listener] = _DEFAULT,
         k_raft_version_feature: KRaftVersionFeature = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.current_leader_epoch = current_leader_epoch
@@ -214,7 +215,7 @@ def _read_listener_v0(buf: bytes, pos: int) -> tuple[Listener, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -226,7 +227,7 @@ def _read_listener_v0(buf: bytes, pos: int) -> tuple[Listener, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -335,7 +336,7 @@ def _read_update_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[UpdateRaft
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -367,7 +368,7 @@ def _read_update_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[UpdateRaft
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.name = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.name, pos = _read_compact_string(buf, pos)
@@ -379,7 +380,7 @@ def _read_update_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[UpdateRaft
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.host = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.host, pos = _read_compact_string(buf, pos)

@@ -14,13 +14,19 @@ import struct as _struct
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
+    default_tag as _default_tag,
     extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     null_error as _null_error,
     read_compact_string as _read_compact_string,
-    read_unknown_tag as _read_unknown_tag,
+    read_raw_tags as _read_raw_tags,
+    read_tag_count as _read_tag_count,
+    read_tag_size as _read_tag_size,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     too_long as _too_long,
     truncated as _truncated,
@@ -68,7 +74,7 @@ class CurrentLeader(_Struct):
         leader_epoch: int = -1,
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
@@ -118,7 +124,7 @@ class UpdateRaftVoterResponse(_Message):
         throttle_time_ms: int = 0,
         error_code: int = 0,
         current_leader: CurrentLeader = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
@@ -153,7 +159,7 @@ def _read_current_leader_v0(buf: bytes, pos: int) -> tuple[CurrentLeader, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -223,12 +229,16 @@ def _read_update_raft_voter_response_v0(
             pos += 1
         else:
             _unknown = None
+            _previous = -1
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
-            for _ in range(_count):
+                _count, pos = _read_tag_count(buf, pos)
+            for _t in range(_count):
+                _at = pos
                 _tag = buf[pos]
                 if _tag < 0x80:
                     pos += 1
@@ -238,16 +248,21 @@ def _read_update_raft_voter_response_v0(
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
+                if _tag <= _previous:
+                    raise _tag_order_error(_tag, _previous)
+                _previous = _tag
                 _start = pos
                 if _tag == 0:
                     f = "current_leader"
                     obj.current_leader, pos = _read_current_leader_v0(buf, pos)
+                    if not (obj.current_leader != _DEFAULT_CurrentLeader):
+                        raise _default_tag(_tag)
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
+                else:  # this and every later tag is unknown here: kept raw, in one slice
+                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                    break
                 if pos - _start != _size:
                     raise _tag_size_error(_tag, _size, pos - _start)
             obj.unknown_tagged_fields = _unknown

@@ -18,8 +18,10 @@ import uuid
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
+    bad_bool as _bad_bool,
     count_error as _count_error,
     extend_path as _extend_path,
     not_ignorable as _not_ignorable,
@@ -103,7 +105,7 @@ class PartitionData(_Struct):
         last_offset_epoch: int = 0,
         last_offset: int = 0,
         pre_vote: bool = False,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.replica_epoch = replica_epoch
@@ -151,7 +153,7 @@ class TopicData(_Struct):
         self,
         topic_name: str = "",
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -197,7 +199,7 @@ class VoteRequest(_Message):
         cluster_id: str | None = None,
         voter_id: int = -1,
         topics: list[TopicData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.voter_id = voter_id
@@ -353,6 +355,8 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
             obj.last_offset,
             obj.pre_vote,
         ) = _S4.unpack_from(buf, pos)
+        if buf[pos + 56] > 1:
+            raise _bad_bool(buf[pos + 56], pos + 56)
         pos += 57
         obj.replica_directory_id = (
             _ZERO_UUID
@@ -413,7 +417,7 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)
@@ -508,7 +512,7 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)
@@ -616,7 +620,7 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.topic_name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.topic_name, pos = _read_compact_string(buf, pos)
@@ -647,6 +651,8 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
                     _e.last_offset,
                     _e.pre_vote,
                 ) = _S4.unpack_from(buf, pos)
+                if buf[pos + 56] > 1:
+                    raise _bad_bool(buf[pos + 56], pos + 56)
                 pos += 57
                 _e.replica_directory_id = (
                     _ZERO_UUID
@@ -724,7 +730,7 @@ def _read_vote_request_v0(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -808,7 +814,7 @@ def _read_vote_request_v1(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)
@@ -896,7 +902,7 @@ def _read_vote_request_v2(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.cluster_id = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.cluster_id, pos = _read_compact_string(buf, pos)

@@ -20,6 +20,7 @@ from ._base import (
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
@@ -75,7 +76,7 @@ class Endpoint(_Struct):
         name: str = "",
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.host = host
@@ -112,7 +113,7 @@ class KRaftVersionFeature(_Struct):
         self,
         min_supported_version: int = 0,
         max_supported_version: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.min_supported_version = min_supported_version
         self.max_supported_version = max_supported_version
@@ -160,7 +161,7 @@ class Voter(_Struct):
         voter_directory_id: uuid.UUID = _ZERO_UUID,
         endpoints: list[Endpoint] = _DEFAULT,
         k_raft_version_feature: KRaftVersionFeature = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.voter_id = voter_id
         self.voter_directory_id = voter_directory_id
@@ -207,7 +208,7 @@ class VotersRecord(_Message):
         self,
         version: int = 0,
         voters: list[Voter] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.version = version
         self.voters = [] if voters is _DEFAULT else voters
@@ -237,7 +238,7 @@ def _read_endpoint_v0(buf: bytes, pos: int) -> tuple[Endpoint, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.name = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.name, pos = _read_compact_string(buf, pos)
@@ -249,7 +250,7 @@ def _read_endpoint_v0(buf: bytes, pos: int) -> tuple[Endpoint, int]:
             _end = pos + 1 + _n
             if _end > _len:
                 raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+            obj.host = buf[pos + 1 : _end].decode()
             pos = _end
         else:
             obj.host, pos = _read_compact_string(buf, pos)
@@ -380,7 +381,7 @@ def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.name = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.name, pos = _read_compact_string(buf, pos)
@@ -392,7 +393,7 @@ def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    _e.host = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
                     _e.host, pos = _read_compact_string(buf, pos)

@@ -1,8 +1,19 @@
 """Wire primitives shared by every generated message module (standard library only).
 
 Readers take ``(buf, pos)`` and return ``(value, new_pos)``; ``buf`` is always ``bytes``. Writers append
-to a ``bytearray``. Every length is checked against the bytes that remain, so truncated input or an
-absurd length raises :class:`DecodeError` before anything large is allocated.
+to a ``bytearray``. Every size and count is checked for sign and against the bytes that remain before
+it is used, so truncated input or an absurd length raises :class:`DecodeError` before anything large
+is allocated, and no loop runs more often than the input has bytes.
+
+Readers accept only the canonical encoding, the one Kafka's own writers produce, so that a message
+that decodes re-encodes to exactly the bytes it came from. Kafka's readers are more lenient, and
+Kafka then cannot always write back what it read: they take tagged fields in any order and keep
+repeated unknown ones (its RawTaggedFieldWriter then refuses to write a raw tag that is not above the
+previous one), treat any non-zero byte as true, read a nullable struct as null on any negative byte,
+replace malformed UTF-8, accept a tagged field that carries its default value (which its writers
+never send) and varints padded with extra zero groups. Here each of those is a DecodeError naming
+the field: tags must be strictly ascending, bools 0 or 1, presence bytes 1 or -1 (0 or 1 inside a
+tag), strings valid UTF-8, a known tag must differ from its default, varints must be minimal.
 """
 
 from __future__ import annotations
@@ -116,11 +127,12 @@ def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
         except IndexError:
             raise DecodeError("truncated varint", start) from None
         pos += 1
+        if b == 0:
+            raise DecodeError("varint padded with a trailing zero group", start)
         if shift == 28:
-            if b & 0x80:
-                raise DecodeError("illegal varint: more than 5 bytes", start)
+            if b > 0x0F:
+                raise DecodeError("illegal varint: more than 32 bits", start)
             value |= b << 28
-            value &= 0xFFFFFFFF
             return (value - (1 << 32) if value & 0x80000000 else value), pos
         value |= (b & 0x7F) << shift
         if b < 0x80:
@@ -180,8 +192,16 @@ def read_compact_array_count(buf: bytes, pos: int) -> tuple[int, int]:
 
 
 def _decode_utf8(buf: bytes, pos: int, end: int) -> str:
-    # Java's String(bytes, UTF_8) replaces malformed sequences instead of failing.
-    return buf[pos:end].decode("utf-8", "replace")
+    # Java's String(bytes, UTF_8) replaces malformed sequences; a replaced string would not
+    # re-encode to the same bytes, so malformed UTF-8 is refused (see the module docstring).
+    try:
+        return buf[pos:end].decode()
+    except UnicodeDecodeError as exc:
+        raise bad_utf8(exc, pos) from None
+
+
+def bad_utf8(exc: UnicodeDecodeError, pos: int) -> DecodeError:
+    return DecodeError(f"string is not valid UTF-8 ({exc.reason})", pos + exc.start)
 
 
 def read_string(buf: bytes, pos: int) -> tuple[str | None, int]:
@@ -300,15 +320,94 @@ def write_compact_nullable_bytes(out: bytearray, value: bytes | None) -> None:
 # -- tagged fields -----------------------------------------------------------------------------------
 
 
-def read_unknown_tag(
-    buf: bytes, pos: int, tag: int, size: int, unknown: list | None
-) -> tuple[list, int]:
-    """Keep the raw bytes of a tag this version does not know, for re-emission on encode."""
-    end = _check_remaining(buf, pos, size, f"tagged field {tag}")
-    if unknown is None:
-        unknown = []
-    unknown.append((tag, buf[pos:end]))
-    return unknown, end
+def read_tag_count(buf: bytes, pos: int) -> tuple[int, int]:
+    """The number of fields in a tagged section, checked before the loop that reads them.
+
+    Each tagged field takes at least two bytes (its tag and its size), so a count above half the
+    bytes that remain can never be satisfied: refusing it up front keeps the loop bounded by the input.
+    """
+    start = pos
+    count, pos = read_uvarint(buf, pos)
+    if count < 0:
+        raise DecodeError(f"negative tagged field count {count}", start)
+    if count > (len(buf) - pos) >> 1:
+        raise tag_count_error(count, len(buf) - pos, start)
+    return count, pos
+
+
+def tag_count_error(count: int, remaining: int, offset: int) -> DecodeError:
+    return DecodeError(
+        f"{count} tagged fields need at least {2 * count} bytes, but only {remaining} remain", offset
+    )
+
+
+def read_tag_size(buf: bytes, pos: int, tag: int) -> tuple[int, int]:
+    """The size of a tagged field's value, checked for sign and against the bytes that remain."""
+    start = pos
+    size, pos = read_uvarint(buf, pos)
+    if size < 0:
+        raise DecodeError(f"tagged field {tag} has a negative size {size}", start)
+    if size > len(buf) - pos:
+        raise DecodeError(
+            f"tagged field {tag} of {size} bytes runs past the end of the input", start
+        )
+    return size, pos
+
+
+class RawTags:
+    """Tagged fields this version does not know, kept as the wire bytes they came in.
+
+    A decoder may meet tens of thousands of them in one section, so they are kept as one slice of the
+    input (every entry's tag, size and value, in their ascending tag order) rather than one tuple per
+    field; iterating yields ``(tag, value)`` pairs, and the writer copies the slice back verbatim.
+    """
+
+    __slots__ = ("raw", "count")
+
+    def __init__(self, raw: bytes, count: int) -> None:
+        self.raw = raw
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self):
+        raw, pos = self.raw, 0
+        for _ in range(self.count):
+            tag, pos = read_uvarint(raw, pos)
+            size, pos = read_uvarint(raw, pos)
+            yield tag, raw[pos : pos + size]
+            pos += size
+
+    def __getitem__(self, index):
+        return list(self)[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RawTags):
+            return self.raw == other.raw and self.count == other.count
+        if isinstance(other, (list, tuple)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # equal to lists, which are unhashable
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+def read_raw_tags(buf: bytes, pos: int, count: int, declared: int) -> tuple[RawTags, int]:
+    """Read the last ``count`` fields of a tagged section, none known to this version (tags below
+    ``declared`` are not valid here), and keep them raw. Tags must be strictly ascending."""
+    start = pos
+    previous = declared - 1
+    for _ in range(count):
+        tag, pos = read_uvarint(buf, pos)
+        if tag <= previous:
+            raise tag_order_error(tag, previous) if previous >= declared else invalid_tag(tag)
+        previous = tag
+        size, pos = read_tag_size(buf, pos, tag)
+        pos += size
+    return RawTags(buf[start:pos], count), pos
 
 
 # -- encode-side checks ------------------------------------------------------------------------------
@@ -374,6 +473,8 @@ def decode_failure(message_name: str, version: int, exc: BaseException) -> Proto
         return cause
     if isinstance(cause, DecodeError):
         text = str(cause)
+    elif isinstance(cause, UnicodeDecodeError):  # from an inlined short string
+        text = f"string is not valid UTF-8 ({cause.reason})"
     elif isinstance(cause, (struct.error, IndexError)):
         text = "truncated input"
     else:
@@ -486,6 +587,8 @@ def read_fixed_array(
     end = pos + structure.size
     if end > len(buf):
         raise truncated(pos)
+    if kind == "bool" and buf[pos:end].translate(None, b"\x00\x01"):
+        raise DecodeError("bool array element is neither 0 nor 1", pos)
     return list(structure.unpack_from(buf, pos)), end
 
 
@@ -505,8 +608,13 @@ def tag_size_error(tag: int, size: int, used: int) -> DecodeError:
     return DecodeError(f"tagged field {tag} declares {size} bytes but its value has {used}")
 
 
-def write_raw_tags(out: bytearray, unknown: list, declared: int) -> None:
+def write_raw_tags(out: bytearray, unknown: list | RawTags, declared: int) -> None:
     """Write tags kept raw from a decode, after the known ones (whose numbers are all below them)."""
+    if type(unknown) is RawTags:  # checked when decoded; only its first tag can clash here
+        if read_uvarint(unknown.raw, 0)[0] < declared:
+            raise EncodeError(f"unknown tagged field {unknown[0][0]} reuses a known tag")
+        out += unknown.raw
+        return
     seen: set[int] = set()
     for tag, _ in unknown:
         if tag < declared or tag in seen:
@@ -516,6 +624,25 @@ def write_raw_tags(out: bytearray, unknown: list, declared: int) -> None:
         write_uvarint(out, tag)
         write_uvarint(out, len(data))
         out += data
+
+
+def tag_order_error(tag: int, previous: int) -> DecodeError:
+    what = "repeats" if tag == previous else "comes after"
+    return DecodeError(
+        f"tagged field {tag} {what} tagged field {previous}: tags must be strictly ascending"
+    )
+
+
+def default_tag(tag: int) -> DecodeError:
+    return DecodeError(f"tagged field {tag} carries its default value, which is never written")
+
+
+def bad_bool(value: int, offset: int) -> DecodeError:
+    return DecodeError(f"bool byte is {value}, neither 0 nor 1", offset)
+
+
+def bad_presence(value: int, offset: int) -> DecodeError:
+    return DecodeError(f"nullable struct presence marker is {value}, neither present nor null", offset)
 
 
 def tags_not_supported() -> EncodeError:
@@ -530,17 +657,12 @@ def invalid_tag(tag: int) -> DecodeError:
     return DecodeError(f"tag {tag} is not valid for this version")
 
 
-def skip_unknown_tags(buf: bytes, pos: int, known: int) -> tuple[list | None, int]:
+def skip_unknown_tags(buf: bytes, pos: int, known: int) -> tuple[RawTags | None, int]:
     """Read a tagged section in which this version knows no tags (tags below ``known`` are invalid)."""
-    count, pos = read_uvarint(buf, pos)
-    unknown = None
-    for _ in range(count):
-        tag, pos = read_uvarint(buf, pos)
-        size, pos = read_uvarint(buf, pos)
-        if tag < known:
-            raise invalid_tag(tag)
-        unknown, pos = read_unknown_tag(buf, pos, tag, size, unknown)
-    return unknown, pos
+    count, pos = read_tag_count(buf, pos)
+    if count == 0:
+        return None, pos
+    return read_raw_tags(buf, pos, count, known)
 
 
 def not_ignorable() -> EncodeError:

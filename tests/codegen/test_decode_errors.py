@@ -79,12 +79,13 @@ def test_negative_string_length_and_null_in_non_nullable_string():
         FetchRequest.decode(head + b"\xff\xfe" + struct.pack(">i", 0), 4)
 
 
-def test_invalid_utf8_is_replaced_like_java():
+def test_invalid_utf8_is_refused_since_a_replaced_string_would_not_re_encode():
     data = bytearray(_vote_request().encode(0))
     # cluster_id "c" is the first compact string: length byte 2 then 'c'
     assert data[:2] == b"\x02c"
     data[1] = 0xFF
-    assert VoteRequest.decode(bytes(data), 0).cluster_id == "\ufffd"
+    with pytest.raises(DecodeError, match="cluster_id: string is not valid UTF-8"):
+        VoteRequest.decode(bytes(data), 0)
 
 
 def test_illegal_varint():

@@ -66,8 +66,6 @@ def test_corpus_entries_are_well_formed():
         assert ("hex" in entry) != ("json" in entry) and entry["detail"]
 
 
-# Until the tagged-field hang (issue #12 item 1) is fixed on h-codec and merged, this seed finds it.
-@pytest.mark.xfail(reason=OPEN_HANG, strict=True)
 def test_short_seeded_run_finds_nothing():
     done = _fuzzer("--inputs", str(SHORT_RUN_INPUTS), "--seed", "7")
     summary = json.loads(done.stdout)
