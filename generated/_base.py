@@ -1,8 +1,11 @@
-"""Bases of the generated classes: version dispatch, the public codec methods, keyed arrays."""
+"""Bases of the generated classes (version dispatch, the public codec methods, keyed arrays) and
+:func:`generated_package`, through which the runtime reaches the package it was copied into."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any, ClassVar, Self, TypeVar
 
 from . import _json
@@ -32,6 +35,17 @@ DEFAULT: Any = _Default()
 # the object is incomplete until its reader has filled the last slot; what the reader hands back is
 # checked against the reader's return annotation.
 new_unfilled: Callable[[type[object]], Any] = object.__new__
+
+
+def generated_package(package: ModuleType | None = None) -> ModuleType:
+    """The generated package to take message classes from: ``package`` or the one this file is in.
+
+    The package's ``__init__`` imports the runtime, so the runtime looks the package up when it is
+    called instead of importing it.
+    """
+    if package is not None:
+        return package
+    return importlib.import_module(__name__.rpartition(".")[0])
 
 
 class MapKeyList(list[_T]):

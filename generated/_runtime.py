@@ -21,10 +21,8 @@ from __future__ import annotations
 import struct
 import uuid
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from ._base import Struct
 
 __all__ = [
     "ProtocolError",
@@ -520,7 +518,7 @@ def decode_failure(message_name: str, version: int, exc: BaseException) -> Proto
     return error
 
 
-def write_failure(exc: BaseException, obj: object, fields: str, cls: type[Struct]) -> _PathError:
+def write_failure(exc: BaseException, obj: object, fields: str, cls: type) -> _PathError:
     """Explain a failure inside a struct writer: which field, and what is wrong with its value.
 
     Runs only on the error path, so it can afford to re-check values one by one.
@@ -536,8 +534,9 @@ def write_failure(exc: BaseException, obj: object, fields: str, cls: type[Struct
         )
         return _PathError([], EncodeError(what))
     if not isinstance(exc, ProtocolError):
+        kinds: dict[str, str] = getattr(cls, "_KINDS", {})  # every generated struct class has one
         for attr in fields.split(","):
-            reason = explain_value(cls._KINDS.get(attr, ""), getattr(obj, attr, None), False)
+            reason = explain_value(kinds.get(attr, ""), getattr(obj, attr, None), False)
             if reason is not None:
                 return _PathError([attr], EncodeError(reason))
     return _PathError([fields], exc)

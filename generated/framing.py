@@ -2,7 +2,8 @@
 
 A request's header version follows from its API key and version (the first four bytes of every
 request header), so requests decode on their own. A response carries only a correlation id, so its
-decoder needs the API key and version of the request it answers.
+decoder needs the API key and version of the request it answers. Message classes and header versions
+come from the package this module is part of (its ``lookup`` and API tables).
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING, NamedTuple
 
-from ._base import Message
+from ._base import Message, generated_package
 from ._runtime import DecodeError, EncodeError, UnsupportedVersionError
 
-if TYPE_CHECKING:  # every package has the header specs; imported lazily at run time via lookup()
+if TYPE_CHECKING:  # every package has the header specs; looked up at run time through the package
     from .request_header import RequestHeader
     from .response_header import ResponseHeader
 
@@ -30,13 +31,13 @@ class RequestFrame(NamedTuple):
     correlation_id: int
     client_id: str | None
     header: RequestHeader
-    body: Message  # an instance of request_class(api_key)
+    body: Message  # an instance of the package's request_class(api_key)
 
 
 class ResponseFrame(NamedTuple):
     correlation_id: int
     header: ResponseHeader
-    body: Message  # an instance of response_class(api_key)
+    body: Message  # an instance of the package's response_class(api_key)
 
 
 def read_frame(
@@ -71,17 +72,16 @@ def encode_request(
     client_id: str | None = DEFAULT_CLIENT_ID,
 ) -> bytes:
     """A size-prefixed request frame for ``body`` (a generated request message) at ``version``."""
-    from . import lookup, request_header_version
-
+    package = generated_package()
     api_key = _api_key_of(body, "request", "encode_request")
-    header = lookup("RequestHeader")(
+    header = package.lookup("RequestHeader")(
         request_api_key=api_key,
         request_api_version=version,
         correlation_id=correlation_id,
         client_id=client_id,
     )
     out = bytearray(4)
-    header.write(out, request_header_version(api_key, version))
+    header.write(out, package.request_header_version(api_key, version))
     body.write(out, version)
     _SIZE.pack_into(out, 0, len(out) - 4)
     return bytes(out)
@@ -89,20 +89,19 @@ def encode_request(
 
 def decode_request(payload: bytes) -> RequestFrame:
     """Decode a request frame's payload (without the size prefix): header and body."""
-    from . import lookup, request_class, request_header_version
-
+    package = generated_package()
     payload = bytes(payload)
     if len(payload) < 4:
         raise DecodeError("request shorter than its API key and version", 0)
     api_key, api_version = _KEY_AND_VERSION.unpack_from(payload, 0)
     try:
-        header_version = request_header_version(api_key, api_version)
-        body_class = request_class(api_key)
+        header_version = package.request_header_version(api_key, api_version)
+        body_class = package.request_class(api_key)
     except UnsupportedVersionError as exc:
         raise UnsupportedVersionError(
             f"request with API key {api_key} v{api_version}: {exc}"
         ) from None
-    header, pos = lookup("RequestHeader").read(payload, 0, header_version)
+    header, pos = package.lookup("RequestHeader").read(payload, 0, header_version)
     body, pos = body_class.read(payload, pos, api_version)
     if pos != len(payload):
         raise DecodeError(
@@ -113,12 +112,11 @@ def decode_request(payload: bytes) -> RequestFrame:
 
 def encode_response(body: Message, version: int, correlation_id: int) -> bytes:
     """A size-prefixed response frame for ``body`` (a generated response message) at ``version``."""
-    from . import lookup, response_header_version
-
+    package = generated_package()
     api_key = _api_key_of(body, "response", "encode_response")
-    header = lookup("ResponseHeader")(correlation_id=correlation_id)
+    header = package.lookup("ResponseHeader")(correlation_id=correlation_id)
     out = bytearray(4)
-    header.write(out, response_header_version(api_key, version))
+    header.write(out, package.response_header_version(api_key, version))
     body.write(out, version)
     _SIZE.pack_into(out, 0, len(out) - 4)
     return bytes(out)
@@ -126,12 +124,11 @@ def encode_response(body: Message, version: int, correlation_id: int) -> bytes:
 
 def decode_response(payload: bytes, api_key: int, api_version: int) -> ResponseFrame:
     """Decode a response frame's payload, given the API key and version of its request."""
-    from . import lookup, response_class, response_header_version
-
+    package = generated_package()
     payload = bytes(payload)
-    body_class = response_class(api_key)
-    header_version = response_header_version(api_key, api_version)
-    header, pos = lookup("ResponseHeader").read(payload, 0, header_version)
+    body_class = package.response_class(api_key)
+    header_version = package.response_header_version(api_key, api_version)
+    header, pos = package.lookup("ResponseHeader").read(payload, 0, header_version)
     body, pos = body_class.read(payload, pos, api_version)
     if pos != len(payload):
         raise DecodeError(

@@ -24,12 +24,7 @@ PACKAGES = [
     pytest.param(NODE, "node", id="node"),
     pytest.param(NODE, "node.core", id="node.core"),
     pytest.param(NODE, "node.simulation", id="node.simulation"),
-    pytest.param(
-        RUNTIME,
-        "runtime",
-        id="codegen.runtime",
-        marks=pytest.mark.xfail(strict=True, reason="records runtime straightened on h-records"),
-    ),
+    pytest.param(RUNTIME, "runtime", id="codegen.runtime"),
 ]
 
 

@@ -155,7 +155,7 @@ def _scalar_from_json(kind: str, value: object) -> object:
     if kind == "string":
         if not isinstance(value, str):
             raise EncodeError(f"expected a string, got {_json_type(value)}")
-        return value
+        return _json_text(value)
     if kind == "uuid":
         return uuid_from_json(value)
     return bytes_from_json(value)
@@ -181,6 +181,18 @@ def json_int(value: object, kind: str) -> int:
     low, high = INT_RANGES[kind]
     if not low <= value <= high:
         raise EncodeError(f"{value} is out of range for {kind} [{low}, {high}]")
+    return value
+
+
+def _json_text(value: str) -> str:
+    """``value`` if it can be written as UTF-8. JSON's escapes can spell a lone surrogate
+    (``"\\ud800"``), which no Kafka string can hold: refused here, where the field is known."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise EncodeError(
+            f"not valid Unicode text: lone surrogate {value[exc.start]!r} at index {exc.start}"
+        ) from None
     return value
 
 
