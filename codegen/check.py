@@ -1,4 +1,4 @@
-"""``kraftwire spec check DIR...``: validate spec files and print one line per problem.
+"""``kraftwire specs check DIR...``: validate spec files and print one line per problem.
 
 Besides the validator's rules (``validate.RULES``), the command reports three of its own: ``missing-path``
 (an argument that does not exist), ``json-syntax`` (not JSON once comments are removed) and ``unreadable``.
@@ -14,12 +14,8 @@ from .loader import spec_files
 from .validate import SpecError, load_and_validate
 
 
-def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    sub = parser.add_subparsers(dest=f"{name}_command", required=True, metavar="SUBCOMMAND")
-    check = sub.add_parser(
-        "check", help="validate spec files against every rule of Kafka's generator"
-    )
-    check.add_argument("dirs", nargs="+", type=Path, help="spec directories or single spec files")
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dirs", nargs="+", type=Path, help="spec directories or single spec files")
 
 
 def run(args: argparse.Namespace) -> int:
