@@ -39,11 +39,15 @@ def test_a_folder_of_the_users_files_is_refused_and_left_alone(capsys, small_spe
     assert sorted(p.name for p in project.iterdir()) == ["app.py", "settings.py"]
 
 
-def test_force_generates_beside_the_users_files_and_never_removes_them(capsys, small_specs, tmp_path):
+def test_force_generates_beside_the_users_files_and_never_removes_them(
+    capsys, small_specs, tmp_path
+):
     project = tmp_path / "userproj"
     project.mkdir()
     (project / "app.py").write_text("print('my app')\n")
-    (small_specs / "QuorumStateData.json").write_bytes((REPO / "schemas/QuorumStateData.json").read_bytes())
+    (small_specs / "QuorumStateData.json").write_bytes(
+        (REPO / "schemas/QuorumStateData.json").read_bytes()
+    )
     status, _ = codegen(capsys, "--schemas", small_specs, "--out", project, "--force")
     assert status == 0
     assert (project / "quorum_state_data.py").read_text().startswith(HEADER)
@@ -56,7 +60,9 @@ def test_force_generates_beside_the_users_files_and_never_removes_them(capsys, s
     assert (project / "vote_request.py").exists()
 
 
-def test_a_file_of_ours_by_name_but_not_by_header_is_never_overwritten(capsys, small_specs, tmp_path):
+def test_a_file_of_ours_by_name_but_not_by_header_is_never_overwritten(
+    capsys, small_specs, tmp_path
+):
     out = tmp_path / "pkg"
     out.mkdir()
     (out / "vote_request.py").write_text("# my own VoteRequest\n")
@@ -108,13 +114,17 @@ def test_out_under_a_file_is_a_one_line_error(capsys, small_specs, tmp_path):
 
 
 def test_package_must_be_importable_as_the_out_folder(capsys, small_specs, tmp_path):
-    status, err = codegen(capsys, "--schemas", small_specs, "--out", tmp_path / "kafka", "--package", "kafkagen")
+    status, err = codegen(
+        capsys, "--schemas", small_specs, "--out", tmp_path / "kafka", "--package", "kafkagen"
+    )
     assert status == 2
     assert "'kafka'" in one_line(err) and "kafkagen" in err
     status, err = codegen(capsys, "--schemas", small_specs, "--out", tmp_path / "my-codecs")
     assert status == 2
     assert "not a Python import name" in one_line(err)
-    status, err = codegen(capsys, "--schemas", small_specs, "--out", tmp_path / "x" / "class", "--package", "x.class")
+    status, err = codegen(
+        capsys, "--schemas", small_specs, "--out", tmp_path / "x" / "class", "--package", "x.class"
+    )
     assert status == 2 and "'class'" in one_line(err)
     assert not (tmp_path / "kafka").exists()
 
@@ -125,7 +135,9 @@ def test_a_dotted_package_is_written_to_the_out_folder_and_imports_under_its_nam
     out = tmp_path / "src" / "myapp" / "kafka"
     (tmp_path / "src" / "myapp").mkdir(parents=True)
     (tmp_path / "src" / "myapp" / "__init__.py").write_text("")
-    status, err = codegen(capsys, "--schemas", small_specs, "--out", out, "--package", "myapp.kafka")
+    status, err = codegen(
+        capsys, "--schemas", small_specs, "--out", out, "--package", "myapp.kafka"
+    )
     assert status == 0, err
     sys.path.insert(0, str(tmp_path / "src"))
     try:
@@ -160,14 +172,26 @@ def test_check_writes_nothing_and_lists_what_differs(capsys, small_specs, tmp_pa
 
 def test_jobs_must_be_positive(capsys, small_specs, tmp_path):
     with pytest.raises(SystemExit) as exit_info:
-        main(["codegen", "--schemas", str(small_specs), "--out", str(tmp_path / "p"), "--jobs", "0"])
+        main(
+            ["codegen", "--schemas", str(small_specs), "--out", str(tmp_path / "p"), "--jobs", "0"]
+        )
     assert exit_info.value.code == 2
     assert "--jobs" in capsys.readouterr().err
 
 
 def test_jobs_give_the_same_output(capsys, small_specs, tmp_path):
-    assert codegen(capsys, "--schemas", small_specs, "--out", tmp_path / "one" / "pkg", "--jobs", "1")[0] == 0
-    assert codegen(capsys, "--schemas", small_specs, "--out", tmp_path / "two" / "pkg", "--jobs", "2")[0] == 0
+    assert (
+        codegen(capsys, "--schemas", small_specs, "--out", tmp_path / "one" / "pkg", "--jobs", "1")[
+            0
+        ]
+        == 0
+    )
+    assert (
+        codegen(capsys, "--schemas", small_specs, "--out", tmp_path / "two" / "pkg", "--jobs", "2")[
+            0
+        ]
+        == 0
+    )
     one = {p.name: p.read_bytes() for p in (tmp_path / "one" / "pkg").iterdir() if p.is_file()}
     two = {p.name: p.read_bytes() for p in (tmp_path / "two" / "pkg").iterdir() if p.is_file()}
     assert one == two
