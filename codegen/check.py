@@ -10,12 +10,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from .loader import spec_files
-from .validate import SpecError, load_and_validate
+from .generate import read_sources
+from .validate import SpecError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dirs", nargs="+", type=Path, help="spec directories or single spec files")
+    parser.add_argument(
+        "dirs", nargs="+", type=Path, help="spec folders, single spec files, Kafka jars or tarballs"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -23,9 +25,9 @@ def run(args: argparse.Namespace) -> int:
     errors = [
         SpecError(str(path), "", "missing-path", "no such file or directory") for path in missing
     ]
-    files = spec_files([path for path in args.dirs if path.exists()])
-    errors.extend(load_and_validate(files)[1])
+    found = read_sources([path for path in args.dirs if path.exists()])
+    errors.extend(found.errors)
     for error in errors:
         print(error)
-    print(f"{len(files)} files, {len(errors)} errors", file=sys.stderr)
+    print(f"{found.file_count} files, {len(errors)} errors", file=sys.stderr)
     return 1 if errors else 0

@@ -37,13 +37,41 @@ def spec_families(paths: list[Path]) -> dict[Path, str]:
     """Record-type scopes: Kafka generates one package per spec directory, so ids repeat across them.
 
     Each directory is named by its first component below the common ancestor of all of them
-    (``metadata``, ``group-coordinator``, ... for Kafka's tree), or by its own name when there is one.
+    (``metadata``, ``group-coordinator``, ... for Kafka's tree), or by its own name when there is one
+    or when it is that common ancestor.
     """
     parents = sorted({path.resolve().parent for path in paths})
     if len(parents) <= 1:
         return {path: path.resolve().parent.name for path in paths}
     common = Path(os.path.commonpath(parents))
-    return {path: path.resolve().parent.relative_to(common).parts[0] for path in paths}
+    families = {}
+    for path in paths:
+        below = path.resolve().parent.relative_to(common).parts
+        families[path] = below[0] if below else common.name  # a file in the common folder itself
+    return families
+
+
+@dataclass
+class SourceSet:
+    """Every spec file read from a set of sources, before modelling."""
+
+    raws: list[RawSpec]
+    families: dict[Path, str]  # spec path -> family (record-type scope)
+    errors: list[SpecError]
+    file_count: int  # spec files found, the unreadable ones included
+
+
+def read_sources(sources: list[Path]) -> SourceSet:
+    """Read and validate every spec in existing ``sources`` (folders, spec files, jars, tarballs)."""
+    paths = spec_files([source for source in sources if not is_archive(source)])
+    families = spec_families(paths)
+    raws, errors = load_and_validate(paths)
+    archived, archive_errors, archive_files = _load_archives(
+        [source for source in sources if is_archive(source)], families
+    )
+    errors += archive_errors + validate_specs(archived)
+    raws += archived
+    return SourceSet(raws, families, errors + _duplicate_names(raws), len(paths) + archive_files)
 
 
 def load_specs(sources: list[Path]) -> list[MessageSpec]:
@@ -55,29 +83,26 @@ def load_specs(sources: list[Path]) -> list[MessageSpec]:
     missing = [source for source in sources if not source.exists()]
     if missing:
         raise SpecSetError([f"{source}: no such file or folder" for source in missing])
-    paths = spec_files([source for source in sources if not is_archive(source)])
-    families = spec_families(paths)
-    raws, errors = load_and_validate(paths)
-    archived, archive_errors = _load_archives([s for s in sources if is_archive(s)], families)
-    raws += archived
-    errors += archive_errors + validate_specs(archived) + _duplicate_names(raws)
-    if errors:
-        raise SpecSetError([str(error) for error in errors])
-    if not raws:
+    found = read_sources(sources)
+    if found.errors:
+        raise SpecSetError([str(error) for error in found.errors])
+    if not found.raws:
         where = ", ".join(str(source) for source in sources)
         raise SpecSetError([f"{where}: no spec (*.json) found"])
     return [
-        build_message(raw.data, raw.path, families[raw.path], spec_comments(raw.text))
-        for raw in raws
+        build_message(raw.data, raw.path, found.families[raw.path], spec_comments(raw.text))
+        for raw in found.raws
     ]
 
 
 def _load_archives(
     archives: list[Path], families: dict[Path, str]
-) -> tuple[list[RawSpec], list[SpecError]]:
-    """The specs of every archive (their families added to ``families``) and the problems found."""
+) -> tuple[list[RawSpec], list[SpecError], int]:
+    """The specs of every archive (their families added to ``families``), the problems found and
+    the number of spec files seen."""
     raws: list[RawSpec] = []
     errors: list[SpecError] = []
+    count = 0
     for archive in archives:
         try:
             entries = archive_specs(archive)
@@ -86,13 +111,14 @@ def _load_archives(
             continue
         if not entries:
             errors.append(SpecError(archive.name, "", "unreadable", "holds no Kafka spec JSON"))
+        count += len(entries)
         for entry in entries:
             families[entry.path] = entry.family
             try:
                 raws.append(parse_raw(entry.path, entry.text))
             except SpecSyntaxError as exc:
                 errors.append(SpecError(entry.path.name, "", "json-syntax", str(exc)))
-    return raws, errors
+    return raws, errors, count
 
 
 def _duplicate_names(raws: list[RawSpec]) -> list[SpecError]:

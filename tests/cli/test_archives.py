@@ -129,3 +129,10 @@ def test_a_jar_without_specs_is_an_error(tmp_path):
 )
 def test_a_jars_family_is_its_module_name(name, family):
     assert jar_family(name) == family
+
+
+def test_specs_check_reads_jars_too(capsys, tmp_path):
+    names = {"VoteRequest", "VoteResponse"}
+    [clients] = [jar for jar in kafka_jars(tmp_path, names) if "clients" in jar.name]
+    assert main(["specs", "check", str(clients)]) == 0
+    assert capsys.readouterr().err.strip() == "2 files, 0 errors"
