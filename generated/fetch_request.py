@@ -47,9 +47,12 @@ from ._runtime import (
     read_compact_string as _read_compact_string,
     read_fixed_array as _read_fixed_array,
     read_string as _read_string,
+    read_tag_count as _read_tag_count,
+    read_tag_size as _read_tag_size,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_count_error as _tag_count_error,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
@@ -624,8 +627,10 @@ def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -636,7 +641,7 @@ def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "replica_directory_id"
@@ -723,8 +728,10 @@ def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -735,7 +742,7 @@ def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "replica_directory_id"
@@ -1213,8 +1220,10 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     _count = buf[pos]
                     if _count < 0x80:
                         pos += 1
+                        if _count > (_len - pos) >> 1:
+                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _count, pos = _read_uvarint(buf, pos)
+                        _count, pos = _read_tag_count(buf, pos)
                     for _ in range(_count):
                         _tag = buf[pos]
                         if _tag < 0x80:
@@ -1225,7 +1234,7 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                         if _size < 0x80:
                             pos += 1
                         else:
-                            _size, pos = _read_uvarint(buf, pos)
+                            _size, pos = _read_tag_size(buf, pos, _tag)
                         _start = pos
                         if _tag == 0:
                             f = "partitions[].replica_directory_id"
@@ -1330,8 +1339,10 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     _count = buf[pos]
                     if _count < 0x80:
                         pos += 1
+                        if _count > (_len - pos) >> 1:
+                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _count, pos = _read_uvarint(buf, pos)
+                        _count, pos = _read_tag_count(buf, pos)
                     for _ in range(_count):
                         _tag = buf[pos]
                         if _tag < 0x80:
@@ -1342,7 +1353,7 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                         if _size < 0x80:
                             pos += 1
                         else:
-                            _size, pos = _read_uvarint(buf, pos)
+                            _size, pos = _read_tag_size(buf, pos, _tag)
                         _start = pos
                         if _tag == 0:
                             f = "partitions[].replica_directory_id"
@@ -2150,8 +2161,10 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -2162,7 +2175,7 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2372,8 +2385,10 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -2384,7 +2399,7 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2592,8 +2607,10 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -2604,7 +2621,7 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -2825,8 +2842,10 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -2837,7 +2856,7 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -3058,8 +3077,10 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -3070,7 +3091,7 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"

@@ -24,9 +24,12 @@ from ._runtime import (
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
+    read_tag_count as _read_tag_count,
+    read_tag_size as _read_tag_size,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_count_error as _tag_count_error,
     tag_size_error as _tag_size_error,
     too_long as _too_long,
     truncated as _truncated,
@@ -354,8 +357,10 @@ def _read_partition_snapshot_v1(buf: bytes, pos: int) -> tuple[PartitionSnapshot
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -366,7 +371,7 @@ def _read_partition_snapshot_v1(buf: bytes, pos: int) -> tuple[PartitionSnapshot
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "replica_directory_id"
@@ -571,8 +576,10 @@ def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                     _count = buf[pos]
                     if _count < 0x80:
                         pos += 1
+                        if _count > (_len - pos) >> 1:
+                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _count, pos = _read_uvarint(buf, pos)
+                        _count, pos = _read_tag_count(buf, pos)
                     for _ in range(_count):
                         _tag = buf[pos]
                         if _tag < 0x80:
@@ -583,7 +590,7 @@ def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                         if _size < 0x80:
                             pos += 1
                         else:
-                            _size, pos = _read_uvarint(buf, pos)
+                            _size, pos = _read_tag_size(buf, pos, _tag)
                         _start = pos
                         if _tag == 0:
                             f = "partitions[].replica_directory_id"
@@ -686,8 +693,10 @@ def _read_fetch_snapshot_request_v0(buf: bytes, pos: int) -> tuple[FetchSnapshot
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -698,7 +707,7 @@ def _read_fetch_snapshot_request_v0(buf: bytes, pos: int) -> tuple[FetchSnapshot
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"
@@ -819,8 +828,10 @@ def _read_fetch_snapshot_request_v1(buf: bytes, pos: int) -> tuple[FetchSnapshot
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -831,7 +842,7 @@ def _read_fetch_snapshot_request_v1(buf: bytes, pos: int) -> tuple[FetchSnapshot
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "cluster_id"

@@ -28,9 +28,12 @@ from ._runtime import (
     read_compact_array_count as _read_compact_array_count,
     read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
+    read_tag_count as _read_tag_count,
+    read_tag_size as _read_tag_size,
     read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_count_error as _tag_count_error,
     tag_size_error as _tag_size_error,
     too_long as _too_long,
     truncated as _truncated,
@@ -449,8 +452,10 @@ def _read_partition_snapshot_v0(buf: bytes, pos: int) -> tuple[PartitionSnapshot
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -461,7 +466,7 @@ def _read_partition_snapshot_v0(buf: bytes, pos: int) -> tuple[PartitionSnapshot
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "current_leader"
@@ -579,8 +584,10 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                     _count = buf[pos]
                     if _count < 0x80:
                         pos += 1
+                        if _count > (_len - pos) >> 1:
+                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _count, pos = _read_uvarint(buf, pos)
+                        _count, pos = _read_tag_count(buf, pos)
                     for _ in range(_count):
                         _tag = buf[pos]
                         if _tag < 0x80:
@@ -591,7 +598,7 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                         if _size < 0x80:
                             pos += 1
                         else:
-                            _size, pos = _read_uvarint(buf, pos)
+                            _size, pos = _read_tag_size(buf, pos, _tag)
                         _start = pos
                         if _tag == 0:
                             f = "partitions[].current_leader"
@@ -823,8 +830,10 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
             _count = buf[pos]
             if _count < 0x80:
                 pos += 1
+                if _count > (_len - pos) >> 1:
+                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_uvarint(buf, pos)
+                _count, pos = _read_tag_count(buf, pos)
             for _ in range(_count):
                 _tag = buf[pos]
                 if _tag < 0x80:
@@ -835,7 +844,7 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
                 if _size < 0x80:
                     pos += 1
                 else:
-                    _size, pos = _read_uvarint(buf, pos)
+                    _size, pos = _read_tag_size(buf, pos, _tag)
                 _start = pos
                 if _tag == 0:
                     f = "node_endpoints"

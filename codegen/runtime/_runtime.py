@@ -300,10 +300,46 @@ def write_compact_nullable_bytes(out: bytearray, value: bytes | None) -> None:
 # -- tagged fields -----------------------------------------------------------------------------------
 
 
+def read_tag_count(buf: bytes, pos: int) -> tuple[int, int]:
+    """The number of fields in a tagged section, checked before the loop that reads them.
+
+    Each tagged field takes at least two bytes (its tag and its size), so a count above half the
+    bytes that remain can never be satisfied: refusing it up front keeps the loop bounded by the input.
+    """
+    start = pos
+    count, pos = read_uvarint(buf, pos)
+    if count < 0:
+        raise DecodeError(f"negative tagged field count {count}", start)
+    if count > (len(buf) - pos) >> 1:
+        raise tag_count_error(count, len(buf) - pos, start)
+    return count, pos
+
+
+def tag_count_error(count: int, remaining: int, offset: int) -> DecodeError:
+    return DecodeError(
+        f"{count} tagged fields need at least {2 * count} bytes, but only {remaining} remain", offset
+    )
+
+
+def read_tag_size(buf: bytes, pos: int, tag: int) -> tuple[int, int]:
+    """The size of a tagged field's value, checked for sign and against the bytes that remain."""
+    start = pos
+    size, pos = read_uvarint(buf, pos)
+    if size < 0:
+        raise DecodeError(f"tagged field {tag} has a negative size {size}", start)
+    if size > len(buf) - pos:
+        raise DecodeError(
+            f"tagged field {tag} of {size} bytes runs past the end of the input", start
+        )
+    return size, pos
+
+
 def read_unknown_tag(
     buf: bytes, pos: int, tag: int, size: int, unknown: list | None
 ) -> tuple[list, int]:
     """Keep the raw bytes of a tag this version does not know, for re-emission on encode."""
+    if size < 0:  # never moves the position backwards, whoever read the size
+        raise DecodeError(f"tagged field {tag} has a negative size {size}", pos)
     end = _check_remaining(buf, pos, size, f"tagged field {tag}")
     if unknown is None:
         unknown = []
@@ -532,11 +568,11 @@ def invalid_tag(tag: int) -> DecodeError:
 
 def skip_unknown_tags(buf: bytes, pos: int, known: int) -> tuple[list | None, int]:
     """Read a tagged section in which this version knows no tags (tags below ``known`` are invalid)."""
-    count, pos = read_uvarint(buf, pos)
+    count, pos = read_tag_count(buf, pos)
     unknown = None
     for _ in range(count):
         tag, pos = read_uvarint(buf, pos)
-        size, pos = read_uvarint(buf, pos)
+        size, pos = read_tag_size(buf, pos, tag)
         if tag < known:
             raise invalid_tag(tag)
         unknown, pos = read_unknown_tag(buf, pos, tag, size, unknown)
