@@ -26,6 +26,7 @@ from .python_values import default_constant, default_expr, mutable_default
 
 TEMPLATES = Path(__file__).with_name("templates")
 RUNTIME = Path(__file__).with_name("runtime")
+TYPED_MARKER = "py.typed"
 BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY311})
 
 # Every runtime name a generated module may use: alias -> (runtime module, name). A module imports
@@ -59,10 +60,12 @@ RUNTIME_NAMES = {
     "_ZERO_BYTES": ("_runtime", "ZERO_BYTES"),
     "_ZERO_UUID": ("_runtime", "ZERO_UUID"),
     "_count_error": ("_runtime", "count_error"),
+    "_new": ("_base", "new_unfilled"),
     "_extend_path": ("_runtime", "extend_path"),
     "_invalid_tag": ("_runtime", "invalid_tag"),
     "_not_ignorable": ("_runtime", "not_ignorable"),
     "_null_error": ("_runtime", "null_error"),
+    "_null_value": ("_runtime", "null_value"),
     "_read_array_count": ("_runtime", "read_array_count"),
     "_read_bytes": ("_runtime", "read_bytes"),
     "_read_compact_array_count": ("_runtime", "read_compact_array_count"),
@@ -112,6 +115,11 @@ def _py_type(field_type) -> str:
 def annotation(fld: Field) -> str:
     text = _py_type(fld.type)
     return f"{text} | None" if not fld.nullable_versions.empty or fld.type.kind == "records" else text
+
+
+def may_be_null(fld: Field) -> bool:
+    """Whether the attribute's type admits None (a writer of a version where it is not nullable checks)."""
+    return annotation(fld).endswith(" | None")
 
 
 def init_default(fld: Field) -> str:
@@ -200,6 +208,7 @@ def _environment() -> jinja2.Environment:
     )
     env.globals.update(
         annotation=annotation,
+        may_be_null=may_be_null,
         init_default=init_default,
         docstring=docstring,
         default_expr=default_expr,
@@ -289,7 +298,7 @@ def generate_package(
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[GeneratedFile]:
-    """Every file of the package, in a stable order: modules, runtime files and ``__init__.py``.
+    """Every file of the package, in a stable order: modules, runtime files, ``__init__.py``, ``py.typed``.
 
     ``progress(done, total)`` is called after each message module is rendered.
     """
@@ -309,7 +318,9 @@ def generate_package(
         package=package, specs=sorted(specs, key=lambda s: s.stem), count=len(specs)
     )
     init_file = GeneratedFile("__init__.py", format_source(init, "__init__"))
-    return sorted(modules + runtime, key=lambda f: f.name) + [init_file]
+    # PEP 561 marker: type checkers use the package's own annotations (empty: nothing is partial).
+    marker = GeneratedFile(TYPED_MARKER, "")
+    return sorted(modules + runtime, key=lambda f: f.name) + [init_file, marker]
 
 
 

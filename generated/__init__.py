@@ -7,11 +7,53 @@ spec; ``lookup(spec_name)`` finds any message class without importing the others
 
 from __future__ import annotations
 
+import difflib
 import importlib
-from typing import NamedTuple
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar, overload
 
 from ._base import MapKeyList, Message
-from ._runtime import DecodeError, EncodeError, ProtocolError, UnsupportedVersionError
+from ._runtime import (
+    DecodeError,
+    EncodeError,
+    ProtocolError,
+    UnknownSpecError,
+    UnsupportedVersionError,
+)
+
+if TYPE_CHECKING:  # for lookup()'s overloads: one per spec, so a type checker knows each class
+    from . import (
+        add_raft_voter_request,
+        add_raft_voter_response,
+        api_versions_request,
+        api_versions_response,
+        begin_quorum_epoch_request,
+        begin_quorum_epoch_response,
+        control_record_type_schema,
+        describe_quorum_request,
+        describe_quorum_response,
+        end_quorum_epoch_request,
+        end_quorum_epoch_response,
+        end_txn_marker,
+        fetch_request,
+        fetch_response,
+        fetch_snapshot_request,
+        fetch_snapshot_response,
+        k_raft_version_record,
+        leader_change_message,
+        quorum_state_data,
+        remove_raft_voter_request,
+        remove_raft_voter_response,
+        request_header,
+        response_header,
+        snapshot_footer_record,
+        snapshot_header_record,
+        update_raft_voter_request,
+        update_raft_voter_response,
+        vote_request,
+        vote_response,
+        voters_record,
+    )
 
 __all__ = [
     "ApiInfo",
@@ -23,6 +65,7 @@ __all__ = [
     "ProtocolError",
     "REMOVED_APIS",
     "SPECS",
+    "UnknownSpecError",
     "UnsupportedVersionError",
     "RequestFrame",
     "ResponseFrame",
@@ -242,17 +285,196 @@ COORDINATOR_RECORDS: dict[str, dict[int, tuple[str, str]]] = {}
 _LOOKED_UP: dict[str, type[Message]] = {}  # framing and the records layer look up on every call
 
 
+@overload
+def lookup(
+    spec_name: Literal["AddRaftVoterRequest"],
+) -> type[add_raft_voter_request.AddRaftVoterRequest]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["AddRaftVoterResponse"],
+) -> type[add_raft_voter_response.AddRaftVoterResponse]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["ApiVersionsRequest"],
+) -> type[api_versions_request.ApiVersionsRequest]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["ApiVersionsResponse"],
+) -> type[api_versions_response.ApiVersionsResponse]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["BeginQuorumEpochRequest"],
+) -> type[begin_quorum_epoch_request.BeginQuorumEpochRequest]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["BeginQuorumEpochResponse"],
+) -> type[begin_quorum_epoch_response.BeginQuorumEpochResponse]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["ControlRecordTypeSchema"],
+) -> type[control_record_type_schema.ControlRecordTypeSchema]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["DescribeQuorumRequest"],
+) -> type[describe_quorum_request.DescribeQuorumRequest]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["DescribeQuorumResponse"],
+) -> type[describe_quorum_response.DescribeQuorumResponse]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["EndQuorumEpochRequest"],
+) -> type[end_quorum_epoch_request.EndQuorumEpochRequest]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["EndQuorumEpochResponse"],
+) -> type[end_quorum_epoch_response.EndQuorumEpochResponse]: ...
+
+
+@overload
+def lookup(spec_name: Literal["EndTxnMarker"]) -> type[end_txn_marker.EndTxnMarker]: ...
+
+
+@overload
+def lookup(spec_name: Literal["FetchRequest"]) -> type[fetch_request.FetchRequest]: ...
+
+
+@overload
+def lookup(spec_name: Literal["FetchResponse"]) -> type[fetch_response.FetchResponse]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["FetchSnapshotRequest"],
+) -> type[fetch_snapshot_request.FetchSnapshotRequest]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["FetchSnapshotResponse"],
+) -> type[fetch_snapshot_response.FetchSnapshotResponse]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["KRaftVersionRecord"],
+) -> type[k_raft_version_record.KRaftVersionRecord]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["LeaderChangeMessage"],
+) -> type[leader_change_message.LeaderChangeMessage]: ...
+
+
+@overload
+def lookup(spec_name: Literal["QuorumStateData"]) -> type[quorum_state_data.QuorumStateData]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["RemoveRaftVoterRequest"],
+) -> type[remove_raft_voter_request.RemoveRaftVoterRequest]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["RemoveRaftVoterResponse"],
+) -> type[remove_raft_voter_response.RemoveRaftVoterResponse]: ...
+
+
+@overload
+def lookup(spec_name: Literal["RequestHeader"]) -> type[request_header.RequestHeader]: ...
+
+
+@overload
+def lookup(spec_name: Literal["ResponseHeader"]) -> type[response_header.ResponseHeader]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["SnapshotFooterRecord"],
+) -> type[snapshot_footer_record.SnapshotFooterRecord]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["SnapshotHeaderRecord"],
+) -> type[snapshot_header_record.SnapshotHeaderRecord]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["UpdateRaftVoterRequest"],
+) -> type[update_raft_voter_request.UpdateRaftVoterRequest]: ...
+
+
+@overload
+def lookup(
+    spec_name: Literal["UpdateRaftVoterResponse"],
+) -> type[update_raft_voter_response.UpdateRaftVoterResponse]: ...
+
+
+@overload
+def lookup(spec_name: Literal["VoteRequest"]) -> type[vote_request.VoteRequest]: ...
+
+
+@overload
+def lookup(spec_name: Literal["VoteResponse"]) -> type[vote_response.VoteResponse]: ...
+
+
+@overload
+def lookup(spec_name: Literal["VotersRecord"]) -> type[voters_record.VotersRecord]: ...
+
+
+@overload
+def lookup(spec_name: str) -> type[Message]: ...
+
+
 def lookup(spec_name: str) -> type[Message]:
-    """The message class of a spec file stem, e.g. ``lookup("VoteRequest")``."""
+    """The message class of a spec file stem, e.g. ``lookup("VoteRequest")``.
+
+    Raises UnknownSpecError (a ProtocolError and a KeyError) naming the closest spec names.
+    """
     found = _LOOKED_UP.get(spec_name)
     if found is None:
         try:
             module_name, class_name = SPECS[spec_name]
         except KeyError:
-            raise KeyError(f"no spec named {spec_name!r} in {__name__}") from None
+            raise UnknownSpecError(
+                _unknown(f"no spec named {spec_name!r}", spec_name, SPECS)
+            ) from None
         module = importlib.import_module(f".{module_name}", __name__)
         found = _LOOKED_UP[spec_name] = getattr(module, class_name)
     return found
+
+
+def _unknown(problem: str, name: str, known: Iterable[str]) -> str:
+    """``problem`` in this package, with the known names closest to ``name`` (ignoring case)."""
+    by_lower = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(name.lower(), by_lower, n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(by_lower[c]) for c in close)}?" if close else ""
+    return f"{problem} in {__name__} ({len(by_lower)} known){hint}"
 
 
 def _api(api_key: int) -> ApiInfo:
@@ -289,14 +511,20 @@ def response_header_version(api_key: int, api_version: int) -> int:
     return 1 if flexible is not None and api_version >= flexible else 0
 
 
-def _family_table(tables: dict, family: str | None, what: str) -> dict:
+_Table = TypeVar("_Table")
+
+
+def _family_table(tables: dict[str, _Table], family: str | None, what: str) -> _Table:
     if family is None:
         if len(tables) != 1:
-            raise KeyError(
+            raise UnknownSpecError(
                 f"{what}: name the family, one of {sorted(tables)}" if tables else f"no {what} here"
             )
         return next(iter(tables.values()))
-    return tables[family]
+    table = tables.get(family)
+    if table is None:
+        raise UnknownSpecError(_unknown(f"no {what} family {family!r}", family, tables))
+    return table
 
 
 def metadata_record_class(record_type: int, family: str | None = None) -> type[Message] | None:

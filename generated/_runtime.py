@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import struct
 import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._base import Struct
 
 __all__ = [
     "ProtocolError",
     "DecodeError",
     "EncodeError",
+    "UnknownSpecError",
     "UnsupportedVersionError",
 ]
 
@@ -22,6 +28,9 @@ MAX_STRING_BYTES = 0x7FFF
 
 class ProtocolError(Exception):
     """Base of every error raised by generated codecs."""
+
+    # Dotted path of the failing field ("topics.partitions.index"), set by the message codecs.
+    field_path: str = ""
 
 
 class DecodeError(ProtocolError):
@@ -40,10 +49,20 @@ class UnsupportedVersionError(ProtocolError):
     """A version outside the message's valid versions, or a struct used outside its versions."""
 
 
+class UnknownSpecError(ProtocolError, KeyError):
+    """A spec name (or record family) the generated package does not have.
+
+    A KeyError too, so callers written for the plain KeyError of earlier versions still catch it.
+    """
+
+    def __str__(self) -> str:  # KeyError's own __str__ would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def _uuid_constructor():
+def _uuid_constructor() -> Callable[[bytes], uuid.UUID]:
     """``UUID(bytes=raw)`` in a third of the time: fill the slots of a new UUID directly.
 
     uuid.UUID's __init__ spends most of its time on argument checks that 16 wire bytes never need.
@@ -211,7 +230,10 @@ def read_compact_string(buf: bytes, pos: int) -> tuple[str | None, int]:
     return _decode_utf8(buf, pos, end), end
 
 
-def write_string(out: bytearray, value: str) -> None:
+def write_string(out: bytearray, value: str | None) -> None:
+    """A non-null string; the attribute's type may admit None where another version allows it."""
+    if value is None:
+        raise null_value()
     data = value.encode("utf-8")
     if len(data) > MAX_STRING_BYTES:
         raise too_long(len(data))
@@ -226,7 +248,9 @@ def write_nullable_string(out: bytearray, value: str | None) -> None:
         write_string(out, value)
 
 
-def write_compact_string(out: bytearray, value: str) -> None:
+def write_compact_string(out: bytearray, value: str | None) -> None:
+    if value is None:
+        raise null_value()
     data = value.encode("utf-8")
     length = len(data)
     if length > MAX_STRING_BYTES:
@@ -273,7 +297,9 @@ def read_compact_bytes(buf: bytes, pos: int) -> tuple[bytes | None, int]:
     return buf[pos:end], end
 
 
-def write_bytes(out: bytearray, value: bytes) -> None:
+def write_bytes(out: bytearray, value: bytes | None) -> None:
+    if value is None:
+        raise null_value()
     out += _pack_int32(len(value))
     out += value
 
@@ -285,7 +311,9 @@ def write_nullable_bytes(out: bytearray, value: bytes | None) -> None:
         write_bytes(out, value)
 
 
-def write_compact_bytes(out: bytearray, value: bytes) -> None:
+def write_compact_bytes(out: bytearray, value: bytes | None) -> None:
+    if value is None:
+        raise null_value()
     write_uvarint(out, len(value) + 1)
     out += value
 
@@ -335,8 +363,8 @@ def read_tag_size(buf: bytes, pos: int, tag: int) -> tuple[int, int]:
 
 
 def read_unknown_tag(
-    buf: bytes, pos: int, tag: int, size: int, unknown: list | None
-) -> tuple[list, int]:
+    buf: bytes, pos: int, tag: int, size: int, unknown: list[tuple[int, bytes]] | None
+) -> tuple[list[tuple[int, bytes]], int]:
     """Keep the raw bytes of a tag this version does not know, for re-emission on encode."""
     if size < 0:  # never moves the position backwards, whoever read the size
         raise DecodeError(f"tagged field {tag} has a negative size {size}", pos)
@@ -359,6 +387,17 @@ INT_RANGES = {
 }
 
 
+_EXPECTED_TYPES: dict[str, type | tuple[type, ...]] = {
+    "bool": bool,
+    "float64": (float, int),
+    "string": str,
+    "bytes": (bytes, bytearray, memoryview),
+    "records": (bytes, bytearray, memoryview),
+    "uuid": uuid.UUID,
+    "array": list,
+}
+
+
 def explain_value(kind: str, value: object, nullable: bool) -> str | None:
     """Why ``value`` cannot be written as ``kind``, or None when it can (used only on the error path)."""
     if value is None:
@@ -370,19 +409,13 @@ def explain_value(kind: str, value: object, nullable: bool) -> str | None:
         if not low <= value <= high:
             return f"{value} is out of range for {kind} [{low}, {high}]"
         return None
-    expected = {
-        "bool": bool,
-        "float64": (float, int),
-        "string": str,
-        "bytes": (bytes, bytearray, memoryview),
-        "records": (bytes, bytearray, memoryview),
-        "uuid": uuid.UUID,
-        "array": list,
-    }.get(kind)
+    expected = _EXPECTED_TYPES.get(kind)
     if expected is not None and not isinstance(value, expected):
         return f"expected {kind}, got {type(value).__name__}"
-    if kind == "string" and len(value.encode("utf-8")) > MAX_STRING_BYTES:
-        return str(too_long(len(value.encode("utf-8"))))
+    if kind == "string" and isinstance(value, str):
+        size = len(value.encode("utf-8"))
+        if size > MAX_STRING_BYTES:
+            return str(too_long(size))
     return None
 
 
@@ -421,7 +454,7 @@ def decode_failure(message_name: str, version: int, exc: BaseException) -> Proto
     return error
 
 
-def write_failure(exc: BaseException, obj: object, fields: str, cls: type) -> _PathError:
+def write_failure(exc: BaseException, obj: object, fields: str, cls: type[Struct]) -> _PathError:
     """Explain a failure inside a struct writer: which field, and what is wrong with its value.
 
     Runs only on the error path, so it can afford to re-check values one by one.
@@ -464,7 +497,7 @@ def _unwrap(exc: BaseException) -> tuple[str, BaseException]:
     return "", exc
 
 
-class _ArrayStructs(dict):
+class _ArrayStructs(dict[int, struct.Struct]):
     """Precompiled ``struct.Struct`` objects for arrays of ``n`` fixed-width elements, by ``n``."""
 
     def __init__(self, code: str) -> None:
@@ -511,7 +544,7 @@ _ARRAYS = {
 
 def read_fixed_array(
     buf: bytes, pos: int, kind: str, compact: bool, nullable: bool
-) -> tuple[list | None, int]:
+) -> tuple[list[Any] | None, int]:
     """An array of fixed-width elements, any length, classic or compact (the generic path)."""
     count, pos = read_compact_array_count(buf, pos) if compact else read_array_count(buf, pos)
     if count < 0:
@@ -541,7 +574,7 @@ def tag_size_error(tag: int, size: int, used: int) -> DecodeError:
     return DecodeError(f"tagged field {tag} declares {size} bytes but its value has {used}")
 
 
-def write_raw_tags(out: bytearray, unknown: list, declared: int) -> None:
+def write_raw_tags(out: bytearray, unknown: list[tuple[int, bytes]], declared: int) -> None:
     """Write tags kept raw from a decode, after the known ones (whose numbers are all below them)."""
     seen: set[int] = set()
     for tag, _ in unknown:
@@ -562,14 +595,20 @@ def null_error() -> DecodeError:
     return DecodeError("non-nullable field was serialized as null")
 
 
+def null_value() -> EncodeError:
+    return EncodeError("is null but not nullable in this version")
+
+
 def invalid_tag(tag: int) -> DecodeError:
     return DecodeError(f"tag {tag} is not valid for this version")
 
 
-def skip_unknown_tags(buf: bytes, pos: int, known: int) -> tuple[list | None, int]:
+def skip_unknown_tags(
+    buf: bytes, pos: int, known: int
+) -> tuple[list[tuple[int, bytes]] | None, int]:
     """Read a tagged section in which this version knows no tags (tags below ``known`` are invalid)."""
     count, pos = read_tag_count(buf, pos)
-    unknown = None
+    unknown: list[tuple[int, bytes]] | None = None
     for _ in range(count):
         tag, pos = read_uvarint(buf, pos)
         size, pos = read_tag_size(buf, pos, tag)

@@ -131,7 +131,7 @@ def decode_v2_batch(buf: bytes, pos: int, size: int, limit: int) -> RecordBatch:
 def _read_records(buf, pos, end, count, base_offset, base_timestamp) -> list:
     # The hot loop: varints of one and two bytes (the common case) are decoded inline. The repetition is
     # deliberate: a helper call per varint makes decoding about 40% slower (bench/records.py).
-    records = []
+    records: list[Record] = []
     append = records.append
     varint = _read_varint
     new = _new_record
@@ -200,7 +200,7 @@ def _read_records(buf, pos, end, count, base_offset, base_timestamp) -> list:
             value = buf[pos : pos + size]
             pos += size
         if buf[pos] == 0:
-            headers = []
+            headers: list[tuple[str, bytes | None]] = []
             pos += 1
         else:
             headers, pos = _read_headers(buf, pos, record_end)
@@ -322,10 +322,9 @@ def write_v2_batch(
         except (TypeError, ValueError) as exc:
             raise EncodeError(f"record {index}: {exc}") from None
     codec = attributes & ATTR_CODEC_MASK
-    if codec:
-        body = compress(codec, bytes(body), compression_level)
+    payload = compress(codec, bytes(body), compression_level) if codec else body
     out = bytearray(V2_HEADER_SIZE)
-    out += body
+    out += payload
     try:
         _HEADER.pack_into(
             out,

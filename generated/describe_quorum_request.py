@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import struct as _struct
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     count_error as _count_error,
@@ -27,8 +27,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "PartitionData",
@@ -206,7 +204,7 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
                 _e = _new(PartitionData)
                 f = "partitions[].partition_index"
@@ -218,8 +216,8 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -246,15 +244,15 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v0(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -284,11 +282,11 @@ def _read_describe_quorum_request_v0(buf: bytes, pos: int) -> tuple[DescribeQuor
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[TopicData] = []
             for _ in range(_n):
-                _e, pos = _read_topic_data_v0(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_topic_data_v0(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -305,15 +303,15 @@ def _write_describe_quorum_request_v0(obj: DescribeQuorumRequest, out: bytearray
     f = ""
     try:
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v0(topics_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:

@@ -18,6 +18,7 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
@@ -37,8 +38,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "ReplicaState",
@@ -539,7 +538,7 @@ def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _current_voters_list: list[ReplicaState] = []
             for _ in range(_n):
                 _e = _new(ReplicaState)
                 f = "current_voters[].replica_id"
@@ -557,8 +556,8 @@ def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.current_voters = _elements
+                _current_voters_list.append(_e)
+            obj.current_voters = _current_voters_list
         f = "observers"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -570,7 +569,7 @@ def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _observers_list: list[ReplicaState] = []
             for _ in range(_n):
                 _e = _new(ReplicaState)
                 f = "observers[].replica_id"
@@ -588,8 +587,8 @@ def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.observers = _elements
+                _observers_list.append(_e)
+            obj.observers = _observers_list
         obj.error_message = ""
         f = ""
         if buf[pos] == 0:
@@ -618,25 +617,25 @@ def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
             obj.high_watermark,
         )
         f = "current_voters"
-        items = obj.current_voters
-        size = len(items)
+        current_voters_items = obj.current_voters
+        size = len(current_voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "current_voters[]"
-        for item in items:
-            _write_replica_state_v0(item, out)
+        for current_voters_item in current_voters_items:
+            _write_replica_state_v0(current_voters_item, out)
         f = "observers"
-        items = obj.observers
-        size = len(items)
+        observers_items = obj.observers
+        size = len(observers_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "observers[]"
-        for item in items:
-            _write_replica_state_v0(item, out)
+        for observers_item in observers_items:
+            _write_replica_state_v0(observers_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -671,7 +670,7 @@ def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _current_voters_list: list[ReplicaState] = []
             for _ in range(_n):
                 _e = _new(ReplicaState)
                 f = "current_voters[].replica_id"
@@ -689,8 +688,8 @@ def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.current_voters = _elements
+                _current_voters_list.append(_e)
+            obj.current_voters = _current_voters_list
         f = "observers"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -702,7 +701,7 @@ def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _observers_list: list[ReplicaState] = []
             for _ in range(_n):
                 _e = _new(ReplicaState)
                 f = "observers[].replica_id"
@@ -720,8 +719,8 @@ def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.observers = _elements
+                _observers_list.append(_e)
+            obj.observers = _observers_list
         obj.error_message = ""
         f = ""
         if buf[pos] == 0:
@@ -750,25 +749,25 @@ def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
             obj.high_watermark,
         )
         f = "current_voters"
-        items = obj.current_voters
-        size = len(items)
+        current_voters_items = obj.current_voters
+        size = len(current_voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "current_voters[]"
-        for item in items:
-            _write_replica_state_v1(item, out)
+        for current_voters_item in current_voters_items:
+            _write_replica_state_v1(current_voters_item, out)
         f = "observers"
-        items = obj.observers
-        size = len(items)
+        observers_items = obj.observers
+        size = len(observers_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "observers[]"
-        for item in items:
-            _write_replica_state_v1(item, out)
+        for observers_item in observers_items:
+            _write_replica_state_v1(observers_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -813,7 +812,7 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _current_voters_list: list[ReplicaState] = []
             for _ in range(_n):
                 _e = _new(ReplicaState)
                 f = "current_voters[].replica_id,replica_directory_id,log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
@@ -836,8 +835,8 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.current_voters = _elements
+                _current_voters_list.append(_e)
+            obj.current_voters = _current_voters_list
         f = "observers"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -849,7 +848,7 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _observers_list: list[ReplicaState] = []
             for _ in range(_n):
                 _e = _new(ReplicaState)
                 f = "observers[].replica_id,replica_directory_id,log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
@@ -872,8 +871,8 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.observers = _elements
+                _observers_list.append(_e)
+            obj.observers = _observers_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -895,11 +894,11 @@ def _write_partition_data_v2(obj: PartitionData, out: bytearray) -> None:
             obj.error_code,
         )
         f = "error_message"
-        value = obj.error_message
-        if value is None:
+        error_message_value = obj.error_message
+        if error_message_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = error_message_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -915,25 +914,25 @@ def _write_partition_data_v2(obj: PartitionData, out: bytearray) -> None:
             obj.high_watermark,
         )
         f = "current_voters"
-        items = obj.current_voters
-        size = len(items)
+        current_voters_items = obj.current_voters
+        size = len(current_voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "current_voters[]"
-        for item in items:
-            _write_replica_state_v2(item, out)
+        for current_voters_item in current_voters_items:
+            _write_replica_state_v2(current_voters_item, out)
         f = "observers"
-        items = obj.observers
-        size = len(items)
+        observers_items = obj.observers
+        size = len(observers_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "observers[]"
-        for item in items:
-            _write_replica_state_v2(item, out)
+        for observers_item in observers_items:
+            _write_replica_state_v2(observers_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -975,11 +974,11 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
             raise _null_error()
         else:
             f = "partitions[]"
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
-                _e, pos = _read_partition_data_v0(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_item, pos = _read_partition_data_v0(buf, pos)
+                _partitions_list.append(_partitions_item)
+            obj.partitions = _partitions_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -1006,15 +1005,15 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v0(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1056,11 +1055,11 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
             raise _null_error()
         else:
             f = "partitions[]"
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
-                _e, pos = _read_partition_data_v1(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_item, pos = _read_partition_data_v1(buf, pos)
+                _partitions_list.append(_partitions_item)
+            obj.partitions = _partitions_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -1087,15 +1086,15 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v1(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v1(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1137,11 +1136,11 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
             raise _null_error()
         else:
             f = "partitions[]"
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
-                _e, pos = _read_partition_data_v2(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_item, pos = _read_partition_data_v2(buf, pos)
+                _partitions_list.append(_partitions_item)
+            obj.partitions = _partitions_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -1168,15 +1167,15 @@ def _write_topic_data_v2(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v2(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v2(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1289,7 +1288,7 @@ def _read_node_v2(buf: bytes, pos: int) -> tuple[Node, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = _MapKeyList()
+            _listeners_list: _MapKeyList[Listener] = _MapKeyList()
             for _ in range(_n):
                 _e = _new(Listener)
                 f = "listeners[].name"
@@ -1325,8 +1324,8 @@ def _read_node_v2(buf: bytes, pos: int) -> tuple[Node, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.listeners = _elements
+                _listeners_list.append(_e)
+            obj.listeners = _listeners_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -1345,15 +1344,15 @@ def _write_node_v2(obj: Node, out: bytearray) -> None:
         f = "node_id"
         out += _S0.pack(obj.node_id)
         f = "listeners"
-        items = obj.listeners
-        size = len(items)
+        listeners_items = obj.listeners
+        size = len(listeners_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "listeners[]"
-        for item in items:
-            _write_listener_v2(item, out)
+        for listeners_item in listeners_items:
+            _write_listener_v2(listeners_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1386,11 +1385,11 @@ def _read_describe_quorum_response_v0(buf: bytes, pos: int) -> tuple[DescribeQuo
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[TopicData] = []
             for _ in range(_n):
-                _e, pos = _read_topic_data_v0(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_topic_data_v0(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         obj.error_message = ""
         obj.nodes = _MapKeyList()
         f = ""
@@ -1411,15 +1410,15 @@ def _write_describe_quorum_response_v0(obj: DescribeQuorumResponse, out: bytearr
         f = "error_code"
         out += _S4.pack(obj.error_code)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v0(topics_item, out)
         f = "nodes"
         if obj.nodes != []:
             raise _not_ignorable()
@@ -1455,11 +1454,11 @@ def _read_describe_quorum_response_v1(buf: bytes, pos: int) -> tuple[DescribeQuo
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[TopicData] = []
             for _ in range(_n):
-                _e, pos = _read_topic_data_v1(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_topic_data_v1(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         obj.error_message = ""
         obj.nodes = _MapKeyList()
         f = ""
@@ -1480,15 +1479,15 @@ def _write_describe_quorum_response_v1(obj: DescribeQuorumResponse, out: bytearr
         f = "error_code"
         out += _S4.pack(obj.error_code)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v1(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v1(topics_item, out)
         f = "nodes"
         if obj.nodes != []:
             raise _not_ignorable()
@@ -1534,11 +1533,11 @@ def _read_describe_quorum_response_v2(buf: bytes, pos: int) -> tuple[DescribeQuo
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[TopicData] = []
             for _ in range(_n):
-                _e, pos = _read_topic_data_v2(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_topic_data_v2(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "nodes"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -1551,11 +1550,11 @@ def _read_describe_quorum_response_v2(buf: bytes, pos: int) -> tuple[DescribeQuo
             raise _null_error()
         else:
             f = "nodes[]"
-            _elements = _MapKeyList()
+            _nodes_list: _MapKeyList[Node] = _MapKeyList()
             for _ in range(_n):
-                _e, pos = _read_node_v2(buf, pos)
-                _elements.append(_e)
-            obj.nodes = _elements
+                _nodes_item, pos = _read_node_v2(buf, pos)
+                _nodes_list.append(_nodes_item)
+            obj.nodes = _nodes_list
         f = ""
         if buf[pos] == 0:
             obj.unknown_tagged_fields = None
@@ -1574,11 +1573,11 @@ def _write_describe_quorum_response_v2(obj: DescribeQuorumResponse, out: bytearr
         f = "error_code"
         out += _S4.pack(obj.error_code)
         f = "error_message"
-        value = obj.error_message
-        if value is None:
+        error_message_value = obj.error_message
+        if error_message_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = error_message_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -1588,25 +1587,25 @@ def _write_describe_quorum_response_v2(obj: DescribeQuorumResponse, out: bytearr
                 raise _too_long(size)
             out += data
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v2(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v2(topics_item, out)
         f = "nodes"
-        items = obj.nodes
-        size = len(items)
+        nodes_items = obj.nodes
+        size = len(nodes_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "nodes[]"
-        for item in items:
-            _write_node_v2(item, out)
+        for nodes_item in nodes_items:
+            _write_node_v2(nodes_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     ARRAY_int32 as _ARRAY_int32,
@@ -63,8 +63,6 @@ from ._runtime import (
     write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "FetchPartition",
@@ -828,7 +826,7 @@ def _read_fetch_topic_v4(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition"
@@ -846,8 +844,8 @@ def _read_fetch_topic_v4(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                 _e.replica_directory_id = _ZERO_UUID
                 _e.high_watermark = 9223372036854775807
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -862,12 +860,12 @@ def _write_fetch_topic_v4(obj: FetchTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v4(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v4(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -890,7 +888,7 @@ def _read_fetch_topic_v5(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition"
@@ -907,8 +905,8 @@ def _read_fetch_topic_v5(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                 _e.replica_directory_id = _ZERO_UUID
                 _e.high_watermark = 9223372036854775807
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -923,12 +921,12 @@ def _write_fetch_topic_v5(obj: FetchTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v5(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v5(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -951,7 +949,7 @@ def _read_fetch_topic_v9(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition,current_leader_epoch,fetch_offset"
@@ -964,8 +962,8 @@ def _read_fetch_topic_v9(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                 _e.replica_directory_id = _ZERO_UUID
                 _e.high_watermark = 9223372036854775807
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -980,12 +978,12 @@ def _write_fetch_topic_v9(obj: FetchTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v9(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v9(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1022,7 +1020,7 @@ def _read_fetch_topic_v12(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
@@ -1043,8 +1041,8 @@ def _read_fetch_topic_v12(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         f = ""
         if buf[pos] == 0:
@@ -1072,15 +1070,15 @@ def _write_fetch_topic_v12(obj: FetchTopic, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1113,7 +1111,7 @@ def _read_fetch_topic_v13(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
@@ -1134,8 +1132,8 @@ def _read_fetch_topic_v13(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic = ""
         f = ""
         if buf[pos] == 0:
@@ -1155,15 +1153,15 @@ def _write_fetch_topic_v13(obj: FetchTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1196,7 +1194,7 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
@@ -1253,8 +1251,8 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                         if pos - _start != _size:
                             raise _tag_size_error(_tag, _size, pos - _start)
                     _e.unknown_tagged_fields = _unknown
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic = ""
         f = ""
         if buf[pos] == 0:
@@ -1274,15 +1272,15 @@ def _write_fetch_topic_v17(obj: FetchTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v17(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v17(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1315,7 +1313,7 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _partitions_list: list[FetchPartition] = []
             for _ in range(_n):
                 _e = _new(FetchPartition)
                 f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
@@ -1376,8 +1374,8 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                         if pos - _start != _size:
                             raise _tag_size_error(_tag, _size, pos - _start)
                     _e.unknown_tagged_fields = _unknown
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_list.append(_e)
+            obj.partitions = _partitions_list
         obj.topic = ""
         f = ""
         if buf[pos] == 0:
@@ -1397,15 +1395,15 @@ def _write_fetch_topic_v18(obj: FetchTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v18(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v18(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1483,10 +1481,10 @@ def _write_forgotten_topic_v7(obj: ForgottenTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
-        out += _ARRAY_int32[size].pack(*items)
+        out += _ARRAY_int32[size].pack(*partitions_items)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1549,13 +1547,13 @@ def _write_forgotten_topic_v12(obj: ForgottenTopic, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
-        out += _ARRAY_int32[size].pack(*items)
+        out += _ARRAY_int32[size].pack(*partitions_items)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1606,13 +1604,13 @@ def _write_forgotten_topic_v13(obj: ForgottenTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
-        out += _ARRAY_int32[size].pack(*items)
+        out += _ARRAY_int32[size].pack(*partitions_items)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1644,11 +1642,11 @@ def _read_fetch_request_v4(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v4(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v4(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         obj.cluster_id = None
         obj.replica_state = ReplicaState()
         obj.session_id = 0
@@ -1678,12 +1676,12 @@ def _write_fetch_request_v4(obj: FetchRequest, out: bytearray) -> None:
             obj.isolation_level,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v4(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v4(topics_item, out)
         f = "forgotten_topics_data"
         if obj.forgotten_topics_data != []:
             raise _not_ignorable()
@@ -1714,11 +1712,11 @@ def _read_fetch_request_v5(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v5(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v5(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         obj.cluster_id = None
         obj.replica_state = ReplicaState()
         obj.session_id = 0
@@ -1748,12 +1746,12 @@ def _write_fetch_request_v5(obj: FetchRequest, out: bytearray) -> None:
             obj.isolation_level,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v5(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v5(topics_item, out)
         f = "forgotten_topics_data"
         if obj.forgotten_topics_data != []:
             raise _not_ignorable()
@@ -1789,17 +1787,17 @@ def _read_fetch_request_v7(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v5(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v5(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic"
@@ -1810,8 +1808,8 @@ def _read_fetch_request_v7(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
                 _e.topic_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         obj.cluster_id = None
         obj.replica_state = ReplicaState()
         obj.rack_id = ""
@@ -1840,19 +1838,19 @@ def _write_fetch_request_v7(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v5(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v5(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v7(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v7(forgotten_topics_data_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1885,17 +1883,17 @@ def _read_fetch_request_v9(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v9(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v9(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic"
@@ -1906,8 +1904,8 @@ def _read_fetch_request_v9(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
                 _e.topic_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         obj.cluster_id = None
         obj.replica_state = ReplicaState()
         obj.rack_id = ""
@@ -1936,19 +1934,19 @@ def _write_fetch_request_v9(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v9(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v9(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v7(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v7(forgotten_topics_data_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1981,17 +1979,17 @@ def _read_fetch_request_v11(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v9(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v9(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n, pos = _read_array_count(buf, pos)
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic"
@@ -2002,8 +2000,8 @@ def _read_fetch_request_v11(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
                 _e.topic_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         obj.rack_id, pos = _read_string(buf, pos)
         if obj.rack_id is None:
@@ -2035,19 +2033,19 @@ def _write_fetch_request_v11(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v9(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v9(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v7(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v7(forgotten_topics_data_item, out)
         f = "rack_id"
         _write_string(out, obj.rack_id)
         f = ""
@@ -2088,11 +2086,11 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v12(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v12(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -2104,7 +2102,7 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic"
@@ -2136,8 +2134,8 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         _n = buf[pos] - 1
         if 0 <= _n < 0x7F:
@@ -2220,25 +2218,25 @@ def _write_fetch_request_v12(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v12(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v12(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v12(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v12(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2264,11 +2262,11 @@ def _write_fetch_request_v12(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2320,11 +2318,11 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v13(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v13(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -2336,7 +2334,7 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic_id"
@@ -2360,8 +2358,8 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         _n = buf[pos] - 1
         if 0 <= _n < 0x7F:
@@ -2444,25 +2442,25 @@ def _write_fetch_request_v13(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v13(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v13(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2488,11 +2486,11 @@ def _write_fetch_request_v13(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2541,11 +2539,11 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v13(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v13(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -2557,7 +2555,7 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic_id"
@@ -2581,8 +2579,8 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         _n = buf[pos] - 1
         if 0 <= _n < 0x7F:
@@ -2667,25 +2665,25 @@ def _write_fetch_request_v15(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v13(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v13(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2713,11 +2711,11 @@ def _write_fetch_request_v15(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2776,11 +2774,11 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v17(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v17(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -2792,7 +2790,7 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic_id"
@@ -2816,8 +2814,8 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         _n = buf[pos] - 1
         if 0 <= _n < 0x7F:
@@ -2902,25 +2900,25 @@ def _write_fetch_request_v17(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v17(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v17(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2948,11 +2946,11 @@ def _write_fetch_request_v17(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -3011,11 +3009,11 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             raise _null_error()
         else:
             f = "topics[]"
-            _elements = []
+            _topics_list: list[FetchTopic] = []
             for _ in range(_n):
-                _e, pos = _read_fetch_topic_v18(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
+                _topics_item, pos = _read_fetch_topic_v18(buf, pos)
+                _topics_list.append(_topics_item)
+            obj.topics = _topics_list
         f = "forgotten_topics_data"
         _n = buf[pos] - 1
         if _n < 0x7F:
@@ -3027,7 +3025,7 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
         if _n < 0:
             raise _null_error()
         else:
-            _elements = []
+            _forgotten_topics_data_list: list[ForgottenTopic] = []
             for _ in range(_n):
                 _e = _new(ForgottenTopic)
                 f = "forgotten_topics_data[].topic_id"
@@ -3051,8 +3049,8 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
+                _forgotten_topics_data_list.append(_e)
+            obj.forgotten_topics_data = _forgotten_topics_data_list
         f = "rack_id"
         _n = buf[pos] - 1
         if 0 <= _n < 0x7F:
@@ -3137,25 +3135,25 @@ def _write_fetch_request_v18(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v18(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v18(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -3183,11 +3181,11 @@ def _write_fetch_request_v18(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)

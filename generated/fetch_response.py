@@ -33,6 +33,7 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
@@ -68,8 +69,6 @@ from ._runtime import (
     write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "AbortedTransaction",
@@ -705,15 +704,15 @@ def _read_partition_data_v4(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         if _n < 0:
             obj.aborted_transactions = None
         else:
-            _elements = []
+            _aborted_transactions_list: list[AbortedTransaction] = []
             for _ in range(_n):
                 _e = _new(AbortedTransaction)
                 f = "aborted_transactions[].producer_id,first_offset"
                 _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
                 pos += 16
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.aborted_transactions = _elements
+                _aborted_transactions_list.append(_e)
+            obj.aborted_transactions = _aborted_transactions_list
         f = "records"
         obj.records, pos = _read_bytes(buf, pos)
         obj.log_start_offset = -1
@@ -748,15 +747,15 @@ def _write_partition_data_v4(obj: PartitionData, out: bytearray) -> None:
         if obj.snapshot_id != _DEFAULT_SnapshotId:
             raise _not_ignorable()
         f = "aborted_transactions"
-        items = obj.aborted_transactions
-        if items is None:
+        aborted_transactions_items = obj.aborted_transactions
+        if aborted_transactions_items is None:
             out += b"\xff\xff\xff\xff"
         else:
-            size = len(items)
+            size = len(aborted_transactions_items)
             out += _INT32.pack(size)
             f = "aborted_transactions[]"
-            for item in items:
-                _write_aborted_transaction_v4(item, out)
+            for aborted_transactions_item in aborted_transactions_items:
+                _write_aborted_transaction_v4(aborted_transactions_item, out)
         f = "preferred_read_replica"
         if obj.preferred_read_replica != -1:
             raise _not_ignorable()
@@ -789,15 +788,15 @@ def _read_partition_data_v5(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         if _n < 0:
             obj.aborted_transactions = None
         else:
-            _elements = []
+            _aborted_transactions_list: list[AbortedTransaction] = []
             for _ in range(_n):
                 _e = _new(AbortedTransaction)
                 f = "aborted_transactions[].producer_id,first_offset"
                 _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
                 pos += 16
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.aborted_transactions = _elements
+                _aborted_transactions_list.append(_e)
+            obj.aborted_transactions = _aborted_transactions_list
         f = "records"
         obj.records, pos = _read_bytes(buf, pos)
         obj.diverging_epoch = EpochEndOffset()
@@ -832,15 +831,15 @@ def _write_partition_data_v5(obj: PartitionData, out: bytearray) -> None:
         if obj.snapshot_id != _DEFAULT_SnapshotId:
             raise _not_ignorable()
         f = "aborted_transactions"
-        items = obj.aborted_transactions
-        if items is None:
+        aborted_transactions_items = obj.aborted_transactions
+        if aborted_transactions_items is None:
             out += b"\xff\xff\xff\xff"
         else:
-            size = len(items)
+            size = len(aborted_transactions_items)
             out += _INT32.pack(size)
             f = "aborted_transactions[]"
-            for item in items:
-                _write_aborted_transaction_v4(item, out)
+            for aborted_transactions_item in aborted_transactions_items:
+                _write_aborted_transaction_v4(aborted_transactions_item, out)
         f = "preferred_read_replica"
         if obj.preferred_read_replica != -1:
             raise _not_ignorable()
@@ -873,15 +872,15 @@ def _read_partition_data_v11(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         if _n < 0:
             obj.aborted_transactions = None
         else:
-            _elements = []
+            _aborted_transactions_list: list[AbortedTransaction] = []
             for _ in range(_n):
                 _e = _new(AbortedTransaction)
                 f = "aborted_transactions[].producer_id,first_offset"
                 _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
                 pos += 16
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.aborted_transactions = _elements
+                _aborted_transactions_list.append(_e)
+            obj.aborted_transactions = _aborted_transactions_list
         f = "preferred_read_replica"
         (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)
         pos += 4
@@ -918,15 +917,15 @@ def _write_partition_data_v11(obj: PartitionData, out: bytearray) -> None:
         if obj.snapshot_id != _DEFAULT_SnapshotId:
             raise _not_ignorable()
         f = "aborted_transactions"
-        items = obj.aborted_transactions
-        if items is None:
+        aborted_transactions_items = obj.aborted_transactions
+        if aborted_transactions_items is None:
             out += b"\xff\xff\xff\xff"
         else:
-            size = len(items)
+            size = len(aborted_transactions_items)
             out += _INT32.pack(size)
             f = "aborted_transactions[]"
-            for item in items:
-                _write_aborted_transaction_v4(item, out)
+            for aborted_transactions_item in aborted_transactions_items:
+                _write_aborted_transaction_v4(aborted_transactions_item, out)
         f = "preferred_read_replica"
         out += _S2.pack(obj.preferred_read_replica)
         f = "records"
@@ -964,7 +963,7 @@ def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         if _n < 0:
             obj.aborted_transactions = None
         else:
-            _elements = []
+            _aborted_transactions_list: list[AbortedTransaction] = []
             for _ in range(_n):
                 _e = _new(AbortedTransaction)
                 f = "aborted_transactions[].producer_id,first_offset"
@@ -976,8 +975,8 @@ def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.aborted_transactions = _elements
+                _aborted_transactions_list.append(_e)
+            obj.aborted_transactions = _aborted_transactions_list
         f = "preferred_read_replica"
         (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)
         pos += 4
@@ -1046,18 +1045,18 @@ def _write_partition_data_v12(obj: PartitionData, out: bytearray) -> None:
             obj.log_start_offset,
         )
         f = "aborted_transactions"
-        items = obj.aborted_transactions
-        if items is None:
+        aborted_transactions_items = obj.aborted_transactions
+        if aborted_transactions_items is None:
             out += b"\x00"
         else:
-            size = len(items)
+            size = len(aborted_transactions_items)
             if size + 1 < 128:
                 out.append(size + 1)
             else:
                 _write_uvarint(out, size + 1)
             f = "aborted_transactions[]"
-            for item in items:
-                _write_aborted_transaction_v12(item, out)
+            for aborted_transactions_item in aborted_transactions_items:
+                _write_aborted_transaction_v12(aborted_transactions_item, out)
         f = "preferred_read_replica"
         out += _S2.pack(obj.preferred_read_replica)
         f = "records"
@@ -1130,11 +1129,11 @@ def _read_fetchable_topic_response_v4(buf: bytes, pos: int) -> tuple[FetchableTo
             raise _null_error()
         else:
             f = "partitions[]"
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
-                _e, pos = _read_partition_data_v4(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_item, pos = _read_partition_data_v4(buf, pos)
+                _partitions_list.append(_partitions_item)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -1149,12 +1148,12 @@ def _write_fetchable_topic_response_v4(obj: FetchableTopicResponse, out: bytearr
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v4(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v4(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1178,11 +1177,11 @@ def _read_fetchable_topic_response_v5(buf: bytes, pos: int) -> tuple[FetchableTo
             raise _null_error()
         else:
             f = "partitions[]"
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
-                _e, pos = _read_partition_data_v5(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_item, pos = _read_partition_data_v5(buf, pos)
+                _partitions_list.append(_partitions_item)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -1197,12 +1196,12 @@ def _write_fetchable_topic_response_v5(obj: FetchableTopicResponse, out: bytearr
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v5(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v5(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1226,11 +1225,11 @@ def _read_fetchable_topic_response_v11(buf: bytes, pos: int) -> tuple[FetchableT
             raise _null_error()
         else:
             f = "partitions[]"
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
-                _e, pos = _read_partition_data_v11(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_item, pos = _read_partition_data_v11(buf, pos)
+                _partitions_list.append(_partitions_item)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -1245,12 +1244,12 @@ def _write_fetchable_topic_response_v11(obj: FetchableTopicResponse, out: bytear
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v11(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v11(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1288,11 +1287,11 @@ def _read_fetchable_topic_response_v12(buf: bytes, pos: int) -> tuple[FetchableT
             raise _null_error()
         else:
             f = "partitions[]"
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
-                _e, pos = _read_partition_data_v12(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_item, pos = _read_partition_data_v12(buf, pos)
+                _partitions_list.append(_partitions_item)
+            obj.partitions = _partitions_list
         obj.topic_id = _ZERO_UUID
         f = ""
         if buf[pos] == 0:
@@ -1320,15 +1319,15 @@ def _write_fetchable_topic_response_v12(obj: FetchableTopicResponse, out: bytear
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1362,11 +1361,11 @@ def _read_fetchable_topic_response_v13(buf: bytes, pos: int) -> tuple[FetchableT
             raise _null_error()
         else:
             f = "partitions[]"
-            _elements = []
+            _partitions_list: list[PartitionData] = []
             for _ in range(_n):
-                _e, pos = _read_partition_data_v12(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
+                _partitions_item, pos = _read_partition_data_v12(buf, pos)
+                _partitions_list.append(_partitions_item)
+            obj.partitions = _partitions_list
         obj.topic = ""
         f = ""
         if buf[pos] == 0:
@@ -1386,15 +1385,15 @@ def _write_fetchable_topic_response_v13(obj: FetchableTopicResponse, out: bytear
         f = "topic_id"
         out += _S8.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1470,11 +1469,11 @@ def _write_node_endpoint_v16(obj: NodeEndpoint, out: bytearray) -> None:
         f = "port"
         out += _S2.pack(obj.port)
         f = "rack"
-        value = obj.rack
-        if value is None:
+        rack_value = obj.rack
+        if rack_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = rack_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -1509,11 +1508,11 @@ def _read_fetch_response_v4(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            _elements = []
+            _responses_list: list[FetchableTopicResponse] = []
             for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v4(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
+                _responses_item, pos = _read_fetchable_topic_response_v4(buf, pos)
+                _responses_list.append(_responses_item)
+            obj.responses = _responses_list
         obj.error_code = 0
         obj.session_id = 0
         obj.node_endpoints = _MapKeyList()
@@ -1533,12 +1532,12 @@ def _write_fetch_response_v4(obj: FetchResponse, out: bytearray) -> None:
         if obj.session_id != 0:
             raise _not_ignorable()
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         out += _INT32.pack(size)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v4(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v4(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1564,11 +1563,11 @@ def _read_fetch_response_v5(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            _elements = []
+            _responses_list: list[FetchableTopicResponse] = []
             for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v5(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
+                _responses_item, pos = _read_fetchable_topic_response_v5(buf, pos)
+                _responses_list.append(_responses_item)
+            obj.responses = _responses_list
         obj.error_code = 0
         obj.session_id = 0
         obj.node_endpoints = _MapKeyList()
@@ -1588,12 +1587,12 @@ def _write_fetch_response_v5(obj: FetchResponse, out: bytearray) -> None:
         if obj.session_id != 0:
             raise _not_ignorable()
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         out += _INT32.pack(size)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v5(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v5(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1619,11 +1618,11 @@ def _read_fetch_response_v7(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            _elements = []
+            _responses_list: list[FetchableTopicResponse] = []
             for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v5(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
+                _responses_item, pos = _read_fetchable_topic_response_v5(buf, pos)
+                _responses_list.append(_responses_item)
+            obj.responses = _responses_list
         obj.node_endpoints = _MapKeyList()
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -1642,12 +1641,12 @@ def _write_fetch_response_v7(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         out += _INT32.pack(size)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v5(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v5(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1673,11 +1672,11 @@ def _read_fetch_response_v11(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            _elements = []
+            _responses_list: list[FetchableTopicResponse] = []
             for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v11(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
+                _responses_item, pos = _read_fetchable_topic_response_v11(buf, pos)
+                _responses_list.append(_responses_item)
+            obj.responses = _responses_list
         obj.node_endpoints = _MapKeyList()
         obj.unknown_tagged_fields = None
     except Exception as exc:
@@ -1696,12 +1695,12 @@ def _write_fetch_response_v11(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         out += _INT32.pack(size)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v11(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v11(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1733,11 +1732,11 @@ def _read_fetch_response_v12(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            _elements = []
+            _responses_list: list[FetchableTopicResponse] = []
             for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v12(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
+                _responses_item, pos = _read_fetchable_topic_response_v12(buf, pos)
+                _responses_list.append(_responses_item)
+            obj.responses = _responses_list
         obj.node_endpoints = _MapKeyList()
         f = ""
         if buf[pos] == 0:
@@ -1761,15 +1760,15 @@ def _write_fetch_response_v12(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v12(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v12(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1805,11 +1804,11 @@ def _read_fetch_response_v13(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            _elements = []
+            _responses_list: list[FetchableTopicResponse] = []
             for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v13(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
+                _responses_item, pos = _read_fetchable_topic_response_v13(buf, pos)
+                _responses_list.append(_responses_item)
+            obj.responses = _responses_list
         obj.node_endpoints = _MapKeyList()
         f = ""
         if buf[pos] == 0:
@@ -1833,15 +1832,15 @@ def _write_fetch_response_v13(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v13(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v13(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1877,11 +1876,11 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
             raise _null_error()
         else:
             f = "responses[]"
-            _elements = []
+            _responses_list: list[FetchableTopicResponse] = []
             for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v13(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
+                _responses_item, pos = _read_fetchable_topic_response_v13(buf, pos)
+                _responses_list.append(_responses_item)
+            obj.responses = _responses_list
         f = ""
         obj.node_endpoints = _MapKeyList()
         if buf[pos] == 0:
@@ -1920,7 +1919,7 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                     if _n < 0:
                         raise _null_error()
                     else:
-                        _elements = _MapKeyList()
+                        _node_endpoints_list: _MapKeyList[NodeEndpoint] = _MapKeyList()
                         for _ in range(_n):
                             _e = _new(NodeEndpoint)
                             f = "node_endpoints[].node_id"
@@ -1957,8 +1956,8 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                                 pos += 1
                             else:
                                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                            _elements.append(_e)
-                        obj.node_endpoints = _elements
+                            _node_endpoints_list.append(_e)
+                        obj.node_endpoints = _node_endpoints_list
                 elif _tag < 1:
                     raise _invalid_tag(_tag)
                 else:
@@ -1983,15 +1982,15 @@ def _write_fetch_response_v16(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v13(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v13(responses_item, out)
         f = ""
         # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "node_endpoints"
@@ -2007,15 +2006,15 @@ def _write_fetch_response_v16(obj: FetchResponse, out: bytearray) -> None:
             f = "node_endpoints"
             out.append(0)
             tag_out = bytearray()
-            items = obj.node_endpoints
-            size = len(items)
+            node_endpoints_items = obj.node_endpoints
+            size = len(node_endpoints_items)
             if size + 1 < 128:
                 tag_out.append(size + 1)
             else:
                 _write_uvarint(tag_out, size + 1)
             f = "node_endpoints[]"
-            for item in items:
-                _write_node_endpoint_v16(item, tag_out)
+            for node_endpoints_item in node_endpoints_items:
+                _write_node_endpoint_v16(node_endpoints_item, tag_out)
             if len(tag_out) < 128:
                 out.append(len(tag_out))
             else:

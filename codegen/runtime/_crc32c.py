@@ -7,6 +7,8 @@ but is slow for large batches. ``crc32c(data)`` returns the checksum as an unsig
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 __all__ = ["crc32c", "crc32c_backend"]
 
 _POLY = 0x82F63B78  # Castagnoli polynomial, bit-reversed
@@ -23,7 +25,7 @@ def _build_table() -> list[int]:
     return table
 
 
-def crc32c_python(data, value: int = 0) -> int:
+def crc32c_python(data: bytes | bytearray | memoryview, value: int = 0) -> int:
     """Pure-Python CRC-32C of ``data`` continuing from ``value`` (0 to start)."""
     if not _TABLE:
         _TABLE.extend(_build_table())
@@ -34,7 +36,7 @@ def crc32c_python(data, value: int = 0) -> int:
     return crc ^ 0xFFFFFFFF
 
 
-def _pick():
+def _pick() -> tuple[Callable[..., int], str]:  # (data, value=0) -> checksum
     try:
         from crc32c import crc32c as fast  # ICRAR "crc32c" package (C, uses SSE4.2/ARMv8 CRC)
 
@@ -42,7 +44,7 @@ def _pick():
     except ImportError:
         pass
     try:
-        import google_crc32c  # Google's C binding
+        import google_crc32c  # type: ignore[import-not-found, unused-ignore]  # Google's C binding
 
         if google_crc32c.implementation == "c":
             return (lambda data, value=0: google_crc32c.extend(value, bytes(data))), "google-crc32c"

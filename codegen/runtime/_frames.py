@@ -277,6 +277,6 @@ def _zstd_header(data: bytes, pos: int, end: int) -> tuple[int, int | None, int,
         if fcs_size == 2:
             frame_size += 256
         pos += fcs_size
-    if single_segment:
+    if single_segment and frame_size is not None:  # a single segment always has a content size
         window = frame_size
     return pos, frame_size, window, 4 if descriptor & 0x04 else 0

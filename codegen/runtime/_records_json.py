@@ -62,16 +62,16 @@ def _decoded_member(batch, record, values, package, family) -> tuple[str, object
 
     try:
         if batch.is_control:
-            decoded = decode_control_record(record.key, record.value, package=package)
-            return "control", decoded.to_json()
+            control = decode_control_record(record.key, record.value, package=package)
+            return "control", control.to_json()
         if values == "metadata":
-            decoded = decode_metadata_record(record.value, package=package, family=family)
-            return "metadata", decoded.to_json()
+            metadata = decode_metadata_record(record.value, package=package, family=family)
+            return "metadata", metadata.to_json()
         if values == "coordinator":
-            decoded = decode_coordinator_record(
+            coordinator = decode_coordinator_record(
                 record.key, record.value, package=package, family=family
             )
-            return "coordinator", decoded.to_json()
+            return "coordinator", coordinator.to_json()
     except ProtocolError as exc:
         return "decodeError", str(exc)
     return "", None

@@ -89,7 +89,7 @@ def test_an_unknown_spec_names_close_matches_and_the_package_options(capsys):
     status, _, err = run(capsys, "decode-hex", "VoteRequst", "2", "00")
     assert status == 2
     line = one_line(err)
-    assert "VoteRequst" in line and "did you mean VoteRequest" in line and "--package" in line
+    assert "VoteRequst" in line and "did you mean 'VoteRequest'" in line and "--package" in line
 
 
 @pytest.mark.parametrize("package", ["json", "kraftwire.no_such_module"])
