@@ -37,10 +37,12 @@ def main() -> None:
 
     frame = kw.encode_response(response, VERSION, correlation_id=12)
     payload, _ = kw.read_frame(frame)
+    assert payload is not None  # None: the buffer does not hold a whole frame yet
     decoded = kw.decode_response(payload, FETCH, VERSION)  # a response header has no API key
-    assert decoded.correlation_id == 12 and decoded.body == response
+    body = decoded.body
+    assert isinstance(body, FetchResponse) and decoded.correlation_id == 12 and body == response
 
-    records = decoded.body.responses[0].partitions[0].records
+    records = body.responses[0].partitions[0].records
     batches, _ = decode_batches(records or b"")
     for batch in batches:
         kind = "control" if batch.is_control else batch.compression
