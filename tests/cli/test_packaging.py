@@ -14,7 +14,16 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_building_the_wheel_prints_no_setuptools_warning(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(tmp_path), str(REPO)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--wheel-dir",
+            str(tmp_path),
+            str(REPO),
+        ],
         capture_output=True,
         text=True,
         timeout=240,
