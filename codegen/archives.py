@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 JAR_SUFFIXES = (".jar", ".zip")
 TARBALL_SUFFIXES = (".tgz", ".tar.gz", ".tar")
 SPEC_FOLDERS = frozenset({"message", "metadata"})  # the resource folders that hold spec JSON
-# kafka-group-coordinator-4.1.0.jar -> group-coordinator; kafka-clients-4.2.0-SNAPSHOT.jar -> clients
+# kafka-group-coordinator-4.1.0.jar -> group-coordinator, kafka-clients-4.2.0-SNAPSHOT.jar -> clients
 _JAR_MODULE = re.compile(r"^(?:kafka-)?(?P<module>.+?)-\d[\w.+-]*$")
 _NOT_CODE_JARS = ("-test", "-sources", "-javadoc")
 

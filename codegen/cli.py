@@ -102,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
     if generation.placeholders:
         names = ", ".join(generation.placeholders)
         print(
-            f"skipped {len(generation.placeholders)} placeholder specs (validVersions none): {names}",
+            f"skipped {len(generation.placeholders)} placeholder specs "
+            f"(validVersions none): {names}",
             file=sys.stderr,
         )
     elapsed = time.perf_counter() - started
@@ -132,7 +133,7 @@ def _fail(message: str, status: int) -> int:
 
 
 class ProgressBar:
-    """``[#######.......] 120/292 modules``, redrawn in place on a terminal; silent on anything else.
+    """``[#######.......] 120/292 modules``, redrawn in place on a terminal; silent otherwise.
 
     A dozen lines of our own rather than tqdm: the generator needs one bar, and the codegen's
     dependencies stay the ones it renders with.

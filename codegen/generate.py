@@ -146,7 +146,8 @@ def package_name(out_dir: Path, package: str | None) -> str:
         )
     if parts[-1] != folder:
         raise PackageNameError(
-            f"--package {name}: Python imports a package by its folder's name, so its last part must be "
+            f"--package {name}: Python imports a package by its folder's name, "
+            "so its last part must be "
             f"the --out folder's name {folder!r} (or write to a folder named {parts[-1]!r})"
         )
     return name

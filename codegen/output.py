@@ -57,7 +57,7 @@ def _blocking_file(out_dir: Path) -> Path | None:
 
 
 def plan_output(files: list[GeneratedFile], out_dir: Path) -> OutputPlan:
-    """Compare ``files`` with what ``out_dir`` holds; raises OutputError when it cannot be a folder."""
+    """Compare ``files`` with what ``out_dir`` holds; OutputError when it cannot be a folder."""
     blocking = _blocking_file(out_dir)
     if blocking is not None:
         where = "is a file" if blocking == out_dir else f"is under {blocking}, which is a file"
@@ -97,8 +97,8 @@ def refusal(plan: OutputPlan, force: bool) -> str | None:
     if plan.foreign and not force:
         return (
             f"--out {plan.out_dir} holds {len(plan.foreign)} entries kraftwire did not write "
-            f"({_listing(plan.foreign)}); choose a new or empty folder, or pass --force to generate "
-            "beside them (they are kept untouched)"
+            f"({_listing(plan.foreign)}); choose a new or empty folder, "
+            "or pass --force to generate beside them (they are kept untouched)"
         )
     return None
 

@@ -36,7 +36,8 @@ def main() -> None:
     )
     frame = kafka.encode_request(request, VERSION, correlation_id=1, client_id="example")
     print(
-        f"ProduceRequest v{VERSION}: {len(frame)} bytes on the wire, batch {len(batch)} bytes (zstd)"
+        f"ProduceRequest v{VERSION}: {len(frame)} bytes on the wire, "
+        f"batch {len(batch)} bytes (zstd)"
     )
 
     payload, _ = kafka.read_frame(frame)
@@ -47,11 +48,13 @@ def main() -> None:
     assert not partial_tail
     for found in batches:
         print(
-            f"batch at offset {found.base_offset}: {found.compression}, {len(found.records)} records"
+            f"batch at offset {found.base_offset}: {found.compression}, "
+            f"{len(found.records)} records"
         )
         for record in found.records:
             print(
-                f"  {record.offset}: key={record.key!r} value={record.value!r} headers={record.headers}"
+                f"  {record.offset}: key={record.key!r} value={record.value!r} "
+                f"headers={record.headers}"
             )
 
 

@@ -69,7 +69,7 @@ def _read(path: Path, what: str) -> bytes:
 
 
 def read_json(argument: str, what: str) -> Any:
-    """The JSON document in file ``argument`` (``-``: standard input), errors naming file and place."""
+    """The JSON document in file ``argument`` (``-``: stdin); errors name the file and place."""
     text = read_text(argument, what)
     name = "standard input" if argument == "-" else argument
     try:

@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def protocol_call(package: ModuleType, function: Any, *arguments: Any) -> Any:
-    """``function(*arguments)``, the package's ProtocolError (or a lookup's KeyError) as a CliError."""
+    """``function(*arguments)``, the package's ProtocolError (or a KeyError) as a CliError."""
     try:
         return function(*arguments)
     except (package.ProtocolError, KeyError) as exc:

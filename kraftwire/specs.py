@@ -42,7 +42,8 @@ def run_list(args: argparse.Namespace) -> int:
         for stem in others:
             cls = package.lookup(stem)
             print(
-                f"  {stem:<40} {cls.SPEC_TYPE:<18} {_versions(cls.LOWEST_VERSION, cls.HIGHEST_VERSION)}"
+                f"  {stem:<40} {cls.SPEC_TYPE:<18} "
+                f"{_versions(cls.LOWEST_VERSION, cls.HIGHEST_VERSION)}"
             )
     return 0
 
