@@ -232,3 +232,27 @@ def test_version_option(capsys):
         main(["--version"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.startswith("kraftwire ")
+
+
+def test_record_values_names_kraft_metadata_records(capsys, upstream):
+    """A Fetch of __cluster_metadata decoded with a package that has Kafka's metadata records."""
+    import importlib
+    from pathlib import Path
+
+    records = importlib.import_module(f"{upstream.__name__}.records")
+    fetch = importlib.import_module(f"{upstream.__name__}.fetch_response")
+    topic = upstream.lookup("TopicRecord")(name="orders")
+    batch = encode_batch([(None, records.encode_metadata_record(topic, 0), [], 1_700_000_000_000)])
+    partition = fetch.PartitionData(partition_index=0, records=batch)
+    response = fetch.FetchResponse(
+        responses=[fetch.FetchableTopicResponse(topic="__cluster_metadata", partitions=[partition])]
+    )
+    path = str(Path(upstream.__file__).parents[1])
+    status, out, err = run(
+        capsys, "decode-hex", "--package", upstream.__name__, "--path", path,
+        "--record-values", "metadata", "FetchResponse", "12", response.encode(12).hex(),
+    )  # fmt: skip
+    assert status == 0, err
+    [record] = json.loads(out)["responses"][0]["partitions"][0]["records"]["batches"][0]["records"]
+    assert record["metadata"]["name"] == "TopicRecord"
+    assert record["metadata"]["data"]["name"] == "orders"
