@@ -9,8 +9,8 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shutil
 import textwrap
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -297,15 +297,24 @@ def _render_and_format(spec: MessageSpec) -> GeneratedFile:
     return GeneratedFile(f"{spec.module}.py", format_source(render_module(spec), spec.stem))
 
 
-def generate_package(specs: list[MessageSpec], package: str, jobs: int | None = None) -> list[GeneratedFile]:
-    """Every file of the package, in a stable order: modules, runtime files, ``__init__.py``, ``py.typed``."""
+def generate_package(
+    specs: list[MessageSpec],
+    package: str,
+    jobs: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[GeneratedFile]:
+    """Every file of the package, in a stable order: modules, runtime files, ``__init__.py``, ``py.typed``.
+
+    ``progress(done, total)`` is called after each message module is rendered.
+    """
     real = [spec for spec in specs if not spec.is_placeholder]
     jobs = jobs or min(len(real), os.cpu_count() or 1)
     if jobs > 1 and len(real) > 8:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            modules = list(pool.map(_render_and_format, real, chunksize=4))
+            rendered = pool.map(_render_and_format, real, chunksize=4)
+            modules = _collect(rendered, len(real), progress)
     else:
-        modules = [_render_and_format(spec) for spec in real]
+        modules = _collect(map(_render_and_format, real), len(real), progress)
     runtime = [
         GeneratedFile(path.name, path.read_text(encoding="utf-8"))
         for path in sorted(RUNTIME.glob("*.py"))
@@ -319,17 +328,13 @@ def generate_package(specs: list[MessageSpec], package: str, jobs: int | None = 
     return sorted(modules + runtime, key=lambda f: f.name) + [init_file, marker]
 
 
-def write_package(files: list[GeneratedFile], out_dir: Path) -> None:
-    """Replace ``out_dir``'s Python files with ``files`` (stale modules of removed specs go away)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    wanted = {f.name for f in files}
-    for old in out_dir.glob("*.py"):
-        if old.name not in wanted:
-            old.unlink()
-    cache = out_dir / "__pycache__"
-    if cache.is_dir():
-        shutil.rmtree(cache)
-    for f in files:
-        target = out_dir / f.name
-        if not target.exists() or target.read_text(encoding="utf-8") != f.text:
-            target.write_text(f.text, encoding="utf-8")
+
+def _collect(
+    rendered: Iterable[GeneratedFile], total: int, progress: Callable[[int, int], None] | None
+) -> list[GeneratedFile]:
+    modules: list[GeneratedFile] = []
+    for module in rendered:
+        modules.append(module)
+        if progress is not None:
+            progress(len(modules), total)
+    return modules
