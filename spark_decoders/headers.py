@@ -1,0 +1,123 @@
+"""Kafka request and response headers read on their own, without any body codec.
+
+Pairing needs only the header: a request header always starts ``int16 api key, int16 api version,
+int32 correlation id, int16-length client id`` (the client id keeps its classic encoding even in
+flexible versions), and a response header starts with the correlation id. So pairing never depends on
+whether a body decodes. This module also judges where a frame plausibly starts (for resynchronising
+after a gap) and reads Produce's ``acks`` (acks=0 gets no response).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import NamedTuple
+
+_REQUEST_HEAD = struct.Struct(">hhih")
+_INT32 = struct.Struct(">i")
+_INT16 = struct.Struct(">h")
+MAX_API_KEY = 127
+MAX_API_VERSION = 40
+PRODUCE = 0
+
+
+class RequestHead(NamedTuple):
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    end: int  # offset after the client id (the tagged fields of header v2 follow)
+
+
+def read_request_head(payload: bytes) -> RequestHead | None:
+    """The fixed part of a request header, or None when the payload is too short to hold it."""
+    if len(payload) < 10:
+        return None
+    api_key, api_version, correlation_id, length = _REQUEST_HEAD.unpack_from(payload, 0)
+    if length < 0:
+        return RequestHead(api_key, api_version, correlation_id, None, 10)
+    if 10 + length > len(payload):
+        return None
+    client_id = payload[10 : 10 + length].decode("utf-8", "replace")
+    return RequestHead(api_key, api_version, correlation_id, client_id, 10 + length)
+
+
+def read_correlation_id(payload: bytes) -> int | None:
+    return _INT32.unpack_from(payload, 0)[0] if len(payload) >= 4 else None
+
+
+def plausible_request(buf: bytes, pos: int, at_packet_start: bool) -> bool:
+    """Whether a request frame can start at ``pos``: sane size, API key, version and client id."""
+    if len(buf) - pos < 14:
+        return False
+    size, api_key, api_version, correlation_id, length = struct.unpack_from(">ihhih", buf, pos)
+    if size < 10 or size > 100 * 1024 * 1024 or not 0 <= api_key <= MAX_API_KEY:
+        return False
+    if not 0 <= api_version <= MAX_API_VERSION or correlation_id < 0:
+        return False
+    if length == -1:
+        return True
+    if length < 0 or length > size - 10:
+        return False
+    client_id = buf[pos + 14 : pos + 14 + length]
+    return all(32 <= b < 127 for b in client_id)
+
+
+def plausible_response(pending: set[int]):
+    """A response can start where its correlation id answers a pending request, or, at the start of
+    a packet, wherever the size is sane (a response whose request the capture missed)."""
+
+    def check(buf: bytes, pos: int, at_packet_start: bool) -> bool:
+        if len(buf) - pos < 8:
+            return False
+        size, correlation_id = struct.unpack_from(">ii", buf, pos)
+        if size < 4 or size > 100 * 1024 * 1024 or correlation_id < 0:
+            return False
+        return correlation_id in pending or at_packet_start
+
+    return check
+
+
+def produce_acks(payload: bytes, head: RequestHead, flexible: bool | None) -> int | None:
+    """Produce's ``acks`` (after the transactional id from v3 on); None when it cannot be read."""
+    if head.api_key != PRODUCE:
+        return None
+    if flexible is None:
+        flexible = head.api_version >= 9
+    pos = head.end
+    try:
+        if flexible:
+            pos = _skip_tagged_fields(payload, pos)
+        if head.api_version >= 3:
+            if flexible:
+                length, pos = _uvarint(payload, pos)
+                pos += max(length - 1, 0)
+            else:
+                (length,) = _INT16.unpack_from(payload, pos)
+                pos += 2 + max(length, 0)
+        (acks,) = _INT16.unpack_from(payload, pos)
+    except (struct.error, IndexError):
+        return None
+    return acks
+
+
+def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while shift < 35:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
+    raise IndexError("varint too long")
+
+
+def _skip_tagged_fields(data: bytes, pos: int) -> int:
+    count, pos = _uvarint(data, pos)
+    if count > len(data):
+        raise IndexError("tagged field count past the end")
+    for _ in range(count):
+        _, pos = _uvarint(data, pos)
+        size, pos = _uvarint(data, pos)
+        pos += size
+    return pos
