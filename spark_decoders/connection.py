@@ -29,7 +29,7 @@ def client_side(seg: Segment, server_ports: frozenset[int]) -> bool:
     if (seg.dport in server_ports) != (seg.sport in server_ports):
         return seg.dport in server_ports
     if seg.payload:
-        return plausible_request(seg.payload, 0, True)
+        return bool(plausible_request(seg.payload, 0))
     return seg.sport > seg.dport
 
 

@@ -4,7 +4,8 @@
 with the number of the packet that brought its first byte and of the one that completed it (tshark's
 frame number for the PDU) and that packet's timestamp. After a gap, or at a mid-stream start, it
 resynchronises: it looks for the next offset where a frame plausibly starts, as judged by the
-``plausible(buf, pos, at_packet_start)`` function of its direction. A frame that a gap or the snaplen
+``plausible(buf, pos, packet_starts)`` function of its direction (True, False, or None when more bytes
+are needed to tell). A frame that a gap or the snaplen
 cut through is still handed on, marked ``gap`` / ``truncated``, so its header can be reported.
 """
 
@@ -28,7 +29,7 @@ class Frame(NamedTuple):
     damage: str | None  # None, "gap" or "truncated"
 
 
-Plausible = Callable[[bytes, int, bool], bool]
+Plausible = Callable[[bytes, int, frozenset], "bool | None"]
 
 
 class FrameReader:
@@ -110,15 +111,20 @@ class FrameReader:
         self.first_packet = first
 
     def _resync(self, skip_first: bool = False) -> None:
+        """Find the first plausible frame start; one still undecided (needing more bytes) keeps the
+        buffer from there, but a decided start after it wins (it answers a pending request)."""
         buf = bytes(self.buf)
-        starts = {offset for offset, _ in self.packet_starts}
+        starts = frozenset(offset for offset, _ in self.packet_starts)
         pos = 1 if skip_first else 0
+        undecided = None
         while pos + 4 <= len(buf):
-            if self.plausible(buf, pos, pos in starts):
+            verdict = self.plausible(buf, pos, starts)
+            if verdict:
                 self.resyncs += 1
                 self._trim(pos)
                 self.synced = True
                 return
+            if verdict is None and undecided is None:
+                undecided = pos
             pos += 1
-        # Keep a tail that may still hold the start of the next frame once more bytes arrive.
-        self._trim(max(0, len(buf) - 16))
+        self._trim(pos if undecided is None else undecided)

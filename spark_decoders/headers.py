@@ -45,10 +45,11 @@ def read_correlation_id(payload: bytes) -> int | None:
     return _INT32.unpack_from(payload, 0)[0] if len(payload) >= 4 else None
 
 
-def plausible_request(buf: bytes, pos: int, at_packet_start: bool) -> bool:
-    """Whether a request frame can start at ``pos``: sane size, API key, version and client id."""
+def plausible_request(buf: bytes, pos: int, boundaries: frozenset[int] = frozenset()) -> bool | None:
+    """Whether a request frame can start at ``pos``: sane size, API key, version and client id
+    (None: not enough bytes yet to tell)."""
     if len(buf) - pos < 14:
-        return False
+        return None
     size, api_key, api_version, correlation_id, length = struct.unpack_from(">ihhih", buf, pos)
     if size < 10 or size > 100 * 1024 * 1024 or not 0 <= api_key <= MAX_API_KEY:
         return False
@@ -62,17 +63,28 @@ def plausible_request(buf: bytes, pos: int, at_packet_start: bool) -> bool:
     return all(32 <= b < 127 for b in client_id)
 
 
-def plausible_response(pending: set[int]):
-    """A response can start where its correlation id answers a pending request, or, at the start of
-    a packet, wherever the size is sane (a response whose request the capture missed)."""
+WEAK_RESPONSE_MAX = 64 * 1024
 
-    def check(buf: bytes, pos: int, at_packet_start: bool) -> bool:
+
+def plausible_response(pending):
+    """A response can start where its correlation id answers a pending request; or, for a response
+    whose request the capture missed, where a packet starts and a small frame ends exactly where a
+    packet ends (``boundaries`` holds the buffer offsets where packets start, and its end)."""
+
+    def check(buf: bytes, pos: int, boundaries: frozenset[int] = frozenset()) -> bool | None:
         if len(buf) - pos < 8:
-            return False
+            return None
         size, correlation_id = struct.unpack_from(">ii", buf, pos)
         if size < 4 or size > 100 * 1024 * 1024 or correlation_id < 0:
             return False
-        return correlation_id in pending or at_packet_start
+        if correlation_id in pending:
+            return True
+        if pos not in boundaries or size > WEAK_RESPONSE_MAX:
+            return False
+        end = pos + 4 + size
+        if end > len(buf):
+            return None
+        return end in boundaries or end == len(buf)
 
     return check
 
