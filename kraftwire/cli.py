@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "decode-hex": ("kraftwire.inspect", "decode a hex message body with a generated codec"),
     "encode-json": ("kraftwire.inspect", "encode a Kafka-JSON message file with a generated codec"),
     "simulate": ("kraftwire.node.simulation.cli", "run seeded KRaft fault-injection simulations"),
+    "decode": ("kraftwire.spark_decoders.cli", "decode Kafka exchanges from pcap/pcapng captures"),
 }
 
 
