@@ -122,8 +122,10 @@ class PcapReader:
         self._max_len = max(info.snaplen, MAX_RECORD)
         self._last_sec: int | None = None
 
-    def plausible(self, pos: int, chain: int = 4) -> bool:
-        """Whether a record header can start at ``pos``: sane fields, and ``chain`` more after it."""
+    def plausible(self, pos: int, chain: int = 1) -> bool:
+        """Whether a record header can start at ``pos``: sane fields and a timestamp within a day of
+        the previous record's, and ``chain`` more such headers after it (one more is already about a
+        billion to one against a false start; more would reject a true start followed by damage)."""
         buf, end = self.buf, len(self.buf)
         unpack = self._record.unpack_from
         for _ in range(chain + 1):

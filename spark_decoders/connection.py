@@ -73,9 +73,9 @@ class Connection:
             self.reset = True
         if seg.flags & SYN and from_client and self.client_isn is None:
             self.client_isn = seg.seq
-        stream.segment(seg.seq, seg.flags, seg.payload, seg.missing, packet, ts_ns)
-        if seg.flags & ACK:
+        if seg.flags & ACK:  # first: the sender had these bytes before it sent this segment
             other.peer_ack(seg.ack)
+        stream.segment(seg.seq, seg.flags, seg.payload, seg.missing, packet, ts_ns)
 
     def finish(self) -> None:
         for stream, reader in ((self.to_server, self.requests), (self.to_client, self.responses)):

@@ -78,9 +78,13 @@ class FrameReader:
     def _frames(self) -> None:
         buf = self.buf
         pos, end = 0, len(buf)
+        starts = self._starts()
         while end - pos >= 4:
             (size,) = _SIZE.unpack_from(buf, pos)
-            if size < 0 or size > self.max_frame:
+            verdict = self.plausible(buf, pos, starts) if size <= self.max_frame else False
+            if verdict is None:
+                break  # too few bytes yet to judge this frame's header
+            if not verdict:  # lost the frame boundaries (a damaged size): find them again
                 self._trim(pos)
                 self.synced = False
                 self._resync(skip_first=True)
@@ -93,6 +97,9 @@ class FrameReader:
                                 self.last_ts, None))
             pos = stop
         self._trim(pos)
+
+    def _starts(self) -> frozenset:
+        return frozenset(offset for offset, _ in self.packet_starts)
 
     def _packet_at(self, pos: int) -> int:
         """The packet that brought byte ``pos`` of the buffer."""
@@ -114,7 +121,7 @@ class FrameReader:
         """Find the first plausible frame start; one still undecided (needing more bytes) keeps the
         buffer from there, but a decided start after it wins (it answers a pending request)."""
         buf = bytes(self.buf)
-        starts = frozenset(offset for offset, _ in self.packet_starts)
+        starts = self._starts()
         pos = 1 if skip_first else 0
         undecided = None
         while pos + 4 <= len(buf):

@@ -67,8 +67,8 @@ WEAK_RESPONSE_MAX = 64 * 1024
 
 
 def plausible_response(pending):
-    """A response can start where its correlation id answers a pending request; or, for a response
-    whose request the capture missed, where a packet starts and a small frame ends exactly where a
+    """A response can start where its correlation id answers a pending request; or, when no request
+    waits (the capture missed them), where a packet starts and a small frame ends exactly where a
     packet ends (``boundaries`` holds the buffer offsets where packets start, and its end)."""
 
     def check(buf: bytes, pos: int, boundaries: frozenset[int] = frozenset()) -> bool | None:
@@ -79,7 +79,8 @@ def plausible_response(pending):
             return False
         if correlation_id in pending:
             return True
-        if pos not in boundaries or size > WEAK_RESPONSE_MAX:
+        if pending or pos not in boundaries or size > WEAK_RESPONSE_MAX:
+            # While requests wait, a response answering none of them means lost frame boundaries.
             return False
         end = pos + 4 + size
         if end > len(buf):

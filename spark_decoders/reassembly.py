@@ -45,6 +45,7 @@ class TcpStream:
         self.pending: dict[int, tuple[bytes, int, int, int, int]] = {}  # seq -> segment
         self.pending_bytes = 0
         self.fin = False
+        self.delivered = False  # any payload byte handed on yet
         self.retransmits = 0
         self.gaps = 0
 
@@ -64,6 +65,11 @@ class TcpStream:
                 self.fin = True
             return
         ahead = seq_diff(seq, self.next_seq)
+        if ahead < 0 and not self.delivered:
+            # Data from before the first byte the SYN promised: the SYN's sequence number was
+            # wrong (damaged), so start over from this segment as if mid-stream.
+            self.next_seq, ahead = seq, 0
+            self._gap(MIDSTREAM)
         if ahead > 0 and not self._lost_before(seq):
             self._hold(seq, payload, missing, packet, ts_ns, flags)
             return
@@ -126,6 +132,7 @@ class TcpStream:
             self.retransmits += 1
         if overlap < len(payload):
             fresh = payload[overlap:]
+            self.delivered = True
             self.next_seq = (self.next_seq + len(fresh)) & 0xFFFFFFFF
             self.sink.data(fresh, packet, ts_ns)
             overlap = 0
