@@ -78,7 +78,7 @@ def plausible_response(pending):
         if size < 4 or size > 100 * 1024 * 1024 or correlation_id < 0:
             return False
         if correlation_id in pending:
-            return True
+            return pos in boundaries or _next_answers(buf, pos + 4 + size, boundaries, pending)
         if pending or pos not in boundaries or size > WEAK_RESPONSE_MAX:
             # While requests wait, a response answering none of them means lost frame boundaries.
             return False
@@ -88,6 +88,20 @@ def plausible_response(pending):
         return end in boundaries or end == len(buf)
 
     return check
+
+
+def _next_answers(buf: bytes, end: int, boundaries: frozenset[int], pending, depth: int = 3) -> bool | None:
+    """For a response start inside a packet: its end must be a packet boundary or the start of
+    another response to a waiting request, and so on up to ``depth`` frames (small ids abound
+    inside response bodies, so one match alone proves little)."""
+    if end in boundaries or end == len(buf) or depth == 0:
+        return True
+    if end + 8 > len(buf):
+        return None
+    size, correlation_id = struct.unpack_from(">ii", buf, end)
+    if not 4 <= size <= 100 * 1024 * 1024 or correlation_id not in pending:
+        return False
+    return _next_answers(buf, end + 4 + size, boundaries, pending, depth - 1)
 
 
 def produce_acks(payload: bytes, head: RequestHead, flexible: bool | None) -> int | None:
