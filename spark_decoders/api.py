@@ -74,8 +74,18 @@ def register(spark) -> None:
 
 
 def read_exchanges(spark, paths: list[str], schemas: str | None = None,
-                   ports: frozenset[int] = DEFAULT_SERVER_PORTS, shards: int | None = None):
-    """A DataFrame of the exchanges in ``paths`` (registers the data source if needed)."""
+                   ports: frozenset[int] = DEFAULT_SERVER_PORTS, shards: int | None = None,
+                   split_bytes: int | None = None):
+    """A DataFrame of the exchanges in ``paths``.
+
+    By default through the ``kafka-pcap`` data source (connection shards, every file read by every
+    shard); with ``split_bytes``, through the split plan (``stitch``): files cut into byte ranges read
+    in parallel, connections stitched across them in a second stage. Both give local mode's rows.
+    """
+    if split_bytes:
+        from .stitch import read_split_exchanges
+
+        return read_split_exchanges(spark, [str(p) for p in paths], codec_bundle(schemas), ports, split_bytes)
     register(spark)
     reader = spark.read.format("kafka-pcap").option("ports", ",".join(str(p) for p in sorted(ports)))
     if schemas:

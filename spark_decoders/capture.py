@@ -120,7 +120,7 @@ class PcapReader:
         self._frac_limit = 1_000_000_000 if info.nanosecond else 1_000_000
         self._scale = 1 if info.nanosecond else 1000
         self._max_len = max(info.snaplen, MAX_RECORD)
-        self._last_sec: int | None = None
+        self.last_sec: int | None = None  # the ±1 day timestamp check of resync is relative to it
 
     def plausible(self, pos: int, chain: int = 1) -> bool:
         """Whether a record header can start at ``pos``: sane fields and a timestamp within a day of
@@ -136,7 +136,7 @@ class PcapReader:
             sec, frac, incl, orig = unpack(buf, pos)
             if frac >= self._frac_limit or not 0 < incl <= self._max_len or orig > MAX_RECORD * 4:
                 return False
-            if self._last_sec is not None and abs(sec - self._last_sec) > 86400:
+            if self.last_sec is not None and abs(sec - self.last_sec) > 86400:
                 return False
             pos += 16 + incl
             if pos > end:
@@ -178,7 +178,7 @@ class PcapReader:
             if pos + 16 + incl > end:
                 self._cut_tail(pos, f"record of {incl} bytes")
                 break
-            self._last_sec = sec
+            self.last_sec = sec
             yield Packet(number, sec * 1_000_000_000 + frac * scale, linktype,
                          view[pos + 16 : pos + 16 + incl], orig, pos)
             number += 1

@@ -85,7 +85,7 @@ class PcapngReader:
         self.endian = "<"
         self.interfaces: list[Interface] = []
 
-    def _block_at(self, pos: int) -> tuple[int, int] | None:
+    def block_at(self, pos: int) -> tuple[int, int] | None:
         """``(type, total length)`` of a sound block at ``pos`` (lengths agree, fits), else None."""
         buf = self.buf
         if pos + 12 > len(buf):
@@ -107,7 +107,7 @@ class PcapngReader:
         """The next offset (4-aligned from ``pos``) before ``limit`` holding a sound known block."""
         limit = min(limit, len(self.buf) - 12)
         while pos <= limit:
-            found = self._block_at(pos)
+            found = self.block_at(pos)
             if found is not None and found[0] in KNOWN_BLOCKS:
                 return pos
             pos += 4
@@ -118,7 +118,7 @@ class PcapngReader:
         buf, number, pos = self.buf, first_number, start
         view = memoryview(buf)
         while pos < stop:
-            found = self._block_at(pos)
+            found = self.block_at(pos)
             if found is None:
                 if pos + 12 > len(buf) or (pos + 8 <= len(buf) and self._claims_past_end(pos)):
                     self.stats.truncated_tail = True
@@ -156,7 +156,7 @@ class PcapngReader:
             iface_id, ts_hi, ts_lo, data_at = 0, 0, 0, pos + 12
             incl = min(orig, length - 16)
         else:
-            self._control_block(kind, view, pos, length)
+            self.control_block(kind, view, pos, length)
             return None
         if iface_id >= len(self.interfaces) or data_at + incl > pos + length - 4:
             self.stats.note(f"packet block at offset {pos} names no interface or overruns its block")
@@ -165,7 +165,7 @@ class PcapngReader:
         ts_ns = iface.to_ns((ts_hi << 32) | ts_lo) if kind != BLOCK_SPB else 0
         return Packet(number, ts_ns, iface.linktype, view[data_at : data_at + incl], max(orig, incl), pos)
 
-    def _control_block(self, kind: int, view: memoryview, pos: int, length: int) -> None:
+    def control_block(self, kind: int, view: memoryview, pos: int, length: int) -> None:
         if kind == PCAPNG_SHB:
             self.interfaces = []
         elif kind == BLOCK_IDB:
