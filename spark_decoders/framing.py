@@ -98,8 +98,8 @@ class FrameReader:
             pos = stop
         self._trim(pos)
 
-    def _starts(self) -> frozenset:
-        return frozenset(offset for offset, _ in self.packet_starts)
+    def _starts(self) -> "_Offsets":
+        return _Offsets(self.packet_starts)
 
     def _packet_at(self, pos: int) -> int:
         """The packet that brought byte ``pos`` of the buffer."""
@@ -135,3 +135,18 @@ class FrameReader:
                 undecided = pos
             pos += 1
         self._trim(pos if undecided is None else undecided)
+
+
+class _Offsets:
+    """The buffer offsets where packets start, as a set built only if a check asks."""
+
+    __slots__ = ("starts", "_set")
+
+    def __init__(self, starts: list[tuple[int, int]]) -> None:
+        self.starts = starts
+        self._set: frozenset | None = None
+
+    def __contains__(self, offset: int) -> bool:
+        if self._set is None:
+            self._set = frozenset(start for start, _ in self.starts)
+        return offset in self._set

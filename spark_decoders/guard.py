@@ -1,8 +1,10 @@
-"""A CPU-time limit around one body decode, so hostile bytes cannot hang a whole job.
+"""A CPU-time limit around each body decode, so hostile bytes cannot hang a whole job.
 
-Uses the process's virtual interval timer (SIGVTALRM, CPU time), which counts only while Python runs
-(a decode that loops burns it) and leaves SIGALRM to others (pytest-timeout). Signals reach only the
-main thread, so in any other thread the call runs unguarded.
+A periodic virtual interval timer (SIGVTALRM, counting this process's CPU time; SIGALRM stays free
+for others such as pytest-timeout) ticks every ``limit_s`` CPU seconds. A decode found running at two
+consecutive ticks has used at least ``limit_s`` and is interrupted with DecodeTimeout. Marking a
+decode costs two assignments, so the guard is cheap enough for every frame. Signals reach only the
+main thread; in any other thread the call runs unguarded.
 """
 
 from __future__ import annotations
@@ -19,23 +21,32 @@ class DecodeTimeout(Exception):
     """The decode used more CPU time than its limit."""
 
 
-def _raise_timeout(signum, frame) -> None:
-    raise DecodeTimeout("decoding took longer than its CPU-time limit")
+class _Watch:
+    decode = 0  # number of the decode in progress (0: none)
+    started = 0  # decodes started so far
+    seen_at_last_tick = -1
+    period: float | None = None
 
 
-_installed = False
+def _tick(signum, frame) -> None:
+    current = _Watch.decode
+    if current and current == _Watch.seen_at_last_tick:
+        _Watch.decode = 0
+        raise DecodeTimeout("decoding took longer than its CPU-time limit")
+    _Watch.seen_at_last_tick = current
 
 
 def guarded(call: Callable[[], T], limit_s: float = DEFAULT_LIMIT_S) -> T:
-    """``call()`` with a CPU-time limit; DecodeTimeout when it runs out."""
-    global _installed
+    """``call()`` under the CPU-time limit; DecodeTimeout when it runs out."""
     if threading.current_thread() is not threading.main_thread():
         return call()
-    if not _installed:
-        signal.signal(signal.SIGVTALRM, _raise_timeout)
-        _installed = True
-    signal.setitimer(signal.ITIMER_VIRTUAL, limit_s)
+    if _Watch.period != limit_s:
+        signal.signal(signal.SIGVTALRM, _tick)
+        signal.setitimer(signal.ITIMER_VIRTUAL, limit_s, limit_s)
+        _Watch.period = limit_s
+    _Watch.started += 1
+    _Watch.decode = _Watch.started
     try:
         return call()
     finally:
-        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        _Watch.decode = 0

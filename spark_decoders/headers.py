@@ -9,12 +9,14 @@ after a gap) and reads Produce's ``acks`` (acks=0 gets no response).
 
 from __future__ import annotations
 
+import re
 import struct
 from typing import NamedTuple
 
 _REQUEST_HEAD = struct.Struct(">hhih")
 _INT32 = struct.Struct(">i")
 _INT16 = struct.Struct(">h")
+_PRINTABLE = re.compile(rb"[\x20-\x7e]*")
 MAX_API_KEY = 127
 MAX_API_VERSION = 40
 PRODUCE = 0
@@ -59,8 +61,7 @@ def plausible_request(buf: bytes, pos: int, boundaries: frozenset[int] = frozens
         return True
     if length < 0 or length > size - 10:
         return False
-    client_id = buf[pos + 14 : pos + 14 + length]
-    return all(32 <= b < 127 for b in client_id)
+    return _PRINTABLE.fullmatch(buf, pos + 14, pos + 14 + length) is not None
 
 
 WEAK_RESPONSE_MAX = 64 * 1024
