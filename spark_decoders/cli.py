@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -34,14 +35,18 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         return _fail(f"no such capture file: {missing[0]}", 2)
     try:
-        rows = _spark_rows(args, ports) if args.spark else _local_rows(args, ports)
+        rows, unreadable = _spark_rows(args, ports) if args.spark else _local_rows(args, ports)
     except (OSError, ValueError) as exc:  # unreadable specs, a file that is no capture, ...
         return _fail(str(exc), 1)
+    except ImportError as exc:
+        return _fail(f"{exc} (is the spec directory a kraftwire-generatable set?)", 1)
     _write(rows, args)
-    return 0
+    for path in unreadable:
+        print(f"kraftwire: {path}: not a pcap or pcapng file", file=sys.stderr)
+    return 1 if unreadable else 0
 
 
-def _local_rows(args: argparse.Namespace, ports: frozenset[int]) -> list[dict]:
+def _local_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[dict], list[str]]:
     from .api import local_decoder
     from .pipeline import DecodeOptions, decode_files
 
@@ -50,24 +55,40 @@ def _local_rows(args: argparse.Namespace, ports: frozenset[int]) -> list[dict]:
     rows, stats = decode_files(args.captures, bodies, DecodeOptions(server_ports=ports), progress)
     if progress:
         progress.done()
+    unreadable = []
     for path, file_stats in stats.items():
+        if file_stats.problems and file_stats.problems[0].startswith("not a pcap"):
+            unreadable.append(path)
+            continue
         for problem in file_stats.problems[:3]:
             print(f"kraftwire: warning: {path}: {problem}", file=sys.stderr)
-    return rows
+    return rows, unreadable
 
 
-def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> list[dict]:
+def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[dict], list[str]]:
     from pyspark.sql import SparkSession
 
     from .api import read_exchanges, spark_rows_as_dicts
 
-    spark = SparkSession.builder.master(args.master).appName("kraftwire decode").getOrCreate()
+    from .capture import CaptureError, capture_format
+
+    unreadable = []
+    for path in args.captures:
+        with open(path, "rb") as handle:
+            try:
+                capture_format(handle.read(4))
+            except CaptureError:
+                unreadable.append(path)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = (SparkSession.builder.master(args.master).appName("kraftwire decode")
+             .config("spark.ui.enabled", "false").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
     try:
         frame = read_exchanges(spark, args.captures, schemas=args.schemas, ports=ports)
         if args.format == "parquet":
             frame.write.parquet(str(args.out))
-            return []
-        return spark_rows_as_dicts(frame)
+            return [], unreadable
+        return spark_rows_as_dicts(frame), unreadable
     finally:
         spark.stop()
 
