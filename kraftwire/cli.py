@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "encode-json": ("kraftwire.inspect", "encode a Kafka-JSON message file with a generated codec"),
     "simulate": ("kraftwire.node.simulation.cli", "run seeded KRaft fault-injection simulations"),
     "decode": ("kraftwire.spark_decoders.cli", "decode Kafka exchanges from pcap/pcapng captures"),
+    "report": ("kraftwire.spark_decoders.report", "an HTML report with plots of the Kafka traffic in captures"),
 }
 
 
