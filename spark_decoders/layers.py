@@ -90,7 +90,23 @@ def _host_order_family(raw: bytes) -> int:
     return little if little < big else big
 
 
+# The common case in one unpack: Ethernet without tags, IPv4 without options, TCP.
+_ETH_IPV4_TCP = struct.Struct(">12xHBxH2xHBx2x4s4sHHIIBB")
+
+
 def tcp_segment(linktype: int, data, orig_len: int) -> Segment | None:
+    if linktype == LINK_ETHERNET and len(data) >= 54:
+        (ethertype, version_ihl, total, frag, proto, src, dst, sport, dport, seq, ack, offset,
+         flags) = _ETH_IPV4_TCP.unpack_from(data, 0)
+        if ethertype == ETH_IPV4 and version_ihl == 0x45 and proto == PROTO_TCP and not frag & 0x1FFF:
+            start = 34 + (offset >> 4) * 4
+            ip_end = 14 + total if total else orig_len
+            if start <= ip_end:
+                captured_end = min(ip_end, len(data))
+                missing = ip_end - max(captured_end, start) if orig_len > len(data) else 0
+                return Segment(_address(src), sport, _address(dst), dport, seq, ack, flags,
+                               bytes(data[start:captured_end]) if captured_end > start else b"",
+                               max(missing, 0), bool(frag & 0x2000))
     proto, pos = network_payload(linktype, data)
     if proto == ETH_IPV4:
         return _ipv4(data, pos, orig_len)
