@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .bodies import BodyDecoder
@@ -45,7 +46,7 @@ def decode_shard(paths: list[str], bundle: CodecBundle | None, ports: frozenset[
     """Rows of the connections in one shard (see ``datasource``), in local mode's order."""
     from .datasource import shard_of
 
-    files = tuple(sorted(paths, key=lambda p: (first_timestamp(p), p)))
+    files = tuple(sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p)))
     rows: list[dict] = []
     table = FlowTable(files, BodyDecoder(load_codecs(bundle)), rows.append, DecodeOptions(server_ports=ports))
     mine: dict[tuple, bool] = {}
@@ -85,14 +86,15 @@ def read_exchanges(spark, paths: list[str], schemas: str | None = None,
     if split_bytes:
         from .stitch import read_split_exchanges
 
-        return read_split_exchanges(spark, [str(p) for p in paths], codec_bundle(schemas), ports, split_bytes)
+        return read_split_exchanges(spark, [os.path.abspath(p) for p in paths], codec_bundle(schemas), ports,
+                                    split_bytes)
     register(spark)
     reader = spark.read.format("kafka-pcap").option("ports", ",".join(str(p) for p in sorted(ports)))
     if schemas:
         reader = reader.option("schemas", ",".join(str(Path(d).resolve()) for d in parse_schema_dirs(schemas)))
     if shards:
         reader = reader.option("shards", str(shards))
-    return reader.load(",".join(str(p) for p in paths))
+    return reader.load(",".join(os.path.abspath(p) for p in paths))
 
 
 def spark_rows_as_dicts(frame) -> list[dict]:

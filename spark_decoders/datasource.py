@@ -36,7 +36,7 @@ def expand_paths(text: str) -> list[str]:
         matches = sorted(glob.glob(part)) if glob.has_magic(part) else [part]
         if not matches or not all(os.path.isfile(m) for m in matches):
             raise FileNotFoundError(f"no capture file matches {part!r}")
-        out.extend(matches)
+        out.extend(os.path.abspath(m) for m in matches)  # executors run in other directories
     return out
 
 

@@ -8,6 +8,7 @@ connections; files are taken in order of their first timestamp). Spark's second 
 from __future__ import annotations
 
 import mmap
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -103,7 +104,8 @@ def map_file(path: str):
 def decode_files(paths: Iterable[str], bodies: BodyDecoder, options: DecodeOptions | None = None,
                  on_packet: Callable[[int], None] | None = None) -> tuple[list[dict], dict[str, CaptureStats]]:
     """Decode captures as one traffic stream; rows sorted by file and packet, and stats per file."""
-    files = tuple(sorted(paths, key=lambda p: (first_timestamp(p), p)))
+    # Absolute, as Spark's readers see them (their executors run in other directories).
+    files = tuple(sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p)))
     rows: list[dict] = []
     table = FlowTable(files, bodies, rows.append, options or DecodeOptions())
     stats: dict[str, CaptureStats] = {}

@@ -76,6 +76,7 @@ def test_standalone_cluster_gives_the_same_rows(cluster, tmp_path):
     capture = write(tmp_path, "cluster.pcap", pcap_of(sorted(p for c in convs for p in c.packets)))
     local = decode_local([capture])
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     active = SparkSession.getActiveSession()
     if active is not None:
         active.stop()  # the local[2] session of the other tests; a new one points at the cluster
