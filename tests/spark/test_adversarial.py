@@ -41,6 +41,21 @@ def _emit(conv, plan, shuffle=None, lost=()):
             ts += 1000
 
 
+def test_partial_overlaps_deliver_each_byte_once(tmp_path):
+    """Each segment after the first is re-cut to start inside its predecessor: half old bytes,
+    half new, as a sender re-segmenting a retransmission does."""
+    exchanges = kraft_exchanges(14, seed=12)
+    conv, plan = _segmented(exchanges, mss=8)
+    overlapped = []
+    for from_client, segments in plan:
+        merged = [segments[0]] + [(segments[i][0] - 4, segments[i - 1][1][-4:] + segments[i][1])
+                                  for i in range(1, len(segments))]
+        overlapped.append((from_client, [(seq & 0xFFFFFFFF, data) for seq, data in merged]))
+    _emit(conv, overlapped)
+    rows, _ = decode(write(tmp_path, "partial.pcap", pcap_of(conv.packets)))
+    assert_rows_match(rows, exchanges)
+
+
 def test_retransmits_overlaps_and_reordering_decode_exactly(tmp_path):
     exchanges = kraft_exchanges(14, seed=9)
     rng = random.Random(4)
