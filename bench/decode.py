@@ -40,35 +40,114 @@ def exchange_pool(package, seed: int = 1) -> list[tuple[bytes, bytes]]:
     lookup, pool = package.lookup, []
 
     def add(request, response, version):
-        pool.append((package.encode_request(request, version, 0, f"client-{rng.randint(1, 9)}"),
-                     package.encode_response(response, version, 0)))
+        pool.append(
+            (
+                package.encode_request(request, version, 0, f"client-{rng.randint(1, 9)}"),
+                package.encode_response(response, version, 0),
+            )
+        )
 
     for _ in range(40):
-        records = encode_batch([(b"k%d" % i, bytes(rng.randrange(256) for _ in range(60)), None,
-                                 1_700_000_000_000 + i) for i in range(rng.randint(1, 5))])
-        add(lookup("VoteRequest")(cluster_id="bench", voter_id=rng.randint(1, 3)), lookup("VoteResponse")(), 2)
+        records = encode_batch(
+            [
+                (
+                    b"k%d" % i,
+                    bytes(rng.randrange(256) for _ in range(60)),
+                    None,
+                    1_700_000_000_000 + i,
+                )
+                for i in range(rng.randint(1, 5))
+            ]
+        )
+        add(
+            lookup("VoteRequest")(cluster_id="bench", voter_id=rng.randint(1, 3)),
+            lookup("VoteResponse")(),
+            2,
+        )
         add(lookup("BeginQuorumEpochRequest")(), lookup("BeginQuorumEpochResponse")(), 1)
         add(lookup("DescribeQuorumRequest")(), lookup("DescribeQuorumResponse")(), 2)
         add(lookup("FetchSnapshotRequest")(), lookup("FetchSnapshotResponse")(), 1)
-        fetch = lookup("FetchResponse").from_json({"throttleTimeMs": 0, "errorCode": 0, "sessionId": 0,
-            "responses": [{"topicId": "AAAAAAAAAAAAAAAAAAAAAQ", "partitions": [
-                {"partitionIndex": 0, "errorCode": 0, "highWatermark": 10, "lastStableOffset": 10,
-                 "logStartOffset": 0, "abortedTransactions": [], "preferredReadReplica": -1,
-                 "records": ""}]}], "nodeEndpoints": []}, 17)
+        fetch = lookup("FetchResponse").from_json(
+            {
+                "throttleTimeMs": 0,
+                "errorCode": 0,
+                "sessionId": 0,
+                "responses": [
+                    {
+                        "topicId": "AAAAAAAAAAAAAAAAAAAAAQ",
+                        "partitions": [
+                            {
+                                "partitionIndex": 0,
+                                "errorCode": 0,
+                                "highWatermark": 10,
+                                "lastStableOffset": 10,
+                                "logStartOffset": 0,
+                                "abortedTransactions": [],
+                                "preferredReadReplica": -1,
+                                "records": "",
+                            }
+                        ],
+                    }
+                ],
+                "nodeEndpoints": [],
+            },
+            17,
+        )
         fetch.responses[0].partitions[0].records = records
         add(lookup("FetchRequest")(max_wait_ms=500), fetch, 17)
-        produce = lookup("ProduceRequest").from_json({"transactionalId": None, "acks": -1, "timeoutMs": 1500,
-            "topicData": [{"name": "events", "partitionData": [{"index": 0, "records": ""}]}]}, 9)
+        produce = lookup("ProduceRequest").from_json(
+            {
+                "transactionalId": None,
+                "acks": -1,
+                "timeoutMs": 1500,
+                "topicData": [{"name": "events", "partitionData": [{"index": 0, "records": ""}]}],
+            },
+            9,
+        )
         produce.topic_data[0].partition_data[0].records = records
-        add(produce, lookup("ProduceResponse").from_json({"responses": [{"name": "events",
-            "partitionResponses": [{"index": 0, "errorCode": 0, "baseOffset": rng.randint(0, 10**6),
-                                    "logAppendTimeMs": -1, "logStartOffset": 0, "recordErrors": [],
-                                    "errorMessage": None}]}], "throttleTimeMs": 0}, 9), 9)
-        add(lookup("MetadataRequest").from_json({"topics": [{"topicId": "AAAAAAAAAAAAAAAAAAAAAA",
-            "name": "events"}], "allowAutoTopicCreation": True, "includeTopicAuthorizedOperations": False}, 12),
-            lookup("MetadataResponse")(), 12)
-        add(lookup("ApiVersionsRequest")(client_software_name="bench", client_software_version="1"),
-            lookup("ApiVersionsResponse")(), 3)
+        add(
+            produce,
+            lookup("ProduceResponse").from_json(
+                {
+                    "responses": [
+                        {
+                            "name": "events",
+                            "partitionResponses": [
+                                {
+                                    "index": 0,
+                                    "errorCode": 0,
+                                    "baseOffset": rng.randint(0, 10**6),
+                                    "logAppendTimeMs": -1,
+                                    "logStartOffset": 0,
+                                    "recordErrors": [],
+                                    "errorMessage": None,
+                                }
+                            ],
+                        }
+                    ],
+                    "throttleTimeMs": 0,
+                },
+                9,
+            ),
+            9,
+        )
+        add(
+            lookup("MetadataRequest").from_json(
+                {
+                    "topics": [{"topicId": "AAAAAAAAAAAAAAAAAAAAAA", "name": "events"}],
+                    "allowAutoTopicCreation": True,
+                    "includeTopicAuthorizedOperations": False,
+                },
+                12,
+            ),
+            lookup("MetadataResponse")(),
+            12,
+        )
+        add(
+            lookup("ApiVersionsRequest")(client_software_name="bench", client_software_version="1"),
+            lookup("ApiVersionsResponse")(),
+            3,
+        )
     return pool
 
 
@@ -79,8 +158,10 @@ def build_capture(path: Path, packets_wanted: int, package) -> int:
 
     pool = exchange_pool(package)
     rng = random.Random(7)
-    convs = [Conversation((f"10.1.{i // 200}.{i % 200 + 1}", 40000 + i), ("10.2.0.1", 9092 + i % 2))
-             for i in range(64)]
+    convs = [
+        Conversation((f"10.1.{i // 200}.{i % 200 + 1}", 40000 + i), ("10.2.0.1", 9092 + i % 2))
+        for i in range(64)
+    ]
     ts = 1_700_000_000_000_000_000
     for conv in convs:
         conv.handshake(ts)
@@ -94,7 +175,11 @@ def build_capture(path: Path, packets_wanted: int, package) -> int:
             for conv in convs:
                 for t, ip in conv.packets:
                     frame = link_frame(LINK_ETHERNET, ip)
-                    out.write(struct.pack("<IIII", t // 10**9, (t % 10**9) // 1000, len(frame), len(frame)))
+                    out.write(
+                        struct.pack(
+                            "<IIII", t // 10**9, (t % 10**9) // 1000, len(frame), len(frame)
+                        )
+                    )
                     out.write(frame)
                 count += len(conv.packets)
                 conv.packets.clear()
@@ -106,7 +191,9 @@ def build_capture(path: Path, packets_wanted: int, package) -> int:
                 correlation += 1
                 ts += 20_000
                 conv.send(True, request[:8] + struct.pack(">i", correlation) + request[12:], ts)
-                conv.send(False, response[:4] + struct.pack(">i", correlation) + response[8:], ts + 5_000)
+                conv.send(
+                    False, response[:4] + struct.pack(">i", correlation) + response[8:], ts + 5_000
+                )
                 conv.emit(ts + 6_000, conv._packet(True, ts + 6_000, 0x10))  # the client's ACK
             flush()
     return count
@@ -114,8 +201,12 @@ def build_capture(path: Path, packets_wanted: int, package) -> int:
 
 def time_tshark(path: Path) -> float:
     start = time.perf_counter()
-    subprocess.run(["tshark", "-r", str(path), "-o", "kafka.tcp.ports:9092,9093", "-T", "json"],
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    subprocess.run(
+        ["tshark", "-r", str(path), "-o", "kafka.tcp.ports:9092,9093", "-T", "json"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
+    )
     return time.perf_counter() - start
 
 
@@ -136,12 +227,19 @@ def time_spark(path: Path, schemas: str, cores: int, split_bytes: int | None) ->
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    spark = (SparkSession.builder.master(f"local[{cores}]").appName(f"bench-{cores}")
-             .config("spark.ui.enabled", "false").getOrCreate())
+    spark = (
+        SparkSession.builder.master(f"local[{cores}]")
+        .appName(f"bench-{cores}")
+        .config("spark.ui.enabled", "false")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     try:
+
         def run():
-            frame = read_exchanges(spark, [str(path)], schemas=schemas, shards=cores, split_bytes=split_bytes)
+            frame = read_exchanges(
+                spark, [str(path)], schemas=schemas, shards=cores, split_bytes=split_bytes
+            )
             frame.write.format("noop").mode("overwrite").save()
 
         run()  # warm-up: Python workers started, codecs materialised and imported
@@ -173,22 +271,36 @@ def main() -> int:
         size_mb = capture.stat().st_size / 1e6
         print(f"capture: {count:,} packets, {size_mb:.1f} MB, mixed KRaft and classic exchanges")
         local_s, rows = time_local(capture, schemas)
-        print(f"kraftwire local (1 core): {local_s:7.2f} s  {count / local_s:10,.0f} pkt/s  ({rows:,} exchanges)")
+        print(
+            f"kraftwire local (1 core): {local_s:7.2f} s  {count / local_s:10,.0f} pkt/s  ({rows:,} exchanges)"
+        )
         figures = {"local": local_s}
         if not args.no_tshark and shutil.which("tshark"):
             figures["tshark"] = time_tshark(capture)
-            print(f"tshark -T json:           {figures['tshark']:7.2f} s  {count / figures['tshark']:10,.0f} pkt/s")
-            print(f"kraftwire local / tshark: {figures['tshark'] / local_s:.1f}x (target >= 20x per core)")
+            print(
+                f"tshark -T json:           {figures['tshark']:7.2f} s  {count / figures['tshark']:10,.0f} pkt/s"
+            )
+            print(
+                f"kraftwire local / tshark: {figures['tshark'] / local_s:.1f}x (target >= 20x per core)"
+            )
         if not args.no_spark:
             split = max(1, capture.stat().st_size // 8)
             for plan, split_bytes in (("data source", None), ("split plan", split)):
                 for cores in (1, 2):
-                    seconds = figures[(plan, cores)] = time_spark(capture, schemas, cores, split_bytes)
-                    print(f"Spark local[{cores}] {plan:11}: {seconds:7.2f} s  {count / seconds:10,.0f} pkt/s")
-                print(f"Spark {plan} local[2] / local[1]: "
-                      f"{figures[(plan, 1)] / figures[(plan, 2)]:.2f}x (target >= 1.7x)")
+                    seconds = figures[(plan, cores)] = time_spark(
+                        capture, schemas, cores, split_bytes
+                    )
+                    print(
+                        f"Spark local[{cores}] {plan:11}: {seconds:7.2f} s  {count / seconds:10,.0f} pkt/s"
+                    )
+                print(
+                    f"Spark {plan} local[2] / local[1]: "
+                    f"{figures[(plan, 1)] / figures[(plan, 2)]:.2f}x (target >= 1.7x)"
+                )
                 if "tshark" in figures:
-                    print(f"Spark {plan} local[1] / tshark: {figures['tshark'] / figures[(plan, 1)]:.1f}x")
+                    print(
+                        f"Spark {plan} local[1] / tshark: {figures['tshark'] / figures[(plan, 1)]:.1f}x"
+                    )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0

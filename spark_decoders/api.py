@@ -1,6 +1,6 @@
 """The public entry points: local decoding, Spark registration and reading.
 
-    from kraftwire.spark_decoders import register, read_exchanges, decode_local
+from kraftwire.spark_decoders import register, read_exchanges, decode_local
 """
 
 from __future__ import annotations
@@ -11,7 +11,15 @@ from pathlib import Path
 from .bodies import BodyDecoder
 from .codecs import CodecBundle, generated_codecs, load_codecs, parse_schema_dirs
 from .connection import DEFAULT_SERVER_PORTS
-from .pipeline import DecodeOptions, FlowTable, decode_files, flow_key, first_timestamp, map_file, segments
+from .pipeline import (
+    DecodeOptions,
+    FlowTable,
+    decode_files,
+    flow_key,
+    first_timestamp,
+    map_file,
+    segments,
+)
 from .capture import CaptureStats
 from .exchanges import packet_ref
 from .rows import sort_key
@@ -34,21 +42,27 @@ def local_decoder(schemas: str | None = None) -> BodyDecoder:
     return BodyDecoder(package)
 
 
-def decode_local(paths: list[str], schemas: str | None = None,
-                 ports: frozenset[int] = DEFAULT_SERVER_PORTS) -> list[dict]:
+def decode_local(
+    paths: list[str], schemas: str | None = None, ports: frozenset[int] = DEFAULT_SERVER_PORTS
+) -> list[dict]:
     """Rows of the captures, decoded in this process."""
     rows, _ = decode_files(paths, local_decoder(schemas), DecodeOptions(server_ports=ports))
     return rows
 
 
-def decode_shard(paths: list[str], bundle: CodecBundle | None, ports: frozenset[int], shard: int,
-                 shards: int) -> list[dict]:
+def decode_shard(
+    paths: list[str], bundle: CodecBundle | None, ports: frozenset[int], shard: int, shards: int
+) -> list[dict]:
     """Rows of the connections in one shard (see ``datasource``), in local mode's order."""
     from .datasource import shard_of
 
-    files = tuple(sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p)))
+    files = tuple(
+        sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p))
+    )
     rows: list[dict] = []
-    table = FlowTable(files, BodyDecoder(load_codecs(bundle)), rows.append, DecodeOptions(server_ports=ports))
+    table = FlowTable(
+        files, BodyDecoder(load_codecs(bundle)), rows.append, DecodeOptions(server_ports=ports)
+    )
     mine: dict[tuple, bool] = {}
     for index, path in enumerate(files):
         buf = map_file(path)
@@ -74,9 +88,14 @@ def register(spark) -> None:
     spark.dataSource.register(KafkaPcapDataSource)
 
 
-def read_exchanges(spark, paths: list[str], schemas: str | None = None,
-                   ports: frozenset[int] = DEFAULT_SERVER_PORTS, shards: int | None = None,
-                   split_bytes: int | None = None):
+def read_exchanges(
+    spark,
+    paths: list[str],
+    schemas: str | None = None,
+    ports: frozenset[int] = DEFAULT_SERVER_PORTS,
+    shards: int | None = None,
+    split_bytes: int | None = None,
+):
     """A DataFrame of the exchanges in ``paths``.
 
     By default through the ``kafka-pcap`` data source (connection shards, every file read by every
@@ -86,12 +105,17 @@ def read_exchanges(spark, paths: list[str], schemas: str | None = None,
     if split_bytes:
         from .stitch import read_split_exchanges
 
-        return read_split_exchanges(spark, [os.path.abspath(p) for p in paths], codec_bundle(schemas), ports,
-                                    split_bytes)
+        return read_split_exchanges(
+            spark, [os.path.abspath(p) for p in paths], codec_bundle(schemas), ports, split_bytes
+        )
     register(spark)
-    reader = spark.read.format("kafka-pcap").option("ports", ",".join(str(p) for p in sorted(ports)))
+    reader = spark.read.format("kafka-pcap").option(
+        "ports", ",".join(str(p) for p in sorted(ports))
+    )
     if schemas:
-        reader = reader.option("schemas", ",".join(str(Path(d).resolve()) for d in parse_schema_dirs(schemas)))
+        reader = reader.option(
+            "schemas", ",".join(str(Path(d).resolve()) for d in parse_schema_dirs(schemas))
+        )
     if shards:
         reader = reader.option("shards", str(shards))
     return reader.load(",".join(os.path.abspath(p) for p in paths))

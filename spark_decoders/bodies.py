@@ -60,25 +60,40 @@ class BodyDecoder:
     def request(self, payload: bytes, api_key: int, api_version: int) -> Decoded:
         header = self.package.lookup("RequestHeader")
         header_version = self.package.request_header_version(api_key, api_version)
-        return self._decode(payload, header, header_version, self.package.request_class(api_key),
-                            api_version, "request")
+        return self._decode(
+            payload,
+            header,
+            header_version,
+            self.package.request_class(api_key),
+            api_version,
+            "request",
+        )
 
     def response(self, payload: bytes, api_key: int, api_version: int) -> Decoded:
         header = self.package.lookup("ResponseHeader")
         header_version = self.package.response_header_version(api_key, api_version)
-        return self._decode(payload, header, header_version, self.package.response_class(api_key),
-                            api_version, "response")
+        return self._decode(
+            payload,
+            header,
+            header_version,
+            self.package.response_class(api_key),
+            api_version,
+            "response",
+        )
 
     def _read(self, payload: bytes, header, header_version: int, body_class, version: int):
         _, pos = header.read(payload, 0, header_version)
         return body_class.read(payload, pos, version)
 
-    def _decode(self, payload: bytes, header, header_version: int, body_class, version: int,
-                side: str) -> Decoded:
+    def _decode(
+        self, payload: bytes, header, header_version: int, body_class, version: int, side: str
+    ) -> Decoded:
         """Header and body; bytes after the body are reported but, as Kafka's broker does, ignored."""
         try:
-            body, end = guarded(lambda: self._read(payload, header, header_version, body_class, version),
-                                self.limit_s)
+            body, end = guarded(
+                lambda: self._read(payload, header, header_version, body_class, version),
+                self.limit_s,
+            )
             view = body.to_json(version)
             if _may_hold_records(body):
                 self._expand_records(body, view, None)
@@ -95,9 +110,19 @@ class BodyDecoder:
         codes = [int(code) for code in _ERROR_CODE.findall(text)] if '"errorCode"' in text else []
         top = view.get("errorCode")
         throttle = view.get("throttleTimeMs")
-        note = f"{side}: {len(payload) - end} bytes after the body ignored" if end != len(payload) else None
-        return Decoded(text, top if isinstance(top, int) else None, codes,
-                       throttle if isinstance(throttle, int) else None, None, note)
+        note = (
+            f"{side}: {len(payload) - end} bytes after the body ignored"
+            if end != len(payload)
+            else None
+        )
+        return Decoded(
+            text,
+            top if isinstance(top, int) else None,
+            codes,
+            throttle if isinstance(throttle, int) else None,
+            None,
+            note,
+        )
 
     def _expand_records(self, obj, view: dict, topic_is_metadata: bool | None) -> None:
         """Replace the base64 of each records field in ``view`` by the batches' JSON view."""
@@ -129,8 +154,10 @@ class BodyDecoder:
         except Exception as exc:  # corrupt batches: keep the bytes and say why
             import base64
 
-            return {"decodeError": f"{type(exc).__name__}: {exc}",
-                    "base64": base64.b64encode(bytes(data)).decode("ascii")}
+            return {
+                "decodeError": f"{type(exc).__name__}: {exc}",
+                "base64": base64.b64encode(bytes(data)).decode("ascii"),
+            }
 
 
 _ERROR_CODE = re.compile(r'"errorCode":(-?\d+)')
@@ -155,7 +182,9 @@ def _may_hold_records(message) -> bool:
         module = sys.modules[module_name]
         found = _HAS_RECORDS[module_name] = any(
             "records" in getattr(value, "_KINDS", {}).values()
-            for value in vars(module).values() if isinstance(value, type))
+            for value in vars(module).values()
+            if isinstance(value, type)
+        )
     return found
 
 

@@ -92,7 +92,9 @@ class PcapFile:
             raise CaptureError("pcap file header truncated (fewer than 24 bytes)")
         (magic_le,) = struct.unpack_from("<I", buf, 0)
         endian = "<" if magic_le in (PCAP_MAGIC_US, PCAP_MAGIC_NS) else ">"
-        header = PcapHeader.parse(bytes(buf[:24]) if endian == "<" else _swap_words(bytes(buf[:24])))
+        header = PcapHeader.parse(
+            bytes(buf[:24]) if endian == "<" else _swap_words(bytes(buf[:24]))
+        )
         return cls(
             endian=endian,
             nanosecond=header.magic == PCAP_MAGIC_NS,
@@ -179,8 +181,14 @@ class PcapReader:
                 self._cut_tail(pos, f"record of {incl} bytes")
                 break
             self.last_sec = sec
-            yield Packet(number, sec * 1_000_000_000 + frac * scale, linktype,
-                         view[pos + 16 : pos + 16 + incl], orig, pos)
+            yield Packet(
+                number,
+                sec * 1_000_000_000 + frac * scale,
+                linktype,
+                view[pos + 16 : pos + 16 + incl],
+                orig,
+                pos,
+            )
             number += 1
             pos += 16 + incl
         self.stats.packets += number - first_number

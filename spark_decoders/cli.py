@@ -12,11 +12,19 @@ from pathlib import Path
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("captures", nargs="+", metavar="CAPTURE", help="pcap or pcapng files")
-    parser.add_argument("--schemas", default=None, metavar="DIR[,DIR...]",
-                        help="spec directories to generate codecs from (default: the bundled KRaft codecs)")
+    parser.add_argument(
+        "--schemas",
+        default=None,
+        metavar="DIR[,DIR...]",
+        help="spec directories to generate codecs from (default: the bundled KRaft codecs)",
+    )
     parser.add_argument("--format", choices=("table", "jsonl", "parquet"), default="table")
-    parser.add_argument("--out", type=Path, default=None, help="output file (default: standard output; "
-                        "required for parquet)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output file (default: standard output; " "required for parquet)",
+    )
     parser.add_argument("--ports", default="9092,9093", help="server ports, comma-separated")
     parser.add_argument("--spark", action="store_true", help="decode with Spark instead of locally")
     parser.add_argument("--master", default="local[*]", help="Spark master URL (with --spark)")
@@ -80,8 +88,12 @@ def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[d
             except CaptureError:
                 unreadable.append(path)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    spark = (SparkSession.builder.master(args.master).appName("kraftwire decode")
-             .config("spark.ui.enabled", "false").getOrCreate())
+    spark = (
+        SparkSession.builder.master(args.master)
+        .appName("kraftwire decode")
+        .config("spark.ui.enabled", "false")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     try:
         frame = read_exchanges(spark, args.captures, schemas=args.schemas, ports=ports)
@@ -100,7 +112,9 @@ def _write(rows: list[dict], args: argparse.Namespace) -> None:
         if rows or not args.spark:
             import pyarrow.parquet as pq
 
-            pq.write_table(__import__("pyarrow").Table.from_batches([to_arrow(rows)]), str(args.out))
+            pq.write_table(
+                __import__("pyarrow").Table.from_batches([to_arrow(rows)]), str(args.out)
+            )
         return
     out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
     try:
@@ -115,10 +129,26 @@ def _write(rows: list[dict], args: argparse.Namespace) -> None:
 
 
 def _table(rows: list[dict], out) -> None:
-    shown = ("request_frame", "response_frame", "client_port", "server_port", "api_name", "api_version",
-             "correlation_id", "client_id", "latency_us", "error_code", "status")
-    texts = [[("" if row[c] is None else str(row[c] if c != "api_name" or row[c] else row["api_key"]))
-              for c in shown] for row in rows]
+    shown = (
+        "request_frame",
+        "response_frame",
+        "client_port",
+        "server_port",
+        "api_name",
+        "api_version",
+        "correlation_id",
+        "client_id",
+        "latency_us",
+        "error_code",
+        "status",
+    )
+    texts = [
+        [
+            ("" if row[c] is None else str(row[c] if c != "api_name" or row[c] else row["api_key"]))
+            for c in shown
+        ]
+        for row in rows
+    ]
     widths = [max([len(c)] + [len(t[i]) for t in texts]) for i, c in enumerate(shown)]
     out.write("  ".join(c.ljust(w) for c, w in zip(shown, widths)) + "\n")
     for text in texts:

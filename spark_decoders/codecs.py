@@ -30,8 +30,11 @@ def default_cache_dir() -> Path:
 
 
 def _files_under(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
-    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in suffixes
-                  and "__pycache__" not in p.parts)
+    return sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and p.suffix in suffixes and "__pycache__" not in p.parts
+    )
 
 
 def specs_fingerprint(spec_dirs: list[Path]) -> str:
@@ -60,7 +63,9 @@ class CodecBundle:
 
     @classmethod
     def of_directory(cls, name: str, package_dir: Path) -> "CodecBundle":
-        files = tuple((p.name, zlib.compress(p.read_bytes(), 6)) for p in sorted(package_dir.glob("*.py")))
+        files = tuple(
+            (p.name, zlib.compress(p.read_bytes(), 6)) for p in sorted(package_dir.glob("*.py"))
+        )
         return cls(name, files)
 
     def materialise(self, cache_dir: Path | None = None) -> ModuleType:
@@ -95,7 +100,9 @@ def _import_from(root: Path, name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
-def generated_codecs(spec_dirs: list[Path], cache_dir: Path | None = None) -> tuple[ModuleType, CodecBundle]:
+def generated_codecs(
+    spec_dirs: list[Path], cache_dir: Path | None = None
+) -> tuple[ModuleType, CodecBundle]:
     """The package generated from ``spec_dirs`` (from the cache when the specs did not change)."""
     from kraftwire.codegen.generate import generate
 

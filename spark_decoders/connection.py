@@ -39,8 +39,15 @@ def connection_id(client: tuple[str, int], server: tuple[str, int], first_ts_ns:
 
 
 class Connection:
-    def __init__(self, seg: Segment, ts_ns: int, capture_files: tuple[str, ...], bodies: BodyDecoder,
-                 server_ports: frozenset[int], emit: Callable[[dict], None]) -> None:
+    def __init__(
+        self,
+        seg: Segment,
+        ts_ns: int,
+        capture_files: tuple[str, ...],
+        bodies: BodyDecoder,
+        server_ports: frozenset[int],
+        emit: Callable[[dict], None],
+    ) -> None:
         sender_is_client = client_side(seg, server_ports)
         sender, receiver = (seg.src, seg.sport), (seg.dst, seg.dport)
         self.client, self.server = (sender, receiver) if sender_is_client else (receiver, sender)
@@ -48,7 +55,9 @@ class Connection:
         endpoints = Endpoints(capture_files, self.conn_id, *self.client, *self.server)
         self.matcher = Matcher(endpoints, bodies, emit)
         self.requests = FrameReader(self.matcher.request, plausible_request)
-        self.responses = FrameReader(self.matcher.response, plausible_response(self.matcher.pending))
+        self.responses = FrameReader(
+            self.matcher.response, plausible_response(self.matcher.pending)
+        )
         self.to_server = TcpStream(self.requests)
         self.to_client = TcpStream(self.responses)
         self.client_isn: int | None = seg.seq if seg.flags & SYN and sender_is_client else None
@@ -68,7 +77,9 @@ class Connection:
 
     def segment(self, seg: Segment, packet: int, ts_ns: int) -> None:
         from_client = (seg.src, seg.sport) == self.client
-        stream, other = (self.to_server, self.to_client) if from_client else (self.to_client, self.to_server)
+        stream, other = (
+            (self.to_server, self.to_client) if from_client else (self.to_client, self.to_server)
+        )
         if seg.flags & RST:
             self.reset = True
         if seg.flags & SYN and from_client and self.client_isn is None:

@@ -16,7 +16,6 @@ from .framing import Frame
 from .headers import RequestHead, produce_acks, read_correlation_id, read_request_head
 from .rows import timestamp
 
-
 FILE_SHIFT = 40  # a packet reference is file_index << FILE_SHIFT | packet number in that file
 _NUMBER = (1 << FILE_SHIFT) - 1
 
@@ -36,7 +35,9 @@ class Endpoints:
 
 
 class Matcher:
-    def __init__(self, endpoints: Endpoints, bodies: BodyDecoder, emit: Callable[[dict], None]) -> None:
+    def __init__(
+        self, endpoints: Endpoints, bodies: BodyDecoder, emit: Callable[[dict], None]
+    ) -> None:
         self.endpoints = endpoints
         self.bodies = bodies
         self.emit = emit
@@ -74,45 +75,83 @@ class Matcher:
             self.emit(self._row(frame, head, None, "no_response"))
         self.pending.clear()
 
-    def _row(self, request: Frame | None, head: RequestHead | None, response: Frame | None,
-             status: str, correlation_id: int | None = None) -> dict:
+    def _row(
+        self,
+        request: Frame | None,
+        head: RequestHead | None,
+        response: Frame | None,
+        status: str,
+        correlation_id: int | None = None,
+    ) -> dict:
         ends = self.endpoints
         first = request if request is not None else response
         row = {
-            "capture_file": ends.capture_files[first.last_packet >> FILE_SHIFT], "conn_id": ends.conn_id,
-            "client_ip": ends.client_ip, "client_port": ends.client_port,
-            "server_ip": ends.server_ip, "server_port": ends.server_port,
-            "request_ts": None, "response_ts": None, "latency_us": None,
-            "api_key": None, "api_name": None, "api_version": None,
-            "correlation_id": correlation_id, "client_id": None,
-            "request_size": None, "response_size": None, "request_frame": None, "response_frame": None,
-            "error_code": None, "error_codes": None, "throttle_time_ms": None,
-            "request_json": None, "response_json": None, "status": status, "decode_error": None,
+            "capture_file": ends.capture_files[first.last_packet >> FILE_SHIFT],
+            "conn_id": ends.conn_id,
+            "client_ip": ends.client_ip,
+            "client_port": ends.client_port,
+            "server_ip": ends.server_ip,
+            "server_port": ends.server_port,
+            "request_ts": None,
+            "response_ts": None,
+            "latency_us": None,
+            "api_key": None,
+            "api_name": None,
+            "api_version": None,
+            "correlation_id": correlation_id,
+            "client_id": None,
+            "request_size": None,
+            "response_size": None,
+            "request_frame": None,
+            "response_frame": None,
+            "error_code": None,
+            "error_codes": None,
+            "throttle_time_ms": None,
+            "request_json": None,
+            "response_json": None,
+            "status": status,
+            "decode_error": None,
         }
         problems: list[str] = []
         if request is not None:
             row.update(
-                request_ts=timestamp(request.ts_ns), api_key=head.api_key, api_version=head.api_version,
-                api_name=self.bodies.api_name(head.api_key), correlation_id=head.correlation_id,
-                client_id=head.client_id, request_size=request.size, request_frame=request.last_packet & _NUMBER,
+                request_ts=timestamp(request.ts_ns),
+                api_key=head.api_key,
+                api_version=head.api_version,
+                api_name=self.bodies.api_name(head.api_key),
+                correlation_id=head.correlation_id,
+                client_id=head.client_id,
+                request_size=request.size,
+                request_frame=request.last_packet & _NUMBER,
             )
         if response is not None:
-            row.update(response_ts=timestamp(response.ts_ns), response_size=response.size,
-                       response_frame=response.last_packet & _NUMBER)
+            row.update(
+                response_ts=timestamp(response.ts_ns),
+                response_size=response.size,
+                response_frame=response.last_packet & _NUMBER,
+            )
         if request is not None and response is not None:
             row["latency_us"] = (response.ts_ns - request.ts_ns) / 1000.0
         damage = [f.damage for f in (request, response) if f is not None and f.damage]
         if damage:
             row["status"] = "truncated" if "truncated" in damage else "gap"
-            problems.append(f"frame cut by a {'snaplen truncation' if 'truncated' in damage else 'stream gap'}")
+            problems.append(
+                f"frame cut by a {'snaplen truncation' if 'truncated' in damage else 'stream gap'}"
+            )
         elif request is not None:
             self._decode_bodies(row, request, head, response, problems)
         if problems:
             row["decode_error"] = "; ".join(problems)
         return row
 
-    def _decode_bodies(self, row: dict, request: Frame, head: RequestHead, response: Frame | None,
-                       problems: list[str]) -> None:
+    def _decode_bodies(
+        self,
+        row: dict,
+        request: Frame,
+        head: RequestHead,
+        response: Frame | None,
+        problems: list[str],
+    ) -> None:
         if not self.bodies.knows(head.api_key, head.api_version):
             name = row["api_name"] or f"API key {head.api_key}"
             problems.append(f"no codec for {name} v{head.api_version}")
@@ -123,12 +162,19 @@ class Matcher:
         if response is not None:
             decoded.append(self.bodies.response(response.payload, head.api_key, head.api_version))
             answer = decoded[1]
-            row.update(error_code=answer.error_code, error_codes=answer.error_codes,
-                       throttle_time_ms=answer.throttle_time_ms, response_json=answer.json_text)
+            row.update(
+                error_code=answer.error_code,
+                error_codes=answer.error_codes,
+                throttle_time_ms=answer.throttle_time_ms,
+                response_json=answer.json_text,
+            )
         row["request_json"] = decoded[0].json_text
         for part in decoded:
             if part.message is not None:
                 problems.append(part.message)
             if part.problem is not None:
-                if row["status"] in ("ok", UNSUPPORTED):  # a decode failure outranks a missing codec
+                if row["status"] in (
+                    "ok",
+                    UNSUPPORTED,
+                ):  # a decode failure outranks a missing codec
                     row["status"] = FAILED if part.problem == FAILED else UNSUPPORTED

@@ -33,7 +33,9 @@ Plausible = Callable[[bytes, int, frozenset], "bool | None"]
 
 
 class FrameReader:
-    def __init__(self, on_frame: Callable[[Frame], None], plausible: Plausible, max_frame: int = MAX_FRAME) -> None:
+    def __init__(
+        self, on_frame: Callable[[Frame], None], plausible: Plausible, max_frame: int = MAX_FRAME
+    ) -> None:
         self.on_frame = on_frame
         self.plausible = plausible
         self.max_frame = max_frame
@@ -63,8 +65,16 @@ class FrameReader:
             (size,) = _SIZE.unpack_from(self.buf, 0)
             if 0 <= size <= self.max_frame:
                 damage = "truncated" if kind == TRUNCATED else "gap"
-                self.on_frame(Frame(bytes(self.buf[4:]), size, self.first_packet, self.last_packet,
-                                    self.last_ts, damage))
+                self.on_frame(
+                    Frame(
+                        bytes(self.buf[4:]),
+                        size,
+                        self.first_packet,
+                        self.last_packet,
+                        self.last_ts,
+                        damage,
+                    )
+                )
         self.buf.clear()
         self.packet_starts.clear()
         self.synced = False
@@ -93,8 +103,9 @@ class FrameReader:
             if stop > end:
                 break
             first = self.first_packet if pos == 0 else self._packet_at(pos)
-            self.on_frame(Frame(bytes(buf[pos + 4 : stop]), size, first, self.last_packet,
-                                self.last_ts, None))
+            self.on_frame(
+                Frame(bytes(buf[pos + 4 : stop]), size, first, self.last_packet, self.last_ts, None)
+            )
             pos = stop
         self._trim(pos)
 

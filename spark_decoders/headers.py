@@ -47,7 +47,9 @@ def read_correlation_id(payload: bytes) -> int | None:
     return _INT32.unpack_from(payload, 0)[0] if len(payload) >= 4 else None
 
 
-def plausible_request(buf: bytes, pos: int, boundaries: frozenset[int] = frozenset()) -> bool | None:
+def plausible_request(
+    buf: bytes, pos: int, boundaries: frozenset[int] = frozenset()
+) -> bool | None:
     """Whether a request frame can start at ``pos``: sane size, API key, version and client id
     (None: not enough bytes yet to tell)."""
     if len(buf) - pos < 14:
@@ -91,7 +93,9 @@ def plausible_response(pending):
     return check
 
 
-def _next_answers(buf: bytes, end: int, boundaries: frozenset[int], pending, depth: int = 3) -> bool | None:
+def _next_answers(
+    buf: bytes, end: int, boundaries: frozenset[int], pending, depth: int = 3
+) -> bool | None:
     """For a response start inside a packet: its end must be a packet boundary or the start of
     another response to a waiting request, and so on up to ``depth`` frames (small ids abound
     inside response bodies, so one match alone proves little)."""

@@ -37,7 +37,9 @@ class Segment(NamedTuple):
     flags: int
     payload: bytes
     missing: int  # payload bytes the snaplen cut off (the stream has a gap there)
-    fragment: bool  # the first fragment of a fragmented IP packet: the rest of its payload is absent
+    fragment: (
+        bool  # the first fragment of a fragmented IP packet: the rest of its payload is absent
+    )
 
 
 _ADDRESS_TEXT: dict[bytes, str] = {}
@@ -96,17 +98,44 @@ _ETH_IPV4_TCP = struct.Struct(">12xHBxH2xHBx2x4s4sHHIIBB")
 
 def tcp_segment(linktype: int, data, orig_len: int) -> Segment | None:
     if linktype == LINK_ETHERNET and len(data) >= 54:
-        (ethertype, version_ihl, total, frag, proto, src, dst, sport, dport, seq, ack, offset,
-         flags) = _ETH_IPV4_TCP.unpack_from(data, 0)
-        if ethertype == ETH_IPV4 and version_ihl == 0x45 and proto == PROTO_TCP and not frag & 0x1FFF:
+        (
+            ethertype,
+            version_ihl,
+            total,
+            frag,
+            proto,
+            src,
+            dst,
+            sport,
+            dport,
+            seq,
+            ack,
+            offset,
+            flags,
+        ) = _ETH_IPV4_TCP.unpack_from(data, 0)
+        if (
+            ethertype == ETH_IPV4
+            and version_ihl == 0x45
+            and proto == PROTO_TCP
+            and not frag & 0x1FFF
+        ):
             start = 34 + (offset >> 4) * 4
             ip_end = 14 + total if total else orig_len
             if start <= ip_end:
                 captured_end = min(ip_end, len(data))
                 missing = ip_end - max(captured_end, start) if orig_len > len(data) else 0
-                return Segment(_address(src), sport, _address(dst), dport, seq, ack, flags,
-                               bytes(data[start:captured_end]) if captured_end > start else b"",
-                               max(missing, 0), bool(frag & 0x2000))
+                return Segment(
+                    _address(src),
+                    sport,
+                    _address(dst),
+                    dport,
+                    seq,
+                    ack,
+                    flags,
+                    bytes(data[start:captured_end]) if captured_end > start else b"",
+                    max(missing, 0),
+                    bool(frag & 0x2000),
+                )
     proto, pos = network_payload(linktype, data)
     if proto == ETH_IPV4:
         return _ipv4(data, pos, orig_len)
@@ -127,8 +156,15 @@ def _ipv4(data, pos: int, orig_len: int) -> Segment | None:
     if frag & 0x1FFF:  # a later fragment: no TCP header in it
         return None
     end = pos + total if total else orig_len  # total 0: TSO, the length is the capture's
-    return _tcp(data, pos + header_len, end, orig_len,
-                bytes(data[pos + 12 : pos + 16]), bytes(data[pos + 16 : pos + 20]), bool(frag & 0x2000))
+    return _tcp(
+        data,
+        pos + header_len,
+        end,
+        orig_len,
+        bytes(data[pos + 12 : pos + 16]),
+        bytes(data[pos + 16 : pos + 20]),
+        bool(frag & 0x2000),
+    )
 
 
 def _ipv6(data, pos: int, orig_len: int) -> Segment | None:
@@ -158,7 +194,9 @@ def _ipv6(data, pos: int, orig_len: int) -> Segment | None:
     return _tcp(data, pos, end, orig_len, src, dst, fragment)
 
 
-def _tcp(data, pos: int, ip_end: int, orig_len: int, src: bytes, dst: bytes, fragment: bool) -> Segment | None:
+def _tcp(
+    data, pos: int, ip_end: int, orig_len: int, src: bytes, dst: bytes, fragment: bool
+) -> Segment | None:
     if len(data) < pos + 20:
         return None
     sport, dport, seq, ack, offset, flags = _TCP.unpack_from(data, pos)
@@ -169,5 +207,15 @@ def _tcp(data, pos: int, ip_end: int, orig_len: int, src: bytes, dst: bytes, fra
     payload = bytes(data[start:captured_end]) if captured_end > start else b""
     # Bytes the IP header promises but the capture lacks; only real when the snaplen cut the packet.
     missing = ip_end - max(captured_end, start) if orig_len > len(data) else 0
-    return Segment(_address(src), sport, _address(dst), dport, seq, ack, flags, payload,
-                   max(missing, 0), fragment)
+    return Segment(
+        _address(src),
+        sport,
+        _address(dst),
+        dport,
+        seq,
+        ack,
+        flags,
+        payload,
+        max(missing, 0),
+        fragment,
+    )

@@ -38,8 +38,14 @@ def _options(endian: str) -> cs.Construct:
     return cs.GreedyRange(option)
 
 
-_IDB_FIXED = {e: cs.Struct("linktype" / (cs.Int16ul if e == "<" else cs.Int16ub), cs.Padding(2),
-                           "snaplen" / (cs.Int32ul if e == "<" else cs.Int32ub)) for e in "<>"}
+_IDB_FIXED = {
+    e: cs.Struct(
+        "linktype" / (cs.Int16ul if e == "<" else cs.Int16ub),
+        cs.Padding(2),
+        "snaplen" / (cs.Int32ul if e == "<" else cs.Int32ub),
+    )
+    for e in "<>"
+}
 _OPTIONS = {e: _options(e) for e in "<>"}
 
 
@@ -144,7 +150,9 @@ class PcapngReader:
         (length,) = struct.unpack_from(self.endian + "I", self.buf, pos + 4)
         return 12 <= length <= MAX_BLOCK and length % 4 == 0 and pos + length > len(self.buf)
 
-    def _packet(self, kind: int, view: memoryview, pos: int, length: int, number: int) -> Packet | None:
+    def _packet(
+        self, kind: int, view: memoryview, pos: int, length: int, number: int
+    ) -> Packet | None:
         endian = self.endian
         if kind == BLOCK_EPB or kind == BLOCK_PB:
             iface_id, ts_hi, ts_lo, incl, orig = struct.unpack_from(endian + "IIIII", view, pos + 8)
@@ -159,11 +167,15 @@ class PcapngReader:
             self.control_block(kind, view, pos, length)
             return None
         if iface_id >= len(self.interfaces) or data_at + incl > pos + length - 4:
-            self.stats.note(f"packet block at offset {pos} names no interface or overruns its block")
+            self.stats.note(
+                f"packet block at offset {pos} names no interface or overruns its block"
+            )
             return None
         iface = self.interfaces[iface_id]
         ts_ns = iface.to_ns((ts_hi << 32) | ts_lo) if kind != BLOCK_SPB else 0
-        return Packet(number, ts_ns, iface.linktype, view[data_at : data_at + incl], max(orig, incl), pos)
+        return Packet(
+            number, ts_ns, iface.linktype, view[data_at : data_at + incl], max(orig, incl), pos
+        )
 
     def control_block(self, kind: int, view: memoryview, pos: int, length: int) -> None:
         if kind == PCAPNG_SHB:

@@ -25,7 +25,6 @@ from .rows import sort_key
 @dataclass
 class DecodeOptions:
     server_ports: frozenset[int] = DEFAULT_SERVER_PORTS
-    limit_s: float = 5.0  # CPU-time limit per body decode
 
 
 def open_reader(buf, stats: CaptureStats):
@@ -35,8 +34,9 @@ def open_reader(buf, stats: CaptureStats):
     return PcapReader(buf, PcapFile.parse(buf), stats), 24
 
 
-def segments(buf, start: int | None, stop: int, stats: CaptureStats, reader=None,
-             first_number: int = 1) -> Iterator[tuple[int, int, Segment]]:
+def segments(
+    buf, start: int | None, stop: int, stats: CaptureStats, reader=None, first_number: int = 1
+) -> Iterator[tuple[int, int, Segment]]:
     """``(packet number, ts_ns, segment)`` for each TCP packet whose record starts in the range."""
     if reader is None:
         reader, header_end = open_reader(buf, stats)
@@ -72,8 +72,9 @@ class FlowTable:
         if conn is None:
             if not seg.payload and not seg.flags & 0x02:
                 return  # a bare ACK/FIN of a connection we never saw carry anything
-            conn = self.flows[key] = Connection(seg, ts_ns, self.capture_files, self.bodies,
-                                                self.options.server_ports, self.emit)
+            conn = self.flows[key] = Connection(
+                seg, ts_ns, self.capture_files, self.bodies, self.options.server_ports, self.emit
+            )
             self.connections += 1
         conn.segment(seg, ref, ts_ns)
 
@@ -101,11 +102,17 @@ def map_file(path: str):
         return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
 
-def decode_files(paths: Iterable[str], bodies: BodyDecoder, options: DecodeOptions | None = None,
-                 on_packet: Callable[[int], None] | None = None) -> tuple[list[dict], dict[str, CaptureStats]]:
+def decode_files(
+    paths: Iterable[str],
+    bodies: BodyDecoder,
+    options: DecodeOptions | None = None,
+    on_packet: Callable[[int], None] | None = None,
+) -> tuple[list[dict], dict[str, CaptureStats]]:
     """Decode captures as one traffic stream; rows sorted by file and packet, and stats per file."""
     # Absolute, as Spark's readers see them (their executors run in other directories).
-    files = tuple(sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p)))
+    files = tuple(
+        sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p))
+    )
     rows: list[dict] = []
     table = FlowTable(files, bodies, rows.append, options or DecodeOptions())
     stats: dict[str, CaptureStats] = {}

@@ -49,7 +49,9 @@ class TcpStream:
         self.retransmits = 0
         self.gaps = 0
 
-    def segment(self, seq: int, flags: int, payload: bytes, missing: int, packet: int, ts_ns: int) -> None:
+    def segment(
+        self, seq: int, flags: int, payload: bytes, missing: int, packet: int, ts_ns: int
+    ) -> None:
         if flags & SYN:
             if self.next_seq is None:
                 self.next_seq = (seq + 1) & 0xFFFFFFFF
@@ -100,7 +102,9 @@ class TcpStream:
         """Whether the bytes between next_seq and ``seq`` were acknowledged, i.e. lost by the capture."""
         return self.peer_acked is not None and seq_diff(self.peer_acked, seq) >= 0
 
-    def _hold(self, seq: int, payload: bytes, missing: int, packet: int, ts_ns: int, flags: int) -> None:
+    def _hold(
+        self, seq: int, payload: bytes, missing: int, packet: int, ts_ns: int, flags: int
+    ) -> None:
         if seq in self.pending:
             self.retransmits += 1
             return
@@ -122,7 +126,9 @@ class TcpStream:
         self.gaps += 1
         self.sink.gap(kind)
 
-    def _deliver(self, seq: int, payload: bytes, missing: int, packet: int, ts_ns: int, flags: int) -> None:
+    def _deliver(
+        self, seq: int, payload: bytes, missing: int, packet: int, ts_ns: int, flags: int
+    ) -> None:
         overlap = -seq_diff(seq, self.next_seq)
         if overlap >= len(payload) + missing:
             if payload or missing:

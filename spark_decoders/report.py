@@ -21,7 +21,9 @@ REPLICATION_APIS = ("Fetch", "FetchSnapshot")
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("captures", nargs="+", metavar="CAPTURE")
-    parser.add_argument("--out", type=Path, required=True, help="the HTML file to write (must not exist)")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="the HTML file to write (must not exist)"
+    )
     parser.add_argument("--schemas", default=None, metavar="DIR[,DIR...]")
 
 
@@ -85,10 +87,16 @@ def plots(rows: list[dict]) -> list[tuple[str, str]]:
     if latencies:
         fig, ax = plt.subplots(figsize=(8, 0.5 * len(latencies) + 1.5))
         names = sorted(latencies)
-        for offset, (share, color) in enumerate(((0.5, "#54A24B"), (0.9, "#EECA3B"), (0.99, "#E45756"))):
-            ax.barh([i + offset * 0.27 for i in range(len(names))],
-                    [_percentile(latencies[n], share) for n in names], height=0.27, color=color,
-                    label=f"p{int(share * 100)}")
+        for offset, (share, color) in enumerate(
+            ((0.5, "#54A24B"), (0.9, "#EECA3B"), (0.99, "#E45756"))
+        ):
+            ax.barh(
+                [i + offset * 0.27 for i in range(len(names))],
+                [_percentile(latencies[n], share) for n in names],
+                height=0.27,
+                color=color,
+                label=f"p{int(share * 100)}",
+            )
         ax.set_yticks([i + 0.27 for i in range(len(names))], names)
         ax.set_xlabel("latency (ms)")
         ax.legend()
@@ -113,8 +121,12 @@ def _timeline(rows: list[dict], apis: tuple[str, ...], title: str, plt) -> list[
     for api in apis:
         points = [r for r in chosen if r["api_name"] == api]
         if points:
-            ax.scatter([r["request_ts"] for r in points],
-                       [(r["latency_us"] or 0) / 1000 for r in points], s=12, label=api)
+            ax.scatter(
+                [r["request_ts"] for r in points],
+                [(r["latency_us"] or 0) / 1000 for r in points],
+                s=12,
+                label=api,
+            )
     ax.set_ylabel("latency (ms; 0 = unanswered)")
     ax.legend()
     fig.autofmt_xdate()
@@ -131,7 +143,9 @@ def render(rows: list[dict], captures: list[str]) -> str:
         "<p>" + ", ".join(f"{html.escape(s)}: {n:,}" for s, n in statuses.most_common()) + "</p>",
     ]
     for title, png in plots(rows):
-        parts.append(f"<section><h2>{html.escape(title)}</h2>"
-                     f"<img class='plot' alt='{html.escape(title)}' src='data:image/png;base64,{png}'></section>")
+        parts.append(
+            f"<section><h2>{html.escape(title)}</h2>"
+            f"<img class='plot' alt='{html.escape(title)}' src='data:image/png;base64,{png}'></section>"
+        )
     parts.append("</body></html>")
     return "\n".join(parts)

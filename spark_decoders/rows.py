@@ -8,8 +8,16 @@ from __future__ import annotations
 
 import datetime as dt
 
-STATUSES = ("ok", "no_response", "no_request", "acks0", "gap", "truncated", "unsupported_version",
-            "decode_error")
+STATUSES = (
+    "ok",
+    "no_response",
+    "no_request",
+    "acks0",
+    "gap",
+    "truncated",
+    "unsupported_version",
+    "decode_error",
+)
 
 # name, Spark SQL type, pyarrow type name
 _COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -51,8 +59,13 @@ def arrow_schema():
     import pyarrow as pa
 
     types = {
-        "string": pa.string(), "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(),
-        "float64": pa.float64(), "timestamp": pa.timestamp("us", tz="UTC"), "list<int16>": pa.list_(pa.int16()),
+        "string": pa.string(),
+        "int16": pa.int16(),
+        "int32": pa.int32(),
+        "int64": pa.int64(),
+        "float64": pa.float64(),
+        "timestamp": pa.timestamp("us", tz="UTC"),
+        "list<int16>": pa.list_(pa.int16()),
     }
     return pa.schema([pa.field(name, types[kind]) for name, _, kind in _COLUMNS])
 

@@ -14,21 +14,36 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 NAME = "kafka-pcap-segments"
 DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
-SEGMENT_DDL = ("flow STRING, file_index INT, split_index INT, number BIGINT, ts_ns BIGINT, "
-               "src STRING, sport INT, dst STRING, dport INT, seq BIGINT, ack BIGINT, flags INT, "
-               "payload BINARY, missing INT, fragment BOOLEAN")
+SEGMENT_DDL = (
+    "flow STRING, file_index INT, split_index INT, number BIGINT, ts_ns BIGINT, "
+    "src STRING, sport INT, dst STRING, dport INT, seq BIGINT, ack BIGINT, flags INT, "
+    "payload BINARY, missing INT, fragment BOOLEAN"
+)
 _BATCH = 8192
 
 
 def segment_arrow_schema():
     import pyarrow as pa
 
-    return pa.schema([
-        ("flow", pa.string()), ("file_index", pa.int32()), ("split_index", pa.int32()),
-        ("number", pa.int64()), ("ts_ns", pa.int64()), ("src", pa.string()), ("sport", pa.int32()),
-        ("dst", pa.string()), ("dport", pa.int32()), ("seq", pa.int64()), ("ack", pa.int64()),
-        ("flags", pa.int32()), ("payload", pa.binary()), ("missing", pa.int32()), ("fragment", pa.bool_()),
-    ])
+    return pa.schema(
+        [
+            ("flow", pa.string()),
+            ("file_index", pa.int32()),
+            ("split_index", pa.int32()),
+            ("number", pa.int64()),
+            ("ts_ns", pa.int64()),
+            ("src", pa.string()),
+            ("sport", pa.int32()),
+            ("dst", pa.string()),
+            ("dport", pa.int32()),
+            ("seq", pa.int64()),
+            ("ack", pa.int64()),
+            ("flags", pa.int32()),
+            ("payload", pa.binary()),
+            ("missing", pa.int32()),
+            ("fragment", pa.bool_()),
+        ]
+    )
 
 
 def flow_name(seg) -> str:
@@ -41,7 +56,12 @@ class SplitPartition(InputPartition):
     def __init__(self, path: str, file_index: int, split_index: int, start: int, stop: int) -> None:
         super().__init__((file_index, split_index))
         self.path, self.file_index, self.split_index, self.start, self.stop = (
-            path, file_index, split_index, start, stop)
+            path,
+            file_index,
+            split_index,
+            start,
+            stop,
+        )
 
 
 class KafkaPcapSegmentsDataSource(DataSource):
@@ -72,7 +92,9 @@ class SegmentsReader(DataSourceReader):
 
         out = []
         for file_index, path in enumerate(self.files):
-            for split_index, (start, stop) in enumerate(plan_splits(os.path.getsize(path), self.split_bytes)):
+            for split_index, (start, stop) in enumerate(
+                plan_splits(os.path.getsize(path), self.split_bytes)
+            ):
                 out.append(SplitPartition(path, file_index, split_index, start, stop))
         return out
 
@@ -90,10 +112,28 @@ class SegmentsReader(DataSourceReader):
         ids = (partition.file_index, partition.split_index)
         try:
             for number, ts_ns, seg in split_segments(buf, partition.start, partition.stop, stats):
-                rows.append((flow_name(seg), *ids, number, ts_ns, seg.src, seg.sport, seg.dst, seg.dport,
-                             seg.seq, seg.ack, seg.flags, seg.payload, seg.missing, seg.fragment))
+                rows.append(
+                    (
+                        flow_name(seg),
+                        *ids,
+                        number,
+                        ts_ns,
+                        seg.src,
+                        seg.sport,
+                        seg.dst,
+                        seg.dport,
+                        seg.seq,
+                        seg.ack,
+                        seg.flags,
+                        seg.payload,
+                        seg.missing,
+                        seg.fragment,
+                    )
+                )
                 if len(rows) == _BATCH:
-                    yield pa.RecordBatch.from_pylist([dict(zip(schema.names, r)) for r in rows], schema=schema)
+                    yield pa.RecordBatch.from_pylist(
+                        [dict(zip(schema.names, r)) for r in rows], schema=schema
+                    )
                     rows = []
         except ValueError:
             pass  # not a capture: it owns no packets

@@ -21,10 +21,14 @@ from .pcapng import PcapngReader
 def plan_splits(size: int, split_bytes: int) -> list[tuple[int, int]]:
     """``[(start, stop), ...]`` covering ``[0, size)`` in pieces of about ``split_bytes``."""
     split_bytes = max(split_bytes, 1)
-    return [(start, min(start + split_bytes, size)) for start in range(0, max(size, 1), split_bytes)]
+    return [
+        (start, min(start + split_bytes, size)) for start in range(0, max(size, 1), split_bytes)
+    ]
 
 
-def split_segments(buf, start: int, stop: int, stats: CaptureStats) -> Iterator[tuple[int, int, Segment]]:
+def split_segments(
+    buf, start: int, stop: int, stats: CaptureStats
+) -> Iterator[tuple[int, int, Segment]]:
     """``(packet number within the split, ts_ns, segment)`` for the TCP packets the split owns."""
     if capture_format(buf) == "pcapng":
         reader = PcapngReader(buf, stats)

@@ -36,12 +36,25 @@ def decode_group(table, files: tuple[str, ...], offsets: dict, bundle, ports: fr
     from .rows import arrow_schema, to_arrow
 
     rows: list[dict] = []
-    flows = FlowTable(files, BodyDecoder(load_codecs(bundle)), rows.append, DecodeOptions(server_ports=ports))
-    records = table.sort_by([("file_index", "ascending"), ("split_index", "ascending"),
-                             ("number", "ascending")]).to_pylist()
+    flows = FlowTable(
+        files, BodyDecoder(load_codecs(bundle)), rows.append, DecodeOptions(server_ports=ports)
+    )
+    records = table.sort_by(
+        [("file_index", "ascending"), ("split_index", "ascending"), ("number", "ascending")]
+    ).to_pylist()
     for r in records:
-        seg = Segment(r["src"], r["sport"], r["dst"], r["dport"], r["seq"], r["ack"], r["flags"],
-                      r["payload"], r["missing"], r["fragment"])
+        seg = Segment(
+            r["src"],
+            r["sport"],
+            r["dst"],
+            r["dport"],
+            r["seq"],
+            r["ack"],
+            r["flags"],
+            r["payload"],
+            r["missing"],
+            r["fragment"],
+        )
         number = offsets[(r["file_index"], r["split_index"])] + r["number"]
         flows.segment(seg, packet_ref(r["file_index"], number), r["ts_ns"])
     flows.finish()
@@ -59,12 +72,23 @@ def read_split_exchanges(spark, paths: list[str], bundle, ports: frozenset[int],
 
     spark.dataSource.register(KafkaPcapSegmentsDataSource)
     files = tuple(sorted(expand_paths(",".join(paths)), key=lambda p: (first_timestamp(p), p)))
-    segments = (spark.read.format("kafka-pcap-segments").option("split_bytes", str(split_bytes))
-                .load(",".join(files))).cache()
-    counts = segments.where(F.col("flow").isNull()).select("file_index", "split_index", "number").collect()
+    segments = (
+        spark.read.format("kafka-pcap-segments")
+        .option("split_bytes", str(split_bytes))
+        .load(",".join(files))
+    ).cache()
+    counts = (
+        segments.where(F.col("flow").isNull())
+        .select("file_index", "split_index", "number")
+        .collect()
+    )
     offsets = packet_offsets([(r.file_index, r.split_index, r.number) for r in counts])
 
     def stage_two(table):
         return decode_group(table, files, offsets, bundle, ports)
 
-    return segments.where(F.col("flow").isNotNull()).groupBy("flow").applyInArrow(stage_two, spark_ddl())
+    return (
+        segments.where(F.col("flow").isNotNull())
+        .groupBy("flow")
+        .applyInArrow(stage_two, spark_ddl())
+    )

@@ -15,21 +15,63 @@ from .layers import ACK, FIN, LINK_ETHERNET, LINK_LOOP, LINK_NULL, LINK_SLL, LIN
 # -- IP and TCP ------------------------------------------------------------------------------------
 
 
-def tcp_packet(src: str, sport: int, dst: str, dport: int, seq: int, ack: int, flags: int,
-               payload: bytes = b"", ip_options: bytes = b"", ipv6_extension: bool = False) -> bytes:
-    tcp = struct.pack(">HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, 5 << 4, flags,
-                      65535, 0, 0) + payload
+def tcp_packet(
+    src: str,
+    sport: int,
+    dst: str,
+    dport: int,
+    seq: int,
+    ack: int,
+    flags: int,
+    payload: bytes = b"",
+    ip_options: bytes = b"",
+    ipv6_extension: bool = False,
+) -> bytes:
+    tcp = (
+        struct.pack(
+            ">HHIIBBHHH",
+            sport,
+            dport,
+            seq & 0xFFFFFFFF,
+            ack & 0xFFFFFFFF,
+            5 << 4,
+            flags,
+            65535,
+            0,
+            0,
+        )
+        + payload
+    )
     if ":" in src:
         next_header, extension = 6, b""
         if ipv6_extension:  # a destination-options header (8 bytes, padding only) before TCP
             next_header, extension = 60, bytes([6, 0, 1, 4, 0, 0, 0, 0])
-        return (struct.pack(">IHBB", 6 << 28, len(extension) + len(tcp), next_header, 64)
-                + socket.inet_pton(socket.AF_INET6, src) + socket.inet_pton(socket.AF_INET6, dst)
-                + extension + tcp)
+        return (
+            struct.pack(">IHBB", 6 << 28, len(extension) + len(tcp), next_header, 64)
+            + socket.inet_pton(socket.AF_INET6, src)
+            + socket.inet_pton(socket.AF_INET6, dst)
+            + extension
+            + tcp
+        )
     options = ip_options + b"\0" * (-len(ip_options) % 4)
     header_words = 5 + len(options) // 4
-    return (struct.pack(">BBHHHBBH4s4s", 0x40 | header_words, 0, 4 * header_words + len(tcp), 1, 0x4000,
-                        64, 6, 0, socket.inet_aton(src), socket.inet_aton(dst)) + options + tcp)
+    return (
+        struct.pack(
+            ">BBHHHBBH4s4s",
+            0x40 | header_words,
+            0,
+            4 * header_words + len(tcp),
+            1,
+            0x4000,
+            64,
+            6,
+            0,
+            socket.inet_aton(src),
+            socket.inet_aton(dst),
+        )
+        + options
+        + tcp
+    )
 
 
 @dataclass
@@ -47,13 +89,30 @@ class Conversation:
     def __post_init__(self) -> None:
         self.seq = {True: self.client_isn, False: self.server_isn}
 
-    def _packet(self, from_client: bool, ts_ns: int, flags: int, payload: bytes = b"",
-                seq: int | None = None, ack: int | None = None) -> bytes:
+    def _packet(
+        self,
+        from_client: bool,
+        ts_ns: int,
+        flags: int,
+        payload: bytes = b"",
+        seq: int | None = None,
+        ack: int | None = None,
+    ) -> bytes:
         src, dst = (self.client, self.server) if from_client else (self.server, self.client)
         if ack is None:
             ack = self.seq[not from_client] if flags & ACK else 0
-        return tcp_packet(src[0], src[1], dst[0], dst[1], self.seq[from_client] if seq is None else seq,
-                          ack, flags, payload, self.ip_options, self.ipv6_extension)
+        return tcp_packet(
+            src[0],
+            src[1],
+            dst[0],
+            dst[1],
+            self.seq[from_client] if seq is None else seq,
+            ack,
+            flags,
+            payload,
+            self.ip_options,
+            self.ipv6_extension,
+        )
 
     def emit(self, ts_ns: int, packet: bytes) -> None:
         self.packets.append((ts_ns, packet))
@@ -73,7 +132,9 @@ class Conversation:
             self.seq[from_client] += len(data[start : start + mss])
         return out
 
-    def segment_packet(self, from_client: bool, seq: int, payload: bytes, ack: int | None = None) -> bytes:
+    def segment_packet(
+        self, from_client: bool, seq: int, payload: bytes, ack: int | None = None
+    ) -> bytes:
         """A data packet; ``ack`` defaults to all the peer's bytes so far (pass it when segments
         were planned ahead with ``segments``)."""
         return self._packet(from_client, 0, PSH | ACK, payload, seq=seq, ack=ack)
@@ -97,8 +158,10 @@ class Conversation:
 def link_frame(linktype: int, ip: bytes, vlans: tuple[int, ...] = ()) -> bytes:
     ethertype = 0x86DD if ip[0] >> 4 == 6 else 0x0800
     if linktype == LINK_ETHERNET:
-        tags = b"".join(struct.pack(">HH", 0x88A8 if i == 0 and len(vlans) > 1 else 0x8100, v)
-                        for i, v in enumerate(vlans))
+        tags = b"".join(
+            struct.pack(">HH", 0x88A8 if i == 0 and len(vlans) > 1 else 0x8100, v)
+            for i, v in enumerate(vlans)
+        )
         return b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02" + tags + struct.pack(">H", ethertype) + ip
     if linktype == LINK_SLL:
         return struct.pack(">HHH8sH", 0, 1, 6, b"\x02\0\0\0\0\x01\0\0", ethertype) + ip
@@ -114,15 +177,22 @@ def link_frame(linktype: int, ip: bytes, vlans: tuple[int, ...] = ()) -> bytes:
 # -- files -----------------------------------------------------------------------------------------
 
 
-def pcap_bytes(packets: list[tuple[int, bytes]], linktype: int, nanosecond: bool = False,
-               endian: str = "<", snaplen: int = 65535) -> bytes:
+def pcap_bytes(
+    packets: list[tuple[int, bytes]],
+    linktype: int,
+    nanosecond: bool = False,
+    endian: str = "<",
+    snaplen: int = 65535,
+) -> bytes:
     """A pcap file of ``(ts_ns, link frame)`` packets; frames longer than ``snaplen`` are cut."""
     magic = 0xA1B23C4D if nanosecond else 0xA1B2C3D4
     out = bytearray(struct.pack(endian + "IHHiIII", magic, 2, 4, 0, 0, snaplen, linktype))
     for ts_ns, frame in packets:
         frac = ts_ns % 1_000_000_000 if nanosecond else (ts_ns % 1_000_000_000) // 1000
         kept = frame[:snaplen]
-        out += struct.pack(endian + "IIII", ts_ns // 1_000_000_000, frac, len(kept), len(frame)) + kept
+        out += (
+            struct.pack(endian + "IIII", ts_ns // 1_000_000_000, frac, len(kept), len(frame)) + kept
+        )
     return bytes(out)
 
 
@@ -136,31 +206,53 @@ def _option(endian: str, code: int, value: bytes) -> bytes:
     return struct.pack(endian + "HH", code, len(value)) + value + b"\0" * (-len(value) % 4)
 
 
-def pcapng_section(interfaces: list[tuple[int, int | None]], packets: list[tuple[int, int, bytes]],
-                   endian: str = "<", simple: bool = False) -> bytes:
+def pcapng_section(
+    interfaces: list[tuple[int, int | None]],
+    packets: list[tuple[int, int, bytes]],
+    endian: str = "<",
+    simple: bool = False,
+) -> bytes:
     """One pcapng section: interfaces ``(linktype, tsresol byte or None)`` and packets
     ``(interface, ts_ns, frame)`` as EPBs (or SPBs with ``simple``), with a name option and a
     comment to skip."""
-    out = bytearray(_block(endian, 0x0A0D0D0A, struct.pack(endian + "IHHq", 0x1A2B3C4D, 1, 0, -1)
-                           + _option(endian, 1, b"synthetic section") + _option(endian, 0, b"")))
+    out = bytearray(
+        _block(
+            endian,
+            0x0A0D0D0A,
+            struct.pack(endian + "IHHq", 0x1A2B3C4D, 1, 0, -1)
+            + _option(endian, 1, b"synthetic section")
+            + _option(endian, 0, b""),
+        )
+    )
     for linktype, tsresol in interfaces:
         options = _option(endian, 2, b"eth0")
         if tsresol is not None:
             options += _option(endian, 9, bytes([tsresol]))
-        out += _block(endian, 1, struct.pack(endian + "HHI", linktype, 0, 0) + options + _option(endian, 0, b""))
+        out += _block(
+            endian,
+            1,
+            struct.pack(endian + "HHI", linktype, 0, 0) + options + _option(endian, 0, b""),
+        )
     resolutions = [_units(tsresol) for _, tsresol in interfaces]
     for iface, ts_ns, frame in packets:
         if simple:
             out += _block(endian, 3, struct.pack(endian + "I", len(frame)) + frame)
             continue
         ticks = ts_ns * resolutions[iface] // 1_000_000_000
-        out += _block(endian, 6, struct.pack(endian + "IIIII", iface, ticks >> 32, ticks & 0xFFFFFFFF,
-                                             len(frame), len(frame)) + frame + b"\0" * (-len(frame) % 4)
-                      + _option(endian, 1, b"c"))
+        out += _block(
+            endian,
+            6,
+            struct.pack(
+                endian + "IIIII", iface, ticks >> 32, ticks & 0xFFFFFFFF, len(frame), len(frame)
+            )
+            + frame
+            + b"\0" * (-len(frame) % 4)
+            + _option(endian, 1, b"c"),
+        )
     return bytes(out)
 
 
 def _units(tsresol: int | None) -> int:
     if tsresol is None:
         return 1_000_000
-    return 2 ** (tsresol & 0x7F) if tsresol & 0x80 else 10 ** tsresol
+    return 2 ** (tsresol & 0x7F) if tsresol & 0x80 else 10**tsresol

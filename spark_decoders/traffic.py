@@ -7,7 +7,6 @@ DescribeQuorum, ApiVersions and FetchSnapshot, each with the JSON the decoder mu
 
 from __future__ import annotations
 
-import json
 import random
 from typing import NamedTuple
 
@@ -29,17 +28,48 @@ class Exchange(NamedTuple):
 def _fetch_pair(rng: random.Random):
     request = lookup("FetchRequest")(max_wait_ms=500, cluster_id="kraftwire-demo")
     response_cls = lookup("FetchResponse")
-    records = encode_batch([(None, bytes(rng.randrange(256) for _ in range(rng.randint(0, 40))), None,
-                             1_700_000_000_000 + i) for i in range(rng.randint(1, 3))],
-                           base_offset=rng.randint(0, 1000))
-    control = encode_control_batch([(2, lookup("LeaderChangeMessage")(leader_id=1))], timestamp=1_700_000_000_000)
-    response = response_cls.from_json({
-        "throttleTimeMs": 0, "errorCode": 0, "sessionId": 0,
-        "responses": [{"topic": "__cluster_metadata", "topicId": "AAAAAAAAAAAAAAAAAAAAAQ", "partitions": [
-            {"partitionIndex": 0, "errorCode": rng.choice([0, 0, 6]), "highWatermark": 10,
-             "lastStableOffset": 10, "logStartOffset": 0, "abortedTransactions": [],
-             "preferredReadReplica": -1, "records": ""}]}],
-        "nodeEndpoints": []}, 17)
+    records = encode_batch(
+        [
+            (
+                None,
+                bytes(rng.randrange(256) for _ in range(rng.randint(0, 40))),
+                None,
+                1_700_000_000_000 + i,
+            )
+            for i in range(rng.randint(1, 3))
+        ],
+        base_offset=rng.randint(0, 1000),
+    )
+    control = encode_control_batch(
+        [(2, lookup("LeaderChangeMessage")(leader_id=1))], timestamp=1_700_000_000_000
+    )
+    response = response_cls.from_json(
+        {
+            "throttleTimeMs": 0,
+            "errorCode": 0,
+            "sessionId": 0,
+            "responses": [
+                {
+                    "topic": "__cluster_metadata",
+                    "topicId": "AAAAAAAAAAAAAAAAAAAAAQ",
+                    "partitions": [
+                        {
+                            "partitionIndex": 0,
+                            "errorCode": rng.choice([0, 0, 6]),
+                            "highWatermark": 10,
+                            "lastStableOffset": 10,
+                            "logStartOffset": 0,
+                            "abortedTransactions": [],
+                            "preferredReadReplica": -1,
+                            "records": "",
+                        }
+                    ],
+                }
+            ],
+            "nodeEndpoints": [],
+        },
+        17,
+    )
     response.responses[0].partitions[0].records = records + control
     return request, response
 
@@ -70,12 +100,16 @@ def kraft_exchanges(count: int, seed: int = 0, first_correlation_id: int = 1) ->
         request, response = make(rng)
         correlation_id = first_correlation_id + index
         client_id = f"raft-client-{rng.randint(1, 3)}"
-        out.append(Exchange(api_key, version, correlation_id, client_id,
-                            encode_request(request, version, correlation_id, client_id),
-                            encode_response(response, version, correlation_id), request, response))
+        out.append(
+            Exchange(
+                api_key,
+                version,
+                correlation_id,
+                client_id,
+                encode_request(request, version, correlation_id, client_id),
+                encode_response(response, version, correlation_id),
+                request,
+                response,
+            )
+        )
     return out
-
-
-def expected_json(body, version: int) -> dict:
-    """The body's plain JSON (records still base64), for comparing outside the records fields."""
-    return json.loads(json.dumps(body.to_json(version)))

@@ -14,8 +14,16 @@ from kraftwire.spark_decoders.traffic import Exchange, kraft_exchanges
 T0 = 1_700_000_000_000_000_000
 
 
-def conversation(exchanges: list[Exchange], client=("10.0.0.1", 40001), server=("10.0.0.2", 9093),
-                 t0: int = T0, handshake: bool = True, close: bool = True, mss: int = 1460, **options) -> Conversation:
+def conversation(
+    exchanges: list[Exchange],
+    client=("10.0.0.1", 40001),
+    server=("10.0.0.2", 9093),
+    t0: int = T0,
+    handshake: bool = True,
+    close: bool = True,
+    mss: int = 1460,
+    **options,
+) -> Conversation:
     conv = Conversation(client, server, **options)
     ts = t0
     if handshake:
@@ -37,11 +45,15 @@ def write(tmp_path: Path, name: str, data: bytes) -> str:
 
 
 def pcap_of(packets, linktype: int = LINK_ETHERNET, vlans=(), **options) -> bytes:
-    return pcap_bytes([(ts, link_frame(linktype, ip, vlans)) for ts, ip in packets], linktype, **options)
+    return pcap_bytes(
+        [(ts, link_frame(linktype, ip, vlans)) for ts, ip in packets], linktype, **options
+    )
 
 
 def decode(paths, bodies=None):
-    rows, stats = decode_files(paths if isinstance(paths, list) else [paths], bodies or BodyDecoder(_bundled()))
+    rows, stats = decode_files(
+        paths if isinstance(paths, list) else [paths], bodies or BodyDecoder(_bundled())
+    )
     return rows, stats
 
 
@@ -57,11 +69,18 @@ def assert_rows_match(rows: list[dict], exchanges: list[Exchange], status: str =
     for row, exchange in zip(rows, exchanges):
         assert row["status"] == status, row
         assert (row["api_key"], row["api_version"], row["client_id"]) == (
-            exchange.api_key, exchange.api_version, exchange.client_id)
+            exchange.api_key,
+            exchange.api_version,
+            exchange.client_id,
+        )
         assert row["request_size"] == len(exchange.request) - 4
         assert row["response_size"] == len(exchange.response) - 4
-        assert_json_equal(json.loads(row["request_json"]), exchange.request_body.to_json(exchange.api_version))
-        assert_json_equal(json.loads(row["response_json"]), exchange.response_body.to_json(exchange.api_version))
+        assert_json_equal(
+            json.loads(row["request_json"]), exchange.request_body.to_json(exchange.api_version)
+        )
+        assert_json_equal(
+            json.loads(row["response_json"]), exchange.response_body.to_json(exchange.api_version)
+        )
 
 
 def assert_json_equal(decoded, expected) -> None:

@@ -15,7 +15,9 @@ pytestmark = pytest.mark.timeout(120)
 
 def _segmented(exchanges, mss=7, isn=1000):
     """Conversation whose data packets are listed per exchange and direction, not yet emitted."""
-    conv = Conversation(("10.0.0.1", 40001), ("10.0.0.2", 9093), client_isn=isn, server_isn=isn + 77)
+    conv = Conversation(
+        ("10.0.0.1", 40001), ("10.0.0.2", 9093), client_isn=isn, server_isn=isn + 77
+    )
     conv.handshake(T0)
     plan = []
     for e in exchanges:
@@ -30,8 +32,11 @@ def _emit(conv, plan, shuffle=None, lost=()):
     ts = T0 + 10**6
     acked = {True: conv.client_isn + 1, False: conv.server_isn + 1}
     for from_client, segments in plan:
-        packets = [conv.segment_packet(from_client, seq, data, ack=acked[not from_client])
-                   for seq, data in segments if (seq, data) not in lost]
+        packets = [
+            conv.segment_packet(from_client, seq, data, ack=acked[not from_client])
+            for seq, data in segments
+            if (seq, data) not in lost
+        ]
         if segments:
             acked[from_client] = (segments[-1][0] + len(segments[-1][1])) & 0xFFFFFFFF
         if shuffle:
@@ -48,8 +53,10 @@ def test_partial_overlaps_deliver_each_byte_once(tmp_path):
     conv, plan = _segmented(exchanges, mss=8)
     overlapped = []
     for from_client, segments in plan:
-        merged = [segments[0]] + [(segments[i][0] - 4, segments[i - 1][1][-4:] + segments[i][1])
-                                  for i in range(1, len(segments))]
+        merged = [segments[0]] + [
+            (segments[i][0] - 4, segments[i - 1][1][-4:] + segments[i][1])
+            for i in range(1, len(segments))
+        ]
         overlapped.append((from_client, [(seq & 0xFFFFFFFF, data) for seq, data in merged]))
     _emit(conv, overlapped)
     rows, _ = decode(write(tmp_path, "partial.pcap", pcap_of(conv.packets)))
@@ -60,6 +67,7 @@ def test_retransmits_overlaps_and_reordering_decode_exactly(tmp_path):
     exchanges = kraft_exchanges(14, seed=9)
     rng = random.Random(4)
     conv, plan = _segmented(exchanges)
+
     # Overlapping re-sends: every segment also sent again merged with its neighbour.
     def hostile(packets):
         extra = [packets[i] for i in range(len(packets)) if rng.random() < 0.3]

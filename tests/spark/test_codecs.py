@@ -19,7 +19,15 @@ pytestmark = pytest.mark.timeout(600)
 
 @pytest.fixture()
 def spec_dir(tmp_path):
-    source = shared_path("kafka-schemas") / "clients" / "src" / "main" / "resources" / "common" / "message"
+    source = (
+        shared_path("kafka-schemas")
+        / "clients"
+        / "src"
+        / "main"
+        / "resources"
+        / "common"
+        / "message"
+    )
     target = tmp_path / "specs"
     target.mkdir()
     for name in ("RequestHeader", "ResponseHeader", "VoteRequest", "VoteResponse"):
@@ -52,8 +60,12 @@ def test_bundle_materialises_on_a_machine_without_the_specs(spec_dir, tmp_path):
     )
     import pickle
 
-    result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "executor-cache")],
-                            input=pickle.dumps(bundle), capture_output=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "executor-cache")],
+        input=pickle.dumps(bundle),
+        capture_output=True,
+        check=True,
+    )
     assert result.stdout.decode().strip() == "Vote"
     assert isinstance(bundle, CodecBundle)
 

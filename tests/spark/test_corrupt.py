@@ -44,7 +44,9 @@ def test_garbage_between_packets_is_skipped(tmp_path):
     rng = random.Random(3)
     garbage_at = sorted(rng.sample([end for _, end in records[:-1]], 5), reverse=True)
     for pos in garbage_at:
-        data = data[:pos] + bytes(rng.randrange(256) for _ in range(rng.randint(1, 200))) + data[pos:]
+        data = (
+            data[:pos] + bytes(rng.randrange(256) for _ in range(rng.randint(1, 200))) + data[pos:]
+        )
     rows, stats = decode(write(tmp_path, "garbage.pcap", data))
     [file_stats] = stats.values()
     assert file_stats.resyncs >= 1
@@ -80,8 +82,11 @@ def test_random_byte_flips_never_fail(tmp_path, seed):
     # A flipped size field can swallow the frames after it until the stream resynchronises, so
     # only a share survives; and a flip inside a header field or string still decodes (captures
     # carry no checksum we can trust), so the test counts the rows that are exactly right.
-    right = [r for r in ok if r["correlation_id"] in by_corr
-             and r["api_key"] == by_corr[r["correlation_id"]].api_key]
+    right = [
+        r
+        for r in ok
+        if r["correlation_id"] in by_corr and r["api_key"] == by_corr[r["correlation_id"]].api_key
+    ]
     assert len(right) >= 5
     assert all(r["status"] in STATUSES for r in rows)
 
@@ -91,8 +96,10 @@ def test_damaged_pcapng_block_is_skipped(tmp_path):
     conv = conversation(exchanges)
     packets = [(0, ts, link_frame(LINK_ETHERNET, ip)) for ts, ip in conv.packets]
     good = pcapng_section([(LINK_ETHERNET, None)], packets)
-    extra = pcapng_section([(LINK_ETHERNET, None)], packets[:1])[-100:]  # a block's tail, misaligned
-    data = good[:len(good) // 2] + b"\xde\xad\xbe\xef" * 3 + good[len(good) // 2:] + extra
+    extra = pcapng_section([(LINK_ETHERNET, None)], packets[:1])[
+        -100:
+    ]  # a block's tail, misaligned
+    data = good[: len(good) // 2] + b"\xde\xad\xbe\xef" * 3 + good[len(good) // 2 :] + extra
     rows, stats = decode(write(tmp_path, "damaged.pcapng", data))
     [file_stats] = stats.values()
     assert file_stats.resyncs >= 1

@@ -19,7 +19,9 @@ pytest.importorskip("matplotlib")
 
 
 def test_report_has_every_plot(tmp_path):
-    capture = write(tmp_path, "kraft.pcap", pcap_of(conversation(kraft_exchanges(60, seed=3)).packets))
+    capture = write(
+        tmp_path, "kraft.pcap", pcap_of(conversation(kraft_exchanges(60, seed=3)).packets)
+    )
     out = tmp_path / "report.html"
     assert main(["report", capture, "--out", str(out)]) == 0
     page = out.read_text()
@@ -32,18 +34,31 @@ def test_report_has_every_plot(tmp_path):
     assert main(["report", capture, "--out", str(out)]) == 2  # never overwrites
 
 
-@pytest.mark.skipif(not (shutil.which("chromium") or shutil.which("chromium-browser")),
-                    reason="Chromium is not installed")
+@pytest.mark.skipif(
+    not (shutil.which("chromium") or shutil.which("chromium-browser")),
+    reason="Chromium is not installed",
+)
 def test_report_renders_in_headless_chromium(tmp_path):
-    capture = write(tmp_path, "kraft.pcap", pcap_of(conversation(kraft_exchanges(30, seed=4)).packets))
+    capture = write(
+        tmp_path, "kraft.pcap", pcap_of(conversation(kraft_exchanges(30, seed=4)).packets)
+    )
     out = tmp_path / "report.html"
     assert main(["report", capture, "--out", str(out)]) == 0
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     # Once the page loaded, every plot image reports its decoded width in the DOM dump.
     script = tmp_path / "check.html"
-    script.write_text(out.read_text().replace("</body>", "<script>document.body.dataset.widths = "
-                      "[...document.images].map(i => i.naturalWidth).join(',');</script></body>"))
-    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
-                          script.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    script.write_text(
+        out.read_text().replace(
+            "</body>",
+            "<script>document.body.dataset.widths = "
+            "[...document.images].map(i => i.naturalWidth).join(',');</script></body>",
+        )
+    )
+    dom = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", script.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     widths = re.search(r'data-widths="([^"]*)"', dom).group(1).split(",")
     assert len(widths) >= 4 and all(int(w) > 100 for w in widths)

@@ -25,9 +25,13 @@ def spark():
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    session = (SparkSession.builder.master("local[2]").appName("kraftwire-tests")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
-               .getOrCreate())
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("kraftwire-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .getOrCreate()
+    )
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
@@ -38,22 +42,42 @@ def synthetic(tmp_path_factory):
     """Two files: several connections (IPv4 and IPv6), one continuing from the first file into the
     second (a rotated capture), in pcap and multi-interface pcapng."""
     tmp = tmp_path_factory.mktemp("spark")
-    convs = [conversation(kraft_exchanges(14, seed=i, first_correlation_id=100 * i + 1),
-                          client=(f"10.0.0.{i + 1}", 40000 + i), t0=T0 + i * 10**6, mss=300 + 100 * i)
-             for i in range(4)]
-    convs.append(conversation(kraft_exchanges(14, seed=9), client=("fd00::9", 41000), server=("fd00::1", 9092)))
+    convs = [
+        conversation(
+            kraft_exchanges(14, seed=i, first_correlation_id=100 * i + 1),
+            client=(f"10.0.0.{i + 1}", 40000 + i),
+            t0=T0 + i * 10**6,
+            mss=300 + 100 * i,
+        )
+        for i in range(4)
+    ]
+    convs.append(
+        conversation(
+            kraft_exchanges(14, seed=9), client=("fd00::9", 41000), server=("fd00::1", 9092)
+        )
+    )
     packets = sorted(p for c in convs for p in c.packets)
     half = len(packets) // 2
     first = write(tmp, "rotated-0.pcap", pcap_of(packets[:half]))
-    second = write(tmp, "rotated-1.pcapng", pcapng_section(
-        [(1, None), (LINK_SLL2, 9)], [(i % 2, ts, link_frame(1 if i % 2 == 0 else LINK_SLL2, ip))
-                                      for i, (ts, ip) in enumerate(packets[half:])]))
+    second = write(
+        tmp,
+        "rotated-1.pcapng",
+        pcapng_section(
+            [(1, None), (LINK_SLL2, 9)],
+            [
+                (i % 2, ts, link_frame(1 if i % 2 == 0 else LINK_SLL2, ip))
+                for i, (ts, ip) in enumerate(packets[half:])
+            ],
+        ),
+    )
     return [first, second]
 
 
 def test_data_source_equals_local_on_real_and_synthetic_captures(spark, synthetic, upstream):
-    real = [str(shared_path("captures") / n) for n in ("ndpi-kafka.pcapng", "go-sniffer-kafka.pcap",
-                                                       "arkime-kafka.pcap")]
+    real = [
+        str(shared_path("captures") / n)
+        for n in ("ndpi-kafka.pcapng", "go-sniffer-kafka.pcap", "arkime-kafka.pcap")
+    ]
     schemas = str(shared_path("kafka-schemas"))
     local = decode_local(real, schemas=schemas)
     assert len(local) == 20

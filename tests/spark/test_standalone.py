@@ -39,22 +39,56 @@ def _wait_for_port(port: int, deadline: float) -> None:
 
 @pytest.fixture()
 def cluster(tmp_path):
-    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
-               SPARK_HOME=str(SPARK_CLASS.parent.parent), SPARK_WORKER_DIR=str(tmp_path / "work"))
+    env = dict(
+        os.environ,
+        SPARK_LOCAL_IP="127.0.0.1",
+        PYSPARK_PYTHON=sys.executable,
+        SPARK_HOME=str(SPARK_CLASS.parent.parent),
+        SPARK_WORKER_DIR=str(tmp_path / "work"),
+    )
     port = _free_port()
     master_url = f"spark://127.0.0.1:{port}"
     logs = [open(tmp_path / f"{name}.log", "w") for name in ("master", "worker1", "worker2")]
-    processes = [subprocess.Popen(
-        [str(SPARK_CLASS), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-         "--port", str(port), "--webui-port", str(_free_port())], env=env, stdout=logs[0],
-        stderr=subprocess.STDOUT)]
+    processes = [
+        subprocess.Popen(
+            [
+                str(SPARK_CLASS),
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--webui-port",
+                str(_free_port()),
+            ],
+            env=env,
+            stdout=logs[0],
+            stderr=subprocess.STDOUT,
+        )
+    ]
     try:
         _wait_for_port(port, time.monotonic() + 120)
         for log in logs[1:]:
-            processes.append(subprocess.Popen(
-                [str(SPARK_CLASS), "org.apache.spark.deploy.worker.Worker", master_url, "--host",
-                 "127.0.0.1", "--cores", "1", "--memory", "1g", "--webui-port", str(_free_port())],
-                env=env, stdout=log, stderr=subprocess.STDOUT))
+            processes.append(
+                subprocess.Popen(
+                    [
+                        str(SPARK_CLASS),
+                        "org.apache.spark.deploy.worker.Worker",
+                        master_url,
+                        "--host",
+                        "127.0.0.1",
+                        "--cores",
+                        "1",
+                        "--memory",
+                        "1g",
+                        "--webui-port",
+                        str(_free_port()),
+                    ],
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+            )
         yield master_url
     finally:
         for process in processes:
@@ -71,8 +105,13 @@ def cluster(tmp_path):
 def test_standalone_cluster_gives_the_same_rows(cluster, tmp_path):
     from pyspark.sql import SparkSession
 
-    convs = [conversation(kraft_exchanges(14, seed=i, first_correlation_id=100 * i + 1),
-                          client=(f"10.0.0.{i + 1}", 40000 + i)) for i in range(3)]
+    convs = [
+        conversation(
+            kraft_exchanges(14, seed=i, first_correlation_id=100 * i + 1),
+            client=(f"10.0.0.{i + 1}", 40000 + i),
+        )
+        for i in range(3)
+    ]
     capture = write(tmp_path, "cluster.pcap", pcap_of(sorted(p for c in convs for p in c.packets)))
     local = decode_local([capture])
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -80,10 +119,16 @@ def test_standalone_cluster_gives_the_same_rows(cluster, tmp_path):
     active = SparkSession.getActiveSession()
     if active is not None:
         active.stop()  # the local[2] session of the other tests; a new one points at the cluster
-    spark = (SparkSession.builder.master(cluster).appName("kraftwire-standalone")
-             .config("spark.ui.enabled", "false").config("spark.pyspark.python", sys.executable)
-             .config("spark.executor.memory", "512m").config("spark.driver.host", "127.0.0.1")
-             .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+    spark = (
+        SparkSession.builder.master(cluster)
+        .appName("kraftwire-standalone")
+        .config("spark.ui.enabled", "false")
+        .config("spark.pyspark.python", sys.executable)
+        .config("spark.executor.memory", "512m")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .getOrCreate()
+    )
     try:
         assert spark_rows_as_dicts(read_exchanges(spark, [capture], shards=2)) == local
         third = Path(capture).stat().st_size // 3 + 1  # three splits, connections crossing them

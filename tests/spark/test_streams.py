@@ -31,7 +31,10 @@ def _cuts(data: bytes, size: int) -> list[bytes]:
 
 def test_frame_reader_whole_byte_by_byte_and_with_trailing_data():
     whole = _frames_of([REQUESTS])
-    assert [p for p, _ in whole[:-1]] == [e.request[4:] for e in EXCHANGES] and whole[-1] == ("left", 0)
+    assert [p for p, _ in whole[:-1]] == [e.request[4:] for e in EXCHANGES] and whole[-1] == (
+        "left",
+        0,
+    )
     by_byte = _frames_of(_cuts(REQUESTS, 1))
     assert [p for p, _ in by_byte[:-1]] == [p for p, _ in whole[:-1]]
     ends = [sum(len(e.request) for e in EXCHANGES[: i + 1]) for i in range(len(EXCHANGES))]

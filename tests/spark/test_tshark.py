@@ -15,18 +15,51 @@ from shared import shared_path
 
 pytestmark = pytest.mark.timeout(600)
 CAPTURES = ["ndpi-kafka.pcapng", "go-sniffer-kafka.pcap", "arkime-kafka.pcap"]
-FIELDS = ["frame.number", "kafka.api_key", "kafka.api_version", "kafka.correlation_id",
-          "kafka.client_id", "kafka.request_frame", "kafka.topic_name", "kafka.partition_id",
-          "kafka.error", "kafka.throttle_time", "kafka.required_acks", "kafka.timeout", "kafka.node_id",
-          "kafka.host", "kafka.port", "kafka.producer_id", "_ws.malformed", "kafka.unsupported_api_version"]
+FIELDS = [
+    "frame.number",
+    "kafka.api_key",
+    "kafka.api_version",
+    "kafka.correlation_id",
+    "kafka.client_id",
+    "kafka.request_frame",
+    "kafka.topic_name",
+    "kafka.partition_id",
+    "kafka.error",
+    "kafka.throttle_time",
+    "kafka.required_acks",
+    "kafka.timeout",
+    "kafka.node_id",
+    "kafka.host",
+    "kafka.port",
+    "kafka.producer_id",
+    "_ws.malformed",
+    "kafka.unsupported_api_version",
+]
 
 
 def tshark_pdus(path: str) -> list[dict]:
     """One dict per Kafka PDU tshark finds: frame number, header fields, and body fields (lists)."""
     out = subprocess.run(
-        ["tshark", "-r", path, "-o", "kafka.tcp.ports:9092,9093", "-Y", "kafka", "-T", "fields",
-         "-E", "occurrence=a", "-E", "aggregator=|"] + [a for f in FIELDS for a in ("-e", f)],
-        capture_output=True, text=True, check=True).stdout
+        [
+            "tshark",
+            "-r",
+            path,
+            "-o",
+            "kafka.tcp.ports:9092,9093",
+            "-Y",
+            "kafka",
+            "-T",
+            "fields",
+            "-E",
+            "occurrence=a",
+            "-E",
+            "aggregator=|",
+        ]
+        + [a for f in FIELDS for a in ("-e", f)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     pdus = []
     for line in out.splitlines():
         values = line.split("\t")
@@ -54,9 +87,18 @@ def _json_values(text: str | None, key: str) -> list:
 
 
 # tshark field -> (our JSON key, side) for the body fields compared
-BODY_FIELDS = {"kafka.topic_name": "name", "kafka.partition_id": "partitionIndex,index,partition", "kafka.error": "errorCode",
-               "kafka.throttle_time": "throttleTimeMs", "kafka.required_acks": "acks", "kafka.timeout": "timeoutMs",
-               "kafka.node_id": "nodeId,controllerId,leaderId", "kafka.host": "host", "kafka.port": "port", "kafka.producer_id": "producerId"}
+BODY_FIELDS = {
+    "kafka.topic_name": "name",
+    "kafka.partition_id": "partitionIndex,index,partition",
+    "kafka.error": "errorCode",
+    "kafka.throttle_time": "throttleTimeMs",
+    "kafka.required_acks": "acks",
+    "kafka.timeout": "timeoutMs",
+    "kafka.node_id": "nodeId,controllerId,leaderId",
+    "kafka.host": "host",
+    "kafka.port": "port",
+    "kafka.producer_id": "producerId",
+}
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +106,9 @@ def upstream_bodies(upstream):
     return BodyDecoder(upstream)
 
 
-@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (.ci/run installs it)")
+@pytest.mark.skipif(
+    shutil.which("tshark") is None, reason="tshark is not installed (.ci/run installs it)"
+)
 @pytest.mark.parametrize("name", CAPTURES)
 def test_agrees_with_tshark(name, upstream_bodies):
     path = str(shared_path("captures") / name)
