@@ -26,6 +26,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "decode whole request/response frames (size, header, body)",
     ),
     "simulate": ("kraftwire.node.simulation.cli", "run seeded KRaft fault-injection simulations"),
+    "decode": ("kraftwire.spark_decoders.cli", "decode Kafka exchanges from pcap/pcapng captures"),
+    "report": ("kraftwire.spark_decoders.report", "an HTML report with plots of the Kafka traffic in captures"),
 }
 
 
