@@ -53,6 +53,7 @@ RUNTIME_NAMES = {
     "_DEFAULT": ("_base", "DEFAULT"),
     "_F": ("_json", "JsonField"),
     "_INT32": ("_runtime", "INT32"),
+    "_INT64_MAX": ("_runtime", "INT64_MAX"),
     "_JsonLayout": ("_json", "JsonLayout"),
     "_MapKeyList": ("_base", "MapKeyList"),
     "_Message": ("_base", "Message"),

@@ -18,11 +18,13 @@ tag), strings valid UTF-8, a known tag must differ from its default, varints mus
 
 from __future__ import annotations
 
+import linecache
+import re
 import struct
 import uuid
 from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import Any
-
 
 __all__ = [
     "ProtocolError",
@@ -33,6 +35,7 @@ __all__ = [
 ]
 
 MAX_STRING_BYTES = 0x7FFF
+INT64_MAX = (1 << 63) - 1  # the default of Kafka's "high watermark"-like int64 fields
 
 
 class ProtocolError(Exception):
@@ -46,7 +49,7 @@ class DecodeError(ProtocolError):
     """Input bytes (or a frame) that do not decode: truncated, bad lengths, null where not allowed."""
 
     def __init__(self, message: str, offset: int | None = None) -> None:
-        super().__init__(message if offset is None else f"{message} (at byte {offset})")
+        super().__init__(message if offset is None else f"{message} at offset {offset}")
         self.offset = offset
 
 
@@ -499,23 +502,91 @@ def extend_path(exc: BaseException, segment: str) -> _PathError:
 
 
 def decode_failure(message_name: str, version: int, exc: BaseException) -> ProtocolError:
-    """The public error for a failure anywhere in a message reader, naming the field path."""
-    path, cause = _unwrap(exc)
-    if isinstance(cause, UnsupportedVersionError):
-        return cause
-    if isinstance(cause, DecodeError):
-        text = str(cause)
-    elif isinstance(cause, UnicodeDecodeError):  # from an inlined short string
-        text = f"string is not valid UTF-8 ({cause.reason})"
-    elif isinstance(cause, (struct.error, IndexError)):
-        text = "truncated input"
+    """The public error for a failure anywhere in a message reader, naming the element path.
+
+    Runs only on the error path: the path and the offset come from the traceback (see below).
+    """
+    if isinstance(exc, UnsupportedVersionError):
+        return exc
+    path, offset = _failure_path(exc)
+    if isinstance(exc, DecodeError):
+        text = str(exc)
+        offset = exc.offset
+    elif isinstance(exc, UnicodeDecodeError):  # from an inlined short string
+        text = f"string is not valid UTF-8 ({exc.reason})"
+        offset = None if offset is None else offset + 1 + exc.start
+    elif isinstance(exc, (struct.error, IndexError)):
+        text = "truncated input" if offset is None else f"truncated input at offset {offset}"
     else:
-        text = f"{type(cause).__name__}: {cause}"
+        text = f"{type(exc).__name__}: {exc}"
     where = f"{path}: " if path else ""
     error = DecodeError(f"{message_name} v{version}: {where}{text}")
-    error.offset = getattr(cause, "offset", None)
+    error.offset = offset
     error.field_path = path
     return error
+
+
+# -- error paths, rebuilt from the traceback ----------------------------------------------------------
+#
+# Readers keep no path while they run. In a generated reader every read follows a comment
+# "# read <path>" naming what it reads relative to the function's struct, "[_i]" standing for the
+# element index of an inlined array, "a, b, c" for a run of fixed-width fields read at once and
+# "(tagged fields)" for the struct's tagged section. On failure each generated reader frame in the
+# traceback contributes the nearest such comment at or above its failing line, with the frame's own
+# "_i" filled in; in a run, the first field that does not fit in the input is named.
+
+_READ_MARK = "# read "
+_RUN_READ = re.compile(r"\b(_S\d+)\.unpack_from\(")
+_STRUCT_CODE = re.compile(r"\d*[a-zA-Z?]")
+
+
+def _failure_path(exc: BaseException) -> tuple[str, int | None]:
+    """The element path of the read that raised ``exc``, and the offset where it started."""
+    segments: list[str] = []
+    offset: int | None = None
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name.startswith("_read_"):
+            lines = linecache.getlines(frame.f_code.co_filename, frame.f_globals)
+            segment = _path_comment(lines, tb.tb_lineno, frame.f_code.co_firstlineno)
+            segment = segment.replace("[_i]", f"[{frame.f_locals.get('_i')}]")
+            position = frame.f_locals.get("pos")
+            offset = position if isinstance(position, int) else None
+            failing = lines[tb.tb_lineno - 1] if tb.tb_lineno <= len(lines) else ""
+            run = _RUN_READ.search(failing)
+            if run is not None and offset is not None and ", " in segment:
+                segment, offset = _field_of_run(
+                    segment, frame.f_globals[run.group(1)], offset, frame
+                )
+            if segment:
+                segments.append(segment)
+        tb = tb.tb_next
+    return ".".join(segments), offset
+
+
+def _path_comment(lines: list[str], line: int, first_line: int) -> str:
+    for number in range(line - 1, first_line - 1, -1):
+        text = lines[number].strip()
+        if text.startswith(_READ_MARK):
+            return text[len(_READ_MARK) :].split("(")[0].strip()
+    return ""
+
+
+def _field_of_run(
+    segment: str, compiled: struct.Struct, start: int, frame: FrameType
+) -> tuple[str, int]:
+    """The first field of a run ("prefix.a, b, c") that runs past the end of the input."""
+    head, _, first = segment.split(", ")[0].rpartition(".")
+    names = [first, *segment.split(", ")[1:]]
+    available = len(frame.f_locals.get("buf", b""))
+    offset = start
+    for name, code in zip(names, _STRUCT_CODE.findall(compiled.format.lstrip(">"))):
+        size = struct.calcsize(">" + code)
+        if offset + size > available:
+            return (f"{head}.{name}" if head else name), offset
+        offset += size
+    return segment, start
 
 
 def write_failure(exc: BaseException, obj: object, fields: str, cls: type) -> _PathError:
@@ -625,8 +696,8 @@ def read_fixed_array(
     return list(structure.unpack_from(buf, pos)), end
 
 
-def count_error(count: int, remaining: int) -> DecodeError:
-    return DecodeError(f"array of {count} elements, but only {remaining} bytes remain")
+def count_error(count: int, remaining: int, offset: int) -> DecodeError:
+    return DecodeError(f"array of {count} elements, but only {remaining} bytes remain", offset)
 
 
 def truncated(pos: int) -> DecodeError:
@@ -662,6 +733,8 @@ def write_raw_tags(
 
 
 def tag_order_error(tag: int, previous: int) -> DecodeError:
+    if tag < 0:
+        return invalid_tag(tag)
     what = "repeats" if tag == previous else "comes after"
     return DecodeError(
         f"tagged field {tag} {what} tagged field {previous}: tags must be strictly ascending"
@@ -673,12 +746,12 @@ def default_tag(tag: int) -> DecodeError:
 
 
 def bad_bool(value: int, offset: int) -> DecodeError:
-    return DecodeError(f"bool byte is {value}, neither 0 nor 1", offset)
+    return DecodeError(f"bool byte {value} is neither 0 nor 1", offset)
 
 
 def bad_presence(value: int, offset: int) -> DecodeError:
     return DecodeError(
-        f"nullable struct presence marker is {value}, neither present nor null", offset
+        f"nullable struct presence marker {value} is neither present nor null", offset
     )
 
 

@@ -27,7 +27,6 @@ from ._runtime import (
     ZERO_UUID as _ZERO_UUID,
     bad_bool as _bad_bool,
     count_error as _count_error,
-    extend_path as _extend_path,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
@@ -164,50 +163,6 @@ class AddRaftVoterRequest(_Message):
         )
 
 
-def _read_listener_v0(buf: bytes, pos: int) -> tuple[Listener, int]:
-    """Read Listener at versions 0-1."""
-    obj = _new(Listener)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.name, pos = _read_compact_string(buf, pos)
-            if obj.name is None:
-                raise _null_error()
-        f = "host"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.host, pos = _read_compact_string(buf, pos)
-            if obj.host is None:
-                raise _null_error()
-        f = "port"
-        (obj.port,) = _S0.unpack_from(buf, pos)
-        pos += 2
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_listener_v0(obj: Listener, out: bytearray) -> None:
     """Write Listener at versions 0-1."""
     f = ""
@@ -249,84 +204,78 @@ def _read_add_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[AddRaftVoterR
     """Read AddRaftVoterRequest at version 0."""
     obj = _new(AddRaftVoterRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "cluster_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.cluster_id, pos = _read_compact_string(buf, pos)
-        f = "timeout_ms,voter_id,voter_directory_id"
-        obj.timeout_ms, obj.voter_id, _voter_directory_id = _S1.unpack_from(buf, pos)
-        pos += 24
-        obj.voter_directory_id = (
-            _ZERO_UUID
-            if _voter_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_voter_directory_id)
-        )
-        f = "listeners"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _listeners_list: _MapKeyList[Listener] = _MapKeyList()
-            for _ in range(_n):
-                _e = _new(Listener)
-                f = "listeners[].name"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode()
-                    pos = _end
-                else:
-                    _e.name, pos = _read_compact_string(buf, pos)
-                    if _e.name is None:
-                        raise _null_error()
-                f = "listeners[].host"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode()
-                    pos = _end
-                else:
-                    _e.host, pos = _read_compact_string(buf, pos)
-                    if _e.host is None:
-                        raise _null_error()
-                f = "listeners[].port"
-                (_e.port,) = _S0.unpack_from(buf, pos)
-                pos += 2
-                f = "listeners[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _listeners_list.append(_e)
-            obj.listeners = _listeners_list
-        obj.ack_when_committed = True
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read cluster_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.cluster_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
+    # read timeout_ms, voter_id, voter_directory_id
+    obj.timeout_ms, obj.voter_id, _voter_directory_id = _S1.unpack_from(buf, pos)
+    pos += 24
+    obj.voter_directory_id = (
+        _ZERO_UUID if _voter_directory_id == _ZERO_BYTES else _uuid_from_wire(_voter_directory_id)
+    )
+    # read listeners
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _listeners_list: _MapKeyList[Listener] = _MapKeyList()
+        for _i in range(_n):
+            _e = _new(Listener)
+            # read listeners[_i].name
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.name = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.name, pos = _read_compact_string(buf, pos)
+                if _e.name is None:
+                    raise _null_error()
+            # read listeners[_i].host
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.host = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.host, pos = _read_compact_string(buf, pos)
+                if _e.host is None:
+                    raise _null_error()
+            # read listeners[_i].port
+            (_e.port,) = _S0.unpack_from(buf, pos)
+            pos += 2
+            # read listeners[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _listeners_list.append(_e)
+        obj.listeners = _listeners_list
+    obj.ack_when_committed = True
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -382,88 +331,83 @@ def _read_add_raft_voter_request_v1(buf: bytes, pos: int) -> tuple[AddRaftVoterR
     """Read AddRaftVoterRequest at version 1."""
     obj = _new(AddRaftVoterRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "cluster_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.cluster_id, pos = _read_compact_string(buf, pos)
-        f = "timeout_ms,voter_id,voter_directory_id"
-        obj.timeout_ms, obj.voter_id, _voter_directory_id = _S1.unpack_from(buf, pos)
-        pos += 24
-        obj.voter_directory_id = (
-            _ZERO_UUID
-            if _voter_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_voter_directory_id)
-        )
-        f = "listeners"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _listeners_list: _MapKeyList[Listener] = _MapKeyList()
-            for _ in range(_n):
-                _e = _new(Listener)
-                f = "listeners[].name"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode()
-                    pos = _end
-                else:
-                    _e.name, pos = _read_compact_string(buf, pos)
-                    if _e.name is None:
-                        raise _null_error()
-                f = "listeners[].host"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode()
-                    pos = _end
-                else:
-                    _e.host, pos = _read_compact_string(buf, pos)
-                    if _e.host is None:
-                        raise _null_error()
-                f = "listeners[].port"
-                (_e.port,) = _S0.unpack_from(buf, pos)
-                pos += 2
-                f = "listeners[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _listeners_list.append(_e)
-            obj.listeners = _listeners_list
-        f = "ack_when_committed"
-        (obj.ack_when_committed,) = _S2.unpack_from(buf, pos)
-        if buf[pos + 0] > 1:
-            raise _bad_bool(buf[pos + 0], pos + 0)
+    # read cluster_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.cluster_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
+    # read timeout_ms, voter_id, voter_directory_id
+    obj.timeout_ms, obj.voter_id, _voter_directory_id = _S1.unpack_from(buf, pos)
+    pos += 24
+    obj.voter_directory_id = (
+        _ZERO_UUID if _voter_directory_id == _ZERO_BYTES else _uuid_from_wire(_voter_directory_id)
+    )
+    # read listeners
+    _n = buf[pos] - 1
+    if _n < 0x7F:
         pos += 1
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _listeners_list: _MapKeyList[Listener] = _MapKeyList()
+        for _i in range(_n):
+            _e = _new(Listener)
+            # read listeners[_i].name
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.name = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.name, pos = _read_compact_string(buf, pos)
+                if _e.name is None:
+                    raise _null_error()
+            # read listeners[_i].host
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.host = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.host, pos = _read_compact_string(buf, pos)
+                if _e.host is None:
+                    raise _null_error()
+            # read listeners[_i].port
+            (_e.port,) = _S0.unpack_from(buf, pos)
+            pos += 2
+            # read listeners[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _listeners_list.append(_e)
+        obj.listeners = _listeners_list
+    # read ack_when_committed
+    (obj.ack_when_committed,) = _S2.unpack_from(buf, pos)
+    # read ack_when_committed
+    if buf[pos + 0] > 1:
+        raise _bad_bool(buf[pos + 0], pos + 0)
+    pos += 1
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -528,6 +472,11 @@ _FIELDS_add_raft_voter_request = (
     _F("ack_when_committed", "ackWhenCommitted", "bool"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_listener_v0 = _JsonLayout(Listener, _FIELDS_listener, "III", "", None, _MapKeyList)
 _JSON_add_raft_voter_request_v0 = _JsonLayout(
     AddRaftVoterRequest, _FIELDS_add_raft_voter_request, "IIIIIA", "100000", {4: _JSON_listener_v0}

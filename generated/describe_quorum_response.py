@@ -26,7 +26,6 @@ from ._runtime import (
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
-    extend_path as _extend_path,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
@@ -362,32 +361,6 @@ class DescribeQuorumResponse(_Message):
         )
 
 
-def _read_replica_state_v0(buf: bytes, pos: int) -> tuple[ReplicaState, int]:
-    """Read ReplicaState at version 0."""
-    obj = _new(ReplicaState)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "log_end_offset"
-        (obj.log_end_offset,) = _S1.unpack_from(buf, pos)
-        pos += 8
-        obj.replica_directory_id = _ZERO_UUID
-        obj.last_fetch_timestamp = -1
-        obj.last_caught_up_timestamp = -1
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_replica_state_v0(obj: ReplicaState, out: bytearray) -> None:
     """Write ReplicaState at version 0."""
     f = ""
@@ -408,32 +381,6 @@ def _write_replica_state_v0(obj: ReplicaState, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ReplicaState) from None
-
-
-def _read_replica_state_v1(buf: bytes, pos: int) -> tuple[ReplicaState, int]:
-    """Read ReplicaState at version 1."""
-    obj = _new(ReplicaState)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
-        obj.log_end_offset, obj.last_fetch_timestamp, obj.last_caught_up_timestamp = (
-            _S5.unpack_from(buf, pos)
-        )
-        pos += 24
-        obj.replica_directory_id = _ZERO_UUID
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_replica_state_v1(obj: ReplicaState, out: bytearray) -> None:
@@ -460,37 +407,6 @@ def _write_replica_state_v1(obj: ReplicaState, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ReplicaState) from None
-
-
-def _read_replica_state_v2(buf: bytes, pos: int) -> tuple[ReplicaState, int]:
-    """Read ReplicaState at version 2."""
-    obj = _new(ReplicaState)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id,replica_directory_id,log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
-        (
-            obj.replica_id,
-            _replica_directory_id,
-            obj.log_end_offset,
-            obj.last_fetch_timestamp,
-            obj.last_caught_up_timestamp,
-        ) = _S6.unpack_from(buf, pos)
-        pos += 44
-        obj.replica_directory_id = (
-            _ZERO_UUID
-            if _replica_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_replica_directory_id)
-        )
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_replica_state_v2(obj: ReplicaState, out: bytearray) -> None:
@@ -520,85 +436,81 @@ def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 0."""
     obj = _new(PartitionData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code"
-        obj.partition_index, obj.error_code = _S2.unpack_from(buf, pos)
-        pos += 6
-        f = "leader_id,leader_epoch,high_watermark"
-        obj.leader_id, obj.leader_epoch, obj.high_watermark = _S3.unpack_from(buf, pos)
-        pos += 16
-        f = "current_voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _current_voters_list: list[ReplicaState] = []
-            for _ in range(_n):
-                _e = _new(ReplicaState)
-                f = "current_voters[].replica_id"
-                (_e.replica_id,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                f = "current_voters[].log_end_offset"
-                (_e.log_end_offset,) = _S1.unpack_from(buf, pos)
-                pos += 8
-                _e.replica_directory_id = _ZERO_UUID
-                _e.last_fetch_timestamp = -1
-                _e.last_caught_up_timestamp = -1
-                f = "current_voters[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _current_voters_list.append(_e)
-            obj.current_voters = _current_voters_list
-        f = "observers"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _observers_list: list[ReplicaState] = []
-            for _ in range(_n):
-                _e = _new(ReplicaState)
-                f = "observers[].replica_id"
-                (_e.replica_id,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                f = "observers[].log_end_offset"
-                (_e.log_end_offset,) = _S1.unpack_from(buf, pos)
-                pos += 8
-                _e.replica_directory_id = _ZERO_UUID
-                _e.last_fetch_timestamp = -1
-                _e.last_caught_up_timestamp = -1
-                f = "observers[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _observers_list.append(_e)
-            obj.observers = _observers_list
-        obj.error_message = ""
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partition_index, error_code
+    obj.partition_index, obj.error_code = _S2.unpack_from(buf, pos)
+    pos += 6
+    # read leader_id, leader_epoch, high_watermark
+    obj.leader_id, obj.leader_epoch, obj.high_watermark = _S3.unpack_from(buf, pos)
+    pos += 16
+    # read current_voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _current_voters_list: list[ReplicaState] = []
+        for _i in range(_n):
+            _e = _new(ReplicaState)
+            # read current_voters[_i].replica_id
+            (_e.replica_id,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            # read current_voters[_i].log_end_offset
+            (_e.log_end_offset,) = _S1.unpack_from(buf, pos)
+            pos += 8
+            _e.replica_directory_id = _ZERO_UUID
+            _e.last_fetch_timestamp = -1
+            _e.last_caught_up_timestamp = -1
+            # read current_voters[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _current_voters_list.append(_e)
+        obj.current_voters = _current_voters_list
+    # read observers
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _observers_list: list[ReplicaState] = []
+        for _i in range(_n):
+            _e = _new(ReplicaState)
+            # read observers[_i].replica_id
+            (_e.replica_id,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            # read observers[_i].log_end_offset
+            (_e.log_end_offset,) = _S1.unpack_from(buf, pos)
+            pos += 8
+            _e.replica_directory_id = _ZERO_UUID
+            _e.last_fetch_timestamp = -1
+            _e.last_caught_up_timestamp = -1
+            # read observers[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _observers_list.append(_e)
+        obj.observers = _observers_list
+    obj.error_message = ""
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -652,85 +564,81 @@ def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 1."""
     obj = _new(PartitionData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code"
-        obj.partition_index, obj.error_code = _S2.unpack_from(buf, pos)
-        pos += 6
-        f = "leader_id,leader_epoch,high_watermark"
-        obj.leader_id, obj.leader_epoch, obj.high_watermark = _S3.unpack_from(buf, pos)
-        pos += 16
-        f = "current_voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _current_voters_list: list[ReplicaState] = []
-            for _ in range(_n):
-                _e = _new(ReplicaState)
-                f = "current_voters[].replica_id"
-                (_e.replica_id,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                f = "current_voters[].log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
-                _e.log_end_offset, _e.last_fetch_timestamp, _e.last_caught_up_timestamp = (
-                    _S5.unpack_from(buf, pos)
-                )
-                pos += 24
-                _e.replica_directory_id = _ZERO_UUID
-                f = "current_voters[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _current_voters_list.append(_e)
-            obj.current_voters = _current_voters_list
-        f = "observers"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _observers_list: list[ReplicaState] = []
-            for _ in range(_n):
-                _e = _new(ReplicaState)
-                f = "observers[].replica_id"
-                (_e.replica_id,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                f = "observers[].log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
-                _e.log_end_offset, _e.last_fetch_timestamp, _e.last_caught_up_timestamp = (
-                    _S5.unpack_from(buf, pos)
-                )
-                pos += 24
-                _e.replica_directory_id = _ZERO_UUID
-                f = "observers[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _observers_list.append(_e)
-            obj.observers = _observers_list
-        obj.error_message = ""
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partition_index, error_code
+    obj.partition_index, obj.error_code = _S2.unpack_from(buf, pos)
+    pos += 6
+    # read leader_id, leader_epoch, high_watermark
+    obj.leader_id, obj.leader_epoch, obj.high_watermark = _S3.unpack_from(buf, pos)
+    pos += 16
+    # read current_voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _current_voters_list: list[ReplicaState] = []
+        for _i in range(_n):
+            _e = _new(ReplicaState)
+            # read current_voters[_i].replica_id
+            (_e.replica_id,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            # read current_voters[_i].log_end_offset, last_fetch_timestamp, last_caught_up_timestamp
+            _e.log_end_offset, _e.last_fetch_timestamp, _e.last_caught_up_timestamp = (
+                _S5.unpack_from(buf, pos)
+            )
+            pos += 24
+            _e.replica_directory_id = _ZERO_UUID
+            # read current_voters[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _current_voters_list.append(_e)
+        obj.current_voters = _current_voters_list
+    # read observers
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _observers_list: list[ReplicaState] = []
+        for _i in range(_n):
+            _e = _new(ReplicaState)
+            # read observers[_i].replica_id
+            (_e.replica_id,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            # read observers[_i].log_end_offset, last_fetch_timestamp, last_caught_up_timestamp
+            _e.log_end_offset, _e.last_fetch_timestamp, _e.last_caught_up_timestamp = (
+                _S5.unpack_from(buf, pos)
+            )
+            pos += 24
+            _e.replica_directory_id = _ZERO_UUID
+            # read observers[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _observers_list.append(_e)
+        obj.observers = _observers_list
+    obj.error_message = ""
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -784,104 +692,100 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 2."""
     obj = _new(PartitionData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code"
-        obj.partition_index, obj.error_code = _S2.unpack_from(buf, pos)
-        pos += 6
-        f = "error_message"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.error_message = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.error_message, pos = _read_compact_string(buf, pos)
-        f = "leader_id,leader_epoch,high_watermark"
-        obj.leader_id, obj.leader_epoch, obj.high_watermark = _S3.unpack_from(buf, pos)
-        pos += 16
-        f = "current_voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _current_voters_list: list[ReplicaState] = []
-            for _ in range(_n):
-                _e = _new(ReplicaState)
-                f = "current_voters[].replica_id,replica_directory_id,log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
-                (
-                    _e.replica_id,
-                    _replica_directory_id,
-                    _e.log_end_offset,
-                    _e.last_fetch_timestamp,
-                    _e.last_caught_up_timestamp,
-                ) = _S6.unpack_from(buf, pos)
-                pos += 44
-                _e.replica_directory_id = (
-                    _ZERO_UUID
-                    if _replica_directory_id == _ZERO_BYTES
-                    else _uuid_from_wire(_replica_directory_id)
-                )
-                f = "current_voters[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _current_voters_list.append(_e)
-            obj.current_voters = _current_voters_list
-        f = "observers"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _observers_list: list[ReplicaState] = []
-            for _ in range(_n):
-                _e = _new(ReplicaState)
-                f = "observers[].replica_id,replica_directory_id,log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
-                (
-                    _e.replica_id,
-                    _replica_directory_id,
-                    _e.log_end_offset,
-                    _e.last_fetch_timestamp,
-                    _e.last_caught_up_timestamp,
-                ) = _S6.unpack_from(buf, pos)
-                pos += 44
-                _e.replica_directory_id = (
-                    _ZERO_UUID
-                    if _replica_directory_id == _ZERO_BYTES
-                    else _uuid_from_wire(_replica_directory_id)
-                )
-                f = "observers[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _observers_list.append(_e)
-            obj.observers = _observers_list
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partition_index, error_code
+    obj.partition_index, obj.error_code = _S2.unpack_from(buf, pos)
+    pos += 6
+    # read error_message
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.error_message = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.error_message, pos = _read_compact_string(buf, pos)
+    # read leader_id, leader_epoch, high_watermark
+    obj.leader_id, obj.leader_epoch, obj.high_watermark = _S3.unpack_from(buf, pos)
+    pos += 16
+    # read current_voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _current_voters_list: list[ReplicaState] = []
+        for _i in range(_n):
+            _e = _new(ReplicaState)
+            # read current_voters[_i].replica_id, replica_directory_id, log_end_offset, last_fetch_timestamp, last_caught_up_timestamp
+            (
+                _e.replica_id,
+                _replica_directory_id,
+                _e.log_end_offset,
+                _e.last_fetch_timestamp,
+                _e.last_caught_up_timestamp,
+            ) = _S6.unpack_from(buf, pos)
+            pos += 44
+            _e.replica_directory_id = (
+                _ZERO_UUID
+                if _replica_directory_id == _ZERO_BYTES
+                else _uuid_from_wire(_replica_directory_id)
+            )
+            # read current_voters[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _current_voters_list.append(_e)
+        obj.current_voters = _current_voters_list
+    # read observers
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _observers_list: list[ReplicaState] = []
+        for _i in range(_n):
+            _e = _new(ReplicaState)
+            # read observers[_i].replica_id, replica_directory_id, log_end_offset, last_fetch_timestamp, last_caught_up_timestamp
+            (
+                _e.replica_id,
+                _replica_directory_id,
+                _e.log_end_offset,
+                _e.last_fetch_timestamp,
+                _e.last_caught_up_timestamp,
+            ) = _S6.unpack_from(buf, pos)
+            pos += 44
+            _e.replica_directory_id = (
+                _ZERO_UUID
+                if _replica_directory_id == _ZERO_BYTES
+                else _uuid_from_wire(_replica_directory_id)
+            )
+            # read observers[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _observers_list.append(_e)
+        obj.observers = _observers_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -949,45 +853,41 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 0."""
     obj = _new(TopicData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.topic_name, pos = _read_compact_string(buf, pos)
-            if obj.topic_name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic_name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic_name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
-        else:
-            f = "partitions[]"
-            _partitions_list: list[PartitionData] = []
-            for _ in range(_n):
-                _partitions_item, pos = _read_partition_data_v0(buf, pos)
-                _partitions_list.append(_partitions_item)
-            obj.partitions = _partitions_list
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            # read partitions[_i]
+            _partitions_item, pos = _read_partition_data_v0(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1030,45 +930,41 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 1."""
     obj = _new(TopicData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.topic_name, pos = _read_compact_string(buf, pos)
-            if obj.topic_name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic_name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic_name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
-        else:
-            f = "partitions[]"
-            _partitions_list: list[PartitionData] = []
-            for _ in range(_n):
-                _partitions_item, pos = _read_partition_data_v1(buf, pos)
-                _partitions_list.append(_partitions_item)
-            obj.partitions = _partitions_list
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            # read partitions[_i]
+            _partitions_item, pos = _read_partition_data_v1(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1111,45 +1007,41 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 2."""
     obj = _new(TopicData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.topic_name, pos = _read_compact_string(buf, pos)
-            if obj.topic_name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic_name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic_name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
-        else:
-            f = "partitions[]"
-            _partitions_list: list[PartitionData] = []
-            for _ in range(_n):
-                _partitions_item, pos = _read_partition_data_v2(buf, pos)
-                _partitions_list.append(_partitions_item)
-            obj.partitions = _partitions_list
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            # read partitions[_i]
+            _partitions_item, pos = _read_partition_data_v2(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1186,50 +1078,6 @@ def _write_topic_data_v2(obj: TopicData, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicData) from None
-
-
-def _read_listener_v2(buf: bytes, pos: int) -> tuple[Listener, int]:
-    """Read Listener at version 2."""
-    obj = _new(Listener)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.name, pos = _read_compact_string(buf, pos)
-            if obj.name is None:
-                raise _null_error()
-        f = "host"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.host, pos = _read_compact_string(buf, pos)
-            if obj.host is None:
-                raise _null_error()
-        f = "port"
-        (obj.port,) = _S7.unpack_from(buf, pos)
-        pos += 2
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_listener_v2(obj: Listener, out: bytearray) -> None:
@@ -1273,68 +1121,64 @@ def _read_node_v2(buf: bytes, pos: int) -> tuple[Node, int]:
     """Read Node at version 2."""
     obj = _new(Node)
     _len = len(buf)
-    f = ""
-    try:
-        f = "node_id"
-        (obj.node_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "listeners"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _listeners_list: _MapKeyList[Listener] = _MapKeyList()
-            for _ in range(_n):
-                _e = _new(Listener)
-                f = "listeners[].name"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode()
-                    pos = _end
-                else:
-                    _e.name, pos = _read_compact_string(buf, pos)
-                    if _e.name is None:
-                        raise _null_error()
-                f = "listeners[].host"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode()
-                    pos = _end
-                else:
-                    _e.host, pos = _read_compact_string(buf, pos)
-                    if _e.host is None:
-                        raise _null_error()
-                f = "listeners[].port"
-                (_e.port,) = _S7.unpack_from(buf, pos)
-                pos += 2
-                f = "listeners[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _listeners_list.append(_e)
-            obj.listeners = _listeners_list
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read node_id
+    (obj.node_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read listeners
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _listeners_list: _MapKeyList[Listener] = _MapKeyList()
+        for _i in range(_n):
+            _e = _new(Listener)
+            # read listeners[_i].name
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.name = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.name, pos = _read_compact_string(buf, pos)
+                if _e.name is None:
+                    raise _null_error()
+            # read listeners[_i].host
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.host = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.host, pos = _read_compact_string(buf, pos)
+                if _e.host is None:
+                    raise _null_error()
+            # read listeners[_i].port
+            (_e.port,) = _S7.unpack_from(buf, pos)
+            pos += 2
+            # read listeners[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _listeners_list.append(_e)
+        obj.listeners = _listeners_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1369,38 +1213,34 @@ def _read_describe_quorum_response_v0(buf: bytes, pos: int) -> tuple[DescribeQuo
     """Read DescribeQuorumResponse at version 0."""
     obj = _new(DescribeQuorumResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "error_code"
-        (obj.error_code,) = _S4.unpack_from(buf, pos)
-        pos += 2
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[TopicData] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_topic_data_v0(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        obj.error_message = ""
-        obj.nodes = _MapKeyList()
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read error_code
+    (obj.error_code,) = _S4.unpack_from(buf, pos)
+    pos += 2
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    obj.error_message = ""
+    obj.nodes = _MapKeyList()
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1438,38 +1278,34 @@ def _read_describe_quorum_response_v1(buf: bytes, pos: int) -> tuple[DescribeQuo
     """Read DescribeQuorumResponse at version 1."""
     obj = _new(DescribeQuorumResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "error_code"
-        (obj.error_code,) = _S4.unpack_from(buf, pos)
-        pos += 2
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[TopicData] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_topic_data_v1(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        obj.error_message = ""
-        obj.nodes = _MapKeyList()
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read error_code
+    (obj.error_code,) = _S4.unpack_from(buf, pos)
+    pos += 2
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v1(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    obj.error_message = ""
+    obj.nodes = _MapKeyList()
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1507,63 +1343,59 @@ def _read_describe_quorum_response_v2(buf: bytes, pos: int) -> tuple[DescribeQuo
     """Read DescribeQuorumResponse at version 2."""
     obj = _new(DescribeQuorumResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "error_code"
-        (obj.error_code,) = _S4.unpack_from(buf, pos)
-        pos += 2
-        f = "error_message"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.error_message = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.error_message, pos = _read_compact_string(buf, pos)
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[TopicData] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_topic_data_v2(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        f = "nodes"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "nodes[]"
-            _nodes_list: _MapKeyList[Node] = _MapKeyList()
-            for _ in range(_n):
-                _nodes_item, pos = _read_node_v2(buf, pos)
-                _nodes_list.append(_nodes_item)
-            obj.nodes = _nodes_list
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read error_code
+    (obj.error_code,) = _S4.unpack_from(buf, pos)
+    pos += 2
+    # read error_message
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.error_message = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.error_message, pos = _read_compact_string(buf, pos)
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v2(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read nodes
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _nodes_list: _MapKeyList[Node] = _MapKeyList()
+        for _i in range(_n):
+            # read nodes[_i]
+            _nodes_item, pos = _read_node_v2(buf, pos)
+            _nodes_list.append(_nodes_item)
+        obj.nodes = _nodes_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1655,6 +1487,11 @@ _FIELDS_describe_quorum_response = (
     _F("nodes", "nodes", "array", "Node"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_replica_state_v0 = _JsonLayout(ReplicaState, _FIELDS_replica_state, "IAIAA")
 _JSON_replica_state_v1 = _JsonLayout(ReplicaState, _FIELDS_replica_state, "IAIII")
 _JSON_replica_state_v2 = _JsonLayout(ReplicaState, _FIELDS_replica_state, "IIIII")

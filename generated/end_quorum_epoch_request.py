@@ -29,7 +29,6 @@ from ._runtime import (
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
-    extend_path as _extend_path,
     null_error as _null_error,
     read_array_count as _read_array_count,
     read_compact_array_count as _read_compact_array_count,
@@ -280,31 +279,6 @@ class EndQuorumEpochRequest(_Message):
         )
 
 
-def _read_replica_info_v1(buf: bytes, pos: int) -> tuple[ReplicaInfo, int]:
-    """Read ReplicaInfo at version 1."""
-    obj = _new(ReplicaInfo)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "candidate_id,candidate_directory_id"
-        obj.candidate_id, _candidate_directory_id = _S1.unpack_from(buf, pos)
-        pos += 20
-        obj.candidate_directory_id = (
-            _ZERO_UUID
-            if _candidate_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_candidate_directory_id)
-        )
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_replica_info_v1(obj: ReplicaInfo, out: bytearray) -> None:
     """Write ReplicaInfo at version 1."""
     f = ""
@@ -323,24 +297,6 @@ def _write_replica_info_v1(obj: ReplicaInfo, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ReplicaInfo) from None
-
-
-def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
-    """Read PartitionData at version 0."""
-    obj = _new(PartitionData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,leader_id,leader_epoch"
-        obj.partition_index, obj.leader_id, obj.leader_epoch = _S0.unpack_from(buf, pos)
-        pos += 12
-        f = "preferred_successors"
-        obj.preferred_successors, pos = _read_fixed_array(buf, pos, "int32", False, False)
-        obj.preferred_candidates = []
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
@@ -369,50 +325,46 @@ def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 1."""
     obj = _new(PartitionData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,leader_id,leader_epoch"
-        obj.partition_index, obj.leader_id, obj.leader_epoch = _S0.unpack_from(buf, pos)
-        pos += 12
-        f = "preferred_candidates"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _preferred_candidates_list: list[ReplicaInfo] = []
-            for _ in range(_n):
-                _e = _new(ReplicaInfo)
-                f = "preferred_candidates[].candidate_id,candidate_directory_id"
-                _e.candidate_id, _candidate_directory_id = _S1.unpack_from(buf, pos)
-                pos += 20
-                _e.candidate_directory_id = (
-                    _ZERO_UUID
-                    if _candidate_directory_id == _ZERO_BYTES
-                    else _uuid_from_wire(_candidate_directory_id)
-                )
-                f = "preferred_candidates[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _preferred_candidates_list.append(_e)
-            obj.preferred_candidates = _preferred_candidates_list
-        obj.preferred_successors = []
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partition_index, leader_id, leader_epoch
+    obj.partition_index, obj.leader_id, obj.leader_epoch = _S0.unpack_from(buf, pos)
+    pos += 12
+    # read preferred_candidates
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _preferred_candidates_list: list[ReplicaInfo] = []
+        for _i in range(_n):
+            _e = _new(ReplicaInfo)
+            # read preferred_candidates[_i].candidate_id, candidate_directory_id
+            _e.candidate_id, _candidate_directory_id = _S1.unpack_from(buf, pos)
+            pos += 20
+            _e.candidate_directory_id = (
+                _ZERO_UUID
+                if _candidate_directory_id == _ZERO_BYTES
+                else _uuid_from_wire(_candidate_directory_id)
+            )
+            # read preferred_candidates[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _preferred_candidates_list.append(_e)
+        obj.preferred_candidates = _preferred_candidates_list
+    obj.preferred_successors = []
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -450,33 +402,28 @@ def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
 def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 0."""
     obj = _new(TopicData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        obj.topic_name, pos = _read_string(buf, pos)
-        if obj.topic_name is None:
-            raise _null_error()
-        f = "partitions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _partitions_list: list[PartitionData] = []
-            for _ in range(_n):
-                _e = _new(PartitionData)
-                f = "partitions[].partition_index,leader_id,leader_epoch"
-                _e.partition_index, _e.leader_id, _e.leader_epoch = _S0.unpack_from(buf, pos)
-                pos += 12
-                f = "partitions[].preferred_successors"
-                _e.preferred_successors, pos = _read_fixed_array(buf, pos, "int32", False, False)
-                _e.preferred_candidates = []
-                _e.unknown_tagged_fields = None
-                _partitions_list.append(_e)
-            obj.partitions = _partitions_list
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic_name
+    obj.topic_name, pos = _read_string(buf, pos)
+    if obj.topic_name is None:
+        raise _null_error()
+    # read partitions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            _e = _new(PartitionData)
+            # read partitions[_i].partition_index, leader_id, leader_epoch
+            _e.partition_index, _e.leader_id, _e.leader_epoch = _S0.unpack_from(buf, pos)
+            pos += 12
+            # read partitions[_i].preferred_successors
+            _e.preferred_successors, pos = _read_fixed_array(buf, pos, "int32", False, False)
+            _e.preferred_candidates = []
+            _e.unknown_tagged_fields = None
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -504,45 +451,41 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 1."""
     obj = _new(TopicData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.topic_name, pos = _read_compact_string(buf, pos)
-            if obj.topic_name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic_name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic_name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
-        else:
-            f = "partitions[]"
-            _partitions_list: list[PartitionData] = []
-            for _ in range(_n):
-                _partitions_item, pos = _read_partition_data_v1(buf, pos)
-                _partitions_list.append(_partitions_item)
-            obj.partitions = _partitions_list
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            # read partitions[_i]
+            _partitions_item, pos = _read_partition_data_v1(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -579,50 +522,6 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicData) from None
-
-
-def _read_leader_endpoint_v1(buf: bytes, pos: int) -> tuple[LeaderEndpoint, int]:
-    """Read LeaderEndpoint at version 1."""
-    obj = _new(LeaderEndpoint)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.name, pos = _read_compact_string(buf, pos)
-            if obj.name is None:
-                raise _null_error()
-        f = "host"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.host, pos = _read_compact_string(buf, pos)
-            if obj.host is None:
-                raise _null_error()
-        f = "port"
-        (obj.port,) = _S2.unpack_from(buf, pos)
-        pos += 2
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_leader_endpoint_v1(obj: LeaderEndpoint, out: bytearray) -> None:
@@ -665,26 +564,21 @@ def _write_leader_endpoint_v1(obj: LeaderEndpoint, out: bytearray) -> None:
 def _read_end_quorum_epoch_request_v0(buf: bytes, pos: int) -> tuple[EndQuorumEpochRequest, int]:
     """Read EndQuorumEpochRequest at version 0."""
     obj = _new(EndQuorumEpochRequest)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "cluster_id"
-        obj.cluster_id, pos = _read_string(buf, pos)
-        f = "topics"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[TopicData] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_topic_data_v0(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        obj.leader_endpoints = _MapKeyList()
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read cluster_id
+    obj.cluster_id, pos = _read_string(buf, pos)
+    # read topics
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    obj.leader_endpoints = _MapKeyList()
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -712,92 +606,88 @@ def _read_end_quorum_epoch_request_v1(buf: bytes, pos: int) -> tuple[EndQuorumEp
     """Read EndQuorumEpochRequest at version 1."""
     obj = _new(EndQuorumEpochRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "cluster_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.cluster_id, pos = _read_compact_string(buf, pos)
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[TopicData] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_topic_data_v1(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        f = "leader_endpoints"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _leader_endpoints_list: _MapKeyList[LeaderEndpoint] = _MapKeyList()
-            for _ in range(_n):
-                _e = _new(LeaderEndpoint)
-                f = "leader_endpoints[].name"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode()
-                    pos = _end
-                else:
-                    _e.name, pos = _read_compact_string(buf, pos)
-                    if _e.name is None:
-                        raise _null_error()
-                f = "leader_endpoints[].host"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode()
-                    pos = _end
-                else:
-                    _e.host, pos = _read_compact_string(buf, pos)
-                    if _e.host is None:
-                        raise _null_error()
-                f = "leader_endpoints[].port"
-                (_e.port,) = _S2.unpack_from(buf, pos)
-                pos += 2
-                f = "leader_endpoints[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _leader_endpoints_list.append(_e)
-            obj.leader_endpoints = _leader_endpoints_list
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read cluster_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.cluster_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v1(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read leader_endpoints
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _leader_endpoints_list: _MapKeyList[LeaderEndpoint] = _MapKeyList()
+        for _i in range(_n):
+            _e = _new(LeaderEndpoint)
+            # read leader_endpoints[_i].name
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.name = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.name, pos = _read_compact_string(buf, pos)
+                if _e.name is None:
+                    raise _null_error()
+            # read leader_endpoints[_i].host
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.host = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.host, pos = _read_compact_string(buf, pos)
+                if _e.host is None:
+                    raise _null_error()
+            # read leader_endpoints[_i].port
+            (_e.port,) = _S2.unpack_from(buf, pos)
+            pos += 2
+            # read leader_endpoints[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _leader_endpoints_list.append(_e)
+        obj.leader_endpoints = _leader_endpoints_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -876,6 +766,11 @@ _FIELDS_end_quorum_epoch_request = (
     _F("leader_endpoints", "leaderEndpoints", "array", "LeaderEndpoint"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_replica_info_v1 = _JsonLayout(ReplicaInfo, _FIELDS_replica_info, "II")
 _JSON_partition_data_v0 = _JsonLayout(PartitionData, _FIELDS_partition_data, "IIIIA")
 _JSON_partition_data_v1 = _JsonLayout(

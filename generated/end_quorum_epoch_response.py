@@ -25,8 +25,6 @@ from ._runtime import (
     RawTags as _RawTags,
     count_error as _count_error,
     default_tag as _default_tag,
-    extend_path as _extend_path,
-    invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
     read_array_count as _read_array_count,
@@ -237,23 +235,6 @@ class EndQuorumEpochResponse(_Message):
         )
 
 
-def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
-    """Read PartitionData at version 0."""
-    obj = _new(PartitionData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code,leader_id,leader_epoch"
-        obj.partition_index, obj.error_code, obj.leader_id, obj.leader_epoch = _S0.unpack_from(
-            buf, pos
-        )
-        pos += 14
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
     """Write PartitionData at version 0."""
     f = ""
@@ -270,28 +251,6 @@ def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
             raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
-
-
-def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
-    """Read PartitionData at version 1."""
-    obj = _new(PartitionData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code,leader_id,leader_epoch"
-        obj.partition_index, obj.error_code, obj.leader_id, obj.leader_epoch = _S0.unpack_from(
-            buf, pos
-        )
-        pos += 14
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
@@ -319,32 +278,27 @@ def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
 def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 0."""
     obj = _new(TopicData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        obj.topic_name, pos = _read_string(buf, pos)
-        if obj.topic_name is None:
-            raise _null_error()
-        f = "partitions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _partitions_list: list[PartitionData] = []
-            for _ in range(_n):
-                _e = _new(PartitionData)
-                f = "partitions[].partition_index,error_code,leader_id,leader_epoch"
-                _e.partition_index, _e.error_code, _e.leader_id, _e.leader_epoch = _S0.unpack_from(
-                    buf, pos
-                )
-                pos += 14
-                _e.unknown_tagged_fields = None
-                _partitions_list.append(_e)
-            obj.partitions = _partitions_list
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic_name
+    obj.topic_name, pos = _read_string(buf, pos)
+    if obj.topic_name is None:
+        raise _null_error()
+    # read partitions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            _e = _new(PartitionData)
+            # read partitions[_i].partition_index, error_code, leader_id, leader_epoch
+            _e.partition_index, _e.error_code, _e.leader_id, _e.leader_epoch = _S0.unpack_from(
+                buf, pos
+            )
+            pos += 14
+            _e.unknown_tagged_fields = None
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -372,55 +326,51 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 1."""
     obj = _new(TopicData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.topic_name, pos = _read_compact_string(buf, pos)
-            if obj.topic_name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic_name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic_name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
-        else:
-            _partitions_list: list[PartitionData] = []
-            for _ in range(_n):
-                _e = _new(PartitionData)
-                f = "partitions[].partition_index,error_code,leader_id,leader_epoch"
-                _e.partition_index, _e.error_code, _e.leader_id, _e.leader_epoch = _S0.unpack_from(
-                    buf, pos
-                )
-                pos += 14
-                f = "partitions[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _partitions_list.append(_e)
-            obj.partitions = _partitions_list
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            _e = _new(PartitionData)
+            # read partitions[_i].partition_index, error_code, leader_id, leader_epoch
+            _e.partition_index, _e.error_code, _e.leader_id, _e.leader_epoch = _S0.unpack_from(
+                buf, pos
+            )
+            pos += 14
+            # read partitions[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -459,41 +409,6 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, TopicData) from None
 
 
-def _read_node_endpoint_v1(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
-    """Read NodeEndpoint at version 1."""
-    obj = _new(NodeEndpoint)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "node_id"
-        (obj.node_id,) = _S2.unpack_from(buf, pos)
-        pos += 4
-        f = "host"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.host, pos = _read_compact_string(buf, pos)
-            if obj.host is None:
-                raise _null_error()
-        f = "port"
-        (obj.port,) = _S3.unpack_from(buf, pos)
-        pos += 2
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_node_endpoint_v1(obj: NodeEndpoint, out: bytearray) -> None:
     """Write NodeEndpoint at version 1."""
     f = ""
@@ -526,27 +441,22 @@ def _write_node_endpoint_v1(obj: NodeEndpoint, out: bytearray) -> None:
 def _read_end_quorum_epoch_response_v0(buf: bytes, pos: int) -> tuple[EndQuorumEpochResponse, int]:
     """Read EndQuorumEpochResponse at version 0."""
     obj = _new(EndQuorumEpochResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "error_code"
-        (obj.error_code,) = _S1.unpack_from(buf, pos)
-        pos += 2
-        f = "topics"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[TopicData] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_topic_data_v0(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        obj.node_endpoints = _MapKeyList()
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read error_code
+    (obj.error_code,) = _S1.unpack_from(buf, pos)
+    pos += 2
+    # read topics
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    obj.node_endpoints = _MapKeyList()
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -577,112 +487,107 @@ def _read_end_quorum_epoch_response_v1(buf: bytes, pos: int) -> tuple[EndQuorumE
     """Read EndQuorumEpochResponse at version 1."""
     obj = _new(EndQuorumEpochResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "error_code"
-        (obj.error_code,) = _S1.unpack_from(buf, pos)
-        pos += 2
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    # read error_code
+    (obj.error_code,) = _S1.unpack_from(buf, pos)
+    pos += 2
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v1(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read (tagged fields)
+    obj.node_endpoints = _MapKeyList()
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[TopicData] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_topic_data_v1(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        f = ""
-        obj.node_endpoints = _MapKeyList()
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _previous = -1
-            _count = buf[pos]
-            if _count < 0x80:
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
                 pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _t in range(_count):
-                _at = pos
-                _tag = buf[pos]
-                if _tag < 0x80:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read node_endpoints
+                _n = buf[pos] - 1
+                if _n < 0x7F:
                     pos += 1
+                    if _n > _len - pos:
+                        raise _count_error(_n, _len - pos, pos - 1)
                 else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
+                    _n, pos = _read_compact_array_count(buf, pos)
+                if _n < 0:
+                    raise _null_error()
                 else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                if _tag <= _previous:
-                    raise _tag_order_error(_tag, _previous)
-                _previous = _tag
-                _start = pos
-                if _tag == 0:
-                    f = "node_endpoints"
-                    _n = buf[pos] - 1
-                    if _n < 0x7F:
-                        pos += 1
-                        if _n > _len - pos:
-                            raise _count_error(_n, _len - pos)
-                    else:
-                        _n, pos = _read_compact_array_count(buf, pos)
-                    if _n < 0:
-                        raise _null_error()
-                    else:
-                        _node_endpoints_list: _MapKeyList[NodeEndpoint] = _MapKeyList()
-                        for _ in range(_n):
-                            _e = _new(NodeEndpoint)
-                            f = "node_endpoints[].node_id"
-                            (_e.node_id,) = _S2.unpack_from(buf, pos)
-                            pos += 4
-                            f = "node_endpoints[].host"
-                            _n = buf[pos] - 1
-                            if 0 <= _n < 0x7F:
-                                _end = pos + 1 + _n
-                                if _end > _len:
-                                    raise _truncated(pos)
-                                _e.host = buf[pos + 1 : _end].decode()
-                                pos = _end
-                            else:
-                                _e.host, pos = _read_compact_string(buf, pos)
-                                if _e.host is None:
-                                    raise _null_error()
-                            f = "node_endpoints[].port"
-                            (_e.port,) = _S3.unpack_from(buf, pos)
-                            pos += 2
-                            f = "node_endpoints[]."
-                            if buf[pos] == 0:
-                                _e.unknown_tagged_fields = None
-                                pos += 1
-                            else:
-                                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                            _node_endpoints_list.append(_e)
-                        obj.node_endpoints = _node_endpoints_list
-                    if not (obj.node_endpoints != []):
-                        raise _default_tag(_tag)
-                elif _tag < 1:
-                    raise _invalid_tag(_tag)
-                else:  # this and every later tag is unknown here: kept raw, in one slice
-                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
-                    break
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    _node_endpoints_list: _MapKeyList[NodeEndpoint] = _MapKeyList()
+                    for _i in range(_n):
+                        _e = _new(NodeEndpoint)
+                        # read node_endpoints[_i].node_id
+                        (_e.node_id,) = _S2.unpack_from(buf, pos)
+                        pos += 4
+                        # read node_endpoints[_i].host
+                        _n = buf[pos] - 1
+                        if 0 <= _n < 0x7F:
+                            _end = pos + 1 + _n
+                            if _end > _len:
+                                raise _truncated(pos)
+                            _e.host = buf[pos + 1 : _end].decode()
+                            pos = _end
+                        else:
+                            _e.host, pos = _read_compact_string(buf, pos)
+                            if _e.host is None:
+                                raise _null_error()
+                        # read node_endpoints[_i].port
+                        (_e.port,) = _S3.unpack_from(buf, pos)
+                        pos += 2
+                        # read node_endpoints[_i] (tagged fields)
+                        if buf[pos] == 0:
+                            _e.unknown_tagged_fields = None
+                            pos += 1
+                        else:
+                            _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                        _node_endpoints_list.append(_e)
+                    obj.node_endpoints = _node_endpoints_list
+                if not (obj.node_endpoints != []):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -759,6 +664,11 @@ _FIELDS_end_quorum_epoch_response = (
     _F("node_endpoints", "nodeEndpoints", "array", "NodeEndpoint", []),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_partition_data_v0 = _JsonLayout(PartitionData, _FIELDS_partition_data, "IIII")
 _JSON_topic_data_v0 = _JsonLayout(
     TopicData, _FIELDS_topic_data, "II", "", {1: _JSON_partition_data_v0}

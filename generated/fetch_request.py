@@ -34,13 +34,13 @@ from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     ARRAY_int32 as _ARRAY_int32,
     INT32 as _INT32,
+    INT64_MAX as _INT64_MAX,
     RawTags as _RawTags,
     SMALL_int32 as _SMALL_int32,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
     default_tag as _default_tag,
-    extend_path as _extend_path,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
@@ -140,7 +140,7 @@ class FetchPartition(_Struct):
         log_start_offset: int = -1,
         partition_max_bytes: int = 0,
         replica_directory_id: uuid.UUID = _ZERO_UUID,
-        high_watermark: int = 9223372036854775807,
+        high_watermark: int = _INT64_MAX,
         unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition = partition
@@ -408,32 +408,6 @@ class FetchRequest(_Message):
 _DEFAULT_ReplicaState = ReplicaState()
 
 
-def _read_fetch_partition_v4(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
-    """Read FetchPartition at version 4."""
-    obj = _new(FetchPartition)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition"
-        (obj.partition,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "fetch_offset"
-        (obj.fetch_offset,) = _S1.unpack_from(buf, pos)
-        pos += 8
-        f = "partition_max_bytes"
-        (obj.partition_max_bytes,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        obj.current_leader_epoch = -1
-        obj.last_fetched_epoch = -1
-        obj.log_start_offset = -1
-        obj.replica_directory_id = _ZERO_UUID
-        obj.high_watermark = 9223372036854775807
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_fetch_partition_v4(obj: FetchPartition, out: bytearray) -> None:
     """Write FetchPartition at version 4."""
     f = ""
@@ -452,31 +426,6 @@ def _write_fetch_partition_v4(obj: FetchPartition, out: bytearray) -> None:
             raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchPartition) from None
-
-
-def _read_fetch_partition_v5(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
-    """Read FetchPartition at versions 5-8."""
-    obj = _new(FetchPartition)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition"
-        (obj.partition,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "fetch_offset"
-        (obj.fetch_offset,) = _S1.unpack_from(buf, pos)
-        pos += 8
-        f = "log_start_offset,partition_max_bytes"
-        obj.log_start_offset, obj.partition_max_bytes = _S3.unpack_from(buf, pos)
-        pos += 12
-        obj.current_leader_epoch = -1
-        obj.last_fetched_epoch = -1
-        obj.replica_directory_id = _ZERO_UUID
-        obj.high_watermark = 9223372036854775807
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_fetch_partition_v5(obj: FetchPartition, out: bytearray) -> None:
@@ -500,27 +449,6 @@ def _write_fetch_partition_v5(obj: FetchPartition, out: bytearray) -> None:
             raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchPartition) from None
-
-
-def _read_fetch_partition_v9(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
-    """Read FetchPartition at versions 9-11."""
-    obj = _new(FetchPartition)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition,current_leader_epoch,fetch_offset"
-        obj.partition, obj.current_leader_epoch, obj.fetch_offset = _S5.unpack_from(buf, pos)
-        pos += 16
-        f = "log_start_offset,partition_max_bytes"
-        obj.log_start_offset, obj.partition_max_bytes = _S3.unpack_from(buf, pos)
-        pos += 12
-        obj.last_fetched_epoch = -1
-        obj.replica_directory_id = _ZERO_UUID
-        obj.high_watermark = 9223372036854775807
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_fetch_partition_v9(obj: FetchPartition, out: bytearray) -> None:
@@ -548,35 +476,6 @@ def _write_fetch_partition_v9(obj: FetchPartition, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, FetchPartition) from None
 
 
-def _read_fetch_partition_v12(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
-    """Read FetchPartition at versions 12-16."""
-    obj = _new(FetchPartition)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
-        (
-            obj.partition,
-            obj.current_leader_epoch,
-            obj.fetch_offset,
-            obj.last_fetched_epoch,
-            obj.log_start_offset,
-            obj.partition_max_bytes,
-        ) = _S6.unpack_from(buf, pos)
-        pos += 32
-        obj.replica_directory_id = _ZERO_UUID
-        obj.high_watermark = 9223372036854775807
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_fetch_partition_v12(obj: FetchPartition, out: bytearray) -> None:
     """Write FetchPartition at versions 12-16."""
     f = ""
@@ -599,78 +498,6 @@ def _write_fetch_partition_v12(obj: FetchPartition, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchPartition) from None
-
-
-def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
-    """Read FetchPartition at version 17."""
-    obj = _new(FetchPartition)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
-        (
-            obj.partition,
-            obj.current_leader_epoch,
-            obj.fetch_offset,
-            obj.last_fetched_epoch,
-            obj.log_start_offset,
-            obj.partition_max_bytes,
-        ) = _S6.unpack_from(buf, pos)
-        pos += 32
-        obj.high_watermark = 9223372036854775807
-        f = ""
-        obj.replica_directory_id = _ZERO_UUID
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _previous = -1
-            _count = buf[pos]
-            if _count < 0x80:
-                pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
-            else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _t in range(_count):
-                _at = pos
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                if _tag <= _previous:
-                    raise _tag_order_error(_tag, _previous)
-                _previous = _tag
-                _start = pos
-                if _tag == 0:
-                    f = "replica_directory_id"
-                    (_replica_directory_id,) = _S7.unpack_from(buf, pos)
-                    pos += 16
-                    obj.replica_directory_id = (
-                        _ZERO_UUID
-                        if _replica_directory_id == _ZERO_BYTES
-                        else _uuid_from_wire(_replica_directory_id)
-                    )
-                    if not (obj.replica_directory_id.int != 0):
-                        raise _default_tag(_tag)
-                elif _tag < 2:
-                    raise _invalid_tag(_tag)
-                else:  # this and every later tag is unknown here: kept raw, in one slice
-                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
-                    break
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_fetch_partition_v17(obj: FetchPartition, out: bytearray) -> None:
@@ -709,84 +536,6 @@ def _write_fetch_partition_v17(obj: FetchPartition, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, FetchPartition) from None
 
 
-def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
-    """Read FetchPartition at version 18."""
-    obj = _new(FetchPartition)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
-        (
-            obj.partition,
-            obj.current_leader_epoch,
-            obj.fetch_offset,
-            obj.last_fetched_epoch,
-            obj.log_start_offset,
-            obj.partition_max_bytes,
-        ) = _S6.unpack_from(buf, pos)
-        pos += 32
-        f = ""
-        obj.replica_directory_id = _ZERO_UUID
-        obj.high_watermark = 9223372036854775807
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _previous = -1
-            _count = buf[pos]
-            if _count < 0x80:
-                pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
-            else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _t in range(_count):
-                _at = pos
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                if _tag <= _previous:
-                    raise _tag_order_error(_tag, _previous)
-                _previous = _tag
-                _start = pos
-                if _tag == 0:
-                    f = "replica_directory_id"
-                    (_replica_directory_id,) = _S7.unpack_from(buf, pos)
-                    pos += 16
-                    obj.replica_directory_id = (
-                        _ZERO_UUID
-                        if _replica_directory_id == _ZERO_BYTES
-                        else _uuid_from_wire(_replica_directory_id)
-                    )
-                    if not (obj.replica_directory_id.int != 0):
-                        raise _default_tag(_tag)
-                elif _tag == 1:
-                    f = "high_watermark"
-                    (obj.high_watermark,) = _S1.unpack_from(buf, pos)
-                    pos += 8
-                    if not (obj.high_watermark != 9223372036854775807):
-                        raise _default_tag(_tag)
-                elif _tag < 2:
-                    raise _invalid_tag(_tag)
-                else:  # this and every later tag is unknown here: kept raw, in one slice
-                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
-                    break
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_fetch_partition_v18(obj: FetchPartition, out: bytearray) -> None:
     """Write FetchPartition at version 18."""
     f = ""
@@ -805,7 +554,7 @@ def _write_fetch_partition_v18(obj: FetchPartition, out: bytearray) -> None:
         f = "replica_directory_id"
         has_0 = obj.replica_directory_id.int != 0
         f = "high_watermark"
-        has_1 = obj.high_watermark != 9223372036854775807
+        has_1 = obj.high_watermark != _INT64_MAX
         f = ""
         unknown = obj.unknown_tagged_fields
         count = has_0 + has_1 + (len(unknown) if unknown else 0)
@@ -833,42 +582,37 @@ def _write_fetch_partition_v18(obj: FetchPartition, out: bytearray) -> None:
 def _read_fetch_topic_v4(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at version 4."""
     obj = _new(FetchTopic)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        obj.topic, pos = _read_string(buf, pos)
-        if obj.topic is None:
-            raise _null_error()
-        f = "partitions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _partitions_list: list[FetchPartition] = []
-            for _ in range(_n):
-                _e = _new(FetchPartition)
-                f = "partitions[].partition"
-                (_e.partition,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                f = "partitions[].fetch_offset"
-                (_e.fetch_offset,) = _S1.unpack_from(buf, pos)
-                pos += 8
-                f = "partitions[].partition_max_bytes"
-                (_e.partition_max_bytes,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                _e.current_leader_epoch = -1
-                _e.last_fetched_epoch = -1
-                _e.log_start_offset = -1
-                _e.replica_directory_id = _ZERO_UUID
-                _e.high_watermark = 9223372036854775807
-                _e.unknown_tagged_fields = None
-                _partitions_list.append(_e)
-            obj.partitions = _partitions_list
-        obj.topic_id = _ZERO_UUID
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic
+    obj.topic, pos = _read_string(buf, pos)
+    if obj.topic is None:
+        raise _null_error()
+    # read partitions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[FetchPartition] = []
+        for _i in range(_n):
+            _e = _new(FetchPartition)
+            # read partitions[_i].partition
+            (_e.partition,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            # read partitions[_i].fetch_offset
+            (_e.fetch_offset,) = _S1.unpack_from(buf, pos)
+            pos += 8
+            # read partitions[_i].partition_max_bytes
+            (_e.partition_max_bytes,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            _e.current_leader_epoch = -1
+            _e.last_fetched_epoch = -1
+            _e.log_start_offset = -1
+            _e.replica_directory_id = _ZERO_UUID
+            _e.high_watermark = _INT64_MAX
+            _e.unknown_tagged_fields = None
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.topic_id = _ZERO_UUID
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -895,41 +639,36 @@ def _write_fetch_topic_v4(obj: FetchTopic, out: bytearray) -> None:
 def _read_fetch_topic_v5(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at versions 5-8."""
     obj = _new(FetchTopic)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        obj.topic, pos = _read_string(buf, pos)
-        if obj.topic is None:
-            raise _null_error()
-        f = "partitions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _partitions_list: list[FetchPartition] = []
-            for _ in range(_n):
-                _e = _new(FetchPartition)
-                f = "partitions[].partition"
-                (_e.partition,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                f = "partitions[].fetch_offset"
-                (_e.fetch_offset,) = _S1.unpack_from(buf, pos)
-                pos += 8
-                f = "partitions[].log_start_offset,partition_max_bytes"
-                _e.log_start_offset, _e.partition_max_bytes = _S3.unpack_from(buf, pos)
-                pos += 12
-                _e.current_leader_epoch = -1
-                _e.last_fetched_epoch = -1
-                _e.replica_directory_id = _ZERO_UUID
-                _e.high_watermark = 9223372036854775807
-                _e.unknown_tagged_fields = None
-                _partitions_list.append(_e)
-            obj.partitions = _partitions_list
-        obj.topic_id = _ZERO_UUID
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic
+    obj.topic, pos = _read_string(buf, pos)
+    if obj.topic is None:
+        raise _null_error()
+    # read partitions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[FetchPartition] = []
+        for _i in range(_n):
+            _e = _new(FetchPartition)
+            # read partitions[_i].partition
+            (_e.partition,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            # read partitions[_i].fetch_offset
+            (_e.fetch_offset,) = _S1.unpack_from(buf, pos)
+            pos += 8
+            # read partitions[_i].log_start_offset, partition_max_bytes
+            _e.log_start_offset, _e.partition_max_bytes = _S3.unpack_from(buf, pos)
+            pos += 12
+            _e.current_leader_epoch = -1
+            _e.last_fetched_epoch = -1
+            _e.replica_directory_id = _ZERO_UUID
+            _e.high_watermark = _INT64_MAX
+            _e.unknown_tagged_fields = None
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.topic_id = _ZERO_UUID
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -956,37 +695,32 @@ def _write_fetch_topic_v5(obj: FetchTopic, out: bytearray) -> None:
 def _read_fetch_topic_v9(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at versions 9-11."""
     obj = _new(FetchTopic)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        obj.topic, pos = _read_string(buf, pos)
-        if obj.topic is None:
-            raise _null_error()
-        f = "partitions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _partitions_list: list[FetchPartition] = []
-            for _ in range(_n):
-                _e = _new(FetchPartition)
-                f = "partitions[].partition,current_leader_epoch,fetch_offset"
-                _e.partition, _e.current_leader_epoch, _e.fetch_offset = _S5.unpack_from(buf, pos)
-                pos += 16
-                f = "partitions[].log_start_offset,partition_max_bytes"
-                _e.log_start_offset, _e.partition_max_bytes = _S3.unpack_from(buf, pos)
-                pos += 12
-                _e.last_fetched_epoch = -1
-                _e.replica_directory_id = _ZERO_UUID
-                _e.high_watermark = 9223372036854775807
-                _e.unknown_tagged_fields = None
-                _partitions_list.append(_e)
-            obj.partitions = _partitions_list
-        obj.topic_id = _ZERO_UUID
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic
+    obj.topic, pos = _read_string(buf, pos)
+    if obj.topic is None:
+        raise _null_error()
+    # read partitions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[FetchPartition] = []
+        for _i in range(_n):
+            _e = _new(FetchPartition)
+            # read partitions[_i].partition, current_leader_epoch, fetch_offset
+            _e.partition, _e.current_leader_epoch, _e.fetch_offset = _S5.unpack_from(buf, pos)
+            pos += 16
+            # read partitions[_i].log_start_offset, partition_max_bytes
+            _e.log_start_offset, _e.partition_max_bytes = _S3.unpack_from(buf, pos)
+            pos += 12
+            _e.last_fetched_epoch = -1
+            _e.replica_directory_id = _ZERO_UUID
+            _e.high_watermark = _INT64_MAX
+            _e.unknown_tagged_fields = None
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.topic_id = _ZERO_UUID
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1014,63 +748,59 @@ def _read_fetch_topic_v12(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at version 12."""
     obj = _new(FetchTopic)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.topic, pos = _read_compact_string(buf, pos)
-            if obj.topic is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic, pos = _read_compact_string(buf, pos)
+        if obj.topic is None:
             raise _null_error()
-        else:
-            _partitions_list: list[FetchPartition] = []
-            for _ in range(_n):
-                _e = _new(FetchPartition)
-                f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
-                (
-                    _e.partition,
-                    _e.current_leader_epoch,
-                    _e.fetch_offset,
-                    _e.last_fetched_epoch,
-                    _e.log_start_offset,
-                    _e.partition_max_bytes,
-                ) = _S6.unpack_from(buf, pos)
-                pos += 32
-                _e.replica_directory_id = _ZERO_UUID
-                _e.high_watermark = 9223372036854775807
-                f = "partitions[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
-                _partitions_list.append(_e)
-            obj.partitions = _partitions_list
-        obj.topic_id = _ZERO_UUID
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[FetchPartition] = []
+        for _i in range(_n):
+            _e = _new(FetchPartition)
+            # read partitions[_i].partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
+            (
+                _e.partition,
+                _e.current_leader_epoch,
+                _e.fetch_offset,
+                _e.last_fetched_epoch,
+                _e.log_start_offset,
+                _e.partition_max_bytes,
+            ) = _S6.unpack_from(buf, pos)
+            pos += 32
+            _e.replica_directory_id = _ZERO_UUID
+            _e.high_watermark = _INT64_MAX
+            # read partitions[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.topic_id = _ZERO_UUID
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1113,55 +843,51 @@ def _read_fetch_topic_v13(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at versions 13-16."""
     obj = _new(FetchTopic)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_id"
-        (_topic_id,) = _S7.unpack_from(buf, pos)
-        pos += 16
-        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _partitions_list: list[FetchPartition] = []
-            for _ in range(_n):
-                _e = _new(FetchPartition)
-                f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
-                (
-                    _e.partition,
-                    _e.current_leader_epoch,
-                    _e.fetch_offset,
-                    _e.last_fetched_epoch,
-                    _e.log_start_offset,
-                    _e.partition_max_bytes,
-                ) = _S6.unpack_from(buf, pos)
-                pos += 32
-                _e.replica_directory_id = _ZERO_UUID
-                _e.high_watermark = 9223372036854775807
-                f = "partitions[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
-                _partitions_list.append(_e)
-            obj.partitions = _partitions_list
-        obj.topic = ""
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic_id
+    (_topic_id,) = _S7.unpack_from(buf, pos)
+    pos += 16
+    obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[FetchPartition] = []
+        for _i in range(_n):
+            _e = _new(FetchPartition)
+            # read partitions[_i].partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
+            (
+                _e.partition,
+                _e.current_leader_epoch,
+                _e.fetch_offset,
+                _e.last_fetched_epoch,
+                _e.log_start_offset,
+                _e.partition_max_bytes,
+            ) = _S6.unpack_from(buf, pos)
+            pos += 32
+            _e.replica_directory_id = _ZERO_UUID
+            _e.high_watermark = _INT64_MAX
+            # read partitions[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.topic = ""
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1196,98 +922,95 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at version 17."""
     obj = _new(FetchTopic)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_id"
-        (_topic_id,) = _S7.unpack_from(buf, pos)
-        pos += 16
-        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _partitions_list: list[FetchPartition] = []
-            for _ in range(_n):
-                _e = _new(FetchPartition)
-                f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
-                (
-                    _e.partition,
-                    _e.current_leader_epoch,
-                    _e.fetch_offset,
-                    _e.last_fetched_epoch,
-                    _e.log_start_offset,
-                    _e.partition_max_bytes,
-                ) = _S6.unpack_from(buf, pos)
-                pos += 32
-                _e.high_watermark = 9223372036854775807
-                f = "partitions[]."
-                _e.replica_directory_id = _ZERO_UUID
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
+    # read topic_id
+    (_topic_id,) = _S7.unpack_from(buf, pos)
+    pos += 16
+    obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[FetchPartition] = []
+        for _i in range(_n):
+            _e = _new(FetchPartition)
+            # read partitions[_i].partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
+            (
+                _e.partition,
+                _e.current_leader_epoch,
+                _e.fetch_offset,
+                _e.last_fetched_epoch,
+                _e.log_start_offset,
+                _e.partition_max_bytes,
+            ) = _S6.unpack_from(buf, pos)
+            pos += 32
+            _e.high_watermark = _INT64_MAX
+            # read partitions[_i] (tagged fields)
+            _e.replica_directory_id = _ZERO_UUID
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _unknown = None
+                _previous = -1
+                _count = buf[pos]
+                if _count < 0x80:
                     pos += 1
+                    if _count > (_len - pos) >> 1:
+                        raise _tag_count_error(_count, _len - pos, pos - 1)
                 else:
-                    _unknown = None
-                    _previous = -1
-                    _count = buf[pos]
-                    if _count < 0x80:
+                    _count, pos = _read_tag_count(buf, pos)
+                for _t in range(_count):
+                    _at = pos
+                    _tag = buf[pos]
+                    if _tag < 0x80:
                         pos += 1
-                        if _count > (_len - pos) >> 1:
-                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _count, pos = _read_tag_count(buf, pos)
-                    for _t in range(_count):
-                        _at = pos
-                        _tag = buf[pos]
-                        if _tag < 0x80:
-                            pos += 1
-                        else:
-                            _tag, pos = _read_uvarint(buf, pos)
-                        _size = buf[pos]
-                        if _size < 0x80:
-                            pos += 1
-                        else:
-                            _size, pos = _read_tag_size(buf, pos, _tag)
-                        if _tag <= _previous:
-                            raise _tag_order_error(_tag, _previous)
-                        _previous = _tag
-                        _start = pos
-                        if _tag == 0:
-                            f = "partitions[].replica_directory_id"
-                            (_replica_directory_id,) = _S7.unpack_from(buf, pos)
-                            pos += 16
-                            _e.replica_directory_id = (
-                                _ZERO_UUID
-                                if _replica_directory_id == _ZERO_BYTES
-                                else _uuid_from_wire(_replica_directory_id)
-                            )
-                            if not (_e.replica_directory_id.int != 0):
-                                raise _default_tag(_tag)
-                        elif _tag < 2:
-                            raise _invalid_tag(_tag)
-                        else:  # this and every later tag is unknown here: kept raw, in one slice
-                            _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
-                            break
-                        if pos - _start != _size:
-                            raise _tag_size_error(_tag, _size, pos - _start)
-                    _e.unknown_tagged_fields = _unknown
-                _partitions_list.append(_e)
-            obj.partitions = _partitions_list
-        obj.topic = ""
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                        _tag, pos = _read_uvarint(buf, pos)
+                    _size = buf[pos]
+                    if _size < 0x80:
+                        pos += 1
+                    else:
+                        _size, pos = _read_tag_size(buf, pos, _tag)
+                    if _tag <= _previous:
+                        raise _tag_order_error(_tag, _previous)
+                    _previous = _tag
+                    _start = pos
+                    if _tag == 0:
+                        # read partitions[_i].replica_directory_id
+                        (_replica_directory_id,) = _S7.unpack_from(buf, pos)
+                        pos += 16
+                        _e.replica_directory_id = (
+                            _ZERO_UUID
+                            if _replica_directory_id == _ZERO_BYTES
+                            else _uuid_from_wire(_replica_directory_id)
+                        )
+                        if not (_e.replica_directory_id.int != 0):
+                            raise _default_tag(_tag)
+                    elif _tag < 2:
+                        raise _invalid_tag(_tag)
+                    else:  # this and every later tag is unknown here: kept raw, in one slice
+                        _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                        break
+                    # read partitions[_i] (tagged fields)
+                    if pos - _start != _size:
+                        raise _tag_size_error(_tag, _size, pos - _start)
+                _e.unknown_tagged_fields = _unknown
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.topic = ""
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1322,104 +1045,99 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at version 18."""
     obj = _new(FetchTopic)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_id"
-        (_topic_id,) = _S7.unpack_from(buf, pos)
-        pos += 16
-        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _partitions_list: list[FetchPartition] = []
-            for _ in range(_n):
-                _e = _new(FetchPartition)
-                f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
-                (
-                    _e.partition,
-                    _e.current_leader_epoch,
-                    _e.fetch_offset,
-                    _e.last_fetched_epoch,
-                    _e.log_start_offset,
-                    _e.partition_max_bytes,
-                ) = _S6.unpack_from(buf, pos)
-                pos += 32
-                f = "partitions[]."
-                _e.replica_directory_id = _ZERO_UUID
-                _e.high_watermark = 9223372036854775807
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
+    # read topic_id
+    (_topic_id,) = _S7.unpack_from(buf, pos)
+    pos += 16
+    obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[FetchPartition] = []
+        for _i in range(_n):
+            _e = _new(FetchPartition)
+            # read partitions[_i].partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
+            (
+                _e.partition,
+                _e.current_leader_epoch,
+                _e.fetch_offset,
+                _e.last_fetched_epoch,
+                _e.log_start_offset,
+                _e.partition_max_bytes,
+            ) = _S6.unpack_from(buf, pos)
+            pos += 32
+            # read partitions[_i] (tagged fields)
+            _e.replica_directory_id = _ZERO_UUID
+            _e.high_watermark = _INT64_MAX
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _unknown = None
+                _previous = -1
+                _count = buf[pos]
+                if _count < 0x80:
                     pos += 1
+                    if _count > (_len - pos) >> 1:
+                        raise _tag_count_error(_count, _len - pos, pos - 1)
                 else:
-                    _unknown = None
-                    _previous = -1
-                    _count = buf[pos]
-                    if _count < 0x80:
+                    _count, pos = _read_tag_count(buf, pos)
+                for _t in range(_count):
+                    _at = pos
+                    _tag = buf[pos]
+                    if _tag < 0x80:
                         pos += 1
-                        if _count > (_len - pos) >> 1:
-                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _count, pos = _read_tag_count(buf, pos)
-                    for _t in range(_count):
-                        _at = pos
-                        _tag = buf[pos]
-                        if _tag < 0x80:
-                            pos += 1
-                        else:
-                            _tag, pos = _read_uvarint(buf, pos)
-                        _size = buf[pos]
-                        if _size < 0x80:
-                            pos += 1
-                        else:
-                            _size, pos = _read_tag_size(buf, pos, _tag)
-                        if _tag <= _previous:
-                            raise _tag_order_error(_tag, _previous)
-                        _previous = _tag
-                        _start = pos
-                        if _tag == 0:
-                            f = "partitions[].replica_directory_id"
-                            (_replica_directory_id,) = _S7.unpack_from(buf, pos)
-                            pos += 16
-                            _e.replica_directory_id = (
-                                _ZERO_UUID
-                                if _replica_directory_id == _ZERO_BYTES
-                                else _uuid_from_wire(_replica_directory_id)
-                            )
-                            if not (_e.replica_directory_id.int != 0):
-                                raise _default_tag(_tag)
-                        elif _tag == 1:
-                            f = "partitions[].high_watermark"
-                            (_e.high_watermark,) = _S1.unpack_from(buf, pos)
-                            pos += 8
-                            if not (_e.high_watermark != 9223372036854775807):
-                                raise _default_tag(_tag)
-                        elif _tag < 2:
-                            raise _invalid_tag(_tag)
-                        else:  # this and every later tag is unknown here: kept raw, in one slice
-                            _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
-                            break
-                        if pos - _start != _size:
-                            raise _tag_size_error(_tag, _size, pos - _start)
-                    _e.unknown_tagged_fields = _unknown
-                _partitions_list.append(_e)
-            obj.partitions = _partitions_list
-        obj.topic = ""
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                        _tag, pos = _read_uvarint(buf, pos)
+                    _size = buf[pos]
+                    if _size < 0x80:
+                        pos += 1
+                    else:
+                        _size, pos = _read_tag_size(buf, pos, _tag)
+                    if _tag <= _previous:
+                        raise _tag_order_error(_tag, _previous)
+                    _previous = _tag
+                    _start = pos
+                    if _tag == 0:
+                        # read partitions[_i].replica_directory_id
+                        (_replica_directory_id,) = _S7.unpack_from(buf, pos)
+                        pos += 16
+                        _e.replica_directory_id = (
+                            _ZERO_UUID
+                            if _replica_directory_id == _ZERO_BYTES
+                            else _uuid_from_wire(_replica_directory_id)
+                        )
+                        if not (_e.replica_directory_id.int != 0):
+                            raise _default_tag(_tag)
+                    elif _tag == 1:
+                        # read partitions[_i].high_watermark
+                        (_e.high_watermark,) = _S1.unpack_from(buf, pos)
+                        pos += 8
+                        if not (_e.high_watermark != _INT64_MAX):
+                            raise _default_tag(_tag)
+                    else:  # this and every later tag is unknown here: kept raw, in one slice
+                        _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                        break
+                    # read partitions[_i] (tagged fields)
+                    if pos - _start != _size:
+                        raise _tag_size_error(_tag, _size, pos - _start)
+                _e.unknown_tagged_fields = _unknown
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.topic = ""
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1453,20 +1171,15 @@ def _write_fetch_topic_v18(obj: FetchTopic, out: bytearray) -> None:
 def _read_replica_state_v15(buf: bytes, pos: int) -> tuple[ReplicaState, int]:
     """Read ReplicaState at versions 15-18."""
     obj = _new(ReplicaState)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id,replica_epoch"
-        obj.replica_id, obj.replica_epoch = _S8.unpack_from(buf, pos)
-        pos += 12
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read replica_id, replica_epoch
+    obj.replica_id, obj.replica_epoch = _S8.unpack_from(buf, pos)
+    pos += 12
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1490,25 +1203,6 @@ def _write_replica_state_v15(obj: ReplicaState, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, ReplicaState) from None
 
 
-def _read_forgotten_topic_v7(buf: bytes, pos: int) -> tuple[ForgottenTopic, int]:
-    """Read ForgottenTopic at versions 7-11."""
-    obj = _new(ForgottenTopic)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        obj.topic, pos = _read_string(buf, pos)
-        if obj.topic is None:
-            raise _null_error()
-        f = "partitions"
-        obj.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
-        obj.topic_id = _ZERO_UUID
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_forgotten_topic_v7(obj: ForgottenTopic, out: bytearray) -> None:
     """Write ForgottenTopic at versions 7-11."""
     f = ""
@@ -1525,46 +1219,6 @@ def _write_forgotten_topic_v7(obj: ForgottenTopic, out: bytearray) -> None:
             raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, ForgottenTopic) from None
-
-
-def _read_forgotten_topic_v12(buf: bytes, pos: int) -> tuple[ForgottenTopic, int]:
-    """Read ForgottenTopic at version 12."""
-    obj = _new(ForgottenTopic)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.topic, pos = _read_compact_string(buf, pos)
-            if obj.topic is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + 4 * _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
-            pos = _end
-        else:
-            obj.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
-        obj.topic_id = _ZERO_UUID
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_forgotten_topic_v12(obj: ForgottenTopic, out: bytearray) -> None:
@@ -1600,38 +1254,6 @@ def _write_forgotten_topic_v12(obj: ForgottenTopic, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, ForgottenTopic) from None
 
 
-def _read_forgotten_topic_v13(buf: bytes, pos: int) -> tuple[ForgottenTopic, int]:
-    """Read ForgottenTopic at versions 13-18."""
-    obj = _new(ForgottenTopic)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic_id"
-        (_topic_id,) = _S7.unpack_from(buf, pos)
-        pos += 16
-        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-        f = "partitions"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + 4 * _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
-            pos = _end
-        else:
-            obj.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
-        obj.topic = ""
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_forgotten_topic_v13(obj: ForgottenTopic, out: bytearray) -> None:
     """Write ForgottenTopic at versions 13-18."""
     f = ""
@@ -1660,37 +1282,30 @@ def _write_forgotten_topic_v13(obj: ForgottenTopic, out: bytearray) -> None:
 def _read_fetch_request_v4(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at version 4."""
     obj = _new(FetchRequest)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level"
-        obj.max_wait_ms, obj.min_bytes, obj.max_bytes, obj.isolation_level = _S2.unpack_from(
-            buf, pos
-        )
-        pos += 13
-        f = "topics"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[FetchTopic] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_fetch_topic_v4(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        obj.cluster_id = None
-        obj.replica_state = ReplicaState()
-        obj.session_id = 0
-        obj.session_epoch = -1
-        obj.forgotten_topics_data = []
-        obj.rack_id = ""
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read replica_id
+    (obj.replica_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level
+    obj.max_wait_ms, obj.min_bytes, obj.max_bytes, obj.isolation_level = _S2.unpack_from(buf, pos)
+    pos += 13
+    # read topics
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v4(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    obj.cluster_id = None
+    obj.replica_state = ReplicaState()
+    obj.session_id = 0
+    obj.session_epoch = -1
+    obj.forgotten_topics_data = []
+    obj.rack_id = ""
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1730,37 +1345,30 @@ def _write_fetch_request_v4(obj: FetchRequest, out: bytearray) -> None:
 def _read_fetch_request_v5(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at versions 5-6."""
     obj = _new(FetchRequest)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level"
-        obj.max_wait_ms, obj.min_bytes, obj.max_bytes, obj.isolation_level = _S2.unpack_from(
-            buf, pos
-        )
-        pos += 13
-        f = "topics"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[FetchTopic] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_fetch_topic_v5(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        obj.cluster_id = None
-        obj.replica_state = ReplicaState()
-        obj.session_id = 0
-        obj.session_epoch = -1
-        obj.forgotten_topics_data = []
-        obj.rack_id = ""
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read replica_id
+    (obj.replica_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level
+    obj.max_wait_ms, obj.min_bytes, obj.max_bytes, obj.isolation_level = _S2.unpack_from(buf, pos)
+    pos += 13
+    # read topics
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v5(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    obj.cluster_id = None
+    obj.replica_state = ReplicaState()
+    obj.session_id = 0
+    obj.session_epoch = -1
+    obj.forgotten_topics_data = []
+    obj.rack_id = ""
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1800,57 +1408,52 @@ def _write_fetch_request_v5(obj: FetchRequest, out: bytearray) -> None:
 def _read_fetch_request_v7(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at versions 7-8."""
     obj = _new(FetchRequest)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        (
-            obj.max_wait_ms,
-            obj.min_bytes,
-            obj.max_bytes,
-            obj.isolation_level,
-            obj.session_id,
-            obj.session_epoch,
-        ) = _S4.unpack_from(buf, pos)
-        pos += 21
-        f = "topics"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[FetchTopic] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_fetch_topic_v5(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        f = "forgotten_topics_data"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _forgotten_topics_data_list: list[ForgottenTopic] = []
-            for _ in range(_n):
-                _e = _new(ForgottenTopic)
-                f = "forgotten_topics_data[].topic"
-                _e.topic, pos = _read_string(buf, pos)
-                if _e.topic is None:
-                    raise _null_error()
-                f = "forgotten_topics_data[].partitions"
-                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
-                _e.topic_id = _ZERO_UUID
-                _e.unknown_tagged_fields = None
-                _forgotten_topics_data_list.append(_e)
-            obj.forgotten_topics_data = _forgotten_topics_data_list
-        obj.cluster_id = None
-        obj.replica_state = ReplicaState()
-        obj.rack_id = ""
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read replica_id
+    (obj.replica_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
+    (
+        obj.max_wait_ms,
+        obj.min_bytes,
+        obj.max_bytes,
+        obj.isolation_level,
+        obj.session_id,
+        obj.session_epoch,
+    ) = _S4.unpack_from(buf, pos)
+    pos += 21
+    # read topics
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v5(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read forgotten_topics_data
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
+        for _i in range(_n):
+            _e = _new(ForgottenTopic)
+            # read forgotten_topics_data[_i].topic
+            _e.topic, pos = _read_string(buf, pos)
+            if _e.topic is None:
+                raise _null_error()
+            # read forgotten_topics_data[_i].partitions
+            _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
+            _e.topic_id = _ZERO_UUID
+            _e.unknown_tagged_fields = None
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
+    obj.cluster_id = None
+    obj.replica_state = ReplicaState()
+    obj.rack_id = ""
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1896,57 +1499,52 @@ def _write_fetch_request_v7(obj: FetchRequest, out: bytearray) -> None:
 def _read_fetch_request_v9(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at versions 9-10."""
     obj = _new(FetchRequest)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        (
-            obj.max_wait_ms,
-            obj.min_bytes,
-            obj.max_bytes,
-            obj.isolation_level,
-            obj.session_id,
-            obj.session_epoch,
-        ) = _S4.unpack_from(buf, pos)
-        pos += 21
-        f = "topics"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[FetchTopic] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_fetch_topic_v9(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        f = "forgotten_topics_data"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _forgotten_topics_data_list: list[ForgottenTopic] = []
-            for _ in range(_n):
-                _e = _new(ForgottenTopic)
-                f = "forgotten_topics_data[].topic"
-                _e.topic, pos = _read_string(buf, pos)
-                if _e.topic is None:
-                    raise _null_error()
-                f = "forgotten_topics_data[].partitions"
-                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
-                _e.topic_id = _ZERO_UUID
-                _e.unknown_tagged_fields = None
-                _forgotten_topics_data_list.append(_e)
-            obj.forgotten_topics_data = _forgotten_topics_data_list
-        obj.cluster_id = None
-        obj.replica_state = ReplicaState()
-        obj.rack_id = ""
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read replica_id
+    (obj.replica_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
+    (
+        obj.max_wait_ms,
+        obj.min_bytes,
+        obj.max_bytes,
+        obj.isolation_level,
+        obj.session_id,
+        obj.session_epoch,
+    ) = _S4.unpack_from(buf, pos)
+    pos += 21
+    # read topics
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v9(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read forgotten_topics_data
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
+        for _i in range(_n):
+            _e = _new(ForgottenTopic)
+            # read forgotten_topics_data[_i].topic
+            _e.topic, pos = _read_string(buf, pos)
+            if _e.topic is None:
+                raise _null_error()
+            # read forgotten_topics_data[_i].partitions
+            _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
+            _e.topic_id = _ZERO_UUID
+            _e.unknown_tagged_fields = None
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
+    obj.cluster_id = None
+    obj.replica_state = ReplicaState()
+    obj.rack_id = ""
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1992,60 +1590,55 @@ def _write_fetch_request_v9(obj: FetchRequest, out: bytearray) -> None:
 def _read_fetch_request_v11(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at version 11."""
     obj = _new(FetchRequest)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        (
-            obj.max_wait_ms,
-            obj.min_bytes,
-            obj.max_bytes,
-            obj.isolation_level,
-            obj.session_id,
-            obj.session_epoch,
-        ) = _S4.unpack_from(buf, pos)
-        pos += 21
-        f = "topics"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[FetchTopic] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_fetch_topic_v9(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        f = "forgotten_topics_data"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _forgotten_topics_data_list: list[ForgottenTopic] = []
-            for _ in range(_n):
-                _e = _new(ForgottenTopic)
-                f = "forgotten_topics_data[].topic"
-                _e.topic, pos = _read_string(buf, pos)
-                if _e.topic is None:
-                    raise _null_error()
-                f = "forgotten_topics_data[].partitions"
-                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
-                _e.topic_id = _ZERO_UUID
-                _e.unknown_tagged_fields = None
-                _forgotten_topics_data_list.append(_e)
-            obj.forgotten_topics_data = _forgotten_topics_data_list
-        f = "rack_id"
-        obj.rack_id, pos = _read_string(buf, pos)
-        if obj.rack_id is None:
-            raise _null_error()
-        obj.cluster_id = None
-        obj.replica_state = ReplicaState()
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read replica_id
+    (obj.replica_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
+    (
+        obj.max_wait_ms,
+        obj.min_bytes,
+        obj.max_bytes,
+        obj.isolation_level,
+        obj.session_id,
+        obj.session_epoch,
+    ) = _S4.unpack_from(buf, pos)
+    pos += 21
+    # read topics
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v9(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read forgotten_topics_data
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
+        for _i in range(_n):
+            _e = _new(ForgottenTopic)
+            # read forgotten_topics_data[_i].topic
+            _e.topic, pos = _read_string(buf, pos)
+            if _e.topic is None:
+                raise _null_error()
+            # read forgotten_topics_data[_i].partitions
+            _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
+            _e.topic_id = _ZERO_UUID
+            _e.unknown_tagged_fields = None
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
+    # read rack_id
+    obj.rack_id, pos = _read_string(buf, pos)
+    if obj.rack_id is None:
+        raise _null_error()
+    obj.cluster_id = None
+    obj.replica_state = ReplicaState()
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -2094,150 +1687,147 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at version 12."""
     obj = _new(FetchRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        (
-            obj.max_wait_ms,
-            obj.min_bytes,
-            obj.max_bytes,
-            obj.isolation_level,
-            obj.session_id,
-            obj.session_epoch,
-        ) = _S4.unpack_from(buf, pos)
-        pos += 21
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read replica_id
+    (obj.replica_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
+    (
+        obj.max_wait_ms,
+        obj.min_bytes,
+        obj.max_bytes,
+        obj.isolation_level,
+        obj.session_id,
+        obj.session_epoch,
+    ) = _S4.unpack_from(buf, pos)
+    pos += 21
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v12(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read forgotten_topics_data
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
+        for _i in range(_n):
+            _e = _new(ForgottenTopic)
+            # read forgotten_topics_data[_i].topic
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.topic = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.topic, pos = _read_compact_string(buf, pos)
+                if _e.topic is None:
+                    raise _null_error()
+            # read forgotten_topics_data[_i].partitions
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + 4 * _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                pos = _end
+            else:
+                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
+            _e.topic_id = _ZERO_UUID
+            # read forgotten_topics_data[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
+    # read rack_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.rack_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.rack_id, pos = _read_compact_string(buf, pos)
+        if obj.rack_id is None:
             raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[FetchTopic] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_fetch_topic_v12(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        f = "forgotten_topics_data"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    obj.replica_state = ReplicaState()
+    # read (tagged fields)
+    obj.cluster_id = None
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _forgotten_topics_data_list: list[ForgottenTopic] = []
-            for _ in range(_n):
-                _e = _new(ForgottenTopic)
-                f = "forgotten_topics_data[].topic"
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
+                pos += 1
+            else:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read cluster_id
                 _n = buf[pos] - 1
                 if 0 <= _n < 0x7F:
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.topic = buf[pos + 1 : _end].decode()
+                    obj.cluster_id = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
-                    _e.topic, pos = _read_compact_string(buf, pos)
-                    if _e.topic is None:
-                        raise _null_error()
-                f = "forgotten_topics_data[].partitions"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + 4 * _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
-                    pos = _end
-                else:
-                    _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
-                _e.topic_id = _ZERO_UUID
-                f = "forgotten_topics_data[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _forgotten_topics_data_list.append(_e)
-            obj.forgotten_topics_data = _forgotten_topics_data_list
-        f = "rack_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.rack_id, pos = _read_compact_string(buf, pos)
-            if obj.rack_id is None:
-                raise _null_error()
-        obj.replica_state = ReplicaState()
-        f = ""
-        obj.cluster_id = None
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _previous = -1
-            _count = buf[pos]
-            if _count < 0x80:
-                pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
-            else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _t in range(_count):
-                _at = pos
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                if _tag <= _previous:
-                    raise _tag_order_error(_tag, _previous)
-                _previous = _tag
-                _start = pos
-                if _tag == 0:
-                    f = "cluster_id"
-                    _n = buf[pos] - 1
-                    if 0 <= _n < 0x7F:
-                        _end = pos + 1 + _n
-                        if _end > _len:
-                            raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode()
-                        pos = _end
-                    else:
-                        obj.cluster_id, pos = _read_compact_string(buf, pos)
-                    if not (obj.cluster_id is not None):
-                        raise _default_tag(_tag)
-                elif _tag < 2:
-                    raise _invalid_tag(_tag)
-                else:  # this and every later tag is unknown here: kept raw, in one slice
-                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
-                    break
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                if not (obj.cluster_id is not None):
+                    raise _default_tag(_tag)
+            elif _tag < 2:
+                raise _invalid_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -2333,142 +1923,139 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at versions 13-14."""
     obj = _new(FetchRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        (
-            obj.max_wait_ms,
-            obj.min_bytes,
-            obj.max_bytes,
-            obj.isolation_level,
-            obj.session_id,
-            obj.session_epoch,
-        ) = _S4.unpack_from(buf, pos)
-        pos += 21
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read replica_id
+    (obj.replica_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
+    (
+        obj.max_wait_ms,
+        obj.min_bytes,
+        obj.max_bytes,
+        obj.isolation_level,
+        obj.session_id,
+        obj.session_epoch,
+    ) = _S4.unpack_from(buf, pos)
+    pos += 21
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v13(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read forgotten_topics_data
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
+        for _i in range(_n):
+            _e = _new(ForgottenTopic)
+            # read forgotten_topics_data[_i].topic_id
+            (_topic_id,) = _S7.unpack_from(buf, pos)
+            pos += 16
+            _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
+            # read forgotten_topics_data[_i].partitions
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + 4 * _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                pos = _end
+            else:
+                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
+            _e.topic = ""
+            # read forgotten_topics_data[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
+    # read rack_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.rack_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.rack_id, pos = _read_compact_string(buf, pos)
+        if obj.rack_id is None:
             raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[FetchTopic] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_fetch_topic_v13(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        f = "forgotten_topics_data"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    obj.replica_state = ReplicaState()
+    # read (tagged fields)
+    obj.cluster_id = None
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _forgotten_topics_data_list: list[ForgottenTopic] = []
-            for _ in range(_n):
-                _e = _new(ForgottenTopic)
-                f = "forgotten_topics_data[].topic_id"
-                (_topic_id,) = _S7.unpack_from(buf, pos)
-                pos += 16
-                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-                f = "forgotten_topics_data[].partitions"
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
+                pos += 1
+            else:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read cluster_id
                 _n = buf[pos] - 1
                 if 0 <= _n < 0x7F:
-                    _end = pos + 1 + 4 * _n
+                    _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                    obj.cluster_id = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
-                    _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
-                _e.topic = ""
-                f = "forgotten_topics_data[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _forgotten_topics_data_list.append(_e)
-            obj.forgotten_topics_data = _forgotten_topics_data_list
-        f = "rack_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.rack_id, pos = _read_compact_string(buf, pos)
-            if obj.rack_id is None:
-                raise _null_error()
-        obj.replica_state = ReplicaState()
-        f = ""
-        obj.cluster_id = None
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _previous = -1
-            _count = buf[pos]
-            if _count < 0x80:
-                pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
-            else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _t in range(_count):
-                _at = pos
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                if _tag <= _previous:
-                    raise _tag_order_error(_tag, _previous)
-                _previous = _tag
-                _start = pos
-                if _tag == 0:
-                    f = "cluster_id"
-                    _n = buf[pos] - 1
-                    if 0 <= _n < 0x7F:
-                        _end = pos + 1 + _n
-                        if _end > _len:
-                            raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode()
-                        pos = _end
-                    else:
-                        obj.cluster_id, pos = _read_compact_string(buf, pos)
-                    if not (obj.cluster_id is not None):
-                        raise _default_tag(_tag)
-                elif _tag < 2:
-                    raise _invalid_tag(_tag)
-                else:  # this and every later tag is unknown here: kept raw, in one slice
-                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
-                    break
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                if not (obj.cluster_id is not None):
+                    raise _default_tag(_tag)
+            elif _tag < 2:
+                raise _invalid_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -2564,145 +2151,140 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at versions 15-16."""
     obj = _new(FetchRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        (
-            obj.max_wait_ms,
-            obj.min_bytes,
-            obj.max_bytes,
-            obj.isolation_level,
-            obj.session_id,
-            obj.session_epoch,
-        ) = _S4.unpack_from(buf, pos)
-        pos += 21
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
+    (
+        obj.max_wait_ms,
+        obj.min_bytes,
+        obj.max_bytes,
+        obj.isolation_level,
+        obj.session_id,
+        obj.session_epoch,
+    ) = _S4.unpack_from(buf, pos)
+    pos += 21
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v13(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read forgotten_topics_data
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
+        for _i in range(_n):
+            _e = _new(ForgottenTopic)
+            # read forgotten_topics_data[_i].topic_id
+            (_topic_id,) = _S7.unpack_from(buf, pos)
+            pos += 16
+            _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
+            # read forgotten_topics_data[_i].partitions
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + 4 * _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                pos = _end
+            else:
+                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
+            _e.topic = ""
+            # read forgotten_topics_data[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
+    # read rack_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.rack_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.rack_id, pos = _read_compact_string(buf, pos)
+        if obj.rack_id is None:
             raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[FetchTopic] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_fetch_topic_v13(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        f = "forgotten_topics_data"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    obj.replica_id = -1
+    # read (tagged fields)
+    obj.cluster_id = None
+    obj.replica_state = ReplicaState()
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _forgotten_topics_data_list: list[ForgottenTopic] = []
-            for _ in range(_n):
-                _e = _new(ForgottenTopic)
-                f = "forgotten_topics_data[].topic_id"
-                (_topic_id,) = _S7.unpack_from(buf, pos)
-                pos += 16
-                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-                f = "forgotten_topics_data[].partitions"
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
+                pos += 1
+            else:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read cluster_id
                 _n = buf[pos] - 1
                 if 0 <= _n < 0x7F:
-                    _end = pos + 1 + 4 * _n
+                    _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                    obj.cluster_id = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
-                    _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
-                _e.topic = ""
-                f = "forgotten_topics_data[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _forgotten_topics_data_list.append(_e)
-            obj.forgotten_topics_data = _forgotten_topics_data_list
-        f = "rack_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.rack_id, pos = _read_compact_string(buf, pos)
-            if obj.rack_id is None:
-                raise _null_error()
-        obj.replica_id = -1
-        f = ""
-        obj.cluster_id = None
-        obj.replica_state = ReplicaState()
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _previous = -1
-            _count = buf[pos]
-            if _count < 0x80:
-                pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
-            else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _t in range(_count):
-                _at = pos
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                if _tag <= _previous:
-                    raise _tag_order_error(_tag, _previous)
-                _previous = _tag
-                _start = pos
-                if _tag == 0:
-                    f = "cluster_id"
-                    _n = buf[pos] - 1
-                    if 0 <= _n < 0x7F:
-                        _end = pos + 1 + _n
-                        if _end > _len:
-                            raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode()
-                        pos = _end
-                    else:
-                        obj.cluster_id, pos = _read_compact_string(buf, pos)
-                    if not (obj.cluster_id is not None):
-                        raise _default_tag(_tag)
-                elif _tag == 1:
-                    f = "replica_state"
-                    obj.replica_state, pos = _read_replica_state_v15(buf, pos)
-                    if not (obj.replica_state != _DEFAULT_ReplicaState):
-                        raise _default_tag(_tag)
-                elif _tag < 2:
-                    raise _invalid_tag(_tag)
-                else:  # this and every later tag is unknown here: kept raw, in one slice
-                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
-                    break
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                if not (obj.cluster_id is not None):
+                    raise _default_tag(_tag)
+            elif _tag == 1:
+                # read replica_state
+                obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                if not (obj.replica_state != _DEFAULT_ReplicaState):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -2808,145 +2390,140 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at version 17."""
     obj = _new(FetchRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        (
-            obj.max_wait_ms,
-            obj.min_bytes,
-            obj.max_bytes,
-            obj.isolation_level,
-            obj.session_id,
-            obj.session_epoch,
-        ) = _S4.unpack_from(buf, pos)
-        pos += 21
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
+    (
+        obj.max_wait_ms,
+        obj.min_bytes,
+        obj.max_bytes,
+        obj.isolation_level,
+        obj.session_id,
+        obj.session_epoch,
+    ) = _S4.unpack_from(buf, pos)
+    pos += 21
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v17(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read forgotten_topics_data
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
+        for _i in range(_n):
+            _e = _new(ForgottenTopic)
+            # read forgotten_topics_data[_i].topic_id
+            (_topic_id,) = _S7.unpack_from(buf, pos)
+            pos += 16
+            _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
+            # read forgotten_topics_data[_i].partitions
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + 4 * _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                pos = _end
+            else:
+                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
+            _e.topic = ""
+            # read forgotten_topics_data[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
+    # read rack_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.rack_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.rack_id, pos = _read_compact_string(buf, pos)
+        if obj.rack_id is None:
             raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[FetchTopic] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_fetch_topic_v17(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        f = "forgotten_topics_data"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    obj.replica_id = -1
+    # read (tagged fields)
+    obj.cluster_id = None
+    obj.replica_state = ReplicaState()
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _forgotten_topics_data_list: list[ForgottenTopic] = []
-            for _ in range(_n):
-                _e = _new(ForgottenTopic)
-                f = "forgotten_topics_data[].topic_id"
-                (_topic_id,) = _S7.unpack_from(buf, pos)
-                pos += 16
-                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-                f = "forgotten_topics_data[].partitions"
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
+                pos += 1
+            else:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read cluster_id
                 _n = buf[pos] - 1
                 if 0 <= _n < 0x7F:
-                    _end = pos + 1 + 4 * _n
+                    _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                    obj.cluster_id = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
-                    _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
-                _e.topic = ""
-                f = "forgotten_topics_data[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _forgotten_topics_data_list.append(_e)
-            obj.forgotten_topics_data = _forgotten_topics_data_list
-        f = "rack_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.rack_id, pos = _read_compact_string(buf, pos)
-            if obj.rack_id is None:
-                raise _null_error()
-        obj.replica_id = -1
-        f = ""
-        obj.cluster_id = None
-        obj.replica_state = ReplicaState()
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _previous = -1
-            _count = buf[pos]
-            if _count < 0x80:
-                pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
-            else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _t in range(_count):
-                _at = pos
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                if _tag <= _previous:
-                    raise _tag_order_error(_tag, _previous)
-                _previous = _tag
-                _start = pos
-                if _tag == 0:
-                    f = "cluster_id"
-                    _n = buf[pos] - 1
-                    if 0 <= _n < 0x7F:
-                        _end = pos + 1 + _n
-                        if _end > _len:
-                            raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode()
-                        pos = _end
-                    else:
-                        obj.cluster_id, pos = _read_compact_string(buf, pos)
-                    if not (obj.cluster_id is not None):
-                        raise _default_tag(_tag)
-                elif _tag == 1:
-                    f = "replica_state"
-                    obj.replica_state, pos = _read_replica_state_v15(buf, pos)
-                    if not (obj.replica_state != _DEFAULT_ReplicaState):
-                        raise _default_tag(_tag)
-                elif _tag < 2:
-                    raise _invalid_tag(_tag)
-                else:  # this and every later tag is unknown here: kept raw, in one slice
-                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
-                    break
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                if not (obj.cluster_id is not None):
+                    raise _default_tag(_tag)
+            elif _tag == 1:
+                # read replica_state
+                obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                if not (obj.replica_state != _DEFAULT_ReplicaState):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -3052,145 +2629,140 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at version 18."""
     obj = _new(FetchRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        (
-            obj.max_wait_ms,
-            obj.min_bytes,
-            obj.max_bytes,
-            obj.isolation_level,
-            obj.session_id,
-            obj.session_epoch,
-        ) = _S4.unpack_from(buf, pos)
-        pos += 21
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
+    (
+        obj.max_wait_ms,
+        obj.min_bytes,
+        obj.max_bytes,
+        obj.isolation_level,
+        obj.session_id,
+        obj.session_epoch,
+    ) = _S4.unpack_from(buf, pos)
+    pos += 21
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v18(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read forgotten_topics_data
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
+        for _i in range(_n):
+            _e = _new(ForgottenTopic)
+            # read forgotten_topics_data[_i].topic_id
+            (_topic_id,) = _S7.unpack_from(buf, pos)
+            pos += 16
+            _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
+            # read forgotten_topics_data[_i].partitions
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + 4 * _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                pos = _end
+            else:
+                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
+            _e.topic = ""
+            # read forgotten_topics_data[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
+    # read rack_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.rack_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.rack_id, pos = _read_compact_string(buf, pos)
+        if obj.rack_id is None:
             raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[FetchTopic] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_fetch_topic_v18(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        f = "forgotten_topics_data"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    obj.replica_id = -1
+    # read (tagged fields)
+    obj.cluster_id = None
+    obj.replica_state = ReplicaState()
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _forgotten_topics_data_list: list[ForgottenTopic] = []
-            for _ in range(_n):
-                _e = _new(ForgottenTopic)
-                f = "forgotten_topics_data[].topic_id"
-                (_topic_id,) = _S7.unpack_from(buf, pos)
-                pos += 16
-                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-                f = "forgotten_topics_data[].partitions"
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
+                pos += 1
+            else:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read cluster_id
                 _n = buf[pos] - 1
                 if 0 <= _n < 0x7F:
-                    _end = pos + 1 + 4 * _n
+                    _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                    obj.cluster_id = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
-                    _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
-                _e.topic = ""
-                f = "forgotten_topics_data[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _forgotten_topics_data_list.append(_e)
-            obj.forgotten_topics_data = _forgotten_topics_data_list
-        f = "rack_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.rack_id, pos = _read_compact_string(buf, pos)
-            if obj.rack_id is None:
-                raise _null_error()
-        obj.replica_id = -1
-        f = ""
-        obj.cluster_id = None
-        obj.replica_state = ReplicaState()
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _previous = -1
-            _count = buf[pos]
-            if _count < 0x80:
-                pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
-            else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _t in range(_count):
-                _at = pos
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                if _tag <= _previous:
-                    raise _tag_order_error(_tag, _previous)
-                _previous = _tag
-                _start = pos
-                if _tag == 0:
-                    f = "cluster_id"
-                    _n = buf[pos] - 1
-                    if 0 <= _n < 0x7F:
-                        _end = pos + 1 + _n
-                        if _end > _len:
-                            raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode()
-                        pos = _end
-                    else:
-                        obj.cluster_id, pos = _read_compact_string(buf, pos)
-                    if not (obj.cluster_id is not None):
-                        raise _default_tag(_tag)
-                elif _tag == 1:
-                    f = "replica_state"
-                    obj.replica_state, pos = _read_replica_state_v15(buf, pos)
-                    if not (obj.replica_state != _DEFAULT_ReplicaState):
-                        raise _default_tag(_tag)
-                elif _tag < 2:
-                    raise _invalid_tag(_tag)
-                else:  # this and every later tag is unknown here: kept raw, in one slice
-                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
-                    break
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                if not (obj.cluster_id is not None):
+                    raise _default_tag(_tag)
+            elif _tag == 1:
+                # read replica_state
+                obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                if not (obj.replica_state != _DEFAULT_ReplicaState):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -3300,7 +2872,7 @@ _FIELDS_fetch_partition = (
     _F("log_start_offset", "logStartOffset", "int64"),
     _F("partition_max_bytes", "partitionMaxBytes", "int32"),
     _F("replica_directory_id", "replicaDirectoryId", "uuid", "", _ZERO_UUID),
-    _F("high_watermark", "highWatermark", "int64", "", 9223372036854775807),
+    _F("high_watermark", "highWatermark", "int64", "", _INT64_MAX),
 )
 _FIELDS_fetch_topic = (
     _F("topic", "topic", "string"),
@@ -3331,6 +2903,11 @@ _FIELDS_fetch_request = (
     _F("rack_id", "rackId", "string"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_fetch_partition_v4 = _JsonLayout(FetchPartition, _FIELDS_fetch_partition, "IAIAAIAA")
 _JSON_fetch_partition_v5 = _JsonLayout(FetchPartition, _FIELDS_fetch_partition, "IAIAIIAA")
 _JSON_fetch_partition_v9 = _JsonLayout(FetchPartition, _FIELDS_fetch_partition, "IIIAIIAA")

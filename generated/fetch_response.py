@@ -43,8 +43,6 @@ from ._runtime import (
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
     default_tag as _default_tag,
-    extend_path as _extend_path,
-    invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
     read_array_count as _read_array_count,
@@ -500,21 +498,6 @@ _DEFAULT_LeaderIdAndEpoch = LeaderIdAndEpoch()
 _DEFAULT_SnapshotId = SnapshotId()
 
 
-def _read_aborted_transaction_v4(buf: bytes, pos: int) -> tuple[AbortedTransaction, int]:
-    """Read AbortedTransaction at versions 4-11."""
-    obj = _new(AbortedTransaction)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "producer_id,first_offset"
-        obj.producer_id, obj.first_offset = _S0.unpack_from(buf, pos)
-        pos += 16
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_aborted_transaction_v4(obj: AbortedTransaction, out: bytearray) -> None:
     """Write AbortedTransaction at versions 4-11."""
     f = ""
@@ -529,26 +512,6 @@ def _write_aborted_transaction_v4(obj: AbortedTransaction, out: bytearray) -> No
             raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, AbortedTransaction) from None
-
-
-def _read_aborted_transaction_v12(buf: bytes, pos: int) -> tuple[AbortedTransaction, int]:
-    """Read AbortedTransaction at versions 12-18."""
-    obj = _new(AbortedTransaction)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "producer_id,first_offset"
-        obj.producer_id, obj.first_offset = _S0.unpack_from(buf, pos)
-        pos += 16
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_aborted_transaction_v12(obj: AbortedTransaction, out: bytearray) -> None:
@@ -574,20 +537,15 @@ def _write_aborted_transaction_v12(obj: AbortedTransaction, out: bytearray) -> N
 def _read_epoch_end_offset_v12(buf: bytes, pos: int) -> tuple[EpochEndOffset, int]:
     """Read EpochEndOffset at versions 12-18."""
     obj = _new(EpochEndOffset)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "epoch,end_offset"
-        obj.epoch, obj.end_offset = _S5.unpack_from(buf, pos)
-        pos += 12
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read epoch, end_offset
+    obj.epoch, obj.end_offset = _S5.unpack_from(buf, pos)
+    pos += 12
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -614,20 +572,15 @@ def _write_epoch_end_offset_v12(obj: EpochEndOffset, out: bytearray) -> None:
 def _read_leader_id_and_epoch_v12(buf: bytes, pos: int) -> tuple[LeaderIdAndEpoch, int]:
     """Read LeaderIdAndEpoch at versions 12-18."""
     obj = _new(LeaderIdAndEpoch)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "leader_id,leader_epoch"
-        obj.leader_id, obj.leader_epoch = _S6.unpack_from(buf, pos)
-        pos += 8
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read leader_id, leader_epoch
+    obj.leader_id, obj.leader_epoch = _S6.unpack_from(buf, pos)
+    pos += 8
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -654,20 +607,15 @@ def _write_leader_id_and_epoch_v12(obj: LeaderIdAndEpoch, out: bytearray) -> Non
 def _read_snapshot_id_v12(buf: bytes, pos: int) -> tuple[SnapshotId, int]:
     """Read SnapshotId at versions 12-18."""
     obj = _new(SnapshotId)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "end_offset,epoch"
-        obj.end_offset, obj.epoch = _S7.unpack_from(buf, pos)
-        pos += 12
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read end_offset, epoch
+    obj.end_offset, obj.epoch = _S7.unpack_from(buf, pos)
+    pos += 12
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -694,38 +642,33 @@ def _write_snapshot_id_v12(obj: SnapshotId, out: bytearray) -> None:
 def _read_partition_data_v4(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 4."""
     obj = _new(PartitionData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code,high_watermark,last_stable_offset"
-        obj.partition_index, obj.error_code, obj.high_watermark, obj.last_stable_offset = (
-            _S1.unpack_from(buf, pos)
-        )
-        pos += 22
-        f = "aborted_transactions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            obj.aborted_transactions = None
-        else:
-            _aborted_transactions_list: list[AbortedTransaction] = []
-            for _ in range(_n):
-                _e = _new(AbortedTransaction)
-                f = "aborted_transactions[].producer_id,first_offset"
-                _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
-                pos += 16
-                _e.unknown_tagged_fields = None
-                _aborted_transactions_list.append(_e)
-            obj.aborted_transactions = _aborted_transactions_list
-        f = "records"
-        obj.records, pos = _read_bytes(buf, pos)
-        obj.log_start_offset = -1
-        obj.diverging_epoch = EpochEndOffset()
-        obj.current_leader = LeaderIdAndEpoch()
-        obj.snapshot_id = SnapshotId()
-        obj.preferred_read_replica = -1
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partition_index, error_code, high_watermark, last_stable_offset
+    obj.partition_index, obj.error_code, obj.high_watermark, obj.last_stable_offset = (
+        _S1.unpack_from(buf, pos)
+    )
+    pos += 22
+    # read aborted_transactions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        obj.aborted_transactions = None
+    else:
+        _aborted_transactions_list: list[AbortedTransaction] = []
+        for _i in range(_n):
+            _e = _new(AbortedTransaction)
+            # read aborted_transactions[_i].producer_id, first_offset
+            _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
+            pos += 16
+            _e.unknown_tagged_fields = None
+            _aborted_transactions_list.append(_e)
+        obj.aborted_transactions = _aborted_transactions_list
+    # read records
+    obj.records, pos = _read_bytes(buf, pos)
+    obj.log_start_offset = -1
+    obj.diverging_epoch = EpochEndOffset()
+    obj.current_leader = LeaderIdAndEpoch()
+    obj.snapshot_id = SnapshotId()
+    obj.preferred_read_replica = -1
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -774,41 +717,36 @@ def _write_partition_data_v4(obj: PartitionData, out: bytearray) -> None:
 def _read_partition_data_v5(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at versions 5-10."""
     obj = _new(PartitionData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code,high_watermark,last_stable_offset,log_start_offset"
-        (
-            obj.partition_index,
-            obj.error_code,
-            obj.high_watermark,
-            obj.last_stable_offset,
-            obj.log_start_offset,
-        ) = _S3.unpack_from(buf, pos)
-        pos += 30
-        f = "aborted_transactions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            obj.aborted_transactions = None
-        else:
-            _aborted_transactions_list: list[AbortedTransaction] = []
-            for _ in range(_n):
-                _e = _new(AbortedTransaction)
-                f = "aborted_transactions[].producer_id,first_offset"
-                _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
-                pos += 16
-                _e.unknown_tagged_fields = None
-                _aborted_transactions_list.append(_e)
-            obj.aborted_transactions = _aborted_transactions_list
-        f = "records"
-        obj.records, pos = _read_bytes(buf, pos)
-        obj.diverging_epoch = EpochEndOffset()
-        obj.current_leader = LeaderIdAndEpoch()
-        obj.snapshot_id = SnapshotId()
-        obj.preferred_read_replica = -1
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partition_index, error_code, high_watermark, last_stable_offset, log_start_offset
+    (
+        obj.partition_index,
+        obj.error_code,
+        obj.high_watermark,
+        obj.last_stable_offset,
+        obj.log_start_offset,
+    ) = _S3.unpack_from(buf, pos)
+    pos += 30
+    # read aborted_transactions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        obj.aborted_transactions = None
+    else:
+        _aborted_transactions_list: list[AbortedTransaction] = []
+        for _i in range(_n):
+            _e = _new(AbortedTransaction)
+            # read aborted_transactions[_i].producer_id, first_offset
+            _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
+            pos += 16
+            _e.unknown_tagged_fields = None
+            _aborted_transactions_list.append(_e)
+        obj.aborted_transactions = _aborted_transactions_list
+    # read records
+    obj.records, pos = _read_bytes(buf, pos)
+    obj.diverging_epoch = EpochEndOffset()
+    obj.current_leader = LeaderIdAndEpoch()
+    obj.snapshot_id = SnapshotId()
+    obj.preferred_read_replica = -1
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -858,43 +796,38 @@ def _write_partition_data_v5(obj: PartitionData, out: bytearray) -> None:
 def _read_partition_data_v11(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 11."""
     obj = _new(PartitionData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code,high_watermark,last_stable_offset,log_start_offset"
-        (
-            obj.partition_index,
-            obj.error_code,
-            obj.high_watermark,
-            obj.last_stable_offset,
-            obj.log_start_offset,
-        ) = _S3.unpack_from(buf, pos)
-        pos += 30
-        f = "aborted_transactions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            obj.aborted_transactions = None
-        else:
-            _aborted_transactions_list: list[AbortedTransaction] = []
-            for _ in range(_n):
-                _e = _new(AbortedTransaction)
-                f = "aborted_transactions[].producer_id,first_offset"
-                _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
-                pos += 16
-                _e.unknown_tagged_fields = None
-                _aborted_transactions_list.append(_e)
-            obj.aborted_transactions = _aborted_transactions_list
-        f = "preferred_read_replica"
-        (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)
-        pos += 4
-        f = "records"
-        obj.records, pos = _read_bytes(buf, pos)
-        obj.diverging_epoch = EpochEndOffset()
-        obj.current_leader = LeaderIdAndEpoch()
-        obj.snapshot_id = SnapshotId()
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partition_index, error_code, high_watermark, last_stable_offset, log_start_offset
+    (
+        obj.partition_index,
+        obj.error_code,
+        obj.high_watermark,
+        obj.last_stable_offset,
+        obj.log_start_offset,
+    ) = _S3.unpack_from(buf, pos)
+    pos += 30
+    # read aborted_transactions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        obj.aborted_transactions = None
+    else:
+        _aborted_transactions_list: list[AbortedTransaction] = []
+        for _i in range(_n):
+            _e = _new(AbortedTransaction)
+            # read aborted_transactions[_i].producer_id, first_offset
+            _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
+            pos += 16
+            _e.unknown_tagged_fields = None
+            _aborted_transactions_list.append(_e)
+        obj.aborted_transactions = _aborted_transactions_list
+    # read preferred_read_replica
+    (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)
+    pos += 4
+    # read records
+    obj.records, pos = _read_bytes(buf, pos)
+    obj.diverging_epoch = EpochEndOffset()
+    obj.current_leader = LeaderIdAndEpoch()
+    obj.snapshot_id = SnapshotId()
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -944,105 +877,100 @@ def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at versions 12-18."""
     obj = _new(PartitionData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code,high_watermark,last_stable_offset,log_start_offset"
-        (
-            obj.partition_index,
-            obj.error_code,
-            obj.high_watermark,
-            obj.last_stable_offset,
-            obj.log_start_offset,
-        ) = _S3.unpack_from(buf, pos)
-        pos += 30
-        f = "aborted_transactions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            obj.aborted_transactions = None
-        else:
-            _aborted_transactions_list: list[AbortedTransaction] = []
-            for _ in range(_n):
-                _e = _new(AbortedTransaction)
-                f = "aborted_transactions[].producer_id,first_offset"
-                _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
-                pos += 16
-                f = "aborted_transactions[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _aborted_transactions_list.append(_e)
-            obj.aborted_transactions = _aborted_transactions_list
-        f = "preferred_read_replica"
-        (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)
-        pos += 4
-        f = "records"
-        obj.records, pos = _read_compact_bytes(buf, pos)
-        f = ""
-        obj.diverging_epoch = EpochEndOffset()
-        obj.current_leader = LeaderIdAndEpoch()
-        obj.snapshot_id = SnapshotId()
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _previous = -1
-            _count = buf[pos]
-            if _count < 0x80:
+    # read partition_index, error_code, high_watermark, last_stable_offset, log_start_offset
+    (
+        obj.partition_index,
+        obj.error_code,
+        obj.high_watermark,
+        obj.last_stable_offset,
+        obj.log_start_offset,
+    ) = _S3.unpack_from(buf, pos)
+    pos += 30
+    # read aborted_transactions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        obj.aborted_transactions = None
+    else:
+        _aborted_transactions_list: list[AbortedTransaction] = []
+        for _i in range(_n):
+            _e = _new(AbortedTransaction)
+            # read aborted_transactions[_i].producer_id, first_offset
+            _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
+            pos += 16
+            # read aborted_transactions[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
                 pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _t in range(_count):
-                _at = pos
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                if _tag <= _previous:
-                    raise _tag_order_error(_tag, _previous)
-                _previous = _tag
-                _start = pos
-                if _tag == 0:
-                    f = "diverging_epoch"
-                    obj.diverging_epoch, pos = _read_epoch_end_offset_v12(buf, pos)
-                    if not (obj.diverging_epoch != _DEFAULT_EpochEndOffset):
-                        raise _default_tag(_tag)
-                elif _tag == 1:
-                    f = "current_leader"
-                    obj.current_leader, pos = _read_leader_id_and_epoch_v12(buf, pos)
-                    if not (obj.current_leader != _DEFAULT_LeaderIdAndEpoch):
-                        raise _default_tag(_tag)
-                elif _tag == 2:
-                    f = "snapshot_id"
-                    obj.snapshot_id, pos = _read_snapshot_id_v12(buf, pos)
-                    if not (obj.snapshot_id != _DEFAULT_SnapshotId):
-                        raise _default_tag(_tag)
-                elif _tag < 3:
-                    raise _invalid_tag(_tag)
-                else:  # this and every later tag is unknown here: kept raw, in one slice
-                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 3)
-                    break
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _aborted_transactions_list.append(_e)
+        obj.aborted_transactions = _aborted_transactions_list
+    # read preferred_read_replica
+    (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)
+    pos += 4
+    # read records
+    obj.records, pos = _read_compact_bytes(buf, pos)
+    # read (tagged fields)
+    obj.diverging_epoch = EpochEndOffset()
+    obj.current_leader = LeaderIdAndEpoch()
+    obj.snapshot_id = SnapshotId()
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
+            pos += 1
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
+        else:
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
+                pos += 1
+            else:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read diverging_epoch
+                obj.diverging_epoch, pos = _read_epoch_end_offset_v12(buf, pos)
+                if not (obj.diverging_epoch != _DEFAULT_EpochEndOffset):
+                    raise _default_tag(_tag)
+            elif _tag == 1:
+                # read current_leader
+                obj.current_leader, pos = _read_leader_id_and_epoch_v12(buf, pos)
+                if not (obj.current_leader != _DEFAULT_LeaderIdAndEpoch):
+                    raise _default_tag(_tag)
+            elif _tag == 2:
+                # read snapshot_id
+                obj.snapshot_id, pos = _read_snapshot_id_v12(buf, pos)
+                if not (obj.snapshot_id != _DEFAULT_SnapshotId):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 3)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -1130,28 +1058,23 @@ def _write_partition_data_v12(obj: PartitionData, out: bytearray) -> None:
 def _read_fetchable_topic_response_v4(buf: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """Read FetchableTopicResponse at version 4."""
     obj = _new(FetchableTopicResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        obj.topic, pos = _read_string(buf, pos)
-        if obj.topic is None:
-            raise _null_error()
-        f = "partitions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "partitions[]"
-            _partitions_list: list[PartitionData] = []
-            for _ in range(_n):
-                _partitions_item, pos = _read_partition_data_v4(buf, pos)
-                _partitions_list.append(_partitions_item)
-            obj.partitions = _partitions_list
-        obj.topic_id = _ZERO_UUID
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic
+    obj.topic, pos = _read_string(buf, pos)
+    if obj.topic is None:
+        raise _null_error()
+    # read partitions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            # read partitions[_i]
+            _partitions_item, pos = _read_partition_data_v4(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
+    obj.topic_id = _ZERO_UUID
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1178,28 +1101,23 @@ def _write_fetchable_topic_response_v4(obj: FetchableTopicResponse, out: bytearr
 def _read_fetchable_topic_response_v5(buf: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """Read FetchableTopicResponse at versions 5-10."""
     obj = _new(FetchableTopicResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        obj.topic, pos = _read_string(buf, pos)
-        if obj.topic is None:
-            raise _null_error()
-        f = "partitions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "partitions[]"
-            _partitions_list: list[PartitionData] = []
-            for _ in range(_n):
-                _partitions_item, pos = _read_partition_data_v5(buf, pos)
-                _partitions_list.append(_partitions_item)
-            obj.partitions = _partitions_list
-        obj.topic_id = _ZERO_UUID
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic
+    obj.topic, pos = _read_string(buf, pos)
+    if obj.topic is None:
+        raise _null_error()
+    # read partitions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            # read partitions[_i]
+            _partitions_item, pos = _read_partition_data_v5(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
+    obj.topic_id = _ZERO_UUID
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1226,28 +1144,23 @@ def _write_fetchable_topic_response_v5(obj: FetchableTopicResponse, out: bytearr
 def _read_fetchable_topic_response_v11(buf: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """Read FetchableTopicResponse at version 11."""
     obj = _new(FetchableTopicResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        obj.topic, pos = _read_string(buf, pos)
-        if obj.topic is None:
-            raise _null_error()
-        f = "partitions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "partitions[]"
-            _partitions_list: list[PartitionData] = []
-            for _ in range(_n):
-                _partitions_item, pos = _read_partition_data_v11(buf, pos)
-                _partitions_list.append(_partitions_item)
-            obj.partitions = _partitions_list
-        obj.topic_id = _ZERO_UUID
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic
+    obj.topic, pos = _read_string(buf, pos)
+    if obj.topic is None:
+        raise _null_error()
+    # read partitions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            # read partitions[_i]
+            _partitions_item, pos = _read_partition_data_v11(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
+    obj.topic_id = _ZERO_UUID
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1275,46 +1188,42 @@ def _read_fetchable_topic_response_v12(buf: bytes, pos: int) -> tuple[FetchableT
     """Read FetchableTopicResponse at version 12."""
     obj = _new(FetchableTopicResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.topic, pos = _read_compact_string(buf, pos)
-            if obj.topic is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic, pos = _read_compact_string(buf, pos)
+        if obj.topic is None:
             raise _null_error()
-        else:
-            f = "partitions[]"
-            _partitions_list: list[PartitionData] = []
-            for _ in range(_n):
-                _partitions_item, pos = _read_partition_data_v12(buf, pos)
-                _partitions_list.append(_partitions_item)
-            obj.partitions = _partitions_list
-        obj.topic_id = _ZERO_UUID
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            # read partitions[_i]
+            _partitions_item, pos = _read_partition_data_v12(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
+    obj.topic_id = _ZERO_UUID
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1357,38 +1266,34 @@ def _read_fetchable_topic_response_v13(buf: bytes, pos: int) -> tuple[FetchableT
     """Read FetchableTopicResponse at versions 13-18."""
     obj = _new(FetchableTopicResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_id"
-        (_topic_id,) = _S8.unpack_from(buf, pos)
-        pos += 16
-        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "partitions[]"
-            _partitions_list: list[PartitionData] = []
-            for _ in range(_n):
-                _partitions_item, pos = _read_partition_data_v12(buf, pos)
-                _partitions_list.append(_partitions_item)
-            obj.partitions = _partitions_list
-        obj.topic = ""
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic_id
+    (_topic_id,) = _S8.unpack_from(buf, pos)
+    pos += 16
+    obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            # read partitions[_i]
+            _partitions_item, pos = _read_partition_data_v12(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
+    obj.topic = ""
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1417,51 +1322,6 @@ def _write_fetchable_topic_response_v13(obj: FetchableTopicResponse, out: bytear
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchableTopicResponse) from None
-
-
-def _read_node_endpoint_v16(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
-    """Read NodeEndpoint at versions 16-18."""
-    obj = _new(NodeEndpoint)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "node_id"
-        (obj.node_id,) = _S2.unpack_from(buf, pos)
-        pos += 4
-        f = "host"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.host, pos = _read_compact_string(buf, pos)
-            if obj.host is None:
-                raise _null_error()
-        f = "port"
-        (obj.port,) = _S2.unpack_from(buf, pos)
-        pos += 4
-        f = "rack"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.rack = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.rack, pos = _read_compact_string(buf, pos)
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_node_endpoint_v16(obj: NodeEndpoint, out: bytearray) -> None:
@@ -1510,29 +1370,24 @@ def _write_node_endpoint_v16(obj: NodeEndpoint, out: bytearray) -> None:
 def _read_fetch_response_v4(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at version 4."""
     obj = _new(FetchResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms"
-        (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
-        pos += 4
-        f = "responses"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "responses[]"
-            _responses_list: list[FetchableTopicResponse] = []
-            for _ in range(_n):
-                _responses_item, pos = _read_fetchable_topic_response_v4(buf, pos)
-                _responses_list.append(_responses_item)
-            obj.responses = _responses_list
-        obj.error_code = 0
-        obj.session_id = 0
-        obj.node_endpoints = _MapKeyList()
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read throttle_time_ms
+    (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
+    pos += 4
+    # read responses
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _responses_list: list[FetchableTopicResponse] = []
+        for _i in range(_n):
+            # read responses[_i]
+            _responses_item, pos = _read_fetchable_topic_response_v4(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
+    obj.error_code = 0
+    obj.session_id = 0
+    obj.node_endpoints = _MapKeyList()
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1565,29 +1420,24 @@ def _write_fetch_response_v4(obj: FetchResponse, out: bytearray) -> None:
 def _read_fetch_response_v5(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at versions 5-6."""
     obj = _new(FetchResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms"
-        (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
-        pos += 4
-        f = "responses"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "responses[]"
-            _responses_list: list[FetchableTopicResponse] = []
-            for _ in range(_n):
-                _responses_item, pos = _read_fetchable_topic_response_v5(buf, pos)
-                _responses_list.append(_responses_item)
-            obj.responses = _responses_list
-        obj.error_code = 0
-        obj.session_id = 0
-        obj.node_endpoints = _MapKeyList()
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read throttle_time_ms
+    (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
+    pos += 4
+    # read responses
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _responses_list: list[FetchableTopicResponse] = []
+        for _i in range(_n):
+            # read responses[_i]
+            _responses_item, pos = _read_fetchable_topic_response_v5(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
+    obj.error_code = 0
+    obj.session_id = 0
+    obj.node_endpoints = _MapKeyList()
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1620,27 +1470,22 @@ def _write_fetch_response_v5(obj: FetchResponse, out: bytearray) -> None:
 def _read_fetch_response_v7(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at versions 7-10."""
     obj = _new(FetchResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms,error_code,session_id"
-        obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
-        pos += 10
-        f = "responses"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "responses[]"
-            _responses_list: list[FetchableTopicResponse] = []
-            for _ in range(_n):
-                _responses_item, pos = _read_fetchable_topic_response_v5(buf, pos)
-                _responses_list.append(_responses_item)
-            obj.responses = _responses_list
-        obj.node_endpoints = _MapKeyList()
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read throttle_time_ms, error_code, session_id
+    obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
+    pos += 10
+    # read responses
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _responses_list: list[FetchableTopicResponse] = []
+        for _i in range(_n):
+            # read responses[_i]
+            _responses_item, pos = _read_fetchable_topic_response_v5(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
+    obj.node_endpoints = _MapKeyList()
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1674,27 +1519,22 @@ def _write_fetch_response_v7(obj: FetchResponse, out: bytearray) -> None:
 def _read_fetch_response_v11(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at version 11."""
     obj = _new(FetchResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms,error_code,session_id"
-        obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
-        pos += 10
-        f = "responses"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "responses[]"
-            _responses_list: list[FetchableTopicResponse] = []
-            for _ in range(_n):
-                _responses_item, pos = _read_fetchable_topic_response_v11(buf, pos)
-                _responses_list.append(_responses_item)
-            obj.responses = _responses_list
-        obj.node_endpoints = _MapKeyList()
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read throttle_time_ms, error_code, session_id
+    obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
+    pos += 10
+    # read responses
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _responses_list: list[FetchableTopicResponse] = []
+        for _i in range(_n):
+            # read responses[_i]
+            _responses_item, pos = _read_fetchable_topic_response_v11(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
+    obj.node_endpoints = _MapKeyList()
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1729,37 +1569,33 @@ def _read_fetch_response_v12(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at version 12."""
     obj = _new(FetchResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms,error_code,session_id"
-        obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
-        pos += 10
-        f = "responses"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "responses[]"
-            _responses_list: list[FetchableTopicResponse] = []
-            for _ in range(_n):
-                _responses_item, pos = _read_fetchable_topic_response_v12(buf, pos)
-                _responses_list.append(_responses_item)
-            obj.responses = _responses_list
-        obj.node_endpoints = _MapKeyList()
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read throttle_time_ms, error_code, session_id
+    obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
+    pos += 10
+    # read responses
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _responses_list: list[FetchableTopicResponse] = []
+        for _i in range(_n):
+            # read responses[_i]
+            _responses_item, pos = _read_fetchable_topic_response_v12(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
+    obj.node_endpoints = _MapKeyList()
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
     return obj, pos
 
 
@@ -1801,37 +1637,33 @@ def _read_fetch_response_v13(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at versions 13-15."""
     obj = _new(FetchResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms,error_code,session_id"
-        obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
-        pos += 10
-        f = "responses"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "responses[]"
-            _responses_list: list[FetchableTopicResponse] = []
-            for _ in range(_n):
-                _responses_item, pos = _read_fetchable_topic_response_v13(buf, pos)
-                _responses_list.append(_responses_item)
-            obj.responses = _responses_list
-        obj.node_endpoints = _MapKeyList()
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read throttle_time_ms, error_code, session_id
+    obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
+    pos += 10
+    # read responses
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _responses_list: list[FetchableTopicResponse] = []
+        for _i in range(_n):
+            # read responses[_i]
+            _responses_item, pos = _read_fetchable_topic_response_v13(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
+    obj.node_endpoints = _MapKeyList()
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
     return obj, pos
 
 
@@ -1873,122 +1705,117 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at versions 16-18."""
     obj = _new(FetchResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms,error_code,session_id"
-        obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
-        pos += 10
-        f = "responses"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    # read throttle_time_ms, error_code, session_id
+    obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
+    pos += 10
+    # read responses
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _responses_list: list[FetchableTopicResponse] = []
+        for _i in range(_n):
+            # read responses[_i]
+            _responses_item, pos = _read_fetchable_topic_response_v13(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
+    # read (tagged fields)
+    obj.node_endpoints = _MapKeyList()
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "responses[]"
-            _responses_list: list[FetchableTopicResponse] = []
-            for _ in range(_n):
-                _responses_item, pos = _read_fetchable_topic_response_v13(buf, pos)
-                _responses_list.append(_responses_item)
-            obj.responses = _responses_list
-        f = ""
-        obj.node_endpoints = _MapKeyList()
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _previous = -1
-            _count = buf[pos]
-            if _count < 0x80:
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
                 pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _t in range(_count):
-                _at = pos
-                _tag = buf[pos]
-                if _tag < 0x80:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read node_endpoints
+                _n = buf[pos] - 1
+                if _n < 0x7F:
                     pos += 1
+                    if _n > _len - pos:
+                        raise _count_error(_n, _len - pos, pos - 1)
                 else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
+                    _n, pos = _read_compact_array_count(buf, pos)
+                if _n < 0:
+                    raise _null_error()
                 else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                if _tag <= _previous:
-                    raise _tag_order_error(_tag, _previous)
-                _previous = _tag
-                _start = pos
-                if _tag == 0:
-                    f = "node_endpoints"
-                    _n = buf[pos] - 1
-                    if _n < 0x7F:
-                        pos += 1
-                        if _n > _len - pos:
-                            raise _count_error(_n, _len - pos)
-                    else:
-                        _n, pos = _read_compact_array_count(buf, pos)
-                    if _n < 0:
-                        raise _null_error()
-                    else:
-                        _node_endpoints_list: _MapKeyList[NodeEndpoint] = _MapKeyList()
-                        for _ in range(_n):
-                            _e = _new(NodeEndpoint)
-                            f = "node_endpoints[].node_id"
-                            (_e.node_id,) = _S2.unpack_from(buf, pos)
-                            pos += 4
-                            f = "node_endpoints[].host"
-                            _n = buf[pos] - 1
-                            if 0 <= _n < 0x7F:
-                                _end = pos + 1 + _n
-                                if _end > _len:
-                                    raise _truncated(pos)
-                                _e.host = buf[pos + 1 : _end].decode()
-                                pos = _end
-                            else:
-                                _e.host, pos = _read_compact_string(buf, pos)
-                                if _e.host is None:
-                                    raise _null_error()
-                            f = "node_endpoints[].port"
-                            (_e.port,) = _S2.unpack_from(buf, pos)
-                            pos += 4
-                            f = "node_endpoints[].rack"
-                            _n = buf[pos] - 1
-                            if 0 <= _n < 0x7F:
-                                _end = pos + 1 + _n
-                                if _end > _len:
-                                    raise _truncated(pos)
-                                _e.rack = buf[pos + 1 : _end].decode()
-                                pos = _end
-                            else:
-                                _e.rack, pos = _read_compact_string(buf, pos)
-                            f = "node_endpoints[]."
-                            if buf[pos] == 0:
-                                _e.unknown_tagged_fields = None
-                                pos += 1
-                            else:
-                                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                            _node_endpoints_list.append(_e)
-                        obj.node_endpoints = _node_endpoints_list
-                    if not (obj.node_endpoints != []):
-                        raise _default_tag(_tag)
-                elif _tag < 1:
-                    raise _invalid_tag(_tag)
-                else:  # this and every later tag is unknown here: kept raw, in one slice
-                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
-                    break
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    _node_endpoints_list: _MapKeyList[NodeEndpoint] = _MapKeyList()
+                    for _i in range(_n):
+                        _e = _new(NodeEndpoint)
+                        # read node_endpoints[_i].node_id
+                        (_e.node_id,) = _S2.unpack_from(buf, pos)
+                        pos += 4
+                        # read node_endpoints[_i].host
+                        _n = buf[pos] - 1
+                        if 0 <= _n < 0x7F:
+                            _end = pos + 1 + _n
+                            if _end > _len:
+                                raise _truncated(pos)
+                            _e.host = buf[pos + 1 : _end].decode()
+                            pos = _end
+                        else:
+                            _e.host, pos = _read_compact_string(buf, pos)
+                            if _e.host is None:
+                                raise _null_error()
+                        # read node_endpoints[_i].port
+                        (_e.port,) = _S2.unpack_from(buf, pos)
+                        pos += 4
+                        # read node_endpoints[_i].rack
+                        _n = buf[pos] - 1
+                        if 0 <= _n < 0x7F:
+                            _end = pos + 1 + _n
+                            if _end > _len:
+                                raise _truncated(pos)
+                            _e.rack = buf[pos + 1 : _end].decode()
+                            pos = _end
+                        else:
+                            _e.rack, pos = _read_compact_string(buf, pos)
+                        # read node_endpoints[_i] (tagged fields)
+                        if buf[pos] == 0:
+                            _e.unknown_tagged_fields = None
+                            pos += 1
+                        else:
+                            _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                        _node_endpoints_list.append(_e)
+                    obj.node_endpoints = _node_endpoints_list
+                if not (obj.node_endpoints != []):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -2096,6 +1923,11 @@ _FIELDS_fetch_response = (
     _F("node_endpoints", "nodeEndpoints", "array", "NodeEndpoint", []),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_aborted_transaction_v4 = _JsonLayout(AbortedTransaction, _FIELDS_aborted_transaction, "II")
 _JSON_epoch_end_offset_v12 = _JsonLayout(EpochEndOffset, _FIELDS_epoch_end_offset, "II")
 _JSON_leader_id_and_epoch_v12 = _JsonLayout(LeaderIdAndEpoch, _FIELDS_leader_id_and_epoch, "II")

@@ -24,8 +24,6 @@ from ._runtime import (
     RawTags as _RawTags,
     count_error as _count_error,
     default_tag as _default_tag,
-    extend_path as _extend_path,
-    invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
@@ -349,20 +347,15 @@ _DEFAULT_SnapshotId = SnapshotId()
 def _read_snapshot_id_v0(buf: bytes, pos: int) -> tuple[SnapshotId, int]:
     """Read SnapshotId at versions 0-1."""
     obj = _new(SnapshotId)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "end_offset,epoch"
-        obj.end_offset, obj.epoch = _S0.unpack_from(buf, pos)
-        pos += 12
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read end_offset, epoch
+    obj.end_offset, obj.epoch = _S0.unpack_from(buf, pos)
+    pos += 12
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -389,20 +382,15 @@ def _write_snapshot_id_v0(obj: SnapshotId, out: bytearray) -> None:
 def _read_leader_id_and_epoch_v0(buf: bytes, pos: int) -> tuple[LeaderIdAndEpoch, int]:
     """Read LeaderIdAndEpoch at versions 0-1."""
     obj = _new(LeaderIdAndEpoch)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "leader_id,leader_epoch"
-        obj.leader_id, obj.leader_epoch = _S1.unpack_from(buf, pos)
-        pos += 8
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read leader_id, leader_epoch
+    obj.leader_id, obj.leader_epoch = _S1.unpack_from(buf, pos)
+    pos += 8
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -424,73 +412,6 @@ def _write_leader_id_and_epoch_v0(obj: LeaderIdAndEpoch, out: bytearray) -> None
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, LeaderIdAndEpoch) from None
-
-
-def _read_partition_snapshot_v0(buf: bytes, pos: int) -> tuple[PartitionSnapshot, int]:
-    """Read PartitionSnapshot at versions 0-1."""
-    obj = _new(PartitionSnapshot)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "index,error_code"
-        obj.index, obj.error_code = _S2.unpack_from(buf, pos)
-        pos += 6
-        f = "snapshot_id"
-        obj.snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
-        f = "size,position"
-        obj.size, obj.position = _S3.unpack_from(buf, pos)
-        pos += 16
-        f = "unaligned_records"
-        obj.unaligned_records, pos = _read_compact_bytes(buf, pos)
-        if obj.unaligned_records is None:
-            raise _null_error()
-        f = ""
-        obj.current_leader = LeaderIdAndEpoch()
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _previous = -1
-            _count = buf[pos]
-            if _count < 0x80:
-                pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
-            else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _t in range(_count):
-                _at = pos
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                if _tag <= _previous:
-                    raise _tag_order_error(_tag, _previous)
-                _previous = _tag
-                _start = pos
-                if _tag == 0:
-                    f = "current_leader"
-                    obj.current_leader, pos = _read_leader_id_and_epoch_v0(buf, pos)
-                    if not (obj.current_leader != _DEFAULT_LeaderIdAndEpoch):
-                        raise _default_tag(_tag)
-                elif _tag < 1:
-                    raise _invalid_tag(_tag)
-                else:  # this and every later tag is unknown here: kept raw, in one slice
-                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
-                    break
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_partition_snapshot_v0(obj: PartitionSnapshot, out: bytearray) -> None:
@@ -543,100 +464,95 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
     """Read TopicSnapshot at versions 0-1."""
     obj = _new(TopicSnapshot)
     _len = len(buf)
-    f = ""
-    try:
-        f = "name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.name, pos = _read_compact_string(buf, pos)
-            if obj.name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.name, pos = _read_compact_string(buf, pos)
+        if obj.name is None:
             raise _null_error()
-        else:
-            _partitions_list: list[PartitionSnapshot] = []
-            for _ in range(_n):
-                _e = _new(PartitionSnapshot)
-                f = "partitions[].index,error_code"
-                _e.index, _e.error_code = _S2.unpack_from(buf, pos)
-                pos += 6
-                f = "partitions[].snapshot_id"
-                _e.snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
-                f = "partitions[].size,position"
-                _e.size, _e.position = _S3.unpack_from(buf, pos)
-                pos += 16
-                f = "partitions[].unaligned_records"
-                _e.unaligned_records, pos = _read_compact_bytes(buf, pos)
-                if _e.unaligned_records is None:
-                    raise _null_error()
-                f = "partitions[]."
-                _e.current_leader = LeaderIdAndEpoch()
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionSnapshot] = []
+        for _i in range(_n):
+            _e = _new(PartitionSnapshot)
+            # read partitions[_i].index, error_code
+            _e.index, _e.error_code = _S2.unpack_from(buf, pos)
+            pos += 6
+            # read partitions[_i].snapshot_id
+            _e.snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
+            # read partitions[_i].size, position
+            _e.size, _e.position = _S3.unpack_from(buf, pos)
+            pos += 16
+            # read partitions[_i].unaligned_records
+            _e.unaligned_records, pos = _read_compact_bytes(buf, pos)
+            if _e.unaligned_records is None:
+                raise _null_error()
+            # read partitions[_i] (tagged fields)
+            _e.current_leader = LeaderIdAndEpoch()
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _unknown = None
+                _previous = -1
+                _count = buf[pos]
+                if _count < 0x80:
                     pos += 1
+                    if _count > (_len - pos) >> 1:
+                        raise _tag_count_error(_count, _len - pos, pos - 1)
                 else:
-                    _unknown = None
-                    _previous = -1
-                    _count = buf[pos]
-                    if _count < 0x80:
+                    _count, pos = _read_tag_count(buf, pos)
+                for _t in range(_count):
+                    _at = pos
+                    _tag = buf[pos]
+                    if _tag < 0x80:
                         pos += 1
-                        if _count > (_len - pos) >> 1:
-                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _count, pos = _read_tag_count(buf, pos)
-                    for _t in range(_count):
-                        _at = pos
-                        _tag = buf[pos]
-                        if _tag < 0x80:
-                            pos += 1
-                        else:
-                            _tag, pos = _read_uvarint(buf, pos)
-                        _size = buf[pos]
-                        if _size < 0x80:
-                            pos += 1
-                        else:
-                            _size, pos = _read_tag_size(buf, pos, _tag)
-                        if _tag <= _previous:
-                            raise _tag_order_error(_tag, _previous)
-                        _previous = _tag
-                        _start = pos
-                        if _tag == 0:
-                            f = "partitions[].current_leader"
-                            _e.current_leader, pos = _read_leader_id_and_epoch_v0(buf, pos)
-                            if not (_e.current_leader != _DEFAULT_LeaderIdAndEpoch):
-                                raise _default_tag(_tag)
-                        elif _tag < 1:
-                            raise _invalid_tag(_tag)
-                        else:  # this and every later tag is unknown here: kept raw, in one slice
-                            _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
-                            break
-                        if pos - _start != _size:
-                            raise _tag_size_error(_tag, _size, pos - _start)
-                    _e.unknown_tagged_fields = _unknown
-                _partitions_list.append(_e)
-            obj.partitions = _partitions_list
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                        _tag, pos = _read_uvarint(buf, pos)
+                    _size = buf[pos]
+                    if _size < 0x80:
+                        pos += 1
+                    else:
+                        _size, pos = _read_tag_size(buf, pos, _tag)
+                    if _tag <= _previous:
+                        raise _tag_order_error(_tag, _previous)
+                    _previous = _tag
+                    _start = pos
+                    if _tag == 0:
+                        # read partitions[_i].current_leader
+                        _e.current_leader, pos = _read_leader_id_and_epoch_v0(buf, pos)
+                        if not (_e.current_leader != _DEFAULT_LeaderIdAndEpoch):
+                            raise _default_tag(_tag)
+                    else:  # this and every later tag is unknown here: kept raw, in one slice
+                        _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                        break
+                    # read partitions[_i] (tagged fields)
+                    if pos - _start != _size:
+                        raise _tag_size_error(_tag, _size, pos - _start)
+                _e.unknown_tagged_fields = _unknown
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -675,41 +591,6 @@ def _write_topic_snapshot_v0(obj: TopicSnapshot, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, TopicSnapshot) from None
 
 
-def _read_node_endpoint_v1(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
-    """Read NodeEndpoint at version 1."""
-    obj = _new(NodeEndpoint)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "node_id"
-        (obj.node_id,) = _S4.unpack_from(buf, pos)
-        pos += 4
-        f = "host"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.host, pos = _read_compact_string(buf, pos)
-            if obj.host is None:
-                raise _null_error()
-        f = "port"
-        (obj.port,) = _S5.unpack_from(buf, pos)
-        pos += 2
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_node_endpoint_v1(obj: NodeEndpoint, out: bytearray) -> None:
     """Write NodeEndpoint at version 1."""
     f = ""
@@ -743,37 +624,33 @@ def _read_fetch_snapshot_response_v0(buf: bytes, pos: int) -> tuple[FetchSnapsho
     """Read FetchSnapshotResponse at version 0."""
     obj = _new(FetchSnapshotResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms,error_code"
-        obj.throttle_time_ms, obj.error_code = _S2.unpack_from(buf, pos)
-        pos += 6
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[TopicSnapshot] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_topic_snapshot_v0(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        obj.node_endpoints = _MapKeyList()
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read throttle_time_ms, error_code
+    obj.throttle_time_ms, obj.error_code = _S2.unpack_from(buf, pos)
+    pos += 6
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicSnapshot] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_snapshot_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    obj.node_endpoints = _MapKeyList()
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
     return obj, pos
 
 
@@ -814,112 +691,107 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
     """Read FetchSnapshotResponse at version 1."""
     obj = _new(FetchSnapshotResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms,error_code"
-        obj.throttle_time_ms, obj.error_code = _S2.unpack_from(buf, pos)
-        pos += 6
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    # read throttle_time_ms, error_code
+    obj.throttle_time_ms, obj.error_code = _S2.unpack_from(buf, pos)
+    pos += 6
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicSnapshot] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_snapshot_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read (tagged fields)
+    obj.node_endpoints = _MapKeyList()
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _topics_list: list[TopicSnapshot] = []
-            for _ in range(_n):
-                _topics_item, pos = _read_topic_snapshot_v0(buf, pos)
-                _topics_list.append(_topics_item)
-            obj.topics = _topics_list
-        f = ""
-        obj.node_endpoints = _MapKeyList()
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _previous = -1
-            _count = buf[pos]
-            if _count < 0x80:
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
                 pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _t in range(_count):
-                _at = pos
-                _tag = buf[pos]
-                if _tag < 0x80:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read node_endpoints
+                _n = buf[pos] - 1
+                if _n < 0x7F:
                     pos += 1
+                    if _n > _len - pos:
+                        raise _count_error(_n, _len - pos, pos - 1)
                 else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
+                    _n, pos = _read_compact_array_count(buf, pos)
+                if _n < 0:
+                    raise _null_error()
                 else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                if _tag <= _previous:
-                    raise _tag_order_error(_tag, _previous)
-                _previous = _tag
-                _start = pos
-                if _tag == 0:
-                    f = "node_endpoints"
-                    _n = buf[pos] - 1
-                    if _n < 0x7F:
-                        pos += 1
-                        if _n > _len - pos:
-                            raise _count_error(_n, _len - pos)
-                    else:
-                        _n, pos = _read_compact_array_count(buf, pos)
-                    if _n < 0:
-                        raise _null_error()
-                    else:
-                        _node_endpoints_list: _MapKeyList[NodeEndpoint] = _MapKeyList()
-                        for _ in range(_n):
-                            _e = _new(NodeEndpoint)
-                            f = "node_endpoints[].node_id"
-                            (_e.node_id,) = _S4.unpack_from(buf, pos)
-                            pos += 4
-                            f = "node_endpoints[].host"
-                            _n = buf[pos] - 1
-                            if 0 <= _n < 0x7F:
-                                _end = pos + 1 + _n
-                                if _end > _len:
-                                    raise _truncated(pos)
-                                _e.host = buf[pos + 1 : _end].decode()
-                                pos = _end
-                            else:
-                                _e.host, pos = _read_compact_string(buf, pos)
-                                if _e.host is None:
-                                    raise _null_error()
-                            f = "node_endpoints[].port"
-                            (_e.port,) = _S5.unpack_from(buf, pos)
-                            pos += 2
-                            f = "node_endpoints[]."
-                            if buf[pos] == 0:
-                                _e.unknown_tagged_fields = None
-                                pos += 1
-                            else:
-                                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                            _node_endpoints_list.append(_e)
-                        obj.node_endpoints = _node_endpoints_list
-                    if not (obj.node_endpoints != []):
-                        raise _default_tag(_tag)
-                elif _tag < 1:
-                    raise _invalid_tag(_tag)
-                else:  # this and every later tag is unknown here: kept raw, in one slice
-                    _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
-                    break
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    _node_endpoints_list: _MapKeyList[NodeEndpoint] = _MapKeyList()
+                    for _i in range(_n):
+                        _e = _new(NodeEndpoint)
+                        # read node_endpoints[_i].node_id
+                        (_e.node_id,) = _S4.unpack_from(buf, pos)
+                        pos += 4
+                        # read node_endpoints[_i].host
+                        _n = buf[pos] - 1
+                        if 0 <= _n < 0x7F:
+                            _end = pos + 1 + _n
+                            if _end > _len:
+                                raise _truncated(pos)
+                            _e.host = buf[pos + 1 : _end].decode()
+                            pos = _end
+                        else:
+                            _e.host, pos = _read_compact_string(buf, pos)
+                            if _e.host is None:
+                                raise _null_error()
+                        # read node_endpoints[_i].port
+                        (_e.port,) = _S5.unpack_from(buf, pos)
+                        pos += 2
+                        # read node_endpoints[_i] (tagged fields)
+                        if buf[pos] == 0:
+                            _e.unknown_tagged_fields = None
+                            pos += 1
+                        else:
+                            _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                        _node_endpoints_list.append(_e)
+                    obj.node_endpoints = _node_endpoints_list
+                if not (obj.node_endpoints != []):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -1011,6 +883,11 @@ _FIELDS_fetch_snapshot_response = (
     _F("node_endpoints", "nodeEndpoints", "array", "NodeEndpoint", []),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_snapshot_id_v0 = _JsonLayout(SnapshotId, _FIELDS_snapshot_id, "II")
 _JSON_leader_id_and_epoch_v0 = _JsonLayout(LeaderIdAndEpoch, _FIELDS_leader_id_and_epoch, "II")
 _JSON_partition_snapshot_v0 = _JsonLayout(

@@ -20,7 +20,6 @@ from ._runtime import (
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
-    extend_path as _extend_path,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
@@ -128,27 +127,6 @@ class LeaderChangeMessage(_Message):
         )
 
 
-def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
-    """Read Voter at version 0."""
-    obj = _new(Voter)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "voter_id"
-        (obj.voter_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        obj.voter_directory_id = _ZERO_UUID
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_voter_v0(obj: Voter, out: bytearray) -> None:
     """Write Voter at version 0."""
     f = ""
@@ -167,31 +145,6 @@ def _write_voter_v0(obj: Voter, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, Voter) from None
-
-
-def _read_voter_v1(buf: bytes, pos: int) -> tuple[Voter, int]:
-    """Read Voter at version 1."""
-    obj = _new(Voter)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "voter_id,voter_directory_id"
-        obj.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
-        pos += 20
-        obj.voter_directory_id = (
-            _ZERO_UUID
-            if _voter_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_voter_directory_id)
-        )
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_voter_v1(obj: Voter, out: bytearray) -> None:
@@ -218,71 +171,67 @@ def _read_leader_change_message_v0(buf: bytes, pos: int) -> tuple[LeaderChangeMe
     """Read LeaderChangeMessage at version 0."""
     obj = _new(LeaderChangeMessage)
     _len = len(buf)
-    f = ""
-    try:
-        f = "version,leader_id"
-        obj.version, obj.leader_id = _S1.unpack_from(buf, pos)
-        pos += 6
-        f = "voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _voters_list: list[Voter] = []
-            for _ in range(_n):
-                _e = _new(Voter)
-                f = "voters[].voter_id"
-                (_e.voter_id,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                _e.voter_directory_id = _ZERO_UUID
-                f = "voters[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _voters_list.append(_e)
-            obj.voters = _voters_list
-        f = "granting_voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _granting_voters_list: list[Voter] = []
-            for _ in range(_n):
-                _e = _new(Voter)
-                f = "granting_voters[].voter_id"
-                (_e.voter_id,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                _e.voter_directory_id = _ZERO_UUID
-                f = "granting_voters[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _granting_voters_list.append(_e)
-            obj.granting_voters = _granting_voters_list
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read version, leader_id
+    obj.version, obj.leader_id = _S1.unpack_from(buf, pos)
+    pos += 6
+    # read voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _voters_list: list[Voter] = []
+        for _i in range(_n):
+            _e = _new(Voter)
+            # read voters[_i].voter_id
+            (_e.voter_id,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            _e.voter_directory_id = _ZERO_UUID
+            # read voters[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _voters_list.append(_e)
+        obj.voters = _voters_list
+    # read granting_voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _granting_voters_list: list[Voter] = []
+        for _i in range(_n):
+            _e = _new(Voter)
+            # read granting_voters[_i].voter_id
+            (_e.voter_id,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            _e.voter_directory_id = _ZERO_UUID
+            # read granting_voters[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _granting_voters_list.append(_e)
+        obj.granting_voters = _granting_voters_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -330,79 +279,75 @@ def _read_leader_change_message_v1(buf: bytes, pos: int) -> tuple[LeaderChangeMe
     """Read LeaderChangeMessage at version 1."""
     obj = _new(LeaderChangeMessage)
     _len = len(buf)
-    f = ""
-    try:
-        f = "version,leader_id"
-        obj.version, obj.leader_id = _S1.unpack_from(buf, pos)
-        pos += 6
-        f = "voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _voters_list: list[Voter] = []
-            for _ in range(_n):
-                _e = _new(Voter)
-                f = "voters[].voter_id,voter_directory_id"
-                _e.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
-                pos += 20
-                _e.voter_directory_id = (
-                    _ZERO_UUID
-                    if _voter_directory_id == _ZERO_BYTES
-                    else _uuid_from_wire(_voter_directory_id)
-                )
-                f = "voters[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _voters_list.append(_e)
-            obj.voters = _voters_list
-        f = "granting_voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _granting_voters_list: list[Voter] = []
-            for _ in range(_n):
-                _e = _new(Voter)
-                f = "granting_voters[].voter_id,voter_directory_id"
-                _e.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
-                pos += 20
-                _e.voter_directory_id = (
-                    _ZERO_UUID
-                    if _voter_directory_id == _ZERO_BYTES
-                    else _uuid_from_wire(_voter_directory_id)
-                )
-                f = "granting_voters[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _granting_voters_list.append(_e)
-            obj.granting_voters = _granting_voters_list
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read version, leader_id
+    obj.version, obj.leader_id = _S1.unpack_from(buf, pos)
+    pos += 6
+    # read voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _voters_list: list[Voter] = []
+        for _i in range(_n):
+            _e = _new(Voter)
+            # read voters[_i].voter_id, voter_directory_id
+            _e.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
+            pos += 20
+            _e.voter_directory_id = (
+                _ZERO_UUID
+                if _voter_directory_id == _ZERO_BYTES
+                else _uuid_from_wire(_voter_directory_id)
+            )
+            # read voters[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _voters_list.append(_e)
+        obj.voters = _voters_list
+    # read granting_voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _granting_voters_list: list[Voter] = []
+        for _i in range(_n):
+            _e = _new(Voter)
+            # read granting_voters[_i].voter_id, voter_directory_id
+            _e.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
+            pos += 20
+            _e.voter_directory_id = (
+                _ZERO_UUID
+                if _voter_directory_id == _ZERO_BYTES
+                else _uuid_from_wire(_voter_directory_id)
+            )
+            # read granting_voters[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _granting_voters_list.append(_e)
+        obj.granting_voters = _granting_voters_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -457,6 +402,11 @@ _FIELDS_leader_change_message = (
     _F("granting_voters", "grantingVoters", "array", "Voter"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_voter_v0 = _JsonLayout(Voter, _FIELDS_voter, "IA")
 _JSON_voter_v1 = _JsonLayout(Voter, _FIELDS_voter, "II")
 _JSON_leader_change_message_v0 = _JsonLayout(

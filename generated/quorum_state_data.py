@@ -20,7 +20,6 @@ from ._runtime import (
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
-    extend_path as _extend_path,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
@@ -156,26 +155,6 @@ class QuorumStateData(_Message):
         )
 
 
-def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
-    """Read Voter at version 0."""
-    obj = _new(Voter)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "voter_id"
-        (obj.voter_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_voter_v0(obj: Voter, out: bytearray) -> None:
     """Write Voter at version 0."""
     f = ""
@@ -197,60 +176,56 @@ def _read_quorum_state_data_v0(buf: bytes, pos: int) -> tuple[QuorumStateData, i
     """Read QuorumStateData at version 0."""
     obj = _new(QuorumStateData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "cluster_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.cluster_id, pos = _read_compact_string(buf, pos)
-            if obj.cluster_id is None:
-                raise _null_error()
-        f = "leader_id,leader_epoch,voted_id"
-        obj.leader_id, obj.leader_epoch, obj.voted_id = _S1.unpack_from(buf, pos)
-        pos += 12
-        f = "applied_offset"
-        (obj.applied_offset,) = _S2.unpack_from(buf, pos)
-        pos += 8
-        f = "current_voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            obj.current_voters = None
-        else:
-            _current_voters_list: list[Voter] = []
-            for _ in range(_n):
-                _e = _new(Voter)
-                f = "current_voters[].voter_id"
-                (_e.voter_id,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                f = "current_voters[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _current_voters_list.append(_e)
-            obj.current_voters = _current_voters_list
-        obj.voted_directory_id = _ZERO_UUID
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read cluster_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.cluster_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
+        if obj.cluster_id is None:
+            raise _null_error()
+    # read leader_id, leader_epoch, voted_id
+    obj.leader_id, obj.leader_epoch, obj.voted_id = _S1.unpack_from(buf, pos)
+    pos += 12
+    # read applied_offset
+    (obj.applied_offset,) = _S2.unpack_from(buf, pos)
+    pos += 8
+    # read current_voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        obj.current_voters = None
+    else:
+        _current_voters_list: list[Voter] = []
+        for _i in range(_n):
+            _e = _new(Voter)
+            # read current_voters[_i].voter_id
+            (_e.voter_id,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            # read current_voters[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _current_voters_list.append(_e)
+        obj.current_voters = _current_voters_list
+    obj.voted_directory_id = _ZERO_UUID
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -306,30 +281,21 @@ def _write_quorum_state_data_v0(obj: QuorumStateData, out: bytearray) -> None:
 def _read_quorum_state_data_v1(buf: bytes, pos: int) -> tuple[QuorumStateData, int]:
     """Read QuorumStateData at version 1."""
     obj = _new(QuorumStateData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "leader_id,leader_epoch,voted_id,voted_directory_id"
-        obj.leader_id, obj.leader_epoch, obj.voted_id, _voted_directory_id = _S3.unpack_from(
-            buf, pos
-        )
-        pos += 28
-        obj.voted_directory_id = (
-            _ZERO_UUID
-            if _voted_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_voted_directory_id)
-        )
-        obj.cluster_id = ""
-        obj.applied_offset = 0
-        obj.current_voters = []
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read leader_id, leader_epoch, voted_id, voted_directory_id
+    obj.leader_id, obj.leader_epoch, obj.voted_id, _voted_directory_id = _S3.unpack_from(buf, pos)
+    pos += 28
+    obj.voted_directory_id = (
+        _ZERO_UUID if _voted_directory_id == _ZERO_BYTES else _uuid_from_wire(_voted_directory_id)
+    )
+    obj.cluster_id = ""
+    obj.applied_offset = 0
+    obj.current_voters = []
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -375,6 +341,11 @@ _FIELDS_quorum_state_data = (
     _F("current_voters", "currentVoters", "array", "Voter"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_voter_v0 = _JsonLayout(Voter, _FIELDS_voter, "I")
 _JSON_quorum_state_data_v0 = _JsonLayout(
     QuorumStateData, _FIELDS_quorum_state_data, "IIIIAII", "0000001", {6: _JSON_voter_v0}

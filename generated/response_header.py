@@ -16,7 +16,6 @@ from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     RawTags as _RawTags,
-    extend_path as _extend_path,
     skip_unknown_tags as _skip_unknown_tags,
     tags_not_supported as _tags_not_supported,
     write_failure as _write_failure,
@@ -71,15 +70,10 @@ class ResponseHeader(_Message):
 def _read_response_header_v0(buf: bytes, pos: int) -> tuple[ResponseHeader, int]:
     """Read ResponseHeader at version 0."""
     obj = _new(ResponseHeader)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "correlation_id"
-        (obj.correlation_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read correlation_id
+    (obj.correlation_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -99,20 +93,15 @@ def _write_response_header_v0(obj: ResponseHeader, out: bytearray) -> None:
 def _read_response_header_v1(buf: bytes, pos: int) -> tuple[ResponseHeader, int]:
     """Read ResponseHeader at version 1."""
     obj = _new(ResponseHeader)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "correlation_id"
-        (obj.correlation_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read correlation_id
+    (obj.correlation_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -135,6 +124,11 @@ def _write_response_header_v1(obj: ResponseHeader, out: bytearray) -> None:
 
 _FIELDS_response_header = (_F("correlation_id", "correlationId", "int32"),)
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_response_header_v0 = _JsonLayout(ResponseHeader, _FIELDS_response_header, "I")
 
 ResponseHeader._READERS = {

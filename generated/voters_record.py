@@ -25,7 +25,6 @@ from ._runtime import (
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
-    extend_path as _extend_path,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
@@ -225,50 +224,6 @@ class VotersRecord(_Message):
 _DEFAULT_KRaftVersionFeature = KRaftVersionFeature()
 
 
-def _read_endpoint_v0(buf: bytes, pos: int) -> tuple[Endpoint, int]:
-    """Read Endpoint at version 0."""
-    obj = _new(Endpoint)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.name, pos = _read_compact_string(buf, pos)
-            if obj.name is None:
-                raise _null_error()
-        f = "host"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode()
-            pos = _end
-        else:
-            obj.host, pos = _read_compact_string(buf, pos)
-            if obj.host is None:
-                raise _null_error()
-        f = "port"
-        (obj.port,) = _S0.unpack_from(buf, pos)
-        pos += 2
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_endpoint_v0(obj: Endpoint, out: bytearray) -> None:
     """Write Endpoint at version 0."""
     f = ""
@@ -309,20 +264,15 @@ def _write_endpoint_v0(obj: Endpoint, out: bytearray) -> None:
 def _read_k_raft_version_feature_v0(buf: bytes, pos: int) -> tuple[KRaftVersionFeature, int]:
     """Read KRaftVersionFeature at version 0."""
     obj = _new(KRaftVersionFeature)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "min_supported_version,max_supported_version"
-        obj.min_supported_version, obj.max_supported_version = _S1.unpack_from(buf, pos)
-        pos += 4
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read min_supported_version, max_supported_version
+    obj.min_supported_version, obj.max_supported_version = _S1.unpack_from(buf, pos)
+    pos += 4
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -350,75 +300,69 @@ def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
     """Read Voter at version 0."""
     obj = _new(Voter)
     _len = len(buf)
-    f = ""
-    try:
-        f = "voter_id,voter_directory_id"
-        obj.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
-        pos += 20
-        obj.voter_directory_id = (
-            _ZERO_UUID
-            if _voter_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_voter_directory_id)
-        )
-        f = "endpoints"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _endpoints_list: _MapKeyList[Endpoint] = _MapKeyList()
-            for _ in range(_n):
-                _e = _new(Endpoint)
-                f = "endpoints[].name"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode()
-                    pos = _end
-                else:
-                    _e.name, pos = _read_compact_string(buf, pos)
-                    if _e.name is None:
-                        raise _null_error()
-                f = "endpoints[].host"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode()
-                    pos = _end
-                else:
-                    _e.host, pos = _read_compact_string(buf, pos)
-                    if _e.host is None:
-                        raise _null_error()
-                f = "endpoints[].port"
-                (_e.port,) = _S0.unpack_from(buf, pos)
-                pos += 2
-                f = "endpoints[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _endpoints_list.append(_e)
-            obj.endpoints = _endpoints_list
-        f = "k_raft_version_feature"
-        obj.k_raft_version_feature, pos = _read_k_raft_version_feature_v0(buf, pos)
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read voter_id, voter_directory_id
+    obj.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
+    pos += 20
+    obj.voter_directory_id = (
+        _ZERO_UUID if _voter_directory_id == _ZERO_BYTES else _uuid_from_wire(_voter_directory_id)
+    )
+    # read endpoints
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _endpoints_list: _MapKeyList[Endpoint] = _MapKeyList()
+        for _i in range(_n):
+            _e = _new(Endpoint)
+            # read endpoints[_i].name
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.name = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.name, pos = _read_compact_string(buf, pos)
+                if _e.name is None:
+                    raise _null_error()
+            # read endpoints[_i].host
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.host = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.host, pos = _read_compact_string(buf, pos)
+                if _e.host is None:
+                    raise _null_error()
+            # read endpoints[_i].port
+            (_e.port,) = _S0.unpack_from(buf, pos)
+            pos += 2
+            # read endpoints[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _endpoints_list.append(_e)
+        obj.endpoints = _endpoints_list
+    # read k_raft_version_feature
+    obj.k_raft_version_feature, pos = _read_k_raft_version_feature_v0(buf, pos)
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -458,36 +402,32 @@ def _read_voters_record_v0(buf: bytes, pos: int) -> tuple[VotersRecord, int]:
     """Read VotersRecord at version 0."""
     obj = _new(VotersRecord)
     _len = len(buf)
-    f = ""
-    try:
-        f = "version"
-        (obj.version,) = _S3.unpack_from(buf, pos)
-        pos += 2
-        f = "voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "voters[]"
-            _voters_list: list[Voter] = []
-            for _ in range(_n):
-                _voters_item, pos = _read_voter_v0(buf, pos)
-                _voters_list.append(_voters_item)
-            obj.voters = _voters_list
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read version
+    (obj.version,) = _S3.unpack_from(buf, pos)
+    pos += 2
+    # read voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _voters_list: list[Voter] = []
+        for _i in range(_n):
+            # read voters[_i]
+            _voters_item, pos = _read_voter_v0(buf, pos)
+            _voters_list.append(_voters_item)
+        obj.voters = _voters_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -538,6 +478,11 @@ _FIELDS_voters_record = (
     _F("voters", "voters", "array", "Voter"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_endpoint_v0 = _JsonLayout(Endpoint, _FIELDS_endpoint, "III", "", None, _MapKeyList)
 _JSON_k_raft_version_feature_v0 = _JsonLayout(
     KRaftVersionFeature, _FIELDS_k_raft_version_feature, "II"

@@ -56,7 +56,7 @@ def test_a_bool_byte_other_than_0_or_1_is_refused():
     data = bytearray(VoteRequest(topics=[TopicData(topic_name="t", partitions=[partition])]).encode(2))
     where = data.rindex(1, 0, len(data) - 2)  # pre_vote, just before the two empty tag sections
     data[where] = 2
-    with pytest.raises(DecodeError, match="bool byte is 2, neither 0 nor 1"):
+    with pytest.raises(DecodeError, match=r"topics\[0\]\.partitions\[0\]\.pre_vote: bool byte 2 is neither 0 nor 1"):
         VoteRequest.decode(bytes(data), 2)
 
 
