@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
+from typing import Mapping, Protocol, Sequence
 
-if TYPE_CHECKING:
-    from .api import Endpoint, ReplicaKey, VoterSpec
+from .values import Endpoint, ReplicaKey, VoterSpec
 
 __all__ = ["RandomSource", "Config"]
 
@@ -92,9 +91,5 @@ class Config:
         return self.fetch_timeout_ms * 2
 
     @property
-    def local_key(self) -> "ReplicaKey | None":
-        from .api import ReplicaKey
-
+    def local_key(self) -> ReplicaKey | None:
         return None if self.node_id is None else ReplicaKey(self.node_id, self.directory_id)
-
-

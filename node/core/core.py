@@ -30,9 +30,11 @@ from .api import (
     OutboundRequest,
     OutboundResponse,
     QuorumStateStore,
+    QuorumStatus,
     RaftLog,
     Ready,
     ReplicaKey,
+    ReplicaStatus,
     RequestFailed,
     RequestReceived,
     ResponseReceived,
@@ -44,7 +46,7 @@ from .api import (
     UpgradeKRaftVersion,
     VoterSpec,
 )
-from .leader import LeaderState
+from .leader import LeaderState, ReplicaProgress
 from .outbox import Outbox
 from .requests import RequestManager
 from .states import EpochState
@@ -98,6 +100,7 @@ class KRaftCore:
         self._deadline = 0
         self.discovery_cache: tuple | None = None  # see poll._discovery_targets
         self._voter_check: tuple[VoterSet, bool] | None = None
+        self._status: tuple[int, QuorumStatus] | None = None  # (stamp, snapshot): one per input at most
         self._listener_name = next(iter(config.listeners), None)
         self.control = _initial_control_state(config)
         from .startup import initialize
@@ -223,6 +226,48 @@ class KRaftCore:
 
     def election_state(self) -> ElectionState:
         return self.state.election_state(self.control.kraft_version())
+
+    def status(self) -> QuorumStatus:
+        """A frozen snapshot of this replica: role, epoch, leader, voters, high watermark, log end and,
+        on a leader, every replica's progress (what DescribeQuorum reports)."""
+        if self._status is not None and self._status[0] == self._stamp:
+            return self._status[1]
+        st, control, log = self.state, self.control, self.log
+        hw = st.high_watermark
+        voter_progress: tuple[ReplicaStatus, ...] = ()
+        observer_progress: tuple[ReplicaStatus, ...] = ()
+        if isinstance(st, LeaderState):
+            voter_progress = tuple(
+                self._replica_status(p, nid == st.local_key.id) for nid, p in sorted(st.voter_states.items())
+            )
+            timeout = self.cfg.observer_session_timeout_ms
+            observer_progress = tuple(
+                self._replica_status(p, False)
+                for k, p in sorted(st.observer_states.items(), key=lambda kv: (kv[0].id, str(kv[0].directory_id)))
+                if self.now - p.last_fetch_ms <= timeout
+            )
+        status = QuorumStatus(
+            role=st.role,
+            epoch=st.epoch,
+            leader_id=st.leader_id,
+            voted_key=st.voted_key,
+            high_watermark=hw,
+            log_start_offset=log.start_offset(),
+            log_end_offset=log.end_offset(),
+            kraft_version=control.kraft_version(),
+            voters=tuple(control.latest_voters()),
+            committed_voters=None if hw is None else tuple(control.voters_at(hw - 1)),
+            voters_offset=control.last_voters_offset(),
+            voter_progress=voter_progress,
+            observer_progress=observer_progress,
+        )
+        self._status = (self._stamp, status)
+        return status
+
+    def _replica_status(self, p: ReplicaProgress, is_local: bool) -> ReplicaStatus:
+        if is_local:
+            return ReplicaStatus(p.key, self.log.end_offset(), self.now, self.now)
+        return ReplicaStatus(p.key, p.end_offset, p.last_fetch_ms, p.last_caught_up_ms)
 
     # -- helpers for handlers --------------------------------------------------------------------------
 
