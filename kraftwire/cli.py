@@ -18,6 +18,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "decode-hex": ("kraftwire.inspect", "decode a hex message body with a generated codec"),
     "encode-json": ("kraftwire.inspect", "encode a Kafka-JSON message file with a generated codec"),
     "simulate": ("kraftwire.node.simulation.cli", "run seeded KRaft fault-injection simulations"),
+    "storage": ("kraftwire.node.runtime.cli_storage", "format a node's log directory; make random ids"),
+    "node": ("kraftwire.node.runtime.cli_node", "run a KRaft controller (`kraftwire node start --config FILE`)"),
+    "dump-log": ("kraftwire.node.runtime.cli_dump_log", "print the batches and records of log segments and snapshots"),
+    "produce": ("kraftwire.node.runtime.cli_client", "write records to a quorum's metadata log (acks -1/1/0)"),
+    "consume": ("kraftwire.node.runtime.cli_client", "read committed records from a quorum's metadata log"),
+    "quorum": ("kraftwire.node.runtime.cli_quorum", "describe a running quorum (like kafka-metadata-quorum.sh)"),
 }
 
 
