@@ -1,0 +1,173 @@
+"""An independent codec (kio) talks to a running node: ApiVersions, DescribeCluster, DescribeQuorum,
+Vote and Fetch, built with kio's classes and decoded with kio's readers."""
+
+from __future__ import annotations
+
+import io
+import socket
+import struct
+import uuid
+
+import pytest
+
+pytestmark = pytest.mark.timeout(180)
+
+kio = pytest.importorskip("kio")
+from kio.schema.types import BrokerId, TopicName  # noqa: E402
+from kio.serial import entity_reader, entity_writer  # noqa: E402
+from kio.static.primitive import i8, i16, i32, i64  # noqa: E402
+
+from kraftwire.node.storage import uuid_from_str  # noqa: E402
+
+
+def call(endpoint, request, response_class, correlation_id=7):
+    """Frame ``request`` (a kio object) with kio's header, send it, decode the answer with kio."""
+    header_class = request.__header_schema__
+    body = io.BytesIO()
+    entity_writer(header_class)(
+        body,
+        header_class(
+            request_api_key=request.__api_key__,
+            request_api_version=request.__version__,
+            correlation_id=i32(correlation_id),
+            client_id="kio-test",
+        ),
+    )
+    entity_writer(type(request))(body, request)
+    with socket.create_connection((endpoint.host, endpoint.port), timeout=20) as sock:
+        sock.sendall(struct.pack(">i", len(body.getvalue())) + body.getvalue())
+        size = struct.unpack(">i", _read(sock, 4))[0]
+        payload = _read(sock, size)
+    header, header_size = entity_reader(response_class.__header_schema__)(payload, 0)
+    assert header.correlation_id == correlation_id
+    response, body_size = entity_reader(response_class)(payload, header_size)
+    assert header_size + body_size == len(payload), "kio read the whole response"
+    return response
+
+
+def _read(sock, size):
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        assert chunk, "connection closed"
+        data += chunk
+    return data
+
+
+def test_kio_decodes_every_answer(cluster):
+    from kio.schema.api_versions.v3.request import ApiVersionsRequest
+    from kio.schema.api_versions.v3.response import ApiVersionsResponse
+    from kio.schema.describe_cluster.v1.request import DescribeClusterRequest
+    from kio.schema.describe_cluster.v1.response import DescribeClusterResponse
+    from kio.schema.describe_quorum.v2 import request as dq_request
+    from kio.schema.describe_quorum.v2.response import DescribeQuorumResponse
+    from kio.schema.fetch.v17 import request as fetch_request
+    from kio.schema.fetch.v17.response import FetchResponse
+    from kio.schema.vote.v2 import request as vote_request
+    from kio.schema.vote.v2.response import VoteResponse
+
+    cluster.start_all()
+    leader, epoch = cluster.wait_for_leader()
+    endpoint = cluster.endpoints[leader]
+
+    versions = call(endpoint, ApiVersionsRequest(client_software_name="kio", client_software_version="1"), ApiVersionsResponse)
+    assert versions.error_code == 0
+    served = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
+    assert set(served) == {0, 1, 18, 52, 53, 54, 55, 59, 60, 80, 81, 82}
+    assert served[52] == (0, 2) and served[55] == (0, 2) and served[18][1] >= 3
+
+    cluster_answer = call(
+        endpoint, DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=i8(2)), DescribeClusterResponse
+    )
+    assert cluster_answer.error_code == 0 and cluster_answer.endpoint_type == 2
+    assert cluster_answer.cluster_id == cluster.cluster_id
+    assert cluster_answer.controller_id == leader
+    assert sorted((b.broker_id, b.port) for b in cluster_answer.brokers) == sorted(
+        (i, e.port) for i, e in cluster.endpoints.items()
+    )
+
+    quorum = call(
+        endpoint,
+        dq_request.DescribeQuorumRequest(
+            topics=(dq_request.TopicData(topic_name=TopicName("__cluster_metadata"), partitions=(dq_request.PartitionData(partition_index=i32(0)),)),)
+        ),
+        DescribeQuorumResponse,
+    )
+    partition = quorum.topics[0].partitions[0]
+    assert partition.error_code == 0 and partition.leader_id == leader and partition.leader_epoch == epoch
+    assert sorted(v.replica_id for v in partition.current_voters) == [1, 2, 3]
+
+    # A stale-epoch vote from an unknown directory is refused, and kio decodes the refusal.
+    vote = call(
+        endpoint,
+        vote_request.VoteRequest(
+            cluster_id=cluster.cluster_id,
+            voter_id=BrokerId(leader),
+            topics=(
+                vote_request.TopicData(
+                    topic_name=TopicName("__cluster_metadata"),
+                    partitions=(
+                        vote_request.PartitionData(
+                            partition_index=i32(0),
+                            replica_epoch=i32(0),
+                            replica_id=BrokerId(2 if leader != 2 else 3),
+                            replica_directory_id=uuid.uuid4(),
+                            voter_directory_id=uuid.UUID(int=0),
+                            last_offset_epoch=i32(0),
+                            last_offset=i64(0),
+                            pre_vote=False,
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        VoteResponse,
+    )
+    vote_partition = vote.topics[0].partitions[0]
+    assert vote.error_code == 0 and vote_partition.vote_granted is False
+    assert vote_partition.leader_id == leader and vote_partition.leader_epoch == epoch
+
+    # An observer fetch (id 9, not a voter) from offset 0 gets the leader's records.
+    fetch = call(
+        endpoint,
+        fetch_request.FetchRequest(
+            cluster_id=cluster.cluster_id,
+            replica_state=fetch_request.ReplicaState(replica_id=BrokerId(9), replica_epoch=i64(-1)),
+            max_wait=i32Timedelta(0),
+            min_bytes=i32(0),
+            max_bytes=i32(1 << 20),
+            isolation_level=i8(0),
+            session_id=i32(0),
+            session_epoch=i32(-1),
+            topics=(
+                fetch_request.FetchTopic(
+                    topic_id=uuid.UUID(int=1),
+                    partitions=(
+                        fetch_request.FetchPartition(
+                            partition=i32(0),
+                            current_leader_epoch=i32(epoch),
+                            fetch_offset=i64(0),
+                            last_fetched_epoch=i32(0),
+                            log_start_offset=i64(-1),
+                            partition_max_bytes=i32(1 << 20),
+                            replica_directory_id=uuid_from_str("AAAAAAAAAAAAAAAAAAAAAg"),
+                        ),
+                    ),
+                ),
+            ),
+            forgotten_topics_data=(),
+            rack_id="",
+        ),
+        FetchResponse,
+    )
+    fetched = fetch.responses[0].partitions[0]
+    assert fetch.error_code == 0 and fetched.error_code == 0
+    assert fetched.high_watermark >= 1 and fetched.records  # the leader's LeaderChange batch at least
+
+
+def i32Timedelta(ms):  # noqa: N802 - kio's type name
+    import datetime
+
+    from kio.static.primitive import i32Timedelta as kio_timedelta
+
+    return kio_timedelta.parse(datetime.timedelta(milliseconds=ms))
