@@ -160,6 +160,11 @@ class KRaftNode:
                 pass
         await self._close()
 
+    async def abort(self) -> None:
+        """Stop at once, as a crash would: no resignation, sockets and files just closed (a test and
+        demo tool; flushed data is on disk, anything unflushed is as a kill -9 would leave it)."""
+        await self._close()
+
     async def wait_stopped(self) -> None:
         await self._stopped.wait()
 
@@ -171,8 +176,7 @@ class KRaftNode:
         await self.server.close()
         self.network.close()
         for waiter in self._waiters:
-            if not waiter.future.done():
-                waiter.future.set_exception(NodeFailed(self.failure or "the node shut down"))
+            _fail(waiter.future, NodeFailed(self.failure or "the node shut down"))
         self._waiters.clear()
         if self.storage is not None:
             self.storage.close()
@@ -305,10 +309,8 @@ class KRaftNode:
             _resolve(appended, result)
             self._waiters.append(_Waiter(result.last_offset, result.epoch, committed))
             return
-        for future in (appended, committed):
-            if not future.done():
-                future.set_exception(error)
-        committed.exception()  # retrieved: a caller interested only in ``appended`` leaves it unawaited
+        _fail(appended, error)
+        _fail(committed, error)
 
     def not_leader_error(self) -> NotLeaderError:
         status = self.core.status()
@@ -362,9 +364,8 @@ class KRaftNode:
             elif waiter.future.done():
                 continue
             elif waiter.last_offset >= batch.base_offset and batch.epoch != waiter.epoch:
-                waiter.future.set_exception(
-                    NodeFailed(f"offset {waiter.last_offset} was committed by epoch {batch.epoch}, not {waiter.epoch}: the append was lost")
-                )
+                lost = f"offset {waiter.last_offset} was committed by epoch {batch.epoch}, not {waiter.epoch}"
+                _fail(waiter.future, NodeFailed(f"{lost}: the append was lost"))
             else:
                 waiter.future.set_result(waiter.last_offset)
         self._waiters = keep
@@ -372,8 +373,7 @@ class KRaftNode:
     def _fail_waiters_below(self, offset: int) -> None:
         for waiter in [w for w in self._waiters if w.last_offset < offset]:
             self._waiters.remove(waiter)
-            if not waiter.future.done():
-                waiter.future.set_exception(NodeFailed(f"offset {waiter.last_offset} was replaced by a snapshot"))
+            _fail(waiter.future, NodeFailed(f"offset {waiter.last_offset} was replaced by a snapshot"))
 
     def _endpoint_of(self, node_id: int) -> Endpoint | None:
         voters = self.core.status().voters
@@ -396,6 +396,15 @@ class KRaftNode:
             )
 
 
+def _fail(future: asyncio.Future, error: Exception) -> None:
+    """Fail ``future`` and mark the error retrieved: a caller may await only one of an append's two
+    futures (Produce acks=1 never awaits the commit), and an unretrieved error would be logged from a
+    finalizer at an arbitrary moment."""
+    if not future.done():
+        future.set_exception(error)
+        future.exception()
+
+
 def _resolve(future: asyncio.Future, value: Any) -> None:
     if not future.done():
         future.set_result(value)
@@ -408,8 +417,7 @@ def _settle(future: asyncio.Future, action) -> None:
         if not future.done():
             future.set_exception(exc)
         return
-    if not future.done():
-        future.set_result(result)
+    _resolve(future, result)
 
 
 def _fmt(endpoints: dict[str, Endpoint]) -> str:
