@@ -80,6 +80,8 @@ class RequestServer:
         except (FrameError, ProtocolError) as exc:
             self.rejected += 1
             log.warning("closing connection from %s: %s", peer, exc)
+        except asyncio.TimeoutError:
+            log.warning("closing connection from %s: a request went unanswered", peer)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         except asyncio.CancelledError:
