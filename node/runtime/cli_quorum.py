@@ -2,7 +2,8 @@
 printing what ``kafka-metadata-quorum.sh`` prints (kraft-operations.md §2).
 
 Like Kafka's admin client it asks the bootstrap controller DescribeCluster (endpoint type controller),
-then sends DescribeQuorum to the leader named there.
+then sends DescribeQuorum to the leader named there (:mod:`.admin`). ``add-controller`` and
+``remove-controller`` send AddRaftVoter / RemoveRaftVoter the same way.
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ import json
 import sys
 from typing import Any
 
-from kraftwire.generated import describe_quorum_request as _dq
-from kraftwire.generated import lookup
 from kraftwire.node.storage.layout import uuid_to_str
 
-from .client import ClientError, KafkaConnection
+from . import admin
+from .admin import describe_quorum
+from .client import ClientError
 from .config import parse_endpoint
 
 NOT_LEADER_OR_FOLLOWER = 6
@@ -24,6 +25,13 @@ NOT_LEADER_OR_FOLLOWER = 6
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    add = sub.add_parser("add-controller", help="make a running observer controller a voter (AddRaftVoter)")
+    add.add_argument("--config", "-c", required=True, help="the new controller's properties file")
+    add.add_argument("--bootstrap-controller", required=True, help="HOST:PORT of any controller")
+    remove = sub.add_parser("remove-controller", help="remove a voter (RemoveRaftVoter)")
+    remove.add_argument("--controller-id", "-i", type=int, required=True)
+    remove.add_argument("--controller-directory-id", "-d", required=True)
+    remove.add_argument("--bootstrap-controller", required=True, help="HOST:PORT of any controller")
     describe = sub.add_parser("describe", help="describe the quorum (like kafka-metadata-quorum.sh describe)")
     describe.add_argument("--bootstrap-controller", required=True, help="HOST:PORT of any controller")
     what = describe.add_mutually_exclusive_group(required=True)
@@ -39,7 +47,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"kraftwire quorum: --bootstrap-controller: {exc}", file=sys.stderr)
         return 2
     try:
+        if args.action == "add-controller":
+            print(admin.add_controller(endpoint, args.config))
+            return 0
+        if args.action == "remove-controller":
+            print(admin.remove_controller(endpoint, args.controller_id, args.controller_directory_id))
+            return 0
         cluster_id, quorum = describe_quorum(endpoint.host, endpoint.port)
+    except admin.UsageError as exc:
+        print(f"kraftwire quorum: {exc}", file=sys.stderr)
+        return 2
     except ClientError as exc:
         print(f"kraftwire quorum: {exc}", file=sys.stderr)
         return 1
@@ -50,33 +67,6 @@ def run(args: argparse.Namespace) -> int:
         rows = replication_rows(quorum)
         print(json.dumps(rows) if args.json else render_table(rows))
     return 0
-
-
-def describe_quorum(host: str, port: int) -> tuple[str, Any]:
-    """(cluster id, DescribeQuorum response from the leader); ClientError when there is no leader."""
-    with KafkaConnection(host, port) as bootstrap:
-        cluster = bootstrap.call(
-            lookup("DescribeClusterRequest")(endpoint_type=2, include_cluster_authorized_operations=False)
-        )
-        if cluster.error_code != 0:
-            raise ClientError(f"DescribeCluster failed: error {cluster.error_code} {cluster.error_message or ''}".rstrip())
-        leader = [b for b in cluster.brokers if b.broker_id == cluster.controller_id]
-        if not leader:
-            raise ClientError("the quorum has no leader right now")
-        with KafkaConnection(leader[0].host, leader[0].port) as connection:
-            response = connection.call(_describe_quorum_request())
-    if response.error_code != 0:
-        raise ClientError(f"DescribeQuorum failed: error {response.error_code}")
-    partition = response.topics[0].partitions[0]
-    if partition.error_code != 0:
-        raise ClientError(f"DescribeQuorum failed: partition error {partition.error_code}")
-    return cluster.cluster_id, response
-
-
-def _describe_quorum_request() -> Any:
-    return _dq.DescribeQuorumRequest(
-        topics=[_dq.TopicData(topic_name="__cluster_metadata", partitions=[_dq.PartitionData(partition_index=0)])]
-    )
 
 
 def _node(replica: Any, endpoints: dict[int, list[str]]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from kraftwire.node.core.api import Endpoint, ReplicaKey, VoterSpec
 from kraftwire.node.storage import format_directory, random_uuid, uuid_to_str
 
 from .client import ClientError
-from .cli_quorum import describe_quorum
+from .admin import describe_quorum
 
 LISTENER = "CONTROLLER"
 
@@ -63,20 +63,32 @@ class LocalCluster:
         os.makedirs(self.directory, exist_ok=True)
         directories = {i: random_uuid() for i in self.ids}
         voters = [VoterSpec(ReplicaKey(i, directories[i]), {LISTENER: self.endpoints[i]}) for i in self.ids]
-        servers = ",".join(f"{e.host}:{e.port}" for e in self.endpoints.values())
         for i in self.ids:
-            lines = {
-                "node.id": i,
-                "process.roles": "controller",
-                "listeners": f"{LISTENER}://{self.endpoints[i].host}:{self.endpoints[i].port}",
-                "controller.listener.names": LISTENER,
-                "controller.quorum.bootstrap.servers": servers,
-                "metadata.log.dir": self.log_dir(i),
-                **self.settings,
-            }
-            with open(self.config_path(i), "w") as f:
-                f.write("".join(f"{k}={v}\n" for k, v in lines.items()))
+            self._write_config(i)
             format_directory(self.log_dir(i), self.cluster_id, i, 1, voters, directories[i])
+
+    def add_node(self) -> int:
+        """Format one more controller with no initial voters (it joins as an observer); its id."""
+        node_id = max(self.ids) + 1
+        self.endpoints[node_id] = Endpoint("127.0.0.1", free_ports(1)[0])
+        self.ids.append(node_id)
+        self._write_config(node_id)
+        format_directory(self.log_dir(node_id), self.cluster_id, node_id, 1, [])
+        return node_id
+
+    def _write_config(self, node_id: int) -> None:
+        servers = ",".join(f"{e.host}:{e.port}" for i, e in self.endpoints.items() if i != node_id or len(self.endpoints) == 1)
+        lines = {
+            "node.id": node_id,
+            "process.roles": "controller",
+            "listeners": f"{LISTENER}://{self.endpoints[node_id].host}:{self.endpoints[node_id].port}",
+            "controller.listener.names": LISTENER,
+            "controller.quorum.bootstrap.servers": servers,
+            "metadata.log.dir": self.log_dir(node_id),
+            **self.settings,
+        }
+        with open(self.config_path(node_id), "w") as f:
+            f.write("".join(f"{k}={v}\n" for k, v in lines.items()))
 
     def start(self, node_id: int) -> None:
         log = open(os.path.join(self.directory, f"node{node_id}.log"), "ab")
