@@ -40,12 +40,16 @@ class LocalCluster:
         controllers: int = 3,
         base_port: int | None = None,
         settings: dict[str, Any] | None = None,
+        listen_ports: dict[int, int] | None = None,
     ) -> None:
+        """``listen_ports``: where node N really listens when its advertised endpoint (``endpoints``,
+        used by every peer and client) is a proxy in front of it."""
         self.directory = os.path.abspath(directory)
         self.ids = list(range(1, controllers + 1))
         ports = [base_port + i for i in self.ids] if base_port else free_ports(controllers)
         self.endpoints = {i: Endpoint("127.0.0.1", port) for i, port in zip(self.ids, ports)}
         self.settings = settings or {}
+        self.listen_ports = listen_ports or {}
         self.processes: dict[int, subprocess.Popen] = {}
         self.cluster_id = uuid_to_str(random_uuid())
 
@@ -78,10 +82,13 @@ class LocalCluster:
 
     def _write_config(self, node_id: int) -> None:
         servers = ",".join(f"{e.host}:{e.port}" for i, e in self.endpoints.items() if i != node_id or len(self.endpoints) == 1)
+        advertised = self.endpoints[node_id]
+        port = self.listen_ports.get(node_id, advertised.port)
         lines = {
             "node.id": node_id,
             "process.roles": "controller",
-            "listeners": f"{LISTENER}://{self.endpoints[node_id].host}:{self.endpoints[node_id].port}",
+            "listeners": f"{LISTENER}://{advertised.host}:{port}",
+            "advertised.listeners": f"{LISTENER}://{advertised.host}:{advertised.port}",
             "controller.listener.names": LISTENER,
             "controller.quorum.bootstrap.servers": servers,
             "metadata.log.dir": self.log_dir(node_id),

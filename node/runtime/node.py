@@ -95,6 +95,7 @@ class KRaftNode:
             lambda dst, cid, error: self._post(RequestFailed(dst, cid, error, 0)),
             config.request_timeout_ms,
             config.max_frame_bytes,
+            f"raft-client-{config.node_id}",
         )
 
     # -- lifecycle ---------------------------------------------------------------------------------------

@@ -30,7 +30,6 @@ UNSUPPORTED_VERSION = 35
 RECONNECT_BACKOFF_MS = 50
 RECONNECT_BACKOFF_MAX_MS = 1000
 _ApiVersionsRequest = lookup("ApiVersionsRequest")
-CLIENT_ID = "kraftwire-raft"
 
 
 @dataclass
@@ -112,7 +111,7 @@ class PeerChannel:
         """ApiVersions v3 (answered at v0 with UNSUPPORTED_VERSION by an older peer, then v0)."""
         for version in (3, 0):
             request = _ApiVersionsRequest(client_software_name="kraftwire", client_software_version="0.1.0")
-            writer.write(frame_request(request, version, 0, CLIENT_ID))
+            writer.write(frame_request(request, version, 0, self.network.client_id))
             await writer.drain()
             payload = await read_payload(reader, self.network.max_frame_bytes)
             if payload is None:
@@ -137,7 +136,7 @@ class PeerChannel:
             return
         wire_id = next(self._ids)
         try:
-            frame = frame_request(message.request, version, wire_id, CLIENT_ID)
+            frame = frame_request(message.request, version, wire_id, self.network.client_id)
         except ProtocolError:  # a field this version cannot carry
             self.network.fail(self.destination, message.correlation_id, UNSUPPORTED_VERSION)
             return
@@ -177,7 +176,9 @@ class PeerNetwork:
         on_failure: Callable[[int, int, int], None],
         request_timeout_ms: int,
         max_frame_bytes: int,
+        client_id: str,
     ) -> None:
+        self.client_id = client_id  # "raft-client-<node id>", as Kafka's raft client names itself
         self.on_response = on_response
         self.on_failure = on_failure
         self.request_timeout_s = request_timeout_ms / 1000
