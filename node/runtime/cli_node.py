@@ -19,6 +19,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     start = sub.add_parser("start", help="start a controller from a properties file")
     start.add_argument("--config", "-c", required=True, help="properties file (Kafka's controller names)")
     start.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    start.add_argument("--metrics-port", type=int, help="serve Kafka's raft metrics for Prometheus on 127.0.0.1:PORT")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,14 +30,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"kraftwire node start: {exc}", file=sys.stderr)
         return 2
     try:
-        return asyncio.run(_serve(config))
+        return asyncio.run(_serve(config, args.metrics_port))
     except (StorageError, OSError) as exc:
         print(f"kraftwire node start: {exc}", file=sys.stderr)
         return 1
 
 
-async def _serve(config) -> int:
+async def _serve(config, metrics_port: int | None) -> int:
     node = KRaftNode(config)
+    if metrics_port is not None:
+        from .metrics import serve_prometheus
+
+        serve_prometheus(node.enable_metrics(), metrics_port)
     await node.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

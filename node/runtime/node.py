@@ -50,6 +50,7 @@ from kraftwire.node.storage import FileOps, NodeStorage, StorageError, open_dire
 
 from . import client_path, local_apis
 from .errors import NodeFailed, NotLeaderError
+from .metrics import RaftMetrics
 from .config import NodeConfig
 from .peers import PeerNetwork
 from .server import InboundRequest, RequestServer
@@ -83,6 +84,7 @@ class KRaftNode:
         self._last_ms = 0
         self._loop_task: asyncio.Task | None = None
         self._stopped = asyncio.Event()
+        self.metrics: RaftMetrics | None = None  # set by enable_metrics()
         self._shutdown_done = False
         self.server = RequestServer(
             self._handle_request,
@@ -184,6 +186,11 @@ class KRaftNode:
             self.storage = None
 
     # -- embedding API -----------------------------------------------------------------------------------
+
+    def enable_metrics(self) -> RaftMetrics:
+        """Keep Kafka's raft metrics (see :mod:`.metrics`); call before :meth:`start`."""
+        self.metrics = RaftMetrics(self.config.node_id)
+        return self.metrics
 
     def register_listener(self, listener: Listener) -> None:
         self.listener = listener
@@ -336,6 +343,8 @@ class KRaftNode:
             for note in ready.notifications:
                 self._notify(note)
             core.advance(ready)
+            if self.metrics is not None:
+                self.metrics.on_ready(ready, core.status(), self._last_ms)
             if ready.shutdown_complete:
                 self._shutdown_done = True
 
