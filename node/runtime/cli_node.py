@@ -19,6 +19,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     start = sub.add_parser("start", help="start a controller from a properties file")
     start.add_argument("--config", "-c", required=True, help="properties file (Kafka's controller names)")
     start.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    start.add_argument("--capture", metavar="FILE.pcapng", help="write every frame sent and received to a new pcapng file")
     start.add_argument("--metrics-port", type=int, help="serve Kafka's raft metrics for Prometheus on 127.0.0.1:PORT")
 
 
@@ -30,14 +31,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"kraftwire node start: {exc}", file=sys.stderr)
         return 2
     try:
-        return asyncio.run(_serve(config, args.metrics_port))
+        return asyncio.run(_serve(config, args.metrics_port, args.capture))
     except (StorageError, OSError) as exc:
         print(f"kraftwire node start: {exc}", file=sys.stderr)
         return 1
 
 
-async def _serve(config, metrics_port: int | None) -> int:
-    node = KRaftNode(config)
+async def _serve(config, metrics_port: int | None, capture: str | None) -> int:
+    node = KRaftNode(config, capture_path=capture)
     if metrics_port is not None:
         from .metrics import serve_prometheus
 

@@ -51,6 +51,7 @@ from kraftwire.node.storage import FileOps, NodeStorage, StorageError, open_dire
 from . import client_path, local_apis
 from .errors import NodeFailed, NotLeaderError
 from .metrics import RaftMetrics
+from .capture import Capture
 from .config import NodeConfig
 from .peers import PeerNetwork
 from .server import InboundRequest, RequestServer
@@ -66,8 +67,16 @@ class _Waiter:
 
 
 class KRaftNode:
-    def __init__(self, config: NodeConfig, listener: Listener | None = None, file_ops: FileOps | None = None) -> None:
+    def __init__(
+        self,
+        config: NodeConfig,
+        listener: Listener | None = None,
+        file_ops: FileOps | None = None,
+        capture_path: str | None = None,
+    ) -> None:
         self.config = config
+        self.capture_path = capture_path  # --capture: every frame sent and received, as pcapng
+        self.capture: Capture | None = None
         self.listener = listener
         self.file_ops = file_ops
         self.storage: NodeStorage | None = None
@@ -114,6 +123,8 @@ class KRaftNode:
                     f"{cfg.log_dir} was formatted for node.id {storage.meta.node_id}, not {cfg.node_id}"
                 )
             self.core = KRaftCore(self._core_config(storage), storage.log, storage.quorum_state, storage.snapshots)
+            if self.capture_path is not None:
+                self.capture = self.server.capture = self.network.capture = Capture(self.capture_path)
             for endpoint in cfg.bind.values():
                 await self.server.listen(endpoint.host, endpoint.port)
         except BaseException:
@@ -184,6 +195,9 @@ class KRaftNode:
         if self.storage is not None:
             self.storage.close()
             self.storage = None
+        if self.capture is not None:
+            self.capture.close()
+            self.capture = None
 
     # -- embedding API -----------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import struct
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -21,6 +22,7 @@ from typing import Any, Callable
 from kraftwire.generated import APIS, ProtocolError, lookup
 from kraftwire.node.core.api import Endpoint, OutboundRequest
 
+from .capture import Capture, Stream, addresses
 from .wire import FrameError, frame_request, parse_response, read_payload, response_correlation_id
 
 log = logging.getLogger("kraftwire.node")
@@ -47,6 +49,7 @@ class PeerChannel:
         self.endpoint = endpoint
         self.versions: dict[int, tuple[int, int]] = {}  # api key -> the peer's (min, max)
         self._writer: asyncio.StreamWriter | None = None
+        self._stream: Stream | None = None  # the capture of the current connection
         self._queue: list[OutboundRequest] = []
         self._pending: dict[int, _Pending] = {}
         self._ids = itertools.count(1)
@@ -84,8 +87,14 @@ class PeerChannel:
                 asyncio.open_connection(self.endpoint.host, self.endpoint.port),
                 self.network.request_timeout_s,
             )
+            if self.network.capture is not None:
+                local, remote = addresses(writer)
+                self._stream = self.network.capture.stream(client=local, server=remote)
             self.versions = await asyncio.wait_for(self._negotiate(reader, writer), self.network.request_timeout_s)
         except (OSError, asyncio.TimeoutError, FrameError, ProtocolError) as exc:
+            if self._stream is not None:
+                self._stream.close()
+                self._stream = None
             self._backoff_ms = min(max(RECONNECT_BACKOFF_MS, self._backoff_ms * 2), RECONNECT_BACKOFF_MAX_MS)
             self._retry_at = time.monotonic() + self._backoff_ms / 1000
             queued, self._queue, self._task = self._queue, [], None
@@ -111,11 +120,9 @@ class PeerChannel:
         """ApiVersions v3 (answered at v0 with UNSUPPORTED_VERSION by an older peer, then v0)."""
         for version in (3, 0):
             request = _ApiVersionsRequest(client_software_name="kraftwire", client_software_version="0.1.0")
-            writer.write(frame_request(request, version, 0, self.network.client_id))
+            self._send(writer, frame_request(request, version, 0, self.network.client_id))
             await writer.drain()
-            payload = await read_payload(reader, self.network.max_frame_bytes)
-            if payload is None:
-                raise FrameError("connection closed during ApiVersions")
+            payload = await self._receive(reader)
             try:
                 _, body = parse_response(payload, 18, version)
             except (FrameError, ProtocolError):  # an older peer answers in the v0 layout
@@ -141,20 +148,34 @@ class PeerChannel:
             self.network.fail(self.destination, message.correlation_id, UNSUPPORTED_VERSION)
             return
         self._pending[wire_id] = _Pending(api_key, version, message.correlation_id, time.monotonic())
-        self._writer.write(frame)
+        self._send(self._writer, frame)
 
     async def _read_responses(self, reader) -> None:
         while True:
-            payload = await read_payload(reader, self.network.max_frame_bytes)
-            if payload is None:
-                raise FrameError("peer closed the connection")
+            payload = await self._receive(reader)
             pending = self._pending.pop(response_correlation_id(payload), None)
             if pending is None:
                 raise FrameError("response with an unknown correlation id")
             _, body = parse_response(payload, pending.api_key, pending.version)
             self.network.deliver(self.destination, pending.request_id, pending.version, body)
 
+    def _send(self, writer: asyncio.StreamWriter, frame: bytes) -> None:
+        if self._stream is not None:
+            self._stream.sent_by("client", frame)
+        writer.write(frame)
+
+    async def _receive(self, reader: asyncio.StreamReader) -> bytes:
+        payload = await read_payload(reader, self.network.max_frame_bytes)
+        if payload is None:
+            raise FrameError("peer closed the connection")
+        if self._stream is not None:
+            self._stream.sent_by("server", struct.pack(">i", len(payload)) + payload)
+        return payload
+
     def _disconnect(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
         writer, self._writer = self._writer, None
         if writer is not None:
             writer.close()
@@ -177,7 +198,9 @@ class PeerNetwork:
         request_timeout_ms: int,
         max_frame_bytes: int,
         client_id: str,
+        capture: Capture | None = None,
     ) -> None:
+        self.capture = capture
         self.client_id = client_id  # "raft-client-<node id>", as Kafka's raft client names itself
         self.on_response = on_response
         self.on_failure = on_failure

@@ -18,6 +18,7 @@ from typing import Any, Awaitable, Callable, NamedTuple
 
 from kraftwire.generated import ProtocolError, decode_request
 
+from .capture import Capture, Stream, addresses
 from .wire import FrameError, frame_response, read_payload
 
 log = logging.getLogger("kraftwire.node")
@@ -47,8 +48,10 @@ class RequestServer:
         served: Callable[[int, int], bool],
         unsupported_api_versions: Callable[[], Any],
         max_frame_bytes: int,
+        capture: Capture | None = None,
     ) -> None:
         self.handler = handler
+        self.capture = capture
         self.served = served  # (api key, version) -> True if served
         self.unsupported_api_versions = unsupported_api_versions  # the v0 UNSUPPORTED_VERSION answer
         self.max_frame_bytes = max_frame_bytes
@@ -75,8 +78,12 @@ class RequestServer:
         connection = -(1000 + next(self._ids))
         address = writer.get_extra_info("peername")
         peer = f"{address[0]}:{address[1]}" if address else "?"
+        stream = None
+        if self.capture is not None:
+            local, remote = addresses(writer)
+            stream = self.capture.stream(client=remote, server=local)
         try:
-            await self._serve(connection, peer, reader, writer)
+            await self._serve(connection, peer, reader, _Recorder(writer, stream))
         except (FrameError, ProtocolError) as exc:
             self.rejected += 1
             log.warning("closing connection from %s: %s", peer, exc)
@@ -89,12 +96,15 @@ class RequestServer:
         finally:
             self._tasks.discard(task)
             writer.close()
+            if stream is not None:
+                stream.close("server")
 
     async def _serve(self, connection: int, peer: str, reader, writer) -> None:
         while True:
             payload = await read_payload(reader, self.max_frame_bytes)
             if payload is None:
                 return
+            writer.received(payload)
             if len(payload) < _HEAD.size:
                 raise FrameError(f"request of {len(payload)} bytes is shorter than a request header")
             api_key, version, correlation_id = _HEAD.unpack_from(payload)
@@ -112,3 +122,23 @@ class RequestServer:
             if answer is not None:
                 writer.write(frame_response(answer[1], answer[0], correlation_id))
                 await writer.drain()
+
+
+class _Recorder:
+    """The connection's writer, copying every frame to the capture stream when there is one."""
+
+    def __init__(self, writer: asyncio.StreamWriter, stream: Stream | None) -> None:
+        self.writer = writer
+        self.stream = stream
+
+    def received(self, payload: bytes) -> None:
+        if self.stream is not None:
+            self.stream.sent_by("client", struct.pack(">i", len(payload)) + payload)
+
+    def write(self, frame: bytes) -> None:
+        if self.stream is not None:
+            self.stream.sent_by("server", frame)
+        self.writer.write(frame)
+
+    async def drain(self) -> None:
+        await self.writer.drain()
