@@ -10,9 +10,8 @@ import struct
 
 import pytest
 
-from kraftwire.generated import lookup
+from fuzz_frames import bad_frames, run_fuzz
 from kraftwire.node.runtime.producer import MetadataClient
-from kraftwire.node.runtime.wire import frame_request
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -34,24 +33,6 @@ def send_raw(endpoint, data: bytes) -> bytes:
             if not chunk:
                 return received
             received += chunk
-
-
-def bad_frames(rng: random.Random, count: int):
-    vote = frame_request(lookup("VoteRequest")(cluster_id="x"), 2, 1, "fuzz")
-    kinds = [
-        lambda: rng.randbytes(rng.randrange(1, 200)),  # random bytes
-        lambda: struct.pack(">i", 200 * 1024 * 1024) + b"\x00" * 16,  # over the 100 MiB cap
-        lambda: struct.pack(">i", -5),  # negative size
-        lambda: struct.pack(">i", 3) + b"\x00\x34\x00",  # shorter than a request header
-        lambda: vote[: rng.randrange(5, len(vote) - 1)],  # truncated frame
-        lambda: vote[:12] + rng.randbytes(rng.randrange(1, 80)),  # valid header start, garbage body
-        lambda: struct.pack(">ihhi", 10, 3, 12, 1) + b"\x00\x00",  # an API not served here (Metadata)
-        lambda: struct.pack(">ihhi", 10, 52, 9, 1) + b"\x00\x00",  # a version not served (Vote v9)
-        lambda: vote + b"trailing",  # a valid frame followed by bytes that are not one
-        lambda: struct.pack(">i", len(vote) - 4 + 3) + vote[4:] + b"\x00\x00\x00",  # body with bytes left over
-    ]
-    for _ in range(count):
-        yield rng.choice(kinds)()
 
 
 def test_bad_frames_close_only_their_connection(cluster):
@@ -81,3 +62,7 @@ def test_unknown_api_versions_version_gets_a_v0_answer(cluster):
     answer = send_raw(cluster.endpoints[leader], frame)
     size, correlation_id, error = struct.unpack_from(">iih", answer)
     assert size == len(answer) - 4 and correlation_id == 42 and error == 35  # UNSUPPORTED_VERSION
+
+
+def test_fuzzed_frames_concurrently_while_committing(tmp_path):
+    run_fuzz(str(tmp_path / "fuzz"), frames=3000, seed=5, rounds=3)
