@@ -22,6 +22,7 @@ Exit status 0 either way; the verdict lines say whether each target was met.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -62,7 +63,9 @@ def kraftwire_throughput(directory: str, seconds: float, producers: int, batch: 
         warm = MetadataClient(cluster.endpoints[1], deadline_s=30)
         warm.produce([RECORD], -1)
         warm.close()
-        threads = [threading.Thread(target=produce, args=(i,), daemon=True) for i in range(producers)]
+        threads = [
+            threading.Thread(target=produce, args=(i,), daemon=True) for i in range(producers)
+        ]
         begin = time.perf_counter()
         for thread in threads:
             thread.start()
@@ -120,9 +123,7 @@ print(json.dumps({"records_per_s": done[0] / (time.perf_counter() - start)}))
 
 
 def pysyncobj_throughput(directory: str, seconds: float) -> dict | None:
-    try:
-        import pysyncobj  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("pysyncobj") is None:
         return None
     ports = free_ports(3)
     addresses = [f"127.0.0.1:{p}" for p in ports]
@@ -133,7 +134,16 @@ def pysyncobj_throughput(directory: str, seconds: float) -> dict | None:
             journal = os.path.join(directory, f"pysyncobj-{i}.journal")
             processes.append(
                 subprocess.Popen(
-                    [sys.executable, "-c", PYSYNCOBJ_NODE, me, partners, journal, "1" if i == 0 else "0", str(seconds)],
+                    [
+                        sys.executable,
+                        "-c",
+                        PYSYNCOBJ_NODE,
+                        me,
+                        partners,
+                        journal,
+                        "1" if i == 0 else "0",
+                        str(seconds),
+                    ],
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
                     text=True,
@@ -170,7 +180,9 @@ def failover(directory: str, trials: int) -> list[float]:
     return times
 
 
-def _write_once(cluster: LocalCluster, nodes: list[int], timeout_s: float, after_epoch: int = -1) -> None:
+def _write_once(
+    cluster: LocalCluster, nodes: list[int], timeout_s: float, after_epoch: int = -1
+) -> None:
     """Retry one acks=-1 write every 10 ms until it commits (in an epoch above ``after_epoch``)."""
     stop = time.perf_counter() + timeout_s
     while time.perf_counter() < stop:
@@ -211,8 +223,12 @@ def main() -> None:
             print("PySyncObj: not installed (pip install -e '.[bench]'); no ratio")
         else:
             ratio = ours["records_per_s"] / peer["records_per_s"]
-            print(f"PySyncObj: {peer['records_per_s']:,.0f} committed records/s (3 processes, file journal)")
-            print(f"verdict: kraftwire/PySyncObj = {ratio:.2f}x (target >= 3x): {'met' if ratio >= 3 else 'NOT met'}")
+            print(
+                f"PySyncObj: {peer['records_per_s']:,.0f} committed records/s (3 processes, file journal)"
+            )
+            print(
+                f"verdict: kraftwire/PySyncObj = {ratio:.2f}x (target >= 3x): {'met' if ratio >= 3 else 'NOT met'}"
+            )
         times = failover(directory, args.trials)
         ratios = sorted(t * 1000 / FETCH_TIMEOUT_MS for t in times)
         p90 = ratios[min(len(ratios) - 1, int(len(ratios) * 0.9))]

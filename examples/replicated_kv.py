@@ -64,11 +64,19 @@ async def put(nodes: dict[int, KRaftNode], key: str, value: str) -> int:
 
 
 async def main(directory: str) -> int:
-    cluster = LocalCluster(directory, 3, settings={"controller.quorum.election.timeout.ms": 500,
-                                                    "controller.quorum.fetch.timeout.ms": 1000})
+    cluster = LocalCluster(
+        directory,
+        3,
+        settings={
+            "controller.quorum.election.timeout.ms": 500,
+            "controller.quorum.fetch.timeout.ms": 1000,
+        },
+    )
     cluster.format()
     stores = {i: KeyValueStore() for i in cluster.ids}
-    nodes = {i: KRaftNode(load_config(cluster.config_path(i)), listener=stores[i]) for i in cluster.ids}
+    nodes = {
+        i: KRaftNode(load_config(cluster.config_path(i)), listener=stores[i]) for i in cluster.ids
+    }
     for node in nodes.values():
         await node.start()
     try:
@@ -100,7 +108,9 @@ async def main(directory: str) -> int:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", help="where the nodes keep their files (default: a temporary directory)")
+    parser.add_argument(
+        "--dir", help="where the nodes keep their files (default: a temporary directory)"
+    )
     args = parser.parse_args()
     if args.dir:
         raise SystemExit(asyncio.run(main(args.dir)))

@@ -5,4 +5,12 @@ from .config import ConfigError, NodeConfig, config_from_properties, load_config
 from .errors import NodeFailed, NotLeaderError
 from .node import KRaftNode
 
-__all__ = ["ConfigError", "KRaftNode", "NodeConfig", "NodeFailed", "NotLeaderError", "config_from_properties", "load_config"]
+__all__ = [
+    "ConfigError",
+    "KRaftNode",
+    "NodeConfig",
+    "NodeFailed",
+    "NotLeaderError",
+    "config_from_properties",
+    "load_config",
+]

@@ -33,7 +33,9 @@ def find_leader(host: str, port: int) -> tuple[str, Any]:
             _dc.DescribeClusterRequest(endpoint_type=2, include_cluster_authorized_operations=False)
         )
     if cluster.error_code != 0:
-        raise ClientError(f"DescribeCluster failed: error {cluster.error_code} {cluster.error_message or ''}".rstrip())
+        raise ClientError(
+            f"DescribeCluster failed: error {cluster.error_code} {cluster.error_message or ''}".rstrip()
+        )
     leader = [b for b in cluster.brokers if b.broker_id == cluster.controller_id]
     if not leader:
         raise ClientError("the quorum has no leader right now")
@@ -55,7 +57,11 @@ def describe_quorum(host: str, port: int) -> tuple[str, Any]:
 
 def _describe_quorum_request() -> Any:
     return _dq.DescribeQuorumRequest(
-        topics=[_dq.TopicData(topic_name="__cluster_metadata", partitions=[_dq.PartitionData(partition_index=0)])]
+        topics=[
+            _dq.TopicData(
+                topic_name="__cluster_metadata", partitions=[_dq.PartitionData(partition_index=0)]
+            )
+        ]
     )
 
 
@@ -75,7 +81,9 @@ def add_controller(bootstrap: Endpoint, config_path: str) -> str:
         meta = read_meta_properties(config.log_dir)
     except (ConfigError, StorageError) as exc:
         raise UsageError(str(exc)) from None
-    listeners = [_add.Listener(name=n, host=e.host, port=e.port) for n, e in config.listeners.items()]
+    listeners = [
+        _add.Listener(name=n, host=e.host, port=e.port) for n, e in config.listeners.items()
+    ]
     request = _add.AddRaftVoterRequest(
         timeout_ms=30000,
         voter_id=config.node_id,

@@ -41,7 +41,9 @@ def _checksum(data: bytes) -> int:
 class Stream:
     """One captured TCP connection: ``client`` opened it to ``server`` (each an (ip, port) pair)."""
 
-    def __init__(self, capture: "Capture", client: tuple[str, int], server: tuple[str, int]) -> None:
+    def __init__(
+        self, capture: "Capture", client: tuple[str, int], server: tuple[str, int]
+    ) -> None:
         self.capture = capture
         self.ends = {"client": client, "server": server}
         self.next_seq = {"client": random.getrandbits(32), "server": random.getrandbits(32)}
@@ -84,16 +86,41 @@ class Capture:
     def stream(self, client: tuple[str, int], server: tuple[str, int]) -> Stream:
         return Stream(self, client, server)
 
-    def packet(self, src: str, sport: int, dst: str, dport: int, seq: int, ack: int, flags: int, payload: bytes) -> None:
+    def packet(
+        self,
+        src: str,
+        sport: int,
+        dst: str,
+        dport: int,
+        seq: int,
+        ack: int,
+        flags: int,
+        payload: bytes,
+    ) -> None:
         source, destination = ipaddress.IPv4Address(src).packed, ipaddress.IPv4Address(dst).packed
         tcp = struct.pack(">HHIIBBHHH", sport, dport, seq, ack, 5 << 4, flags, 65535, 0, 0)
         pseudo = source + destination + struct.pack(">BBH", 0, 6, len(tcp) + len(payload))
         tcp = tcp[:16] + struct.pack(">H", _checksum(pseudo + tcp + payload)) + tcp[18:]
-        ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp) + len(payload), 0, 0x4000, 64, 6, 0, source, destination)
+        ip = struct.pack(
+            ">BBHHHBBH4s4s",
+            0x45,
+            0,
+            20 + len(tcp) + len(payload),
+            0,
+            0x4000,
+            64,
+            6,
+            0,
+            source,
+            destination,
+        )
         ip = ip[:10] + struct.pack(">H", _checksum(ip)) + ip[12:]
         frame = b"\x00" * 12 + b"\x08\x00" + ip + tcp + payload
         micros = int(time.time() * 1_000_000)
-        body = struct.pack("<IIIII", 0, micros >> 32, micros & 0xFFFFFFFF, len(frame), len(frame)) + frame
+        body = (
+            struct.pack("<IIIII", 0, micros >> 32, micros & 0xFFFFFFFF, len(frame), len(frame))
+            + frame
+        )
         self.file.write(_block(_EPB, body))
         self.file.flush()
         self.packets += 1

@@ -23,15 +23,25 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--bootstrap-controller", required=True, help="HOST:PORT of any controller")
     if name == "produce":
         parser.add_argument("--acks", type=int, choices=[-1, 0, 1], default=-1)
-        parser.add_argument("--count", type=int, help="send COUNT generated records instead of stdin lines")
-        parser.add_argument("--size", type=int, default=100, help="bytes per generated record (default 100)")
-        parser.add_argument("--batch", type=int, default=1, help="records per Produce request (default 1)")
+        parser.add_argument(
+            "--count", type=int, help="send COUNT generated records instead of stdin lines"
+        )
+        parser.add_argument(
+            "--size", type=int, default=100, help="bytes per generated record (default 100)"
+        )
+        parser.add_argument(
+            "--batch", type=int, default=1, help="records per Produce request (default 1)"
+        )
         parser.add_argument("--timeout-ms", type=int, default=30000, help="give up after this long")
     else:
         parser.add_argument("--from-beginning", action="store_true", help="start at the log start")
         parser.add_argument("--offset", type=int, default=None, help="start at this offset")
-        parser.add_argument("--max-records", type=int, default=None, help="stop after this many records")
-        parser.add_argument("--timeout-ms", type=int, default=5000, help="stop after this long without new records")
+        parser.add_argument(
+            "--max-records", type=int, default=None, help="stop after this many records"
+        )
+        parser.add_argument(
+            "--timeout-ms", type=int, default=5000, help="stop after this long without new records"
+        )
     parser.set_defaults(_client_command=name)
 
 

@@ -19,13 +19,21 @@ from typing import Any
 from kraftwire.generated import ProtocolError
 from kraftwire.records import decode_batches
 
-_CONTROL_LABELS = {2: "LeaderChange:", 3: "SnapshotHeader", 4: "SnapshotFooter", 5: "KRaftVersion", 6: "KRaftVoters"}
+_CONTROL_LABELS = {
+    2: "LeaderChange:",
+    3: "SnapshotHeader",
+    4: "SnapshotFooter",
+    5: "KRaftVersion",
+    6: "KRaftVoters",
+}
 _MIN_BATCH = 61  # the v2 batch header
 _SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH", help=".log segments and .checkpoint snapshots")
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help=".log segments and .checkpoint snapshots"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -60,7 +68,11 @@ def dump_file(path: str, data: bytes) -> dict[str, Any]:
         (batch,), _ = decode_batches(data[start:stop])
         batches.append(_batch(batch, start, stop - start))
     name = os.path.basename(path)
-    out: dict[str, Any] = {"path": path, "batches": batches, "invalidTrailingBytes": len(data) - tail}
+    out: dict[str, Any] = {
+        "path": path,
+        "batches": batches,
+        "invalidTrailingBytes": len(data) - tail,
+    }
     match = _SNAPSHOT.match(name)
     if match:
         out["snapshot"] = {"endOffset": int(match[1]), "epoch": int(match[2])}
@@ -127,7 +139,9 @@ def _payload(value: bytes | None) -> dict[str, str] | None:
 def render(dump: dict[str, Any]) -> str:
     lines = [f"Dumping {dump['path']}"]
     if "snapshot" in dump:
-        lines.append(f"Snapshot end offset: {dump['snapshot']['endOffset']}, epoch: {dump['snapshot']['epoch']}")
+        lines.append(
+            f"Snapshot end offset: {dump['snapshot']['endOffset']}, epoch: {dump['snapshot']['epoch']}"
+        )
     elif "logStartOffset" in dump:
         lines.append(f"Log starting offset: {dump['logStartOffset']}")
     for b in dump["batches"]:
@@ -144,7 +158,9 @@ def render(dump: dict[str, Any]) -> str:
                 f"valueSize: {r['valueSize']} sequence: -1 headerKeys: []"
             )
             if "control" in r:
-                label = _CONTROL_LABELS.get(r["control"]["type"], f"controlType: {r['control']['type']}")
+                label = _CONTROL_LABELS.get(
+                    r["control"]["type"], f"controlType: {r['control']['type']}"
+                )
                 body = json.dumps(r["control"]["json"], separators=(",", ":"))
                 lines.append(f"{prefix} {label} {body}")
             elif r["value"] is not None:
@@ -152,5 +168,7 @@ def render(dump: dict[str, Any]) -> str:
             else:
                 lines.append(prefix)
     if dump["invalidTrailingBytes"]:
-        lines.append(f"Found {dump['invalidTrailingBytes']} invalid bytes at the end of {os.path.basename(dump['path'])}")
+        lines.append(
+            f"Found {dump['invalidTrailingBytes']} invalid bytes at the end of {os.path.basename(dump['path'])}"
+        )
     return "\n".join(lines)

@@ -17,14 +17,26 @@ from .node import KRaftNode
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     start = sub.add_parser("start", help="start a controller from a properties file")
-    start.add_argument("--config", "-c", required=True, help="properties file (Kafka's controller names)")
+    start.add_argument(
+        "--config", "-c", required=True, help="properties file (Kafka's controller names)"
+    )
     start.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    start.add_argument("--capture", metavar="FILE.pcapng", help="write every frame sent and received to a new pcapng file")
-    start.add_argument("--metrics-port", type=int, help="serve Kafka's raft metrics for Prometheus on 127.0.0.1:PORT")
+    start.add_argument(
+        "--capture",
+        metavar="FILE.pcapng",
+        help="write every frame sent and received to a new pcapng file",
+    )
+    start.add_argument(
+        "--metrics-port",
+        type=int,
+        help="serve Kafka's raft metrics for Prometheus on 127.0.0.1:PORT",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=args.log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=args.log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s"
+    )
     try:
         config = load_config(args.config)
     except ConfigError as exc:

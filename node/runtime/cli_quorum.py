@@ -20,20 +20,24 @@ from .admin import describe_quorum
 from .client import ClientError
 from .config import parse_endpoint
 
-NOT_LEADER_OR_FOLLOWER = 6
-
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    add = sub.add_parser("add-controller", help="make a running observer controller a voter (AddRaftVoter)")
+    add = sub.add_parser(
+        "add-controller", help="make a running observer controller a voter (AddRaftVoter)"
+    )
     add.add_argument("--config", "-c", required=True, help="the new controller's properties file")
     add.add_argument("--bootstrap-controller", required=True, help="HOST:PORT of any controller")
     remove = sub.add_parser("remove-controller", help="remove a voter (RemoveRaftVoter)")
     remove.add_argument("--controller-id", "-i", type=int, required=True)
     remove.add_argument("--controller-directory-id", "-d", required=True)
     remove.add_argument("--bootstrap-controller", required=True, help="HOST:PORT of any controller")
-    describe = sub.add_parser("describe", help="describe the quorum (like kafka-metadata-quorum.sh describe)")
-    describe.add_argument("--bootstrap-controller", required=True, help="HOST:PORT of any controller")
+    describe = sub.add_parser(
+        "describe", help="describe the quorum (like kafka-metadata-quorum.sh describe)"
+    )
+    describe.add_argument(
+        "--bootstrap-controller", required=True, help="HOST:PORT of any controller"
+    )
     what = describe.add_mutually_exclusive_group(required=True)
     what.add_argument("--status", action="store_true", help="leader, epoch, high watermark, voters")
     what.add_argument("--replication", action="store_true", help="per replica progress")
@@ -51,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
             print(admin.add_controller(endpoint, args.config))
             return 0
         if args.action == "remove-controller":
-            print(admin.remove_controller(endpoint, args.controller_id, args.controller_directory_id))
+            print(
+                admin.remove_controller(endpoint, args.controller_id, args.controller_directory_id)
+            )
             return 0
         cluster_id, quorum = describe_quorum(endpoint.host, endpoint.port)
     except admin.UsageError as exc:
@@ -81,7 +87,9 @@ def _node(replica: Any, endpoints: dict[int, list[str]]) -> dict[str, Any]:
 
 def status_fields(cluster_id: str, response: Any) -> dict[str, Any]:
     partition = response.topics[0].partitions[0]
-    endpoints = {n.node_id: [f"{l.name}://{l.host}:{l.port}" for l in n.listeners] for n in response.nodes}
+    endpoints = {
+        n.node_id: [f"{l.name}://{l.host}:{l.port}" for l in n.listeners] for n in response.nodes
+    }
     voters = partition.current_voters
     leader = next(v for v in voters if v.replica_id == partition.leader_id)
     laggard = min(voters, key=lambda v: v.log_end_offset)
@@ -143,7 +151,17 @@ def replication_rows(response: Any) -> list[dict[str, Any]]:
 
 def render_table(rows: list[dict[str, Any]]) -> str:
     """Kafka's prettyPrintTable: cells left-aligned to the widest in the column, a tab after each."""
-    header = ["NodeId", "DirectoryId", "LogEndOffset", "Lag", "LastFetchTimestamp", "LastCaughtUpTimestamp", "Status"]
+    header = [
+        "NodeId",
+        "DirectoryId",
+        "LogEndOffset",
+        "Lag",
+        "LastFetchTimestamp",
+        "LastCaughtUpTimestamp",
+        "Status",
+    ]
     table = [header] + [[str(row[h]) for h in header] for row in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(header))]
-    return "\n".join("".join(f"{cell:<{widths[i]}}\t" for i, cell in enumerate(line)) for line in table)
+    return "\n".join(
+        "".join(f"{cell:<{widths[i]}}\t" for i, cell in enumerate(line)) for line in table
+    )

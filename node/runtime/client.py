@@ -19,7 +19,9 @@ class ClientError(Exception):
 
 
 class KafkaConnection:
-    def __init__(self, host: str, port: int, timeout_s: float = 10.0, client_id: str = "kraftwire-tool") -> None:
+    def __init__(
+        self, host: str, port: int, timeout_s: float = 10.0, client_id: str = "kraftwire-tool"
+    ) -> None:
         self.address = f"{host}:{port}"
         self.client_id = client_id
         try:
@@ -28,7 +30,12 @@ class KafkaConnection:
             raise ClientError(f"cannot connect to {self.address}: {exc.strerror or exc}") from None
         self._next_id = 0
         self.versions: dict[int, tuple[int, int]] = {}
-        answer = self.call(lookup("ApiVersionsRequest")(client_software_name="kraftwire", client_software_version="0.1.0"), 3)
+        answer = self.call(
+            lookup("ApiVersionsRequest")(
+                client_software_name="kraftwire", client_software_version="0.1.0"
+            ),
+            3,
+        )
         if answer.error_code != 0:
             raise ClientError(f"{self.address} answered ApiVersions with error {answer.error_code}")
         self.versions = {k.api_key: (k.min_version, k.max_version) for k in answer.api_keys}
@@ -63,7 +70,9 @@ class KafkaConnection:
         except (FrameError, ProtocolError) as exc:
             raise ClientError(f"{self.address}: unreadable response: {exc}") from None
         if correlation_id != self._next_id:
-            raise ClientError(f"{self.address}: response to request {correlation_id}, expected {self._next_id}")
+            raise ClientError(
+                f"{self.address}: response to request {correlation_id}, expected {self._next_id}"
+            )
         return body
 
     def _read(self, size: int) -> bytes:

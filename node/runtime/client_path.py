@@ -38,35 +38,58 @@ async def handle_produce(node: "KRaftNode", version: int, request: Any) -> Any |
     if request.acks not in (-1, 0, 1):
         return _produce_answer(node, version, partitions, INVALID_REQUIRED_ACKS)
     if request.transactional_id is not None or len(partitions) != 1:
-        return None if request.acks == 0 else _produce_answer(node, version, partitions, INVALID_REQUEST)
+        return (
+            None
+            if request.acks == 0
+            else _produce_answer(node, version, partitions, INVALID_REQUEST)
+        )
     topic, partition = partitions[0]
     if not _is_metadata_topic(topic, version) or partition.index != METADATA_PARTITION:
         error = UNKNOWN_TOPIC_ID if version >= 13 else UNKNOWN_TOPIC_OR_PARTITION
         return None if request.acks == 0 else _produce_answer(node, version, partitions, error)
     try:
-        records = tuple(r for b in batch_codec.decode_batches(partition.records or b"") if not b.is_control for r in b.records)
+        records = tuple(
+            r
+            for b in batch_codec.decode_batches(partition.records or b"")
+            if not b.is_control
+            for r in b.records
+        )
     except (ProtocolError, ValueError):
         records = ()
     if not records:
-        return None if request.acks == 0 else _produce_answer(node, version, partitions, CORRUPT_MESSAGE)
+        return (
+            None
+            if request.acks == 0
+            else _produce_answer(node, version, partitions, CORRUPT_MESSAGE)
+        )
     appended, committed = node.submit(records)
     try:
         result = await appended
         if request.acks == -1:
             await asyncio.wait_for(asyncio.shield(committed), max(request.timeout_ms, 1) / 1000)
     except NotLeaderError:
-        return None if request.acks == 0 else _produce_answer(node, version, partitions, NOT_LEADER_OR_FOLLOWER)
+        return (
+            None
+            if request.acks == 0
+            else _produce_answer(node, version, partitions, NOT_LEADER_OR_FOLLOWER)
+        )
     except asyncio.TimeoutError:
         return _produce_answer(node, version, partitions, REQUEST_TIMED_OUT)
     except Exception:  # lost to a new leader or the node stopping: the client must retry
-        return None if request.acks == 0 else _produce_answer(node, version, partitions, NOT_LEADER_OR_FOLLOWER)
+        return (
+            None
+            if request.acks == 0
+            else _produce_answer(node, version, partitions, NOT_LEADER_OR_FOLLOWER)
+        )
     if request.acks == 0:
         return None
     base = result.last_offset - len(records) + 1
     return _produce_answer(node, version, partitions, NONE, base)
 
 
-def _produce_answer(node: "KRaftNode", version: int, partitions: list, error: int, base_offset: int = -1) -> Any:
+def _produce_answer(
+    node: "KRaftNode", version: int, partitions: list, error: int, base_offset: int = -1
+) -> Any:
     status = node.status()
     leader_known = error == NOT_LEADER_OR_FOLLOWER and status.leader_id is not None
     endpoint = node.leader_endpoint() if leader_known else None
@@ -80,13 +103,16 @@ def _produce_answer(node: "KRaftNode", version: int, partitions: list, error: in
         )
         if error == NOT_LEADER_OR_FOLLOWER:
             answer.current_leader = _pr.LeaderIdAndEpoch(
-                leader_id=-1 if status.leader_id is None else status.leader_id, leader_epoch=status.epoch
+                leader_id=-1 if status.leader_id is None else status.leader_id,
+                leader_epoch=status.epoch,
             )
         topics.setdefault(topic.topic_id if version >= 13 else topic.name, []).append(answer)
     responses = [
-        _pr.TopicProduceResponse(topic_id=key, partition_responses=answers)
-        if version >= 13
-        else _pr.TopicProduceResponse(name=key, partition_responses=answers)
+        (
+            _pr.TopicProduceResponse(topic_id=key, partition_responses=answers)
+            if version >= 13
+            else _pr.TopicProduceResponse(name=key, partition_responses=answers)
+        )
         for key, answers in topics.items()
     ]
     nodes = []
@@ -126,7 +152,8 @@ def _client_partition(node, status, version: int, topic: Any, p: Any, max_bytes:
         )
         if error == NOT_LEADER_OR_FOLLOWER:
             out.current_leader = _fr.LeaderIdAndEpoch(
-                leader_id=-1 if status.leader_id is None else status.leader_id, leader_epoch=status.epoch
+                leader_id=-1 if status.leader_id is None else status.leader_id,
+                leader_epoch=status.epoch,
             )
         return out
 
@@ -138,7 +165,9 @@ def _client_partition(node, status, version: int, topic: Any, p: Any, max_bytes:
     if p.fetch_offset < log.start_offset() or p.fetch_offset > status.high_watermark:
         return answer(OFFSET_OUT_OF_RANGE)
     limit = max(1, min(max_bytes, p.partition_max_bytes))
-    committed = [b for b in log.read(p.fetch_offset, limit) if b.last_offset < status.high_watermark]
+    committed = [
+        b for b in log.read(p.fetch_offset, limit) if b.last_offset < status.high_watermark
+    ]
     return answer(NONE, batch_codec.encode_batches(committed) if committed else b"")
 
 

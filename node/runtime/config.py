@@ -27,7 +27,9 @@ class NodeConfig:
     node_id: int
     log_dir: str
     listeners: dict[str, Endpoint]  # advertised controller listeners, the first is the default
-    bind: dict[str, Endpoint] = field(default_factory=dict)  # where those listeners accept connections
+    bind: dict[str, Endpoint] = field(
+        default_factory=dict
+    )  # where those listeners accept connections
     voters: dict[int, Endpoint] = field(default_factory=dict)  # controller.quorum.voters (static)
     bootstrap_servers: tuple[Endpoint, ...] = ()
     election_timeout_ms: int = 1000
@@ -158,26 +160,41 @@ def _require(ok: bool, source: str, message: str) -> None:
 
 def _assemble(values: dict[str, object], checked: dict[str, object], source: str) -> NodeConfig:
     _require("node_id" in values, source, "node.id is required")
-    _require(checked.get("process.roles") == "controller", source,
-             "process.roles must be 'controller' (this node implements the KRaft controller quorum only)")
+    _require(
+        checked.get("process.roles") == "controller",
+        source,
+        "process.roles must be 'controller' (this node implements the KRaft controller quorum only)",
+    )
     if "log_dir" not in values and "log.dirs" in checked:
         values["log_dir"] = str(checked["log.dirs"]).split(",")[0].strip()
     _require(bool(values.get("log_dir")), source, "metadata.log.dir (or log.dirs) is required")
     _require("listeners" in checked, source, "listeners is required")
-    names = [n.strip() for n in str(checked.get("controller.listener.names", "")).split(",") if n.strip()]
+    names = [
+        n.strip() for n in str(checked.get("controller.listener.names", "")).split(",") if n.strip()
+    ]
     _require(bool(names), source, "controller.listener.names is required")
     bound: dict[str, Endpoint] = checked["listeners"]  # type: ignore[assignment]
     advertised: dict[str, Endpoint] = checked.get("advertised.listeners", {})  # type: ignore[assignment]
     for name in names:
-        _require(name in bound, source, f"controller.listener.names names {name!r}, which is not in listeners")
+        _require(
+            name in bound,
+            source,
+            f"controller.listener.names names {name!r}, which is not in listeners",
+        )
     protocols = str(checked.get("listener.security.protocol.map", ""))
     for item in filter(None, (p.strip() for p in protocols.split(","))):
         listener, _, protocol = item.partition(":")
-        _require(protocol == "PLAINTEXT" or listener not in names, source,
-                 f"listener.security.protocol.map: {listener} uses {protocol}; only PLAINTEXT is supported")
+        _require(
+            protocol == "PLAINTEXT" or listener not in names,
+            source,
+            f"listener.security.protocol.map: {listener} uses {protocol}; only PLAINTEXT is supported",
+        )
     values["listeners"] = {name: advertised.get(name, bound[name]) for name in names}
     values["bind"] = {name: bound[name] for name in names}
-    _require(bool(values.get("voters")) != bool(values.get("bootstrap_servers")), source,
-             "set exactly one of controller.quorum.voters and controller.quorum.bootstrap.servers")
+    _require(
+        bool(values.get("voters")) != bool(values.get("bootstrap_servers")),
+        source,
+        "set exactly one of controller.quorum.voters and controller.quorum.bootstrap.servers",
+    )
     values["log_dir"] = os.path.abspath(str(values["log_dir"]))
     return NodeConfig(source=source, **values)  # type: ignore[arg-type]

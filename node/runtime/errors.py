@@ -12,7 +12,9 @@ class NotLeaderError(CoreNotLeaderError):
 
     def __init__(self, leader: LeaderAndEpoch, endpoint: Endpoint | None) -> None:
         where = "" if endpoint is None else f" at {endpoint.host}:{endpoint.port}"
-        super().__init__(f"not the leader; leader is {leader.leader_id}{where} in epoch {leader.epoch}")
+        super().__init__(
+            f"not the leader; leader is {leader.leader_id}{where} in epoch {leader.epoch}"
+        )
         self.leader = leader
         self.endpoint = endpoint
 

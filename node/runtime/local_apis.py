@@ -22,13 +22,22 @@ _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 def served_versions(extra: tuple[int, ...] = ()) -> dict[int, tuple[int, int]]:
-    return {key: (APIS[key].lowest_version, APIS[key].highest_version) for key in (*SERVED_KEYS, *extra)}
+    return {
+        key: (APIS[key].lowest_version, APIS[key].highest_version) for key in (*SERVED_KEYS, *extra)
+    }
 
 
 def api_versions_response(
-    version: int, request: Any, served: dict[int, tuple[int, int]], kraft_version: int, features_epoch: int
+    version: int,
+    request: Any,
+    served: dict[int, tuple[int, int]],
+    kraft_version: int,
+    features_epoch: int,
 ) -> Any:
-    keys = [_av.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in sorted(served.items())]
+    keys = [
+        _av.ApiVersion(api_key=k, min_version=lo, max_version=hi)
+        for k, (lo, hi) in sorted(served.items())
+    ]
     if version >= 3 and not (
         _SOFTWARE.fullmatch(request.client_software_name or "")
         and _SOFTWARE.fullmatch(request.client_software_version or "")
@@ -38,10 +47,16 @@ def api_versions_response(
     features, finalized = [], []
     # v0-v3 answers leave out features whose minimum is 0 (KAFKA-17011); v4+ shows them.
     if version >= 3 and (low > 0 or version >= 4):
-        features = [_av.SupportedFeatureKey(name="kraft.version", min_version=low, max_version=high)]
+        features = [
+            _av.SupportedFeatureKey(name="kraft.version", min_version=low, max_version=high)
+        ]
         if kraft_version > 0:
             finalized = [
-                _av.FinalizedFeatureKey(name="kraft.version", min_version_level=kraft_version, max_version_level=kraft_version)
+                _av.FinalizedFeatureKey(
+                    name="kraft.version",
+                    min_version_level=kraft_version,
+                    max_version_level=kraft_version,
+                )
             ]
     return _av.ApiVersionsResponse(
         error_code=NONE,
@@ -53,7 +68,10 @@ def api_versions_response(
 
 
 def unsupported_api_versions(served: dict[int, tuple[int, int]]) -> Any:
-    keys = [_av.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in sorted(served.items())]
+    keys = [
+        _av.ApiVersion(api_key=k, min_version=lo, max_version=hi)
+        for k, (lo, hi) in sorted(served.items())
+    ]
     return _av.ApiVersionsResponse(error_code=UNSUPPORTED_VERSION, api_keys=keys)
 
 
@@ -64,7 +82,9 @@ def describe_cluster_response(
     endpoint_type = getattr(request, "endpoint_type", 1)
     if version == 0 or endpoint_type not in (1, CONTROLLER_ENDPOINT):
         error = INVALID_REQUEST if version == 0 else UNSUPPORTED_ENDPOINT_TYPE
-        return _dc.DescribeClusterResponse(error_code=error, endpoint_type=CONTROLLER_ENDPOINT, cluster_id=cluster_id)
+        return _dc.DescribeClusterResponse(
+            error_code=error, endpoint_type=CONTROLLER_ENDPOINT, cluster_id=cluster_id
+        )
     if endpoint_type != CONTROLLER_ENDPOINT:
         return _dc.DescribeClusterResponse(
             error_code=MISMATCHED_ENDPOINT_TYPE,
@@ -76,7 +96,11 @@ def describe_cluster_response(
     for voter in status.voters:
         endpoint = voter.listeners.get(listener) or next(iter(voter.listeners.values()), None)
         if endpoint is not None:
-            brokers.append(_dc.DescribeClusterBroker(broker_id=voter.key.id, host=endpoint.host, port=endpoint.port))
+            brokers.append(
+                _dc.DescribeClusterBroker(
+                    broker_id=voter.key.id, host=endpoint.host, port=endpoint.port
+                )
+            )
     listed = {b.broker_id for b in brokers}
     return _dc.DescribeClusterResponse(
         endpoint_type=CONTROLLER_ENDPOINT,

@@ -66,7 +66,10 @@ class LocalCluster:
         """Write the configs and format every node's directory with the same initial voters."""
         os.makedirs(self.directory, exist_ok=True)
         directories = {i: random_uuid() for i in self.ids}
-        voters = [VoterSpec(ReplicaKey(i, directories[i]), {LISTENER: self.endpoints[i]}) for i in self.ids]
+        voters = [
+            VoterSpec(ReplicaKey(i, directories[i]), {LISTENER: self.endpoints[i]})
+            for i in self.ids
+        ]
         for i in self.ids:
             self._write_config(i)
             format_directory(self.log_dir(i), self.cluster_id, i, 1, voters, directories[i])
@@ -81,7 +84,11 @@ class LocalCluster:
         return node_id
 
     def _write_config(self, node_id: int) -> None:
-        servers = ",".join(f"{e.host}:{e.port}" for i, e in self.endpoints.items() if i != node_id or len(self.endpoints) == 1)
+        servers = ",".join(
+            f"{e.host}:{e.port}"
+            for i, e in self.endpoints.items()
+            if i != node_id or len(self.endpoints) == 1
+        )
         advertised = self.endpoints[node_id]
         port = self.listen_ports.get(node_id, advertised.port)
         lines = {
@@ -100,7 +107,15 @@ class LocalCluster:
     def start(self, node_id: int) -> None:
         log = open(os.path.join(self.directory, f"node{node_id}.log"), "ab")
         self.processes[node_id] = subprocess.Popen(
-            [sys.executable, "-m", "kraftwire", "node", "start", "--config", self.config_path(node_id)],
+            [
+                sys.executable,
+                "-m",
+                "kraftwire",
+                "node",
+                "start",
+                "--config",
+                self.config_path(node_id),
+            ],
             stdout=log,
             stderr=log,
             stdin=subprocess.DEVNULL,
@@ -152,7 +167,9 @@ class LocalCluster:
             return partition.leader_id, partition.leader_epoch
         return None
 
-    def wait_for_leader(self, timeout_s: float = 60.0, not_in: tuple[int, ...] = ()) -> tuple[int, int]:
+    def wait_for_leader(
+        self, timeout_s: float = 60.0, not_in: tuple[int, ...] = ()
+    ) -> tuple[int, int]:
         stop = time.monotonic() + timeout_s
         while time.monotonic() < stop:
             found = self.leader()

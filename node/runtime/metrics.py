@@ -79,11 +79,15 @@ class RaftMetrics:
         now = time.monotonic()
         records = sum(len(b.records) for b in ready.log_appended)
         if records:
-            (self.appended_as_leader if status.role is Role.LEADER else self.fetched_as_follower).add(records, now)
+            (
+                self.appended_as_leader if status.role is Role.LEADER else self.fetched_as_follower
+            ).add(records, now)
         if status.role is Role.LEADER:
             for batch in ready.committed:
                 if batch.records and batch.append_time_ms > 0:
-                    self.commit_latency.add((now_ms - batch.append_time_ms) / len(batch.records), now)
+                    self.commit_latency.add(
+                        (now_ms - batch.append_time_ms) / len(batch.records), now
+                    )
         if status.role in (Role.PROSPECTIVE, Role.CANDIDATE):
             if self._election_started is None:
                 self._election_started = now
@@ -123,11 +127,15 @@ def serve_prometheus(metrics: RaftMetrics, port: int) -> Any:
         def collect(self):
             values = dict(metrics.snapshot)
             state = values.pop("current-state", "unattached")
-            family = GaugeMetricFamily(PREFIX + "current_state", "raft-metrics current-state", labels=["state"])
+            family = GaugeMetricFamily(
+                PREFIX + "current_state", "raft-metrics current-state", labels=["state"]
+            )
             family.add_metric([state], 1)
             yield family
             for name, value in values.items():
-                yield GaugeMetricFamily(PREFIX + name.replace("-", "_"), f"raft-metrics {name}", value=value)
+                yield GaugeMetricFamily(
+                    PREFIX + name.replace("-", "_"), f"raft-metrics {name}", value=value
+                )
 
     registry = CollectorRegistry()
     registry.register(Collector())

@@ -88,7 +88,9 @@ class KRaftNode:
         self._answers: dict[tuple[int, int], asyncio.Future] = {}
         self._waiters: list[_Waiter] = []
         self._endpoints: dict[int, Endpoint] = {}
-        self._endpoints_from: tuple[VoterSpec, ...] | None = None  # the voter set they were read from
+        self._endpoints_from: tuple[VoterSpec, ...] | None = (
+            None  # the voter set they were read from
+        )
         self._last_state: tuple | None = None
         self._last_ms = 0
         self._loop_task: asyncio.Task | None = None
@@ -102,7 +104,9 @@ class KRaftNode:
             config.max_frame_bytes,
         )
         self.network = PeerNetwork(
-            lambda src, cid, version, body: self._post(ResponseReceived(src, cid, version, body, 0)),
+            lambda src, cid, version, body: self._post(
+                ResponseReceived(src, cid, version, body, 0)
+            ),
             lambda dst, cid, error: self._post(RequestFailed(dst, cid, error, 0)),
             config.request_timeout_ms,
             config.max_frame_bytes,
@@ -122,9 +126,13 @@ class KRaftNode:
                 raise StorageError(
                     f"{cfg.log_dir} was formatted for node.id {storage.meta.node_id}, not {cfg.node_id}"
                 )
-            self.core = KRaftCore(self._core_config(storage), storage.log, storage.quorum_state, storage.snapshots)
+            self.core = KRaftCore(
+                self._core_config(storage), storage.log, storage.quorum_state, storage.snapshots
+            )
             if self.capture_path is not None:
-                self.capture = self.server.capture = self.network.capture = Capture(self.capture_path)
+                self.capture = self.server.capture = self.network.capture = Capture(
+                    self.capture_path
+                )
             for endpoint in cfg.bind.values():
                 await self.server.listen(endpoint.host, endpoint.port)
         except BaseException:
@@ -137,7 +145,10 @@ class KRaftNode:
         cfg = self.config
         bootstrap = storage.bootstrap()
         if cfg.voters:
-            voters = [VoterSpec(ReplicaKey(i, None), {cfg.listener_name: ep}) for i, ep in cfg.voters.items()]
+            voters = [
+                VoterSpec(ReplicaKey(i, None), {cfg.listener_name: ep})
+                for i, ep in cfg.voters.items()
+            ]
             kraft_version = bootstrap.kraft_version if bootstrap.voters else 0
             voters = list(bootstrap.voters) or voters
         else:
@@ -251,19 +262,33 @@ class KRaftNode:
         if request.api_key == client_path.PRODUCE:
             answer = await client_path.handle_produce(self, request.api_version, request.body)
             return None if answer is None else (request.api_version, answer)
-        if request.api_key == client_path.FETCH and client_path.is_client_fetch(request.api_version, request.body):
-            return request.api_version, client_path.handle_client_fetch(self, request.api_version, request.body)
+        if request.api_key == client_path.FETCH and client_path.is_client_fetch(
+            request.api_version, request.body
+        ):
+            return request.api_version, client_path.handle_client_fetch(
+                self, request.api_version, request.body
+            )
         if request.api_key == local_apis.DESCRIBE_CLUSTER:
             body = local_apis.describe_cluster_response(
-                request.api_version, request.body, self.storage.meta.cluster_id, self.core.status(), self.config.listener_name
+                request.api_version,
+                request.body,
+                self.storage.meta.cluster_id,
+                self.core.status(),
+                self.config.listener_name,
             )
             return request.api_version, body
         future = asyncio.get_running_loop().create_future()
         key = (request.connection, request.correlation_id)
         self._answers[key] = future
-        self._post(RequestReceived(request.connection, request.correlation_id, request.api_version, request.body, 0))
+        self._post(
+            RequestReceived(
+                request.connection, request.correlation_id, request.api_version, request.body, 0
+            )
+        )
         try:
-            return await asyncio.wait_for(future, max(30.0, self.config.request_timeout_ms / 1000 * 4))
+            return await asyncio.wait_for(
+                future, max(30.0, self.config.request_timeout_ms / 1000 * 4)
+            )
         finally:
             self._answers.pop(key, None)
 
@@ -320,7 +345,9 @@ class KRaftNode:
         item.now_ms = now
         core.step(item)
 
-    def _append(self, records: tuple[bytes, ...], appended: asyncio.Future, committed: asyncio.Future) -> None:
+    def _append(
+        self, records: tuple[bytes, ...], appended: asyncio.Future, committed: asyncio.Future
+    ) -> None:
         try:
             result = self.core.append(records, self._now())
         except CoreNotLeaderError:
@@ -337,7 +364,9 @@ class KRaftNode:
     def not_leader_error(self) -> NotLeaderError:
         status = self.core.status()
         leader = LeaderAndEpoch(status.leader_id, status.epoch)
-        return NotLeaderError(leader, None if status.leader_id is None else self._endpoint_of(status.leader_id))
+        return NotLeaderError(
+            leader, None if status.leader_id is None else self._endpoint_of(status.leader_id)
+        )
 
     def _drain(self) -> None:
         core, storage = self.core, self.storage
@@ -349,7 +378,9 @@ class KRaftNode:
                 storage.log.flush(ready.flush_log_to)
             for message in ready.messages:
                 if type(message) is OutboundRequest:
-                    self.network.send(message, message.endpoint or self._endpoint_of(message.destination))
+                    self.network.send(
+                        message, message.endpoint or self._endpoint_of(message.destination)
+                    )
                 else:
                     future = self._answers.pop((message.destination, message.correlation_id), None)
                     if future is not None and not future.done():
@@ -397,14 +428,18 @@ class KRaftNode:
     def _fail_waiters_below(self, offset: int) -> None:
         for waiter in [w for w in self._waiters if w.last_offset < offset]:
             self._waiters.remove(waiter)
-            _fail(waiter.future, NodeFailed(f"offset {waiter.last_offset} was replaced by a snapshot"))
+            _fail(
+                waiter.future, NodeFailed(f"offset {waiter.last_offset} was replaced by a snapshot")
+            )
 
     def _endpoint_of(self, node_id: int) -> Endpoint | None:
         voters = self.core.status().voters
         if voters is not self._endpoints_from:
             self._endpoints_from = voters
             for voter in voters:
-                endpoint = voter.listeners.get(self.config.listener_name) or next(iter(voter.listeners.values()), None)
+                endpoint = voter.listeners.get(self.config.listener_name) or next(
+                    iter(voter.listeners.values()), None
+                )
                 if endpoint is not None:
                     self._endpoints[voter.key.id] = endpoint
         return self._endpoints.get(node_id)
@@ -415,7 +450,10 @@ class KRaftNode:
         if state != self._last_state:
             self._last_state = state
             log.info(
-                "node %s: %s epoch %s leader %s", self.config.node_id, status.role.value, status.epoch,
+                "node %s: %s epoch %s leader %s",
+                self.config.node_id,
+                status.role.value,
+                status.epoch,
                 "none" if status.leader_id is None else status.leader_id,
             )
 

@@ -75,7 +75,9 @@ class PeerChannel:
 
     def expire(self, now: float, timeout_s: float) -> None:
         if self._pending and min(p.sent_ms for p in self._pending.values()) + timeout_s < now:
-            log.info("request to node %s at %s timed out; reconnecting", self.destination, self._where())
+            log.info(
+                "request to node %s at %s timed out; reconnecting", self.destination, self._where()
+            )
             self._disconnect()
 
     def _where(self) -> str:
@@ -90,12 +92,16 @@ class PeerChannel:
             if self.network.capture is not None:
                 local, remote = addresses(writer)
                 self._stream = self.network.capture.stream(client=local, server=remote)
-            self.versions = await asyncio.wait_for(self._negotiate(reader, writer), self.network.request_timeout_s)
+            self.versions = await asyncio.wait_for(
+                self._negotiate(reader, writer), self.network.request_timeout_s
+            )
         except (OSError, asyncio.TimeoutError, FrameError, ProtocolError) as exc:
             if self._stream is not None:
                 self._stream.close()
                 self._stream = None
-            self._backoff_ms = min(max(RECONNECT_BACKOFF_MS, self._backoff_ms * 2), RECONNECT_BACKOFF_MAX_MS)
+            self._backoff_ms = min(
+                max(RECONNECT_BACKOFF_MS, self._backoff_ms * 2), RECONNECT_BACKOFF_MAX_MS
+            )
             self._retry_at = time.monotonic() + self._backoff_ms / 1000
             queued, self._queue, self._task = self._queue, [], None
             log.debug("cannot reach node %s at %s: %s", self.destination, self._where(), exc)
@@ -119,7 +125,9 @@ class PeerChannel:
     async def _negotiate(self, reader, writer) -> dict[int, tuple[int, int]]:
         """ApiVersions v3 (answered at v0 with UNSUPPORTED_VERSION by an older peer, then v0)."""
         for version in (3, 0):
-            request = _ApiVersionsRequest(client_software_name="kraftwire", client_software_version="0.1.0")
+            request = _ApiVersionsRequest(
+                client_software_name="kraftwire", client_software_version="0.1.0"
+            )
             self._send(writer, frame_request(request, version, 0, self.network.client_id))
             await writer.drain()
             payload = await self._receive(reader)
@@ -138,7 +146,9 @@ class PeerChannel:
         ours = APIS[api_key].highest_version
         theirs = self.versions.get(api_key)
         version = min(ours, theirs[1]) if theirs else -1
-        if theirs is None or version < max(message.min_version, theirs[0], APIS[api_key].lowest_version):
+        if theirs is None or version < max(
+            message.min_version, theirs[0], APIS[api_key].lowest_version
+        ):
             self.network.fail(self.destination, message.correlation_id, UNSUPPORTED_VERSION)
             return
         wire_id = next(self._ids)
@@ -147,7 +157,9 @@ class PeerChannel:
         except ProtocolError:  # a field this version cannot carry
             self.network.fail(self.destination, message.correlation_id, UNSUPPORTED_VERSION)
             return
-        self._pending[wire_id] = _Pending(api_key, version, message.correlation_id, time.monotonic())
+        self._pending[wire_id] = _Pending(
+            api_key, version, message.correlation_id, time.monotonic()
+        )
         self._send(self._writer, frame)
 
     async def _read_responses(self, reader) -> None:
@@ -213,7 +225,9 @@ class PeerNetwork:
         if endpoint is not None and (channel is None or channel.endpoint != endpoint):
             if channel is not None:
                 channel.close()
-            channel = self.channels[message.destination] = PeerChannel(self, message.destination, endpoint)
+            channel = self.channels[message.destination] = PeerChannel(
+                self, message.destination, endpoint
+            )
         if channel is None:
             self.fail(message.destination, message.correlation_id, BROKER_NOT_AVAILABLE)
             return

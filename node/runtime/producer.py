@@ -29,7 +29,9 @@ class ProduceRefused(Exception):
 
 
 class MetadataClient:
-    def __init__(self, bootstrap: Endpoint, deadline_s: float = 30.0, timeout_s: float = 10.0) -> None:
+    def __init__(
+        self, bootstrap: Endpoint, deadline_s: float = 30.0, timeout_s: float = 10.0
+    ) -> None:
         self.bootstrap = bootstrap
         self.deadline_s = deadline_s
         self.timeout_s = timeout_s
@@ -42,7 +44,9 @@ class MetadataClient:
 
     def _leader(self) -> KafkaConnection:
         if self.leader is None:
-            with KafkaConnection(self.bootstrap.host, self.bootstrap.port, self.timeout_s) as bootstrap:
+            with KafkaConnection(
+                self.bootstrap.host, self.bootstrap.port, self.timeout_s
+            ) as bootstrap:
                 cluster = bootstrap.call(_dc.DescribeClusterRequest(endpoint_type=2))
             leader = [b for b in cluster.brokers if b.broker_id == cluster.controller_id]
             if cluster.error_code != 0 or not leader:
@@ -101,14 +105,23 @@ class MetadataClient:
                 raise ClientError(f"outcome unknown: {exc}") from None
             raise
 
-    def fetch_committed(self, offset: int, max_bytes: int = 1 << 20) -> tuple[list[tuple[int, bytes]], int]:
+    def fetch_committed(
+        self, offset: int, max_bytes: int = 1 << 20
+    ) -> tuple[list[tuple[int, bytes]], int]:
         """Committed data records from ``offset``: ([(offset, value)], next offset)."""
 
         def attempt(connection: KafkaConnection):
             version = connection.version_for(1)
-            partition = _fq.FetchPartition(partition=0, fetch_offset=offset, partition_max_bytes=max_bytes)
-            topic = _fq.FetchTopic(partitions=[partition], **({"topic_id": METADATA_TOPIC_ID} if version >= 13 else {"topic": METADATA_TOPIC}))
-            request = _fq.FetchRequest(max_wait_ms=0, min_bytes=1, max_bytes=max_bytes, topics=[topic])
+            partition = _fq.FetchPartition(
+                partition=0, fetch_offset=offset, partition_max_bytes=max_bytes
+            )
+            topic = _fq.FetchTopic(
+                partitions=[partition],
+                **({"topic_id": METADATA_TOPIC_ID} if version >= 13 else {"topic": METADATA_TOPIC}),
+            )
+            request = _fq.FetchRequest(
+                max_wait_ms=0, min_bytes=1, max_bytes=max_bytes, topics=[topic]
+            )
             if version >= 15:
                 request.replica_state = _fq.ReplicaState(replica_id=-1)
             else:

@@ -53,15 +53,18 @@ class RequestServer:
         self.handler = handler
         self.capture = capture
         self.served = served  # (api key, version) -> True if served
-        self.unsupported_api_versions = unsupported_api_versions  # the v0 UNSUPPORTED_VERSION answer
+        self.unsupported_api_versions = (
+            unsupported_api_versions  # the v0 UNSUPPORTED_VERSION answer
+        )
         self.max_frame_bytes = max_frame_bytes
-        self.rejected = 0  # connections closed for bad input (tests read it)
         self._ids = itertools.count(1)
         self._servers: list[asyncio.base_events.Server] = []
         self._tasks: set[asyncio.Task] = set()
 
     async def listen(self, host: str, port: int) -> None:
-        self._servers.append(await asyncio.start_server(self._accept, host, port, reuse_address=True))
+        self._servers.append(
+            await asyncio.start_server(self._accept, host, port, reuse_address=True)
+        )
 
     async def close(self) -> None:
         for server in self._servers:
@@ -85,7 +88,6 @@ class RequestServer:
         try:
             await self._serve(connection, peer, reader, _Recorder(writer, stream))
         except (FrameError, ProtocolError) as exc:
-            self.rejected += 1
             log.warning("closing connection from %s: %s", peer, exc)
         except asyncio.TimeoutError:
             log.warning("closing connection from %s: a request went unanswered", peer)
@@ -106,7 +108,9 @@ class RequestServer:
                 return
             writer.received(payload)
             if len(payload) < _HEAD.size:
-                raise FrameError(f"request of {len(payload)} bytes is shorter than a request header")
+                raise FrameError(
+                    f"request of {len(payload)} bytes is shorter than a request header"
+                )
             api_key, version, correlation_id = _HEAD.unpack_from(payload)
             if not self.served(api_key, version):
                 if api_key != API_VERSIONS:

@@ -11,9 +11,7 @@ import asyncio
 import struct
 
 from kraftwire.generated import (
-    APIS,
     lookup,
-    request_class,
     request_header_version,
     response_class,
     response_header_version,
@@ -34,7 +32,9 @@ async def read_payload(reader: asyncio.StreamReader, max_size: int) -> bytes | N
         prefix = await reader.readexactly(4)
     except asyncio.IncompleteReadError as exc:
         if exc.partial:
-            raise FrameError(f"stream ended inside a size prefix ({len(exc.partial)} of 4 bytes)") from None
+            raise FrameError(
+                f"stream ended inside a size prefix ({len(exc.partial)} of 4 bytes)"
+            ) from None
         return None
     (size,) = _SIZE.unpack(prefix)
     if size < 0 or size > max_size:
@@ -48,7 +48,10 @@ async def read_payload(reader: asyncio.StreamReader, max_size: int) -> bytes | N
 def frame_request(body, version: int, correlation_id: int, client_id: str) -> bytes:
     api_key = body.API_KEY
     header = _RequestHeader(
-        request_api_key=api_key, request_api_version=version, correlation_id=correlation_id, client_id=client_id
+        request_api_key=api_key,
+        request_api_version=version,
+        correlation_id=correlation_id,
+        client_id=client_id,
     )
     out = bytearray(4)
     header.write(out, request_header_version(api_key, version))
@@ -59,7 +62,9 @@ def frame_request(body, version: int, correlation_id: int, client_id: str) -> by
 
 def frame_response(body, version: int, correlation_id: int) -> bytes:
     out = bytearray(4)
-    _ResponseHeader(correlation_id=correlation_id).write(out, response_header_version(body.API_KEY, version))
+    _ResponseHeader(correlation_id=correlation_id).write(
+        out, response_header_version(body.API_KEY, version)
+    )
     body.write(out, version)
     _SIZE.pack_into(out, 0, len(out) - 4)
     return bytes(out)
@@ -78,11 +83,3 @@ def response_correlation_id(payload: bytes) -> int:
     if len(payload) < 4:
         raise FrameError("response shorter than its correlation id")
     return _SIZE.unpack_from(payload, 0)[0]
-
-
-def highest_version(api_key: int) -> int:
-    return APIS[api_key].highest_version
-
-
-def request_body_class(api_key: int):
-    return request_class(api_key)

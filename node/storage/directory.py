@@ -36,7 +36,6 @@ from .quorum_state import FileQuorumStateStore
 from .snapshots import FileSnapshotStore
 
 
-
 @dataclass(frozen=True)
 class Bootstrap:
     """What the bootstrap checkpoint says: kraft.version and the initial voters (empty when static)."""
@@ -53,7 +52,10 @@ def bootstrap_batches(kraft_version: int, voters: Sequence[VoterSpec], now_ms: i
             header.append(voters_record(voters))
     footer = (lookup("SnapshotFooterRecord")(version=0),)
     return batch_codec.encode_batches(
-        [LogBatch(0, 0, tuple(header), True, now_ms), LogBatch(len(header), 0, footer, True, now_ms)]
+        [
+            LogBatch(0, 0, tuple(header), True, now_ms),
+            LogBatch(len(header), 0, footer, True, now_ms),
+        ]
     )
 
 
@@ -64,7 +66,9 @@ def voters_record(voters: Sequence[VoterSpec]):
             _vr.Voter(
                 voter_id=v.key.id,
                 voter_directory_id=v.key.directory_id or ZERO_UUID,
-                endpoints=[_vr.Endpoint(name=n, host=e.host, port=e.port) for n, e in v.listeners.items()],
+                endpoints=[
+                    _vr.Endpoint(name=n, host=e.host, port=e.port) for n, e in v.listeners.items()
+                ],
                 k_raft_version_feature=_vr.KRaftVersionFeature(
                     min_supported_version=v.kraft_version_range[0],
                     max_supported_version=v.kraft_version_range[1],
@@ -78,9 +82,14 @@ def voters_record(voters: Sequence[VoterSpec]):
 def voters_from_record(record) -> tuple[VoterSpec, ...]:
     return tuple(
         VoterSpec(
-            ReplicaKey(v.voter_id, None if v.voter_directory_id == ZERO_UUID else v.voter_directory_id),
+            ReplicaKey(
+                v.voter_id, None if v.voter_directory_id == ZERO_UUID else v.voter_directory_id
+            ),
             {e.name: Endpoint(e.host, e.port) for e in v.endpoints},
-            (v.k_raft_version_feature.min_supported_version, v.k_raft_version_feature.max_supported_version),
+            (
+                v.k_raft_version_feature.min_supported_version,
+                v.k_raft_version_feature.max_supported_version,
+            ),
         )
         for v in record.voters
     )
@@ -107,7 +116,9 @@ def format_directory(
         os.makedirs(part, exist_ok=True)
     except OSError as exc:
         raise StorageError(f"cannot create {part}: {exc.strerror}") from exc
-    write_atomically(ops, os.path.join(part, layout.PARTITION_METADATA), layout.PARTITION_METADATA_TEXT)
+    write_atomically(
+        ops, os.path.join(part, layout.PARTITION_METADATA), layout.PARTITION_METADATA_TEXT
+    )
     data = bootstrap_batches(kraft_version, voters, int(time.time() * 1000))
     FileSnapshotStore(part, ops).write(BOOTSTRAP_SNAPSHOT_ID, data)
     write_atomically(ops, os.path.join(log_dir, layout.META_PROPERTIES), meta.render())
@@ -132,7 +143,9 @@ class NodeStorage:
             return Bootstrap(0)
         sid = BOOTSTRAP_SNAPSHOT_ID
         try:
-            found = batch_codec.decode_batches(self.snapshots.read(sid, 0, self.snapshots.size(sid)))
+            found = batch_codec.decode_batches(
+                self.snapshots.read(sid, 0, self.snapshots.size(sid))
+            )
         except Exception as exc:  # a corrupt checkpoint: name it rather than crash later
             raise StorageError(f"{self.snapshots.path(sid)}: {exc}") from None
         kraft_version, voters = 0, ()

@@ -109,7 +109,9 @@ def read_meta_properties(log_dir: str) -> MetaProperties:
         with open(path, encoding="utf-8") as f:
             props = parse_properties(f.read(), path)
     except FileNotFoundError:
-        raise StorageError(f"{log_dir} is not formatted (no {META_PROPERTIES}); run kraftwire storage format") from None
+        raise StorageError(
+            f"{log_dir} is not formatted (no {META_PROPERTIES}); run kraftwire storage format"
+        ) from None
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         raise StorageError(f"cannot read {path}: {exc}") from None
     try:

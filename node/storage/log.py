@@ -36,7 +36,9 @@ class _Segment:
     base: int
     path: str
     size: int = 0
-    positions: list[tuple[int, int]] = field(default_factory=list)  # (batch base offset, file position)
+    positions: list[tuple[int, int]] = field(
+        default_factory=list
+    )  # (batch base offset, file position)
     handle: BinaryIO | None = None
 
 
@@ -109,7 +111,9 @@ class FileLog:
         self._check_usable()
         for batch in batches:
             if batch.base_offset != self._mem.end_offset():
-                raise ValueError(f"append at {batch.base_offset}, log end is {self._mem.end_offset()}")
+                raise ValueError(
+                    f"append at {batch.base_offset}, log end is {self._mem.end_offset()}"
+                )
             raw = batch_codec.encode_batches([batch])
             segment = self._segment_for_append(batch.base_offset)
             position = segment.size
@@ -130,7 +134,9 @@ class FileLog:
     def truncate_fully_and_start_at(self, snapshot_id: SnapshotId) -> None:
         self._check_usable()
         self._mem.truncate_fully_and_start_at(snapshot_id)
-        self._guard(f"restart the log at {snapshot_id.end_offset}", self._restart_at, snapshot_id.end_offset)
+        self._guard(
+            f"restart the log at {snapshot_id.end_offset}", self._restart_at, snapshot_id.end_offset
+        )
 
     def delete_before(self, offset: int) -> None:
         self._check_usable()
@@ -152,7 +158,9 @@ class FileLog:
 
     def _check_usable(self) -> None:
         if self._failed is not None:
-            raise StorageError(f"the log in {self.directory} failed earlier ({self._failed}); restart the node")
+            raise StorageError(
+                f"the log in {self.directory} failed earlier ({self._failed}); restart the node"
+            )
 
     def _guard(self, what: str, action, *args) -> None:
         try:
@@ -212,7 +220,9 @@ class FileLog:
             self._remove_segment(self._segments.pop())
         segment = self._segments[-1]
         keep = [(base, pos) for base, pos in segment.positions if base < end]
-        size = segment.positions[len(keep)][1] if len(keep) < len(segment.positions) else segment.size
+        size = (
+            segment.positions[len(keep)][1] if len(keep) < len(segment.positions) else segment.size
+        )
         if size != segment.size:
             self.ops.truncate(self._handle(segment), size)
             segment.size = size
@@ -308,6 +318,9 @@ class FileLog:
         expected = self._mem.end_offset()
         if batch.base_offset != expected:
             return f"base offset {batch.base_offset}, expected {expected}", None, 0
-        if self._mem.end_offset() > self._mem.start_offset() and batch.epoch < self._mem.last_fetched_epoch():
+        if (
+            self._mem.end_offset() > self._mem.start_offset()
+            and batch.epoch < self._mem.last_fetched_epoch()
+        ):
             return f"epoch {batch.epoch} below {self._mem.last_fetched_epoch()}", None, 0
         return None, batch, size

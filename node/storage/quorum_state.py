@@ -75,7 +75,11 @@ def parse_quorum_state(text: bytes) -> ElectionState:
     directory = None
     if version == 1 and fields.get("votedDirectoryId"):
         directory = layout.uuid_from_str(fields["votedDirectoryId"])
-    voted = None if voted_id < 0 else ReplicaKey(voted_id, None if directory == ZERO_UUID else directory)
+    voted = (
+        None
+        if voted_id < 0
+        else ReplicaKey(voted_id, None if directory == ZERO_UUID else directory)
+    )
     return ElectionState(
         epoch=max(0, int(fields.get("leaderEpoch", 0))),
         leader_id=None if leader_id < 0 else leader_id,

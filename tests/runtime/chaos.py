@@ -100,7 +100,10 @@ def run_chaos(directory: str, seconds: float, seed: int, producers: int = 2, log
 def _wait_for_marker(cluster: LocalCluster, timeout_s: float = 60) -> None:
     stop = time.monotonic() + timeout_s
     while time.monotonic() < stop:
-        if all(any(v == b"final-marker" for _, _, v in data_records(cluster.partition_dir(i))) for i in cluster.ids):
+        if all(
+            any(v == b"final-marker" for _, _, v in data_records(cluster.partition_dir(i)))
+            for i in cluster.ids
+        ):
             return
         time.sleep(0.5)
     raise AssertionError("not every node caught up with the final record")
@@ -120,7 +123,9 @@ def _check(cluster: LocalCluster, workers: list[Producer], kills: int, log) -> N
     for worker in workers:
         mine = [v for _, _, v in reference if v.startswith(worker.name.encode() + b"-")]
         assert mine == sorted(mine), f"{worker.name}'s records are out of order"
-    segments = sum(len(glob.glob(os.path.join(cluster.partition_dir(i), "*.log"))) for i in cluster.ids)
+    segments = sum(
+        len(glob.glob(os.path.join(cluster.partition_dir(i), "*.log"))) for i in cluster.ids
+    )
     log(
         f"chaos: {kills} kills, {len(acknowledged)} acknowledged records all present once and in order "
         f"on 3 nodes ({sum(w.uncertain for w in workers)} with unknown outcome), {len(reference)} data "

@@ -32,6 +32,8 @@ def data_records(partition_dir: str) -> list[tuple[int, int, bytes]]:
                 continue
             for record in batch["records"]:
                 value = record["value"]
-                raw = value["text"].encode() if "text" in value else base64.b64decode(value["base64"])
+                raw = (
+                    value["text"].encode() if "text" in value else base64.b64decode(value["base64"])
+                )
                 found.append((record["offset"], batch["partitionLeaderEpoch"], raw))
     return found

@@ -34,10 +34,15 @@ def bad_frames(rng: random.Random, count: int):
         lambda: struct.pack(">i", 3) + b"\x00\x34\x00",  # shorter than a request header
         lambda: vote[: rng.randrange(5, len(vote) - 1)],  # truncated frame
         lambda: vote[:12] + rng.randbytes(rng.randrange(1, 80)),  # header start, garbage body
-        lambda: fetch[:4] + bytes(b ^ rng.randrange(256) if rng.random() < 0.1 else b for b in fetch[4:]),
-        lambda: struct.pack(">ihhi", 10, rng.choice([3, 8, 11, 19, 22]), 1, 1) + b"\x00\x00",  # not served
-        lambda: struct.pack(">ihhi", 10, 52, rng.randrange(3, 100), 1) + b"\x00\x00",  # version not served
-        lambda: struct.pack(">i", len(vote) - 4 + 3) + vote[4:] + b"\x00\x00\x00",  # bytes left over
+        lambda: fetch[:4]
+        + bytes(b ^ rng.randrange(256) if rng.random() < 0.1 else b for b in fetch[4:]),
+        lambda: struct.pack(">ihhi", 10, rng.choice([3, 8, 11, 19, 22]), 1, 1)
+        + b"\x00\x00",  # not served
+        lambda: struct.pack(">ihhi", 10, 52, rng.randrange(3, 100), 1)
+        + b"\x00\x00",  # version not served
+        lambda: struct.pack(">i", len(vote) - 4 + 3)
+        + vote[4:]
+        + b"\x00\x00\x00",  # bytes left over
     ]
     for _ in range(count):
         yield rng.choice(kinds)()
@@ -98,8 +103,10 @@ def run_fuzz(directory: str, frames: int, seed: int, rounds: int = 10, log=print
         assert offsets == sorted(offsets) and len(set(offsets)) == rounds
         assert leader in cluster.running(), "the leader process died"
         assert cluster.leader() == (leader, epoch), "leadership moved during the fuzzing"
-        log(f"fuzz: {per_round * rounds} bad frames at the leader in {time.monotonic() - start:.0f} s; "
-            f"it stayed leader in epoch {epoch} and committed after every {per_round}")
+        log(
+            f"fuzz: {per_round * rounds} bad frames at the leader in {time.monotonic() - start:.0f} s; "
+            f"it stayed leader in epoch {epoch} and committed after every {per_round}"
+        )
     finally:
         cluster.stop_all()
 

@@ -62,7 +62,10 @@ class PartitionProxy:
     async def _listen(self) -> None:
         for node, (proxy_port, _) in self.routes.items():
             server = await asyncio.start_server(
-                lambda r, w, node=node: self._accept(node, r, w), "127.0.0.1", proxy_port, reuse_address=True
+                lambda r, w, node=node: self._accept(node, r, w),
+                "127.0.0.1",
+                proxy_port,
+                reuse_address=True,
             )
             self._servers.append(server)
 
@@ -82,7 +85,9 @@ class PartitionProxy:
             if source is not None and frozenset((source, target)) in self.blocked:
                 writer.close()
                 return
-            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.routes[target][1])
+            up_reader, up_writer = await asyncio.open_connection(
+                "127.0.0.1", self.routes[target][1]
+            )
         except (OSError, asyncio.IncompleteReadError):
             writer.close()
             return
@@ -99,7 +104,11 @@ class PartitionProxy:
 
 def _node_of(client_id: str) -> int | None:
     prefix = "raft-client-"
-    return int(client_id[len(prefix):]) if client_id.startswith(prefix) and client_id[len(prefix):].isdigit() else None
+    return (
+        int(client_id[len(prefix) :])
+        if client_id.startswith(prefix) and client_id[len(prefix) :].isdigit()
+        else None
+    )
 
 
 async def _pipe(reader, writer) -> None:

@@ -12,7 +12,9 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "node.py"
 
 
 def test_node_bench_quick_runs():
-    result = subprocess.run([sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=360)
+    result = subprocess.run(
+        [sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=360
+    )
     assert result.returncode == 0, result.stderr
     assert "committed records/s" in result.stdout and "commit latency p50" in result.stdout
     assert "failover over 1 trials: median" in result.stdout

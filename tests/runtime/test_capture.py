@@ -21,7 +21,10 @@ def read_pcapng(path: str) -> list[tuple[tuple, int, int, bytes]]:
     """[((src, sport, dst, dport), seq, flags, payload)] of every packet, checking the block framing."""
     data = open(path, "rb").read()
     packets, pos = [], 0
-    assert struct.unpack_from("<I", data, 0)[0] == 0x0A0D0D0A and struct.unpack_from("<I", data, 8)[0] == 0x1A2B3C4D
+    assert (
+        struct.unpack_from("<I", data, 0)[0] == 0x0A0D0D0A
+        and struct.unpack_from("<I", data, 8)[0] == 0x1A2B3C4D
+    )
     while pos < len(data):
         block_type, length = struct.unpack_from("<II", data, pos)
         assert length % 4 == 0 and struct.unpack_from("<I", data, pos + length - 4)[0] == length
@@ -44,7 +47,17 @@ def test_capture_reassembles_into_kafka_frames(cluster, tmp_path):
     cluster.start(3)
     log = open(f"{cluster.directory}/node1.log", "ab")
     cluster.processes[1] = subprocess.Popen(
-        [sys.executable, "-m", "kraftwire", "node", "start", "--config", cluster.config_path(1), "--capture", str(capture)],
+        [
+            sys.executable,
+            "-m",
+            "kraftwire",
+            "node",
+            "start",
+            "--config",
+            cluster.config_path(1),
+            "--capture",
+            str(capture),
+        ],
         stdout=log,
         stderr=log,
     )
@@ -61,7 +74,9 @@ def test_capture_reassembles_into_kafka_frames(cluster, tmp_path):
         streams[key].append((seq, flags, payload))
     port1 = cluster.endpoints[1].port
     assert any(key[3] == port1 for key in streams), "inbound connections to node 1"
-    assert any(key[3] in (cluster.endpoints[2].port, cluster.endpoints[3].port) for key in streams), "outbound ones"
+    assert any(
+        key[3] in (cluster.endpoints[2].port, cluster.endpoints[3].port) for key in streams
+    ), "outbound ones"
     api_keys = set()
     for key, segments in streams.items():
         expected = None
@@ -86,8 +101,22 @@ def test_capture_reassembles_into_kafka_frames(cluster, tmp_path):
     if shutil.which("tshark"):
         ports = ",".join(str(e.port) for e in cluster.endpoints.values())
         out = subprocess.run(
-            ["tshark", "-r", str(capture), "-o", f"kafka.tcp.ports:{ports}", "-T", "fields", "-e", "kafka.api_key"],
-            capture_output=True, text=True, timeout=120,
+            [
+                "tshark",
+                "-r",
+                str(capture),
+                "-o",
+                f"kafka.tcp.ports:{ports}",
+                "-T",
+                "fields",
+                "-e",
+                "kafka.api_key",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert out.returncode == 0, out.stderr
-        assert "18" in out.stdout.split()  # tshark reassembles and recognises the ApiVersions requests
+        assert (
+            "18" in out.stdout.split()
+        )  # tshark reassembles and recognises the ApiVersions requests

@@ -45,7 +45,9 @@ def test_kill_leader_elects_new_one_and_loses_nothing(cluster):
     produce(cluster, after)
 
     cluster.start(first)  # restarts and catches up
-    wait_until(lambda: [v for _, _, v in data_records(cluster.partition_dir(first))] == before + after)
+    wait_until(
+        lambda: [v for _, _, v in data_records(cluster.partition_dir(first))] == before + after
+    )
     cluster.stop_all()
     logs = {i: data_records(cluster.partition_dir(i)) for i in cluster.ids}
     for node, records in logs.items():

@@ -16,7 +16,17 @@ pytestmark = pytest.mark.timeout(180)
 def test_cluster_up_then_ctrl_c(tmp_path):
     directory = tmp_path / "up"
     process = subprocess.Popen(
-        [sys.executable, "-m", "kraftwire", "cluster", "up", "--controllers", "3", "--dir", str(directory)],
+        [
+            sys.executable,
+            "-m",
+            "kraftwire",
+            "cluster",
+            "up",
+            "--controllers",
+            "3",
+            "--dir",
+            str(directory),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

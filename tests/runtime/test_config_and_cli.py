@@ -21,16 +21,27 @@ BASE = {
 
 def kraftwire(*args, stdin=None):
     return subprocess.run(
-        [sys.executable, "-m", "kraftwire", *args], capture_output=True, text=True, timeout=60, input=stdin
+        [sys.executable, "-m", "kraftwire", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        input=stdin,
     )
 
 
 def test_defaults_and_kafka_names():
     config = config_from_properties({**BASE, "controller.quorum.fetch.timeout.ms": "3000"})
-    assert config.node_id == 1 and config.fetch_timeout_ms == 3000 and config.election_timeout_ms == 1000
+    assert (
+        config.node_id == 1
+        and config.fetch_timeout_ms == 3000
+        and config.election_timeout_ms == 1000
+    )
     assert config.listener_name == "CONTROLLER" and config.bootstrap_servers[0].port == 19093
     static = config_from_properties(
-        {**{k: v for k, v in BASE.items() if "bootstrap" not in k}, "controller.quorum.voters": "1@127.0.0.1:19093,2@h:2"}
+        {
+            **{k: v for k, v in BASE.items() if "bootstrap" not in k},
+            "controller.quorum.voters": "1@127.0.0.1:19093,2@h:2",
+        }
     )
     assert sorted(static.voters) == [1, 2]
 
@@ -40,12 +51,18 @@ def test_defaults_and_kafka_names():
     [
         ({"log.retention.hours": "1"}, "unknown setting 'log.retention.hours'"),
         ({"node.id": "-1"}, "invalid node.id"),
-        ({"controller.quorum.election.timeout.ms": "soon"}, "invalid controller.quorum.election.timeout.ms"),
+        (
+            {"controller.quorum.election.timeout.ms": "soon"},
+            "invalid controller.quorum.election.timeout.ms",
+        ),
         ({"process.roles": "broker,controller"}, "process.roles must be 'controller'"),
         ({"controller.listener.names": "OTHER"}, "not in listeners"),
         ({"controller.quorum.voters": "1@127.0.0.1:19093"}, "exactly one of"),
         ({"listeners": "CONTROLLER://nohostport"}, "invalid listeners"),
-        ({"controller.quorum.auto.join.enable": "yes"}, "invalid controller.quorum.auto.join.enable"),
+        (
+            {"controller.quorum.auto.join.enable": "yes"},
+            "invalid controller.quorum.auto.join.enable",
+        ),
     ],
 )
 def test_bad_settings_are_named(change, message):
@@ -71,15 +88,33 @@ def test_storage_format_and_refusals(tmp_path):
     assert len(cluster_id) == 22
     missing = kraftwire("storage", "format", "--config", str(path), "--cluster-id", cluster_id)
     assert missing.returncode == 2 and "--standalone" in missing.stderr
-    ok = kraftwire("storage", "format", "--config", str(path), "--cluster-id", cluster_id, "--standalone")
+    ok = kraftwire(
+        "storage", "format", "--config", str(path), "--cluster-id", cluster_id, "--standalone"
+    )
     assert ok.returncode == 0, ok.stderr
-    again = kraftwire("storage", "format", "--config", str(path), "--cluster-id", cluster_id, "--standalone")
-    assert again.returncode == 1 and "already formatted" in again.stderr and len(again.stderr.splitlines()) == 1
+    again = kraftwire(
+        "storage", "format", "--config", str(path), "--cluster-id", cluster_id, "--standalone"
+    )
+    assert (
+        again.returncode == 1
+        and "already formatted" in again.stderr
+        and len(again.stderr.splitlines()) == 1
+    )
     meta = (tmp_path / "meta" / "meta.properties").read_text()
     assert f"cluster.id={cluster_id}" in meta and "node.id=1" in meta and "version=1" in meta
-    dump = kraftwire("dump-log", str(tmp_path / "meta" / "__cluster_metadata-0" / "00000000000000000000-0000000000.checkpoint"))
+    dump = kraftwire(
+        "dump-log",
+        str(
+            tmp_path
+            / "meta"
+            / "__cluster_metadata-0"
+            / "00000000000000000000-0000000000.checkpoint"
+        ),
+    )
     assert "Snapshot end offset: 0, epoch: 0" in dump.stdout and "KRaftVoters" in dump.stdout
-    bad_id = kraftwire("storage", "format", "--config", str(path), "--cluster-id", "nope", "--standalone")
+    bad_id = kraftwire(
+        "storage", "format", "--config", str(path), "--cluster-id", "nope", "--standalone"
+    )
     assert bad_id.returncode == 2 and "not a Kafka uuid" in bad_id.stderr
 
 

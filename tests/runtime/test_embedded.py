@@ -56,7 +56,10 @@ async def scenario(directory: str) -> None:
     cluster = LocalCluster(directory, 3, settings=TEST_SETTINGS)
     cluster.format()
     listeners = {i: Recorder() for i in cluster.ids}
-    nodes = {i: KRaftNode(load_config(cluster.config_path(i)), listener=listeners[i]) for i in cluster.ids}
+    nodes = {
+        i: KRaftNode(load_config(cluster.config_path(i)), listener=listeners[i])
+        for i in cluster.ids
+    }
     try:
         for node in nodes.values():
             await node.start()
@@ -69,14 +72,18 @@ async def scenario(directory: str) -> None:
 
         offsets = [await nodes[leader].append([f"r{i}".encode()]) for i in range(5)]
         assert offsets == sorted(offsets) and len(set(offsets)) == 5
-        assert listeners[leader].records == [f"r{i}".encode() for i in range(5)]  # delivered before resolving
+        assert listeners[leader].records == [
+            f"r{i}".encode() for i in range(5)
+        ]  # delivered before resolving
         assert any(change.leader_id == leader for change in listeners[leader].leaders)
 
         end = offsets[-1] + 1
         snapshot = await nodes[leader].create_snapshot(end, [b"state:r0-r4"])
         assert snapshot.end_offset == end
         assert os.path.exists(
-            os.path.join(cluster.partition_dir(leader), f"{end:020d}-{snapshot.epoch:010d}.checkpoint")
+            os.path.join(
+                cluster.partition_dir(leader), f"{end:020d}-{snapshot.epoch:010d}.checkpoint"
+            )
         )
 
         await nodes[leader].shutdown()  # resigns: the others elect quickly
@@ -140,7 +147,9 @@ async def full_disk_scenario(directory: str) -> tuple[list[int], str]:
     try:
         for i in range(1000):
             try:
-                acknowledged.append(await asyncio.wait_for(node.append([f"rec-{i:04d}".encode() * 4]), 20))
+                acknowledged.append(
+                    await asyncio.wait_for(node.append([f"rec-{i:04d}".encode() * 4]), 20)
+                )
             except (NodeFailed, NotLeaderError):
                 break
         await asyncio.wait_for(node.wait_stopped(), 20)
@@ -161,4 +170,6 @@ def test_full_disk_stops_the_node_cleanly_and_keeps_what_was_acknowledged(tmp_pa
         values = [r for b in storage.log.batches() if not b.is_control for r in b.records]
     finally:
         storage.close()
-    assert values[: len(acknowledged)] == [f"rec-{i:04d}".encode() * 4 for i in range(len(acknowledged))]
+    assert values[: len(acknowledged)] == [
+        f"rec-{i:04d}".encode() * 4 for i in range(len(acknowledged))
+    ]

@@ -51,7 +51,9 @@ def test_bad_frames_close_only_their_connection(cluster):
         client.close()
     with open(os.path.join(cluster.directory, f"node{leader}.log")) as f:
         closed = [line for line in f if "closing connection from" in line]
-    assert 250 <= len(closed) <= 300  # one line per bad connection (a valid Vote frame may be answered)
+    assert (
+        250 <= len(closed) <= 300
+    )  # one line per bad connection (a valid Vote frame may be answered)
     assert leader in cluster.running()
 
 

@@ -15,7 +15,11 @@ pytestmark = pytest.mark.timeout(180)
 
 def scrape(port: int) -> dict[str, str]:
     text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
-    return {line.split(" ")[0]: line.split(" ")[1] for line in text.splitlines() if line and not line.startswith("#")}
+    return {
+        line.split(" ")[0]: line.split(" ")[1]
+        for line in text.splitlines()
+        if line and not line.startswith("#")
+    }
 
 
 def test_leader_metrics_on_prometheus_endpoint(cluster):
@@ -27,7 +31,17 @@ def test_leader_metrics_on_prometheus_endpoint(cluster):
     cluster.start(3)
     log = open(f"{cluster.directory}/node1.log", "ab")
     cluster.processes[1] = subprocess.Popen(
-        [sys.executable, "-m", "kraftwire", "node", "start", "--config", cluster.config_path(1), "--metrics-port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "kraftwire",
+            "node",
+            "start",
+            "--config",
+            cluster.config_path(1),
+            "--metrics-port",
+            str(port),
+        ],
         stdout=log,
         stderr=log,
     )
@@ -40,7 +54,10 @@ def test_leader_metrics_on_prometheus_endpoint(cluster):
     stop = time.monotonic() + 30
     while True:
         values = scrape(port)
-        if float(values["kafka_server_raft_metrics_high_watermark"]) >= 200 or time.monotonic() > stop:
+        if (
+            float(values["kafka_server_raft_metrics_high_watermark"]) >= 200
+            or time.monotonic() > stop
+        ):
             break
         time.sleep(0.3)
     leader = int(float(values["kafka_server_raft_metrics_current_leader"]))
@@ -50,7 +67,10 @@ def test_leader_metrics_on_prometheus_endpoint(cluster):
     assert float(values["kafka_server_raft_metrics_log_end_offset"]) >= 200
     assert float(values["kafka_server_raft_metrics_number_of_voters"]) == 3
     state = next(k for k in values if k.startswith("kafka_server_raft_metrics_current_state"))
-    assert state == f'kafka_server_raft_metrics_current_state{{state="{"leader" if leader == 1 else "follower"}"}}'
+    assert (
+        state
+        == f'kafka_server_raft_metrics_current_state{{state="{"leader" if leader == 1 else "follower"}"}}'
+    )
     rate = "append_records_rate" if leader == 1 else "fetch_records_rate"
     assert float(values[f"kafka_server_raft_metrics_{rate}"]) > 0
     if leader == 1:

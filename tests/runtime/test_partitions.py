@@ -10,7 +10,6 @@ import pytest
 
 from conftest import TEST_SETTINGS
 from dumps import data_records
-from kraftwire.node.runtime.admin import describe_quorum
 from kraftwire.node.runtime.client import ClientError
 from kraftwire.node.runtime.local_cluster import LocalCluster, free_ports
 from kraftwire.node.runtime.producer import MetadataClient
@@ -25,7 +24,11 @@ def view(cluster, node):
     from kraftwire.node.runtime.client import KafkaConnection
 
     request = dq.DescribeQuorumRequest(
-        topics=[dq.TopicData(topic_name="__cluster_metadata", partitions=[dq.PartitionData(partition_index=0)])]
+        topics=[
+            dq.TopicData(
+                topic_name="__cluster_metadata", partitions=[dq.PartitionData(partition_index=0)]
+            )
+        ]
     )
     endpoint = cluster.endpoints[node]
     with KafkaConnection(endpoint.host, endpoint.port) as connection:
@@ -48,9 +51,14 @@ def wait_until(condition, timeout_s=60.0):
 def test_isolated_leader_resigns_and_majority_carries_on(tmp_path):
     proxy_ports, real_ports = free_ports(3), free_ports(3)
     cluster = LocalCluster(
-        str(tmp_path / "c"), 3, settings=TEST_SETTINGS, listen_ports=dict(zip((1, 2, 3), real_ports))
+        str(tmp_path / "c"),
+        3,
+        settings=TEST_SETTINGS,
+        listen_ports=dict(zip((1, 2, 3), real_ports)),
     )
-    cluster.endpoints = {i: type(e)(e.host, proxy_ports[i - 1]) for i, e in cluster.endpoints.items()}
+    cluster.endpoints = {
+        i: type(e)(e.host, proxy_ports[i - 1]) for i, e in cluster.endpoints.items()
+    }
     cluster.format()
     routes = {i: (proxy_ports[i - 1], real_ports[i - 1]) for i in (1, 2, 3)}
     with PartitionProxy(routes) as proxy:
@@ -65,7 +73,10 @@ def test_isolated_leader_resigns_and_majority_carries_on(tmp_path):
             proxy.isolate(old)
             majority = [i for i in (1, 2, 3) if i != old]
             # The majority elects a new leader in a higher epoch...
-            wait_until(lambda: view(cluster, majority[0])[1] in majority and view(cluster, majority[0])[2] > epoch)
+            wait_until(
+                lambda: view(cluster, majority[0])[1] in majority
+                and view(cluster, majority[0])[2] > epoch
+            )
             # ...and the isolated leader resigns on check-quorum (it no longer answers as leader).
             wait_until(lambda: view(cluster, old)[0] == 6 or view(cluster, old)[1] != old)
             new = view(cluster, majority[0])[1]
@@ -82,7 +93,12 @@ def test_isolated_leader_resigns_and_majority_carries_on(tmp_path):
             client.produce([b"after"], -1)
             acknowledged.append(b"after")
             client.close()
-            wait_until(lambda: all([v for _, _, v in data_records(cluster.partition_dir(i))] == acknowledged for i in (1, 2, 3)))
+            wait_until(
+                lambda: all(
+                    [v for _, _, v in data_records(cluster.partition_dir(i))] == acknowledged
+                    for i in (1, 2, 3)
+                )
+            )
             logs = [data_records(cluster.partition_dir(i)) for i in (1, 2, 3)]
             assert logs[0] == logs[1] == logs[2]
         finally:

@@ -23,7 +23,11 @@ def quorum(cluster, node=None) -> tuple[int, list[int]]:
     """(leader id, voter ids) from a running node."""
     for i in [node] if node else cluster.running():
         try:
-            partition = describe_quorum(cluster.endpoints[i].host, cluster.endpoints[i].port)[1].topics[0].partitions[0]
+            partition = (
+                describe_quorum(cluster.endpoints[i].host, cluster.endpoints[i].port)[1]
+                .topics[0]
+                .partitions[0]
+            )
             return partition.leader_id, sorted(v.replica_id for v in partition.current_voters)
         except ClientError:
             continue
@@ -63,7 +67,9 @@ def test_add_and_remove_voters_with_writes_running(cluster):
         n, client = 0, None
         while not stop.is_set():
             try:
-                client = client or MetadataClient(cluster.endpoints[cluster.running()[0]], deadline_s=5)
+                client = client or MetadataClient(
+                    cluster.endpoints[cluster.running()[0]], deadline_s=5
+                )
                 client.produce([f"w{n:06d}".encode()], -1, timeout_ms=5000)
                 acknowledged.append(f"w{n:06d}".encode())
             except (ClientError, ProduceRefused, OSError):
@@ -84,14 +90,31 @@ def test_add_and_remove_voters_with_writes_running(cluster):
         leader, _ = quorum(cluster)
         follower = next(i for i in (1, 2, 3) if i != leader)
         directory = uuid_to_str(read_meta_properties(cluster.log_dir(follower)).directory_id)
-        removed = quorum_cli(cluster, "remove-controller", "--controller-id", str(follower), "--controller-directory-id", directory)
+        removed = quorum_cli(
+            cluster,
+            "remove-controller",
+            "--controller-id",
+            str(follower),
+            "--controller-directory-id",
+            directory,
+        )
         assert removed.returncode == 0, removed.stderr
-        assert removed.stdout.strip() == f"Removed KRaft controller {follower} with directory id {directory}"
+        assert (
+            removed.stdout.strip()
+            == f"Removed KRaft controller {follower} with directory id {directory}"
+        )
         remaining = sorted({1, 2, 3, 4} - {follower})
         wait_voters(cluster, remaining)
 
         directory = uuid_to_str(read_meta_properties(cluster.log_dir(leader)).directory_id)
-        removed = quorum_cli(cluster, "remove-controller", "--controller-id", str(leader), "--controller-directory-id", directory)
+        removed = quorum_cli(
+            cluster,
+            "remove-controller",
+            "--controller-id",
+            str(leader),
+            "--controller-directory-id",
+            directory,
+        )
         assert removed.returncode == 0, removed.stderr
         new_leader = wait_voters(cluster, sorted(set(remaining) - {leader}))
         assert new_leader != leader
@@ -112,4 +135,6 @@ def test_add_and_remove_voters_with_writes_running(cluster):
     assert len(acknowledged) > 10
     for i, values in logs.items():
         assert values[-1:] == [b"end"], f"node {i} did not catch up"
-        assert [v for v in values if v in set(acknowledged)] == acknowledged, f"node {i} lost or reordered writes"
+        assert [
+            v for v in values if v in set(acknowledged)
+        ] == acknowledged, f"node {i} lost or reordered writes"

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.timeout(180)
 kio = pytest.importorskip("kio")
 from kio.schema.types import BrokerId, TopicName  # noqa: E402
 from kio.serial import entity_reader, entity_writer  # noqa: E402
-from kio.static.primitive import i8, i16, i32, i64  # noqa: E402
+from kio.static.primitive import i8, i32, i64  # noqa: E402
 
 from kraftwire.node.storage import uuid_from_str  # noqa: E402
 
@@ -70,14 +70,20 @@ def test_kio_decodes_every_answer(cluster):
     leader, epoch = cluster.wait_for_leader()
     endpoint = cluster.endpoints[leader]
 
-    versions = call(endpoint, ApiVersionsRequest(client_software_name="kio", client_software_version="1"), ApiVersionsResponse)
+    versions = call(
+        endpoint,
+        ApiVersionsRequest(client_software_name="kio", client_software_version="1"),
+        ApiVersionsResponse,
+    )
     assert versions.error_code == 0
     served = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
     assert set(served) == {0, 1, 18, 52, 53, 54, 55, 59, 60, 80, 81, 82}
     assert served[52] == (0, 2) and served[55] == (0, 2) and served[18][1] >= 3
 
     cluster_answer = call(
-        endpoint, DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=i8(2)), DescribeClusterResponse
+        endpoint,
+        DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=i8(2)),
+        DescribeClusterResponse,
     )
     assert cluster_answer.error_code == 0 and cluster_answer.endpoint_type == 2
     assert cluster_answer.cluster_id == cluster.cluster_id
@@ -89,12 +95,21 @@ def test_kio_decodes_every_answer(cluster):
     quorum = call(
         endpoint,
         dq_request.DescribeQuorumRequest(
-            topics=(dq_request.TopicData(topic_name=TopicName("__cluster_metadata"), partitions=(dq_request.PartitionData(partition_index=i32(0)),)),)
+            topics=(
+                dq_request.TopicData(
+                    topic_name=TopicName("__cluster_metadata"),
+                    partitions=(dq_request.PartitionData(partition_index=i32(0)),),
+                ),
+            )
         ),
         DescribeQuorumResponse,
     )
     partition = quorum.topics[0].partitions[0]
-    assert partition.error_code == 0 and partition.leader_id == leader and partition.leader_epoch == epoch
+    assert (
+        partition.error_code == 0
+        and partition.leader_id == leader
+        and partition.leader_epoch == epoch
+    )
     assert sorted(v.replica_id for v in partition.current_voters) == [1, 2, 3]
 
     # A stale-epoch vote from an unknown directory is refused, and kio decodes the refusal.
@@ -162,7 +177,9 @@ def test_kio_decodes_every_answer(cluster):
     )
     fetched = fetch.responses[0].partitions[0]
     assert fetch.error_code == 0 and fetched.error_code == 0
-    assert fetched.high_watermark >= 1 and fetched.records  # the leader's LeaderChange batch at least
+    assert (
+        fetched.high_watermark >= 1 and fetched.records
+    )  # the leader's LeaderChange batch at least
 
 
 def i32Timedelta(ms):  # noqa: N802 - kio's type name

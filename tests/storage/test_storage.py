@@ -36,7 +36,9 @@ from kraftwire.node.storage.layout import partition_dir
 
 
 def data_batch(base: int, epoch: int, count: int = 3) -> LogBatch:
-    return LogBatch(base, epoch, tuple(f"r{base + i}".encode() for i in range(count)), False, 1000 + base)
+    return LogBatch(
+        base, epoch, tuple(f"r{base + i}".encode() for i in range(count)), False, 1000 + base
+    )
 
 
 def fill(log: FileLog, epochs: list[int], count: int = 3) -> list[LogBatch]:
@@ -208,7 +210,9 @@ def test_kafka_uuid_text_form():
 
 def test_format_open_bootstrap_and_refusals(tmp_path):
     log_dir = str(tmp_path / "meta")
-    voters = [VoterSpec(ReplicaKey(1, uuid.UUID(int=7)), {"CONTROLLER": Endpoint("127.0.0.1", 9093)})]
+    voters = [
+        VoterSpec(ReplicaKey(1, uuid.UUID(int=7)), {"CONTROLLER": Endpoint("127.0.0.1", 9093)})
+    ]
     meta = format_directory(log_dir, "MkU3OEVBNTcwNTJENDM2Qg", 1, 1, voters)
     assert BOOTSTRAP_SNAPSHOT_ID in FileSnapshotStore(partition_dir(log_dir)).ids()
     with pytest.raises(StorageError, match="already formatted"):
@@ -222,7 +226,11 @@ def test_format_open_bootstrap_and_refusals(tmp_path):
             open_directory(log_dir)
         # the lock holds against another process too
         probe = subprocess.run(
-            [sys.executable, "-c", f"from kraftwire.node.storage import open_directory; open_directory({log_dir!r})"],
+            [
+                sys.executable,
+                "-c",
+                f"from kraftwire.node.storage import open_directory; open_directory({log_dir!r})",
+            ],
             capture_output=True,
             text=True,
             timeout=60,
@@ -279,7 +287,11 @@ def test_random_batches_survive_restart(part):
     for _ in range(60):
         if rng.random() < 0.2:
             epoch += 1
-        batch = LogBatch(log.end_offset(), epoch, tuple(rng.randbytes(rng.randrange(0, 50)) for _ in range(rng.randrange(1, 5))))
+        batch = LogBatch(
+            log.end_offset(),
+            epoch,
+            tuple(rng.randbytes(rng.randrange(0, 50)) for _ in range(rng.randrange(1, 5))),
+        )
         log.append([batch])
         if rng.random() < 0.1 and log.end_offset() > 10:
             log.truncate_to(log.batches()[len(log.batches()) // 2].base_offset)
