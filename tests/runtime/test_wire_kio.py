@@ -112,35 +112,32 @@ def test_kio_decodes_every_answer(cluster):
     )
     assert sorted(v.replica_id for v in partition.current_voters) == [1, 2, 3]
 
-    # A stale-epoch vote from an unknown directory is refused, and kio decodes the refusal.
-    vote = call(
-        endpoint,
-        vote_request.VoteRequest(
-            cluster_id=cluster.cluster_id,
-            voter_id=BrokerId(leader),
-            topics=(
-                vote_request.TopicData(
-                    topic_name=TopicName("__cluster_metadata"),
-                    partitions=(
-                        vote_request.PartitionData(
-                            partition_index=i32(0),
-                            replica_epoch=i32(0),
-                            replica_id=BrokerId(2 if leader != 2 else 3),
-                            replica_directory_id=uuid.uuid4(),
-                            voter_directory_id=uuid.UUID(int=0),
-                            last_offset_epoch=i32(0),
-                            last_offset=i64(0),
-                            pre_vote=False,
-                        ),
-                    ),
-                ),
-            ),
-        ),
-        VoteResponse,
-    )
+    # A stale-epoch vote from an unknown directory is refused, and kio decodes the refusal;
+    # the same vote naming another cluster is refused with INCONSISTENT_CLUSTER_ID (104).
+    def vote_for(cluster_id):
+        partition = vote_request.PartitionData(
+            partition_index=i32(0),
+            replica_epoch=i32(0),
+            replica_id=BrokerId(2 if leader != 2 else 3),
+            replica_directory_id=uuid.uuid4(),
+            voter_directory_id=uuid.UUID(int=0),
+            last_offset_epoch=i32(0),
+            last_offset=i64(0),
+            pre_vote=False,
+        )
+        topic = vote_request.TopicData(
+            topic_name=TopicName("__cluster_metadata"), partitions=(partition,)
+        )
+        request = vote_request.VoteRequest(
+            cluster_id=cluster_id, voter_id=BrokerId(leader), topics=(topic,)
+        )
+        return call(endpoint, request, VoteResponse)
+
+    vote = vote_for(cluster.cluster_id)
     vote_partition = vote.topics[0].partitions[0]
     assert vote.error_code == 0 and vote_partition.vote_granted is False
     assert vote_partition.leader_id == leader and vote_partition.leader_epoch == epoch
+    assert vote_for("AAAAAAAAAAAAAAAAAAAAAw").error_code == 104
 
     # An observer fetch (id 9, not a voter) from offset 0 gets the leader's records.
     fetch = call(
