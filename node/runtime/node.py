@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 from kraftwire.node.core import KRaftCore
 from kraftwire.node.core.api import (
+    AppendResult,
     CommittedBatch,
     Config,
     Endpoint,
@@ -38,6 +39,7 @@ from kraftwire.node.core.api import (
     OutboundRequest,
     QuorumStatus,
     ReplicaKey,
+    Role,
     RequestFailed,
     RequestReceived,
     ResponseReceived,
@@ -86,7 +88,8 @@ class KRaftNode:
         self._inbox: collections.deque = collections.deque()
         self._wakeup = asyncio.Event()
         self._answers: dict[tuple[int, int], asyncio.Future] = {}
-        self._waiters: list[_Waiter] = []
+        self._waiters: list[_Waiter] = []  # appends waiting to be committed
+        self._flush_waiters: list[tuple[AppendResult, asyncio.Future]] = []  # ... to be on disk
         self._endpoints: dict[int, Endpoint] = {}
         self._endpoints_from: tuple[VoterSpec, ...] | None = (
             None  # the voter set they were read from
@@ -200,9 +203,13 @@ class KRaftNode:
             await asyncio.gather(self._loop_task, return_exceptions=True)
         await self.server.close()
         self.network.close()
+        stopped = NodeFailed(self.failure or "the node shut down")
         for waiter in self._waiters:
-            _fail(waiter.future, NodeFailed(self.failure or "the node shut down"))
+            _fail(waiter.future, stopped)
+        for _, future in self._flush_waiters:
+            _fail(future, stopped)
         self._waiters.clear()
+        self._flush_waiters.clear()
         if self.storage is not None:
             self.storage.close()
             self.storage = None
@@ -226,8 +233,9 @@ class KRaftNode:
         return await committed
 
     def submit(self, records: Sequence[bytes]) -> tuple[asyncio.Future, asyncio.Future]:
-        """Append without waiting: (future of the AppendResult, future of the committed last offset).
-        Both fail with :class:`NotLeaderError` on a node that does not lead."""
+        """Append without waiting: (future of the AppendResult, resolved once the records are in the
+        leader's log and fsynced; future of the last offset, resolved once committed). Both fail with
+        :class:`NotLeaderError` on a node that does not lead."""
         loop = asyncio.get_running_loop()
         appended, committed = loop.create_future(), loop.create_future()
         self._post(("append", tuple(records), appended, committed))
@@ -355,7 +363,7 @@ class KRaftNode:
         except ValueError as exc:
             error = exc
         else:
-            _resolve(appended, result)
+            self._flush_waiters.append((result, appended))
             self._waiters.append(_Waiter(result.last_offset, result.epoch, committed))
             return
         _fail(appended, error)
@@ -376,6 +384,7 @@ class KRaftNode:
                 storage.quorum_state.write(ready.quorum_state)
             if ready.flush_log_to is not None:
                 storage.log.flush(ready.flush_log_to)
+                self._settle_flushed(ready.flush_log_to)
             for message in ready.messages:
                 if type(message) is OutboundRequest:
                     self.network.send(
@@ -410,6 +419,19 @@ class KRaftNode:
                 listener.handle_leader_change(note.leader)
         except Exception:  # the application's bug must not stop replication
             log.exception("node %s: listener raised", self.config.node_id)
+
+    def _settle_flushed(self, flushed_to: int) -> None:
+        """Appends now in the leader's log and on disk (what Produce acks=1 waits for). Records
+        still in a leader's accumulator when it loses leadership are never appended."""
+        status, still = self.core.status(), []
+        for result, future in self._flush_waiters:
+            if status.role is not Role.LEADER or status.epoch != result.epoch:
+                _fail(future, self.not_leader_error())
+            elif result.last_offset < flushed_to:
+                _resolve(future, result)
+            else:
+                still.append((result, future))
+        self._flush_waiters = still
 
     def _settle_waiters(self, batch: CommittedBatch) -> None:
         keep = []

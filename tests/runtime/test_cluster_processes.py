@@ -69,3 +69,33 @@ def test_acks_one_and_zero_are_written(cluster):
     finally:
         client.close()
     assert values == [b"one", b"zero", b"last"]
+
+
+def test_client_fetch_sees_committed_records_only(tmp_path):
+    from kraftwire.node.runtime.local_cluster import LocalCluster
+
+    # A long fetch timeout keeps the lone leader from resigning while the test looks at it.
+    settings = {
+        "controller.quorum.fetch.timeout.ms": 8000,
+        "controller.quorum.election.timeout.ms": 500,
+    }
+    cluster = LocalCluster(str(tmp_path / "c"), 3, settings=settings)
+    cluster.format()
+    try:
+        cluster.start_all()
+        leader, _ = cluster.wait_for_leader()
+        client = MetadataClient(cluster.endpoints[leader], deadline_s=30)
+        client.produce([b"committed"], -1)
+        for node in cluster.ids:
+            if node != leader:
+                cluster.kill(node)
+        assert (
+            client.produce([b"not-committed"], 1) >= 0
+        )  # taken by the leader, no quorum to commit
+        values = [v for _, v in client.fetch_committed(0)[0]]
+        client.close()
+        assert values == [b"committed"]
+        records = [v for _, _, v in data_records(cluster.partition_dir(leader))]
+        assert b"not-committed" in records  # it is in the leader's log, just not visible
+    finally:
+        cluster.stop_all()
