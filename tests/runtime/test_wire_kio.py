@@ -17,7 +17,19 @@ from kio.schema.types import BrokerId, TopicName  # noqa: E402
 from kio.serial import entity_reader, entity_writer  # noqa: E402
 from kio.static.primitive import i8, i32, i64  # noqa: E402
 
+from conftest import TEST_SETTINGS  # noqa: E402
+from kraftwire.node.runtime.local_cluster import LocalCluster  # noqa: E402
 from kraftwire.node.storage import uuid_from_str  # noqa: E402
+from kio.schema.api_versions.v3.request import ApiVersionsRequest  # noqa: E402
+from kio.schema.api_versions.v3.response import ApiVersionsResponse  # noqa: E402
+from kio.schema.describe_cluster.v1.request import DescribeClusterRequest  # noqa: E402
+from kio.schema.describe_cluster.v1.response import DescribeClusterResponse  # noqa: E402
+from kio.schema.describe_quorum.v2 import request as dq_request  # noqa: E402
+from kio.schema.describe_quorum.v2.response import DescribeQuorumResponse  # noqa: E402
+from kio.schema.fetch.v17 import request as fetch_request  # noqa: E402
+from kio.schema.fetch.v17.response import FetchResponse  # noqa: E402
+from kio.schema.vote.v2 import request as vote_request  # noqa: E402
+from kio.schema.vote.v2.response import VoteResponse  # noqa: E402
 
 
 def call(endpoint, request, response_class, correlation_id=7):
@@ -54,22 +66,22 @@ def _read(sock, size):
     return data
 
 
-def test_kio_decodes_every_answer(cluster):
-    from kio.schema.api_versions.v3.request import ApiVersionsRequest
-    from kio.schema.api_versions.v3.response import ApiVersionsResponse
-    from kio.schema.describe_cluster.v1.request import DescribeClusterRequest
-    from kio.schema.describe_cluster.v1.response import DescribeClusterResponse
-    from kio.schema.describe_quorum.v2 import request as dq_request
-    from kio.schema.describe_quorum.v2.response import DescribeQuorumResponse
-    from kio.schema.fetch.v17 import request as fetch_request
-    from kio.schema.fetch.v17.response import FetchResponse
-    from kio.schema.vote.v2 import request as vote_request
-    from kio.schema.vote.v2.response import VoteResponse
+@pytest.fixture(scope="module")
+def running(tmp_path_factory):
+    """One running 3-node cluster for every test here: (cluster, leader id, epoch)."""
+    cluster = LocalCluster(str(tmp_path_factory.mktemp("kio") / "c"), 3, settings=TEST_SETTINGS)
+    cluster.format()
+    try:
+        cluster.start_all()
+        leader, epoch = cluster.wait_for_leader()
+        yield cluster, leader, epoch
+    finally:
+        cluster.stop_all(graceful_s=5)
 
-    cluster.start_all()
-    leader, epoch = cluster.wait_for_leader()
+
+def test_api_versions_lists_exactly_the_served_apis(running):
+    cluster, leader, epoch = running
     endpoint = cluster.endpoints[leader]
-
     versions = call(
         endpoint,
         ApiVersionsRequest(client_software_name="kio", client_software_version="1"),
@@ -80,6 +92,10 @@ def test_kio_decodes_every_answer(cluster):
     assert set(served) == {0, 1, 18, 52, 53, 54, 55, 59, 60, 80, 81, 82}
     assert served[52] == (0, 2) and served[55] == (0, 2) and served[18][1] >= 3
 
+
+def test_describe_cluster_names_the_controllers(running):
+    cluster, leader, epoch = running
+    endpoint = cluster.endpoints[leader]
     cluster_answer = call(
         endpoint,
         DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=i8(2)),
@@ -92,6 +108,10 @@ def test_kio_decodes_every_answer(cluster):
         (i, e.port) for i, e in cluster.endpoints.items()
     )
 
+
+def test_describe_quorum_from_the_leader(running):
+    cluster, leader, epoch = running
+    endpoint = cluster.endpoints[leader]
     quorum = call(
         endpoint,
         dq_request.DescribeQuorumRequest(
@@ -111,6 +131,11 @@ def test_kio_decodes_every_answer(cluster):
         and partition.leader_epoch == epoch
     )
     assert sorted(v.replica_id for v in partition.current_voters) == [1, 2, 3]
+
+
+def test_vote_refusals(running):
+    cluster, leader, epoch = running
+    endpoint = cluster.endpoints[leader]
 
     # A stale-epoch vote from an unknown directory is refused, and kio decodes the refusal;
     # the same vote naming another cluster is refused with INCONSISTENT_CLUSTER_ID (104).
@@ -139,6 +164,10 @@ def test_kio_decodes_every_answer(cluster):
     assert vote_partition.leader_id == leader and vote_partition.leader_epoch == epoch
     assert vote_for("AAAAAAAAAAAAAAAAAAAAAw").error_code == 104
 
+
+def test_observer_fetch_gets_records(running):
+    cluster, leader, epoch = running
+    endpoint = cluster.endpoints[leader]
     # An observer fetch (id 9, not a voter) from offset 0 gets the leader's records.
     fetch = call(
         endpoint,
