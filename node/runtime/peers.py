@@ -84,6 +84,7 @@ class PeerChannel:
         return f"{self.endpoint.host}:{self.endpoint.port}"
 
     async def _run(self) -> None:
+        writer = None
         try:
             reader, writer = await asyncio.wait_for(
                 asyncio.open_connection(self.endpoint.host, self.endpoint.port),
@@ -96,6 +97,8 @@ class PeerChannel:
                 self._negotiate(reader, writer), self.network.request_timeout_s
             )
         except (OSError, asyncio.TimeoutError, FrameError, ProtocolError) as exc:
+            if writer is not None:
+                writer.close()
             if self._stream is not None:
                 self._stream.close()
                 self._stream = None
