@@ -1,6 +1,11 @@
 """The client write and read path: Produce to ``__cluster_metadata-0`` on the leader, and Fetch by a
 non-replica client (replica id -1), which sees committed records only.
 
+A client Fetch is validated as Kafka's KafkaRaftClient validates every Fetch (a Kafka controller
+answers a replica -1 Fetch through the same code): a negative MaxWaitMs, FetchOffset or LastFetchedEpoch,
+or a LastFetchedEpoch above CurrentLeaderEpoch, is INVALID_REQUEST; a CurrentLeaderEpoch below ours is
+FENCED_LEADER_EPOCH, above ours UNKNOWN_LEADER_EPOCH, both naming the current leader and epoch.
+
 Produce: acks=-1 is answered once the records are committed, acks=1 once the leader has taken them
 (they sit in its log or accumulator), acks=0 never. A non-leader answers NOT_LEADER_OR_FOLLOWER with
 the current leader (and from v10 its endpoint) so a client can go there.
@@ -24,7 +29,7 @@ if TYPE_CHECKING:
 
 NONE, OFFSET_OUT_OF_RANGE, CORRUPT_MESSAGE, UNKNOWN_TOPIC_OR_PARTITION = 0, 1, 2, 3
 NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, INVALID_REQUIRED_ACKS, INVALID_REQUEST = 6, 7, 21, 42
-UNKNOWN_TOPIC_ID = 100
+FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_ID = 74, 75, 100
 PRODUCE, FETCH = 0, 1
 
 
@@ -128,7 +133,7 @@ def handle_client_fetch(node: "KRaftNode", version: int, request: Any) -> Any:
     for topic in request.topics:
         answers = []
         for p in topic.partitions:
-            answers.append(_client_partition(node, status, version, topic, p, request.max_bytes))
+            answers.append(_client_partition(node, status, version, topic, p, request))
         topics.append(
             _fr.FetchableTopicResponse(topic_id=topic.topic_id, partitions=answers)
             if version >= 13
@@ -141,7 +146,7 @@ def handle_client_fetch(node: "KRaftNode", version: int, request: Any) -> Any:
     return _fr.FetchResponse(responses=topics, node_endpoints=nodes)
 
 
-def _client_partition(node, status, version: int, topic: Any, p: Any, max_bytes: int) -> Any:
+def _client_partition(node, status, version: int, topic: Any, p: Any, request: Any) -> Any:
     def answer(error: int, records: bytes | None = None) -> Any:
         out = _fr.PartitionData(
             partition_index=p.partition,
@@ -150,7 +155,7 @@ def _client_partition(node, status, version: int, topic: Any, p: Any, max_bytes:
             log_start_offset=status.log_start_offset,
             records=records,
         )
-        if error == NOT_LEADER_OR_FOLLOWER:
+        if error in (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH):
             out.current_leader = _fr.LeaderIdAndEpoch(
                 leader_id=-1 if status.leader_id is None else status.leader_id,
                 leader_epoch=status.epoch,
@@ -159,12 +164,23 @@ def _client_partition(node, status, version: int, topic: Any, p: Any, max_bytes:
 
     if not _is_metadata_topic_fetch(topic, version) or p.partition != METADATA_PARTITION:
         return answer(UNKNOWN_TOPIC_ID if version >= 13 else UNKNOWN_TOPIC_OR_PARTITION)
+    if (
+        request.max_wait_ms < 0
+        or p.fetch_offset < 0
+        or p.last_fetched_epoch < 0
+        or p.last_fetched_epoch > p.current_leader_epoch
+    ):
+        return answer(INVALID_REQUEST)
+    if p.current_leader_epoch != status.epoch:
+        return answer(
+            FENCED_LEADER_EPOCH if p.current_leader_epoch < status.epoch else UNKNOWN_LEADER_EPOCH
+        )
     if status.role is not Role.LEADER or status.high_watermark is None:
         return answer(NOT_LEADER_OR_FOLLOWER)
     log = node.storage.log
     if p.fetch_offset < log.start_offset() or p.fetch_offset > status.high_watermark:
         return answer(OFFSET_OUT_OF_RANGE)
-    limit = max(1, min(max_bytes, p.partition_max_bytes))
+    limit = max(1, min(request.max_bytes, p.partition_max_bytes))
     committed = [
         b for b in log.read(p.fetch_offset, limit) if b.last_offset < status.high_watermark
     ]

@@ -22,6 +22,7 @@ from kraftwire.records import decode_batches, encode_batch
 from .client import ClientError, KafkaConnection
 
 NOT_LEADER_OR_FOLLOWER = 6
+FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH = 74, 75
 
 
 class ProduceRefused(Exception):
@@ -36,6 +37,7 @@ class MetadataClient:
         self.deadline_s = deadline_s
         self.timeout_s = timeout_s
         self.leader: KafkaConnection | None = None
+        self.epoch = 0  # the leader epoch a Fetch names; corrected from the leader's answers
 
     def close(self) -> None:
         if self.leader is not None:
@@ -112,8 +114,15 @@ class MetadataClient:
 
         def attempt(connection: KafkaConnection):
             version = connection.version_for(1)
+            # Kafka's leader validates the epochs of every Fetch. A reader that never truncates can
+            # name the leader's epoch as its last fetched one: that epoch ends at the leader's LEO,
+            # at or past any offset worth asking for, so the pair is always consistent.
             partition = _fq.FetchPartition(
-                partition=0, fetch_offset=offset, partition_max_bytes=max_bytes
+                partition=0,
+                fetch_offset=offset,
+                partition_max_bytes=max_bytes,
+                current_leader_epoch=self.epoch,
+                last_fetched_epoch=self.epoch,
             )
             topic = _fq.FetchTopic(
                 partitions=[partition],
@@ -127,7 +136,14 @@ class MetadataClient:
             else:
                 request.replica_id = -1
             answer = connection.call(request, version).responses[0].partitions[0]
-            if answer.error_code == NOT_LEADER_OR_FOLLOWER:
+            if answer.error_code in (
+                FENCED_LEADER_EPOCH,
+                UNKNOWN_LEADER_EPOCH,
+                NOT_LEADER_OR_FOLLOWER,
+            ):
+                leader = getattr(answer, "current_leader", None)
+                if leader is not None and leader.leader_epoch >= 0:
+                    self.epoch = leader.leader_epoch
                 return None
             if answer.error_code != 0:
                 raise ProduceRefused(f"fetch failed with error {answer.error_code}")
@@ -136,7 +152,10 @@ class MetadataClient:
         answer = self._retrying(attempt)
         batches, _ = decode_batches(answer.records or b"")
         out, next_offset = [], offset
+        # Kafka's leader serves a replica -1 Fetch uncommitted records too: keep those below its HW.
         for batch in batches:
+            if batch.last_offset >= answer.high_watermark:
+                break
             next_offset = batch.last_offset + 1
             if not batch.is_control:
                 out.extend((r.offset, r.value or b"") for r in batch.records if r.offset >= offset)
