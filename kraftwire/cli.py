@@ -27,7 +27,38 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "simulate": ("kraftwire.node.simulation.cli", "run seeded KRaft fault-injection simulations"),
     "decode": ("kraftwire.spark_decoders.cli", "decode Kafka exchanges from pcap/pcapng captures"),
-    "report": ("kraftwire.spark_decoders.report", "an HTML report with plots of the Kafka traffic in captures"),
+    "report": (
+        "kraftwire.spark_decoders.report",
+        "an HTML report with plots of the Kafka traffic in captures",
+    ),
+    "storage": (
+        "kraftwire.node.runtime.cli_storage",
+        "format a node's log directory; make random ids",
+    ),
+    "node": (
+        "kraftwire.node.runtime.cli_node",
+        "run a KRaft controller (`kraftwire node start --config FILE`)",
+    ),
+    "dump-log": (
+        "kraftwire.node.runtime.cli_dump_log",
+        "print the batches and records of log segments and snapshots",
+    ),
+    "cluster": (
+        "kraftwire.node.runtime.cli_cluster",
+        "run a local quorum on 127.0.0.1 (`kraftwire cluster up`)",
+    ),
+    "produce": (
+        "kraftwire.node.runtime.cli_client",
+        "write records to a quorum's metadata log (acks -1/1/0)",
+    ),
+    "consume": (
+        "kraftwire.node.runtime.cli_client",
+        "read committed records from a quorum's metadata log",
+    ),
+    "quorum": (
+        "kraftwire.node.runtime.cli_quorum",
+        "describe a running quorum (like kafka-metadata-quorum.sh)",
+    ),
 }
 
 

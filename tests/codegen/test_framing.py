@@ -92,7 +92,7 @@ def test_lookup_and_classes():
     with pytest.raises(KeyError):
         kw.lookup("NoSuchSpec")
     with pytest.raises(UnsupportedVersionError):
-        kw.request_class(0)  # Produce is not in the bundled KRaft package
+        kw.request_class(3)  # Metadata is not in the bundled KRaft package
 
 
 def test_record_families_follow_spec_directories(tmp_path):
