@@ -6,13 +6,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kraftwire.node.runtime.local_cluster import LocalCluster  # noqa: E402
-
-# Timers a shared 2-core machine can keep: fast enough for tests, slow enough to avoid churn.
-TEST_SETTINGS = {
-    "controller.quorum.election.timeout.ms": 500,
-    "controller.quorum.fetch.timeout.ms": 1000,
-    "controller.quorum.request.timeout.ms": 1000,
-}
+from runtime_settings import TEST_SETTINGS  # noqa: E402
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from kraftwire.generated import lookup  # noqa: E402
 from kraftwire.node.runtime.local_cluster import LocalCluster  # noqa: E402
 from kraftwire.node.runtime.producer import MetadataClient  # noqa: E402
 from kraftwire.node.runtime.wire import frame_request  # noqa: E402
+from runtime_settings import TEST_SETTINGS  # noqa: E402
 
 
 def bad_frames(rng: random.Random, count: int):
@@ -83,8 +84,6 @@ async def fire(host: str, port: int, frames, concurrency: int = 64) -> int:
 
 
 def run_fuzz(directory: str, frames: int, seed: int, rounds: int = 10, log=print) -> None:
-    from conftest import TEST_SETTINGS
-
     rng = random.Random(seed)
     cluster = LocalCluster(directory, 3, settings=TEST_SETTINGS)
     cluster.format()

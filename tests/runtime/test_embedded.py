@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TEST_SETTINGS
+from runtime_settings import TEST_SETTINGS
 from kraftwire.node.runtime import KRaftNode, NotLeaderError, load_config
 from kraftwire.node.runtime.local_cluster import LocalCluster
 from kraftwire.node.storage import FileOps

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import TEST_SETTINGS
+from runtime_settings import TEST_SETTINGS
 from dumps import data_records
 from kraftwire.node.runtime.client import ClientError
 from kraftwire.node.runtime.local_cluster import LocalCluster, free_ports

@@ -17,7 +17,7 @@ from kio.schema.types import BrokerId, TopicName  # noqa: E402
 from kio.serial import entity_reader, entity_writer  # noqa: E402
 from kio.static.primitive import i8, i32, i64  # noqa: E402
 
-from conftest import TEST_SETTINGS  # noqa: E402
+from runtime_settings import TEST_SETTINGS  # noqa: E402
 from kraftwire.node.runtime.local_cluster import LocalCluster  # noqa: E402
 from kraftwire.node.storage import uuid_from_str  # noqa: E402
 from kio.schema.api_versions.v3.request import ApiVersionsRequest  # noqa: E402
