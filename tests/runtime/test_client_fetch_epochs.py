@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import TEST_SETTINGS
+from runtime_settings import TEST_SETTINGS
 from kraftwire.generated import fetch_request as fq
 from kraftwire.node.core.api import METADATA_TOPIC_ID
 from kraftwire.node.runtime.client import KafkaConnection
