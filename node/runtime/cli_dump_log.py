@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from kraftwire.generated import ProtocolError
-from kraftwire.records import decode_batches
+from kraftwire.records import decode_batches, decode_control_record
 
 _CONTROL_LABELS = {
     2: "LeaderChange:",
@@ -110,7 +110,9 @@ def _batch(batch: Any, position: int, size: int) -> dict[str, Any]:
         "crc": batch.crc,
         "records": [],
     }
-    controls = batch.control_records() if batch.is_control else None
+    controls = (
+        [decode_control_record(r.key, r.value) for r in batch.records] if batch.is_control else None
+    )
     for index, record in enumerate(batch.records):
         entry: dict[str, Any] = {
             "offset": record.offset,
