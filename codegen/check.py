@@ -1,4 +1,4 @@
-"""``kraftwire spec check DIR...``: validate spec files and print one line per problem.
+"""``kraftwire specs check DIR...``: validate spec files and print one line per problem.
 
 Besides the validator's rules (``validate.RULES``), the command reports three of its own: ``missing-path``
 (an argument that does not exist), ``json-syntax`` (not JSON once comments are removed) and ``unreadable``.
@@ -10,16 +10,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from .loader import spec_files
-from .validate import SpecError, load_and_validate
+from .generate import read_sources
+from .validate import SpecError
 
 
-def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    sub = parser.add_subparsers(dest=f"{name}_command", required=True, metavar="SUBCOMMAND")
-    check = sub.add_parser(
-        "check", help="validate spec files against every rule of Kafka's generator"
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "dirs", nargs="+", type=Path, help="spec folders, single spec files, Kafka jars or tarballs"
     )
-    check.add_argument("dirs", nargs="+", type=Path, help="spec directories or single spec files")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,9 +25,9 @@ def run(args: argparse.Namespace) -> int:
     errors = [
         SpecError(str(path), "", "missing-path", "no such file or directory") for path in missing
     ]
-    files = spec_files([path for path in args.dirs if path.exists()])
-    errors.extend(load_and_validate(files)[1])
+    found = read_sources([path for path in args.dirs if path.exists()])
+    errors.extend(found.errors)
     for error in errors:
         print(error)
-    print(f"{len(files)} files, {len(errors)} errors", file=sys.stderr)
+    print(f"{found.file_count} files, {len(errors)} errors", file=sys.stderr)
     return 1 if errors else 0

@@ -18,6 +18,7 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
@@ -38,8 +39,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "Listener",
@@ -232,7 +231,7 @@ def _read_add_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[AddRaftVoterR
     if _n < 0:
         raise _null_error()
     else:
-        _elements = _MapKeyList()
+        _listeners_list: _MapKeyList[Listener] = _MapKeyList()
         for _i in range(_n):
             _e = _new(Listener)
             # read listeners[_i].name
@@ -268,8 +267,8 @@ def _read_add_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[AddRaftVoterR
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.listeners = _elements
+            _listeners_list.append(_e)
+        obj.listeners = _listeners_list
     obj.ack_when_committed = True
     # read (tagged fields)
     if buf[pos] == 0:
@@ -285,11 +284,11 @@ def _write_add_raft_voter_request_v0(obj: AddRaftVoterRequest, out: bytearray) -
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -305,15 +304,15 @@ def _write_add_raft_voter_request_v0(obj: AddRaftVoterRequest, out: bytearray) -
             obj.voter_directory_id.bytes,
         )
         f = "listeners"
-        items = obj.listeners
-        size = len(items)
+        listeners_items = obj.listeners
+        size = len(listeners_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "listeners[]"
-        for item in items:
-            _write_listener_v0(item, out)
+        for listeners_item in listeners_items:
+            _write_listener_v0(listeners_item, out)
         f = "ack_when_committed"
         if obj.ack_when_committed != True:
             raise _not_ignorable()
@@ -359,7 +358,7 @@ def _read_add_raft_voter_request_v1(buf: bytes, pos: int) -> tuple[AddRaftVoterR
     if _n < 0:
         raise _null_error()
     else:
-        _elements = _MapKeyList()
+        _listeners_list: _MapKeyList[Listener] = _MapKeyList()
         for _i in range(_n):
             _e = _new(Listener)
             # read listeners[_i].name
@@ -395,8 +394,8 @@ def _read_add_raft_voter_request_v1(buf: bytes, pos: int) -> tuple[AddRaftVoterR
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.listeners = _elements
+            _listeners_list.append(_e)
+        obj.listeners = _listeners_list
     # read ack_when_committed
     (obj.ack_when_committed,) = _S2.unpack_from(buf, pos)
     # read ack_when_committed
@@ -417,11 +416,11 @@ def _write_add_raft_voter_request_v1(obj: AddRaftVoterRequest, out: bytearray) -
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -437,15 +436,15 @@ def _write_add_raft_voter_request_v1(obj: AddRaftVoterRequest, out: bytearray) -
             obj.voter_directory_id.bytes,
         )
         f = "listeners"
-        items = obj.listeners
-        size = len(items)
+        listeners_items = obj.listeners
+        size = len(listeners_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "listeners[]"
-        for item in items:
-            _write_listener_v0(item, out)
+        for listeners_item in listeners_items:
+            _write_listener_v0(listeners_item, out)
         f = "ack_when_committed"
         out += _S2.pack(obj.ack_when_committed)
         f = ""

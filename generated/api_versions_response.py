@@ -23,6 +23,7 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
@@ -50,8 +51,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "ApiVersion",
@@ -390,14 +389,14 @@ def _read_api_versions_response_v0(buf: bytes, pos: int) -> tuple[ApiVersionsRes
     if _n < 0:
         raise _null_error()
     else:
-        _elements = _MapKeyList()
+        _api_keys_list: _MapKeyList[ApiVersion] = _MapKeyList()
         _end = pos + 6 * _n
         if _end <= _len:
             for _row in _S0.iter_unpack(buf[pos:_end]):
                 _e = _new(ApiVersion)
                 _e.api_key, _e.min_version, _e.max_version = _row
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
+                _api_keys_list.append(_e)
             pos = _end
         else:
             for _i in range(_n):
@@ -406,8 +405,8 @@ def _read_api_versions_response_v0(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                 _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
                 pos += 6
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-        obj.api_keys = _elements
+                _api_keys_list.append(_e)
+        obj.api_keys = _api_keys_list
     obj.throttle_time_ms = 0
     obj.supported_features = _MapKeyList()
     obj.finalized_features_epoch = -1
@@ -424,12 +423,12 @@ def _write_api_versions_response_v0(obj: ApiVersionsResponse, out: bytearray) ->
         f = "error_code"
         out += _S1.pack(obj.error_code)
         f = "api_keys"
-        items = obj.api_keys
-        size = len(items)
+        api_keys_items = obj.api_keys
+        size = len(api_keys_items)
         out += _INT32.pack(size)
         f = "api_keys[]"
-        for item in items:
-            _write_api_version_v0(item, out)
+        for api_keys_item in api_keys_items:
+            _write_api_version_v0(api_keys_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -449,14 +448,14 @@ def _read_api_versions_response_v1(buf: bytes, pos: int) -> tuple[ApiVersionsRes
     if _n < 0:
         raise _null_error()
     else:
-        _elements = _MapKeyList()
+        _api_keys_list: _MapKeyList[ApiVersion] = _MapKeyList()
         _end = pos + 6 * _n
         if _end <= _len:
             for _row in _S0.iter_unpack(buf[pos:_end]):
                 _e = _new(ApiVersion)
                 _e.api_key, _e.min_version, _e.max_version = _row
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
+                _api_keys_list.append(_e)
             pos = _end
         else:
             for _i in range(_n):
@@ -465,8 +464,8 @@ def _read_api_versions_response_v1(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                 _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
                 pos += 6
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-        obj.api_keys = _elements
+                _api_keys_list.append(_e)
+        obj.api_keys = _api_keys_list
     # read throttle_time_ms
     (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
     pos += 4
@@ -485,12 +484,12 @@ def _write_api_versions_response_v1(obj: ApiVersionsResponse, out: bytearray) ->
         f = "error_code"
         out += _S1.pack(obj.error_code)
         f = "api_keys"
-        items = obj.api_keys
-        size = len(items)
+        api_keys_items = obj.api_keys
+        size = len(api_keys_items)
         out += _INT32.pack(size)
         f = "api_keys[]"
-        for item in items:
-            _write_api_version_v0(item, out)
+        for api_keys_item in api_keys_items:
+            _write_api_version_v0(api_keys_item, out)
         f = "throttle_time_ms"
         out += _S2.pack(obj.throttle_time_ms)
         f = ""
@@ -518,7 +517,7 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
     if _n < 0:
         raise _null_error()
     else:
-        _elements = _MapKeyList()
+        _api_keys_list: _MapKeyList[ApiVersion] = _MapKeyList()
         _end = pos + 7 * _n
         if _end <= _len and buf[pos + 6 : _end : 7] == bytes(_n):
             # no element has tagged fields: every one is 7 bytes
@@ -526,7 +525,7 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                 _e = _new(ApiVersion)
                 _e.api_key, _e.min_version, _e.max_version = _row
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
+                _api_keys_list.append(_e)
             pos = _end
         else:
             for _i in range(_n):
@@ -540,8 +539,8 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-        obj.api_keys = _elements
+                _api_keys_list.append(_e)
+        obj.api_keys = _api_keys_list
     # read throttle_time_ms
     (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
     pos += 4
@@ -591,7 +590,7 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                 if _n < 0:
                     raise _null_error()
                 else:
-                    _elements = _MapKeyList()
+                    _supported_features_list: _MapKeyList[SupportedFeatureKey] = _MapKeyList()
                     for _i in range(_n):
                         _e = _new(SupportedFeatureKey)
                         # read supported_features[_i].name
@@ -615,8 +614,8 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                             pos += 1
                         else:
                             _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                        _elements.append(_e)
-                    obj.supported_features = _elements
+                        _supported_features_list.append(_e)
+                    obj.supported_features = _supported_features_list
                 if not (obj.supported_features != []):
                     raise _default_tag(_tag)
             elif _tag == 1:
@@ -637,7 +636,7 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                 if _n < 0:
                     raise _null_error()
                 else:
-                    _elements = _MapKeyList()
+                    _finalized_features_list: _MapKeyList[FinalizedFeatureKey] = _MapKeyList()
                     for _i in range(_n):
                         _e = _new(FinalizedFeatureKey)
                         # read finalized_features[_i].name
@@ -661,8 +660,8 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
                             pos += 1
                         else:
                             _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                        _elements.append(_e)
-                    obj.finalized_features = _elements
+                        _finalized_features_list.append(_e)
+                    obj.finalized_features = _finalized_features_list
                 if not (obj.finalized_features != []):
                     raise _default_tag(_tag)
             elif _tag == 3:
@@ -691,15 +690,15 @@ def _write_api_versions_response_v3(obj: ApiVersionsResponse, out: bytearray) ->
         f = "error_code"
         out += _S1.pack(obj.error_code)
         f = "api_keys"
-        items = obj.api_keys
-        size = len(items)
+        api_keys_items = obj.api_keys
+        size = len(api_keys_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "api_keys[]"
-        for item in items:
-            _write_api_version_v3(item, out)
+        for api_keys_item in api_keys_items:
+            _write_api_version_v3(api_keys_item, out)
         f = "throttle_time_ms"
         out += _S2.pack(obj.throttle_time_ms)
         f = ""
@@ -723,15 +722,15 @@ def _write_api_versions_response_v3(obj: ApiVersionsResponse, out: bytearray) ->
             f = "supported_features"
             out.append(0)
             tag_out = bytearray()
-            items = obj.supported_features
-            size = len(items)
+            supported_features_items = obj.supported_features
+            size = len(supported_features_items)
             if size + 1 < 128:
                 tag_out.append(size + 1)
             else:
                 _write_uvarint(tag_out, size + 1)
             f = "supported_features[]"
-            for item in items:
-                _write_supported_feature_key_v3(item, tag_out)
+            for supported_features_item in supported_features_items:
+                _write_supported_feature_key_v3(supported_features_item, tag_out)
             if len(tag_out) < 128:
                 out.append(len(tag_out))
             else:
@@ -746,15 +745,15 @@ def _write_api_versions_response_v3(obj: ApiVersionsResponse, out: bytearray) ->
             f = "finalized_features"
             out.append(2)
             tag_out = bytearray()
-            items = obj.finalized_features
-            size = len(items)
+            finalized_features_items = obj.finalized_features
+            size = len(finalized_features_items)
             if size + 1 < 128:
                 tag_out.append(size + 1)
             else:
                 _write_uvarint(tag_out, size + 1)
             f = "finalized_features[]"
-            for item in items:
-                _write_finalized_feature_key_v3(item, tag_out)
+            for finalized_features_item in finalized_features_items:
+                _write_finalized_feature_key_v3(finalized_features_item, tag_out)
             if len(tag_out) < 128:
                 out.append(len(tag_out))
             else:

@@ -18,6 +18,7 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
@@ -42,8 +43,6 @@ from ._runtime import (
     write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "PartitionData",
@@ -293,7 +292,7 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionData] = []
         for _i in range(_n):
             _e = _new(PartitionData)
             # read partitions[_i].partition_index
@@ -304,8 +303,8 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
             pos += 8
             _e.voter_directory_id = _ZERO_UUID
             _e.unknown_tagged_fields = None
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     obj.unknown_tagged_fields = None
     return obj, pos
 
@@ -317,12 +316,12 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
         f = "topic_name"
         _write_string(out, obj.topic_name)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v0(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -357,7 +356,7 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionData] = []
         for _i in range(_n):
             _e = _new(PartitionData)
             # read partitions[_i].partition_index, voter_directory_id, leader_id, leader_epoch
@@ -376,8 +375,8 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -402,15 +401,15 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v1(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v1(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -471,12 +470,12 @@ def _read_begin_quorum_epoch_request_v0(
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[TopicData] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_topic_data_v0(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_topic_data_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     obj.voter_id = -1
     obj.leader_endpoints = _MapKeyList()
     obj.unknown_tagged_fields = None
@@ -490,12 +489,12 @@ def _write_begin_quorum_epoch_request_v0(obj: BeginQuorumEpochRequest, out: byte
         f = "cluster_id"
         _write_nullable_string(out, obj.cluster_id)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v0(topics_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -533,12 +532,12 @@ def _read_begin_quorum_epoch_request_v1(
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[TopicData] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_topic_data_v1(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_topic_data_v1(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     # read leader_endpoints
     _n = buf[pos] - 1
     if _n < 0x7F:
@@ -550,7 +549,7 @@ def _read_begin_quorum_epoch_request_v1(
     if _n < 0:
         raise _null_error()
     else:
-        _elements = _MapKeyList()
+        _leader_endpoints_list: _MapKeyList[LeaderEndpoint] = _MapKeyList()
         for _i in range(_n):
             _e = _new(LeaderEndpoint)
             # read leader_endpoints[_i].name
@@ -586,8 +585,8 @@ def _read_begin_quorum_epoch_request_v1(
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.leader_endpoints = _elements
+            _leader_endpoints_list.append(_e)
+        obj.leader_endpoints = _leader_endpoints_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -602,11 +601,11 @@ def _write_begin_quorum_epoch_request_v1(obj: BeginQuorumEpochRequest, out: byte
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -618,25 +617,25 @@ def _write_begin_quorum_epoch_request_v1(obj: BeginQuorumEpochRequest, out: byte
         f = "voter_id"
         out += _S0.pack(obj.voter_id)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v1(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v1(topics_item, out)
         f = "leader_endpoints"
-        items = obj.leader_endpoints
-        size = len(items)
+        leader_endpoints_items = obj.leader_endpoints
+        size = len(leader_endpoints_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "leader_endpoints[]"
-        for item in items:
-            _write_leader_endpoint_v1(item, out)
+        for leader_endpoints_item in leader_endpoints_items:
+            _write_leader_endpoint_v1(leader_endpoints_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:

@@ -17,6 +17,7 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
@@ -46,8 +47,6 @@ from ._runtime import (
     write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "PartitionData",
@@ -290,14 +289,14 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionData] = []
         _end = pos + 14 * _n
         if _end <= _len:
             for _row in _S0.iter_unpack(buf[pos:_end]):
                 _e = _new(PartitionData)
                 _e.partition_index, _e.error_code, _e.leader_id, _e.leader_epoch = _row
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
+                _partitions_list.append(_e)
             pos = _end
         else:
             for _i in range(_n):
@@ -308,8 +307,8 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
                 )
                 pos += 14
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-        obj.partitions = _elements
+                _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     obj.unknown_tagged_fields = None
     return obj, pos
 
@@ -321,12 +320,12 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
         f = "topic_name"
         _write_string(out, obj.topic_name)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v0(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -361,7 +360,7 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionData] = []
         _end = pos + 15 * _n
         if _end <= _len and buf[pos + 14 : _end : 15] == bytes(_n):
             # no element has tagged fields: every one is 15 bytes
@@ -369,7 +368,7 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
                 _e = _new(PartitionData)
                 _e.partition_index, _e.error_code, _e.leader_id, _e.leader_epoch = _row
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
+                _partitions_list.append(_e)
             pos = _end
         else:
             for _i in range(_n):
@@ -385,8 +384,8 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-        obj.partitions = _elements
+                _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -411,15 +410,15 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v1(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v1(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -473,12 +472,12 @@ def _read_begin_quorum_epoch_response_v0(
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[TopicData] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_topic_data_v0(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_topic_data_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     obj.node_endpoints = _MapKeyList()
     obj.unknown_tagged_fields = None
     return obj, pos
@@ -491,12 +490,12 @@ def _write_begin_quorum_epoch_response_v0(obj: BeginQuorumEpochResponse, out: by
         f = "error_code"
         out += _S1.pack(obj.error_code)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v0(topics_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -527,12 +526,12 @@ def _read_begin_quorum_epoch_response_v1(
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[TopicData] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_topic_data_v1(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_topic_data_v1(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     # read (tagged fields)
     obj.node_endpoints = _MapKeyList()
     if buf[pos] == 0:
@@ -576,7 +575,7 @@ def _read_begin_quorum_epoch_response_v1(
                 if _n < 0:
                     raise _null_error()
                 else:
-                    _elements = _MapKeyList()
+                    _node_endpoints_list: _MapKeyList[NodeEndpoint] = _MapKeyList()
                     for _i in range(_n):
                         _e = _new(NodeEndpoint)
                         # read node_endpoints[_i].node_id
@@ -603,8 +602,8 @@ def _read_begin_quorum_epoch_response_v1(
                             pos += 1
                         else:
                             _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                        _elements.append(_e)
-                    obj.node_endpoints = _elements
+                        _node_endpoints_list.append(_e)
+                    obj.node_endpoints = _node_endpoints_list
                 if not (obj.node_endpoints != []):
                     raise _default_tag(_tag)
             else:  # this and every later tag is unknown here: kept raw, in one slice
@@ -624,15 +623,15 @@ def _write_begin_quorum_epoch_response_v1(obj: BeginQuorumEpochResponse, out: by
         f = "error_code"
         out += _S1.pack(obj.error_code)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v1(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v1(topics_item, out)
         f = ""
         # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "node_endpoints"
@@ -648,15 +647,15 @@ def _write_begin_quorum_epoch_response_v1(obj: BeginQuorumEpochResponse, out: by
             f = "node_endpoints"
             out.append(0)
             tag_out = bytearray()
-            items = obj.node_endpoints
-            size = len(items)
+            node_endpoints_items = obj.node_endpoints
+            size = len(node_endpoints_items)
             if size + 1 < 128:
                 tag_out.append(size + 1)
             else:
                 _write_uvarint(tag_out, size + 1)
             f = "node_endpoints[]"
-            for item in items:
-                _write_node_endpoint_v1(item, tag_out)
+            for node_endpoints_item in node_endpoints_items:
+                _write_node_endpoint_v1(node_endpoints_item, tag_out)
             if len(tag_out) < 128:
                 out.append(len(tag_out))
             else:

@@ -18,6 +18,7 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
@@ -37,8 +38,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "ReplicaState",
@@ -454,7 +453,7 @@ def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _current_voters_list: list[ReplicaState] = []
         for _i in range(_n):
             _e = _new(ReplicaState)
             # read current_voters[_i].replica_id
@@ -472,8 +471,8 @@ def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.current_voters = _elements
+            _current_voters_list.append(_e)
+        obj.current_voters = _current_voters_list
     # read observers
     _n = buf[pos] - 1
     if _n < 0x7F:
@@ -485,7 +484,7 @@ def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _observers_list: list[ReplicaState] = []
         for _i in range(_n):
             _e = _new(ReplicaState)
             # read observers[_i].replica_id
@@ -503,8 +502,8 @@ def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.observers = _elements
+            _observers_list.append(_e)
+        obj.observers = _observers_list
     obj.error_message = ""
     # read (tagged fields)
     if buf[pos] == 0:
@@ -531,25 +530,25 @@ def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
             obj.high_watermark,
         )
         f = "current_voters"
-        items = obj.current_voters
-        size = len(items)
+        current_voters_items = obj.current_voters
+        size = len(current_voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "current_voters[]"
-        for item in items:
-            _write_replica_state_v0(item, out)
+        for current_voters_item in current_voters_items:
+            _write_replica_state_v0(current_voters_item, out)
         f = "observers"
-        items = obj.observers
-        size = len(items)
+        observers_items = obj.observers
+        size = len(observers_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "observers[]"
-        for item in items:
-            _write_replica_state_v0(item, out)
+        for observers_item in observers_items:
+            _write_replica_state_v0(observers_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -582,7 +581,7 @@ def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _current_voters_list: list[ReplicaState] = []
         for _i in range(_n):
             _e = _new(ReplicaState)
             # read current_voters[_i].replica_id
@@ -600,8 +599,8 @@ def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.current_voters = _elements
+            _current_voters_list.append(_e)
+        obj.current_voters = _current_voters_list
     # read observers
     _n = buf[pos] - 1
     if _n < 0x7F:
@@ -613,7 +612,7 @@ def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _observers_list: list[ReplicaState] = []
         for _i in range(_n):
             _e = _new(ReplicaState)
             # read observers[_i].replica_id
@@ -631,8 +630,8 @@ def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.observers = _elements
+            _observers_list.append(_e)
+        obj.observers = _observers_list
     obj.error_message = ""
     # read (tagged fields)
     if buf[pos] == 0:
@@ -659,25 +658,25 @@ def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
             obj.high_watermark,
         )
         f = "current_voters"
-        items = obj.current_voters
-        size = len(items)
+        current_voters_items = obj.current_voters
+        size = len(current_voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "current_voters[]"
-        for item in items:
-            _write_replica_state_v1(item, out)
+        for current_voters_item in current_voters_items:
+            _write_replica_state_v1(current_voters_item, out)
         f = "observers"
-        items = obj.observers
-        size = len(items)
+        observers_items = obj.observers
+        size = len(observers_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "observers[]"
-        for item in items:
-            _write_replica_state_v1(item, out)
+        for observers_item in observers_items:
+            _write_replica_state_v1(observers_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -720,7 +719,7 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _current_voters_list: list[ReplicaState] = []
         for _i in range(_n):
             _e = _new(ReplicaState)
             # read current_voters[_i].replica_id, replica_directory_id, log_end_offset, last_fetch_timestamp, last_caught_up_timestamp
@@ -743,8 +742,8 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.current_voters = _elements
+            _current_voters_list.append(_e)
+        obj.current_voters = _current_voters_list
     # read observers
     _n = buf[pos] - 1
     if _n < 0x7F:
@@ -756,7 +755,7 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _observers_list: list[ReplicaState] = []
         for _i in range(_n):
             _e = _new(ReplicaState)
             # read observers[_i].replica_id, replica_directory_id, log_end_offset, last_fetch_timestamp, last_caught_up_timestamp
@@ -779,8 +778,8 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.observers = _elements
+            _observers_list.append(_e)
+        obj.observers = _observers_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -800,11 +799,11 @@ def _write_partition_data_v2(obj: PartitionData, out: bytearray) -> None:
             obj.error_code,
         )
         f = "error_message"
-        value = obj.error_message
-        if value is None:
+        error_message_value = obj.error_message
+        if error_message_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = error_message_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -820,25 +819,25 @@ def _write_partition_data_v2(obj: PartitionData, out: bytearray) -> None:
             obj.high_watermark,
         )
         f = "current_voters"
-        items = obj.current_voters
-        size = len(items)
+        current_voters_items = obj.current_voters
+        size = len(current_voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "current_voters[]"
-        for item in items:
-            _write_replica_state_v2(item, out)
+        for current_voters_item in current_voters_items:
+            _write_replica_state_v2(current_voters_item, out)
         f = "observers"
-        items = obj.observers
-        size = len(items)
+        observers_items = obj.observers
+        size = len(observers_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "observers[]"
-        for item in items:
-            _write_replica_state_v2(item, out)
+        for observers_item in observers_items:
+            _write_replica_state_v2(observers_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -877,12 +876,12 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionData] = []
         for _i in range(_n):
             # read partitions[_i]
-            _e, pos = _read_partition_data_v0(buf, pos)
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_item, pos = _read_partition_data_v0(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -907,15 +906,15 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v0(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -954,12 +953,12 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionData] = []
         for _i in range(_n):
             # read partitions[_i]
-            _e, pos = _read_partition_data_v1(buf, pos)
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_item, pos = _read_partition_data_v1(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -984,15 +983,15 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v1(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v1(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1031,12 +1030,12 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionData] = []
         for _i in range(_n):
             # read partitions[_i]
-            _e, pos = _read_partition_data_v2(buf, pos)
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_item, pos = _read_partition_data_v2(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -1061,15 +1060,15 @@ def _write_topic_data_v2(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v2(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v2(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1136,7 +1135,7 @@ def _read_node_v2(buf: bytes, pos: int) -> tuple[Node, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = _MapKeyList()
+        _listeners_list: _MapKeyList[Listener] = _MapKeyList()
         for _i in range(_n):
             _e = _new(Listener)
             # read listeners[_i].name
@@ -1172,8 +1171,8 @@ def _read_node_v2(buf: bytes, pos: int) -> tuple[Node, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.listeners = _elements
+            _listeners_list.append(_e)
+        obj.listeners = _listeners_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -1190,15 +1189,15 @@ def _write_node_v2(obj: Node, out: bytearray) -> None:
         f = "node_id"
         out += _S0.pack(obj.node_id)
         f = "listeners"
-        items = obj.listeners
-        size = len(items)
+        listeners_items = obj.listeners
+        size = len(listeners_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "listeners[]"
-        for item in items:
-            _write_listener_v2(item, out)
+        for listeners_item in listeners_items:
+            _write_listener_v2(listeners_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1228,12 +1227,12 @@ def _read_describe_quorum_response_v0(buf: bytes, pos: int) -> tuple[DescribeQuo
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[TopicData] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_topic_data_v0(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_topic_data_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     obj.error_message = ""
     obj.nodes = _MapKeyList()
     # read (tagged fields)
@@ -1252,15 +1251,15 @@ def _write_describe_quorum_response_v0(obj: DescribeQuorumResponse, out: bytearr
         f = "error_code"
         out += _S4.pack(obj.error_code)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v0(topics_item, out)
         f = "nodes"
         if obj.nodes != []:
             raise _not_ignorable()
@@ -1293,12 +1292,12 @@ def _read_describe_quorum_response_v1(buf: bytes, pos: int) -> tuple[DescribeQuo
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[TopicData] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_topic_data_v1(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_topic_data_v1(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     obj.error_message = ""
     obj.nodes = _MapKeyList()
     # read (tagged fields)
@@ -1317,15 +1316,15 @@ def _write_describe_quorum_response_v1(obj: DescribeQuorumResponse, out: bytearr
         f = "error_code"
         out += _S4.pack(obj.error_code)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v1(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v1(topics_item, out)
         f = "nodes"
         if obj.nodes != []:
             raise _not_ignorable()
@@ -1368,12 +1367,12 @@ def _read_describe_quorum_response_v2(buf: bytes, pos: int) -> tuple[DescribeQuo
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[TopicData] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_topic_data_v2(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_topic_data_v2(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     # read nodes
     _n = buf[pos] - 1
     if _n < 0x7F:
@@ -1385,12 +1384,12 @@ def _read_describe_quorum_response_v2(buf: bytes, pos: int) -> tuple[DescribeQuo
     if _n < 0:
         raise _null_error()
     else:
-        _elements = _MapKeyList()
+        _nodes_list: _MapKeyList[Node] = _MapKeyList()
         for _i in range(_n):
             # read nodes[_i]
-            _e, pos = _read_node_v2(buf, pos)
-            _elements.append(_e)
-        obj.nodes = _elements
+            _nodes_item, pos = _read_node_v2(buf, pos)
+            _nodes_list.append(_nodes_item)
+        obj.nodes = _nodes_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -1407,11 +1406,11 @@ def _write_describe_quorum_response_v2(obj: DescribeQuorumResponse, out: bytearr
         f = "error_code"
         out += _S4.pack(obj.error_code)
         f = "error_message"
-        value = obj.error_message
-        if value is None:
+        error_message_value = obj.error_message
+        if error_message_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = error_message_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -1421,25 +1420,25 @@ def _write_describe_quorum_response_v2(obj: DescribeQuorumResponse, out: bytearr
                 raise _too_long(size)
             out += data
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v2(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v2(topics_item, out)
         f = "nodes"
-        items = obj.nodes
-        size = len(items)
+        nodes_items = obj.nodes
+        size = len(nodes_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "nodes[]"
-        for item in items:
-            _write_node_v2(item, out)
+        for nodes_item in nodes_items:
+            _write_node_v2(nodes_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:

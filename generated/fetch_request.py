@@ -29,7 +29,7 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     ARRAY_int32 as _ARRAY_int32,
@@ -66,8 +66,6 @@ from ._runtime import (
     write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "FetchPartition",
@@ -594,7 +592,7 @@ def _read_fetch_topic_v4(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[FetchPartition] = []
         for _i in range(_n):
             _e = _new(FetchPartition)
             # read partitions[_i].partition
@@ -612,8 +610,8 @@ def _read_fetch_topic_v4(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
             _e.replica_directory_id = _ZERO_UUID
             _e.high_watermark = _INT64_MAX
             _e.unknown_tagged_fields = None
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     obj.topic_id = _ZERO_UUID
     obj.unknown_tagged_fields = None
     return obj, pos
@@ -626,12 +624,12 @@ def _write_fetch_topic_v4(obj: FetchTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v4(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v4(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -651,7 +649,7 @@ def _read_fetch_topic_v5(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[FetchPartition] = []
         for _i in range(_n):
             _e = _new(FetchPartition)
             # read partitions[_i].partition
@@ -668,8 +666,8 @@ def _read_fetch_topic_v5(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
             _e.replica_directory_id = _ZERO_UUID
             _e.high_watermark = _INT64_MAX
             _e.unknown_tagged_fields = None
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     obj.topic_id = _ZERO_UUID
     obj.unknown_tagged_fields = None
     return obj, pos
@@ -682,12 +680,12 @@ def _write_fetch_topic_v5(obj: FetchTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v5(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v5(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -707,7 +705,7 @@ def _read_fetch_topic_v9(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[FetchPartition] = []
         for _i in range(_n):
             _e = _new(FetchPartition)
             # read partitions[_i].partition, current_leader_epoch, fetch_offset
@@ -720,8 +718,8 @@ def _read_fetch_topic_v9(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
             _e.replica_directory_id = _ZERO_UUID
             _e.high_watermark = _INT64_MAX
             _e.unknown_tagged_fields = None
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     obj.topic_id = _ZERO_UUID
     obj.unknown_tagged_fields = None
     return obj, pos
@@ -734,12 +732,12 @@ def _write_fetch_topic_v9(obj: FetchTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v9(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v9(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -774,7 +772,7 @@ def _read_fetch_topic_v12(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[FetchPartition] = []
         _end = pos + 33 * _n
         if _end <= _len and buf[pos + 32 : _end : 33] == bytes(_n):
             # no element has tagged fields: every one is 33 bytes
@@ -791,7 +789,7 @@ def _read_fetch_topic_v12(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                 _e.replica_directory_id = _ZERO_UUID
                 _e.high_watermark = _INT64_MAX
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
+                _partitions_list.append(_e)
             pos = _end
         else:
             for _i in range(_n):
@@ -814,8 +812,8 @@ def _read_fetch_topic_v12(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
-                _elements.append(_e)
-        obj.partitions = _elements
+                _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     obj.topic_id = _ZERO_UUID
     # read (tagged fields)
     if buf[pos] == 0:
@@ -841,15 +839,15 @@ def _write_fetch_topic_v12(obj: FetchTopic, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -880,7 +878,7 @@ def _read_fetch_topic_v13(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[FetchPartition] = []
         _end = pos + 33 * _n
         if _end <= _len and buf[pos + 32 : _end : 33] == bytes(_n):
             # no element has tagged fields: every one is 33 bytes
@@ -897,7 +895,7 @@ def _read_fetch_topic_v13(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                 _e.replica_directory_id = _ZERO_UUID
                 _e.high_watermark = _INT64_MAX
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
+                _partitions_list.append(_e)
             pos = _end
         else:
             for _i in range(_n):
@@ -920,8 +918,8 @@ def _read_fetch_topic_v13(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
-                _elements.append(_e)
-        obj.partitions = _elements
+                _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     obj.topic = ""
     # read (tagged fields)
     if buf[pos] == 0:
@@ -939,15 +937,15 @@ def _write_fetch_topic_v13(obj: FetchTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -978,7 +976,7 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[FetchPartition] = []
         _end = pos + 33 * _n
         if _end <= _len and buf[pos + 32 : _end : 33] == bytes(_n):
             # no element has tagged fields: every one is 33 bytes
@@ -995,7 +993,7 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                 _e.high_watermark = _INT64_MAX
                 _e.replica_directory_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
+                _partitions_list.append(_e)
             pos = _end
         else:
             for _i in range(_n):
@@ -1062,8 +1060,8 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                         if pos - _start != _size:
                             raise _tag_size_error(_tag, _size, pos - _start)
                     _e.unknown_tagged_fields = _unknown
-                _elements.append(_e)
-        obj.partitions = _elements
+                _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     obj.topic = ""
     # read (tagged fields)
     if buf[pos] == 0:
@@ -1081,15 +1079,15 @@ def _write_fetch_topic_v17(obj: FetchTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v17(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v17(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1120,7 +1118,7 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[FetchPartition] = []
         _end = pos + 33 * _n
         if _end <= _len and buf[pos + 32 : _end : 33] == bytes(_n):
             # no element has tagged fields: every one is 33 bytes
@@ -1137,7 +1135,7 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                 _e.replica_directory_id = _ZERO_UUID
                 _e.high_watermark = _INT64_MAX
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
+                _partitions_list.append(_e)
             pos = _end
         else:
             for _i in range(_n):
@@ -1208,8 +1206,8 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
                         if pos - _start != _size:
                             raise _tag_size_error(_tag, _size, pos - _start)
                     _e.unknown_tagged_fields = _unknown
-                _elements.append(_e)
-        obj.partitions = _elements
+                _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     obj.topic = ""
     # read (tagged fields)
     if buf[pos] == 0:
@@ -1227,15 +1225,15 @@ def _write_fetch_topic_v18(obj: FetchTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v18(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v18(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1289,10 +1287,10 @@ def _write_forgotten_topic_v7(obj: ForgottenTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
-        out += _ARRAY_int32[size].pack(*items)
+        out += _ARRAY_int32[size].pack(*partitions_items)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1315,13 +1313,13 @@ def _write_forgotten_topic_v12(obj: ForgottenTopic, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
-        out += _ARRAY_int32[size].pack(*items)
+        out += _ARRAY_int32[size].pack(*partitions_items)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1340,13 +1338,13 @@ def _write_forgotten_topic_v13(obj: ForgottenTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
-        out += _ARRAY_int32[size].pack(*items)
+        out += _ARRAY_int32[size].pack(*partitions_items)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1372,12 +1370,12 @@ def _read_fetch_request_v4(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[FetchTopic] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_fetch_topic_v4(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_fetch_topic_v4(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     obj.cluster_id = None
     obj.replica_state = ReplicaState()
     obj.session_id = 0
@@ -1405,12 +1403,12 @@ def _write_fetch_request_v4(obj: FetchRequest, out: bytearray) -> None:
             obj.isolation_level,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v4(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v4(topics_item, out)
         f = "forgotten_topics_data"
         if obj.forgotten_topics_data != []:
             raise _not_ignorable()
@@ -1435,12 +1433,12 @@ def _read_fetch_request_v5(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[FetchTopic] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_fetch_topic_v5(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_fetch_topic_v5(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     obj.cluster_id = None
     obj.replica_state = ReplicaState()
     obj.session_id = 0
@@ -1468,12 +1466,12 @@ def _write_fetch_request_v5(obj: FetchRequest, out: bytearray) -> None:
             obj.isolation_level,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v5(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v5(topics_item, out)
         f = "forgotten_topics_data"
         if obj.forgotten_topics_data != []:
             raise _not_ignorable()
@@ -1505,18 +1503,18 @@ def _read_fetch_request_v7(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[FetchTopic] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_fetch_topic_v5(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_fetch_topic_v5(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     # read forgotten_topics_data
     _n, pos = _read_array_count(buf, pos)
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
         for _i in range(_n):
             _e = _new(ForgottenTopic)
             # read forgotten_topics_data[_i].topic
@@ -1527,8 +1525,8 @@ def _read_fetch_request_v7(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
             _e.topic_id = _ZERO_UUID
             _e.unknown_tagged_fields = None
-            _elements.append(_e)
-        obj.forgotten_topics_data = _elements
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
     obj.cluster_id = None
     obj.replica_state = ReplicaState()
     obj.rack_id = ""
@@ -1555,19 +1553,19 @@ def _write_fetch_request_v7(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v5(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v5(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v7(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v7(forgotten_topics_data_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1596,18 +1594,18 @@ def _read_fetch_request_v9(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[FetchTopic] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_fetch_topic_v9(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_fetch_topic_v9(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     # read forgotten_topics_data
     _n, pos = _read_array_count(buf, pos)
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
         for _i in range(_n):
             _e = _new(ForgottenTopic)
             # read forgotten_topics_data[_i].topic
@@ -1618,8 +1616,8 @@ def _read_fetch_request_v9(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
             _e.topic_id = _ZERO_UUID
             _e.unknown_tagged_fields = None
-            _elements.append(_e)
-        obj.forgotten_topics_data = _elements
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
     obj.cluster_id = None
     obj.replica_state = ReplicaState()
     obj.rack_id = ""
@@ -1646,19 +1644,19 @@ def _write_fetch_request_v9(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v9(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v9(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v7(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v7(forgotten_topics_data_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1687,18 +1685,18 @@ def _read_fetch_request_v11(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[FetchTopic] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_fetch_topic_v9(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_fetch_topic_v9(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     # read forgotten_topics_data
     _n, pos = _read_array_count(buf, pos)
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
         for _i in range(_n):
             _e = _new(ForgottenTopic)
             # read forgotten_topics_data[_i].topic
@@ -1709,8 +1707,8 @@ def _read_fetch_request_v11(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
             _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
             _e.topic_id = _ZERO_UUID
             _e.unknown_tagged_fields = None
-            _elements.append(_e)
-        obj.forgotten_topics_data = _elements
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
     # read rack_id
     obj.rack_id, pos = _read_string(buf, pos)
     if obj.rack_id is None:
@@ -1740,19 +1738,19 @@ def _write_fetch_request_v11(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v9(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v9(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v7(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v7(forgotten_topics_data_item, out)
         f = "rack_id"
         _write_string(out, obj.rack_id)
         f = ""
@@ -1790,12 +1788,12 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[FetchTopic] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_fetch_topic_v12(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_fetch_topic_v12(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     # read forgotten_topics_data
     _n = buf[pos] - 1
     if _n < 0x7F:
@@ -1807,7 +1805,7 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
         for _i in range(_n):
             _e = _new(ForgottenTopic)
             # read forgotten_topics_data[_i].topic
@@ -1839,8 +1837,8 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.forgotten_topics_data = _elements
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
     # read rack_id
     _n = buf[pos] - 1
     if 0 <= _n < 0x7F:
@@ -1929,25 +1927,25 @@ def _write_fetch_request_v12(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v12(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v12(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v12(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v12(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -1973,11 +1971,11 @@ def _write_fetch_request_v12(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2026,12 +2024,12 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[FetchTopic] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_fetch_topic_v13(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_fetch_topic_v13(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     # read forgotten_topics_data
     _n = buf[pos] - 1
     if _n < 0x7F:
@@ -2043,7 +2041,7 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
         for _i in range(_n):
             _e = _new(ForgottenTopic)
             # read forgotten_topics_data[_i].topic_id
@@ -2067,8 +2065,8 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.forgotten_topics_data = _elements
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
     # read rack_id
     _n = buf[pos] - 1
     if 0 <= _n < 0x7F:
@@ -2157,25 +2155,25 @@ def _write_fetch_request_v13(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v13(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v13(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2201,11 +2199,11 @@ def _write_fetch_request_v13(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2251,12 +2249,12 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[FetchTopic] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_fetch_topic_v13(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_fetch_topic_v13(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     # read forgotten_topics_data
     _n = buf[pos] - 1
     if _n < 0x7F:
@@ -2268,7 +2266,7 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
         for _i in range(_n):
             _e = _new(ForgottenTopic)
             # read forgotten_topics_data[_i].topic_id
@@ -2292,8 +2290,8 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.forgotten_topics_data = _elements
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
     # read rack_id
     _n = buf[pos] - 1
     if 0 <= _n < 0x7F:
@@ -2384,25 +2382,25 @@ def _write_fetch_request_v15(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v13(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v13(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2430,11 +2428,11 @@ def _write_fetch_request_v15(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2490,12 +2488,12 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[FetchTopic] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_fetch_topic_v17(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_fetch_topic_v17(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     # read forgotten_topics_data
     _n = buf[pos] - 1
     if _n < 0x7F:
@@ -2507,7 +2505,7 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
         for _i in range(_n):
             _e = _new(ForgottenTopic)
             # read forgotten_topics_data[_i].topic_id
@@ -2531,8 +2529,8 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.forgotten_topics_data = _elements
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
     # read rack_id
     _n = buf[pos] - 1
     if 0 <= _n < 0x7F:
@@ -2623,25 +2621,25 @@ def _write_fetch_request_v17(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v17(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v17(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2669,11 +2667,11 @@ def _write_fetch_request_v17(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2729,12 +2727,12 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[FetchTopic] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_fetch_topic_v18(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_fetch_topic_v18(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     # read forgotten_topics_data
     _n = buf[pos] - 1
     if _n < 0x7F:
@@ -2746,7 +2744,7 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
         for _i in range(_n):
             _e = _new(ForgottenTopic)
             # read forgotten_topics_data[_i].topic_id
@@ -2770,8 +2768,8 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.forgotten_topics_data = _elements
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
     # read rack_id
     _n = buf[pos] - 1
     if 0 <= _n < 0x7F:
@@ -2862,25 +2860,25 @@ def _write_fetch_request_v18(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v18(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v18(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2908,11 +2906,11 @@ def _write_fetch_request_v18(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)

@@ -33,6 +33,7 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
@@ -69,8 +70,6 @@ from ._runtime import (
     write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "AbortedTransaction",
@@ -655,14 +654,14 @@ def _read_partition_data_v4(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     if _n < 0:
         obj.aborted_transactions = None
     else:
-        _elements = []
+        _aborted_transactions_list: list[AbortedTransaction] = []
         _end = pos + 16 * _n
         if _end <= _len:
             for _row in _S0.iter_unpack(buf[pos:_end]):
                 _e = _new(AbortedTransaction)
                 _e.producer_id, _e.first_offset = _row
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
+                _aborted_transactions_list.append(_e)
             pos = _end
         else:
             for _i in range(_n):
@@ -671,8 +670,8 @@ def _read_partition_data_v4(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                 _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
                 pos += 16
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-        obj.aborted_transactions = _elements
+                _aborted_transactions_list.append(_e)
+        obj.aborted_transactions = _aborted_transactions_list
     # read records
     obj.records, pos = _read_bytes(buf, pos)
     obj.log_start_offset = -1
@@ -705,15 +704,15 @@ def _write_partition_data_v4(obj: PartitionData, out: bytearray) -> None:
         if obj.snapshot_id != _DEFAULT_SnapshotId:
             raise _not_ignorable()
         f = "aborted_transactions"
-        items = obj.aborted_transactions
-        if items is None:
+        aborted_transactions_items = obj.aborted_transactions
+        if aborted_transactions_items is None:
             out += b"\xff\xff\xff\xff"
         else:
-            size = len(items)
+            size = len(aborted_transactions_items)
             out += _INT32.pack(size)
             f = "aborted_transactions[]"
-            for item in items:
-                _write_aborted_transaction_v4(item, out)
+            for aborted_transactions_item in aborted_transactions_items:
+                _write_aborted_transaction_v4(aborted_transactions_item, out)
         f = "preferred_read_replica"
         if obj.preferred_read_replica != -1:
             raise _not_ignorable()
@@ -744,14 +743,14 @@ def _read_partition_data_v5(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     if _n < 0:
         obj.aborted_transactions = None
     else:
-        _elements = []
+        _aborted_transactions_list: list[AbortedTransaction] = []
         _end = pos + 16 * _n
         if _end <= _len:
             for _row in _S0.iter_unpack(buf[pos:_end]):
                 _e = _new(AbortedTransaction)
                 _e.producer_id, _e.first_offset = _row
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
+                _aborted_transactions_list.append(_e)
             pos = _end
         else:
             for _i in range(_n):
@@ -760,8 +759,8 @@ def _read_partition_data_v5(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                 _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
                 pos += 16
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-        obj.aborted_transactions = _elements
+                _aborted_transactions_list.append(_e)
+        obj.aborted_transactions = _aborted_transactions_list
     # read records
     obj.records, pos = _read_bytes(buf, pos)
     obj.diverging_epoch = EpochEndOffset()
@@ -794,15 +793,15 @@ def _write_partition_data_v5(obj: PartitionData, out: bytearray) -> None:
         if obj.snapshot_id != _DEFAULT_SnapshotId:
             raise _not_ignorable()
         f = "aborted_transactions"
-        items = obj.aborted_transactions
-        if items is None:
+        aborted_transactions_items = obj.aborted_transactions
+        if aborted_transactions_items is None:
             out += b"\xff\xff\xff\xff"
         else:
-            size = len(items)
+            size = len(aborted_transactions_items)
             out += _INT32.pack(size)
             f = "aborted_transactions[]"
-            for item in items:
-                _write_aborted_transaction_v4(item, out)
+            for aborted_transactions_item in aborted_transactions_items:
+                _write_aborted_transaction_v4(aborted_transactions_item, out)
         f = "preferred_read_replica"
         if obj.preferred_read_replica != -1:
             raise _not_ignorable()
@@ -833,14 +832,14 @@ def _read_partition_data_v11(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     if _n < 0:
         obj.aborted_transactions = None
     else:
-        _elements = []
+        _aborted_transactions_list: list[AbortedTransaction] = []
         _end = pos + 16 * _n
         if _end <= _len:
             for _row in _S0.iter_unpack(buf[pos:_end]):
                 _e = _new(AbortedTransaction)
                 _e.producer_id, _e.first_offset = _row
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
+                _aborted_transactions_list.append(_e)
             pos = _end
         else:
             for _i in range(_n):
@@ -849,8 +848,8 @@ def _read_partition_data_v11(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                 _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
                 pos += 16
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
-        obj.aborted_transactions = _elements
+                _aborted_transactions_list.append(_e)
+        obj.aborted_transactions = _aborted_transactions_list
     # read preferred_read_replica
     (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)
     pos += 4
@@ -885,15 +884,15 @@ def _write_partition_data_v11(obj: PartitionData, out: bytearray) -> None:
         if obj.snapshot_id != _DEFAULT_SnapshotId:
             raise _not_ignorable()
         f = "aborted_transactions"
-        items = obj.aborted_transactions
-        if items is None:
+        aborted_transactions_items = obj.aborted_transactions
+        if aborted_transactions_items is None:
             out += b"\xff\xff\xff\xff"
         else:
-            size = len(items)
+            size = len(aborted_transactions_items)
             out += _INT32.pack(size)
             f = "aborted_transactions[]"
-            for item in items:
-                _write_aborted_transaction_v4(item, out)
+            for aborted_transactions_item in aborted_transactions_items:
+                _write_aborted_transaction_v4(aborted_transactions_item, out)
         f = "preferred_read_replica"
         out += _S2.pack(obj.preferred_read_replica)
         f = "records"
@@ -929,7 +928,7 @@ def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     if _n < 0:
         obj.aborted_transactions = None
     else:
-        _elements = []
+        _aborted_transactions_list: list[AbortedTransaction] = []
         _end = pos + 17 * _n
         if _end <= _len and buf[pos + 16 : _end : 17] == bytes(_n):
             # no element has tagged fields: every one is 17 bytes
@@ -937,7 +936,7 @@ def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                 _e = _new(AbortedTransaction)
                 _e.producer_id, _e.first_offset = _row
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
+                _aborted_transactions_list.append(_e)
             pos = _end
         else:
             for _i in range(_n):
@@ -951,8 +950,8 @@ def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-        obj.aborted_transactions = _elements
+                _aborted_transactions_list.append(_e)
+        obj.aborted_transactions = _aborted_transactions_list
     # read preferred_read_replica
     (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)
     pos += 4
@@ -1029,18 +1028,18 @@ def _write_partition_data_v12(obj: PartitionData, out: bytearray) -> None:
             obj.log_start_offset,
         )
         f = "aborted_transactions"
-        items = obj.aborted_transactions
-        if items is None:
+        aborted_transactions_items = obj.aborted_transactions
+        if aborted_transactions_items is None:
             out += b"\x00"
         else:
-            size = len(items)
+            size = len(aborted_transactions_items)
             if size + 1 < 128:
                 out.append(size + 1)
             else:
                 _write_uvarint(out, size + 1)
             f = "aborted_transactions[]"
-            for item in items:
-                _write_aborted_transaction_v12(item, out)
+            for aborted_transactions_item in aborted_transactions_items:
+                _write_aborted_transaction_v12(aborted_transactions_item, out)
         f = "preferred_read_replica"
         out += _S2.pack(obj.preferred_read_replica)
         f = "records"
@@ -1109,12 +1108,12 @@ def _read_fetchable_topic_response_v4(buf: bytes, pos: int) -> tuple[FetchableTo
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionData] = []
         for _i in range(_n):
             # read partitions[_i]
-            _e, pos = _read_partition_data_v4(buf, pos)
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_item, pos = _read_partition_data_v4(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
     obj.topic_id = _ZERO_UUID
     obj.unknown_tagged_fields = None
     return obj, pos
@@ -1127,12 +1126,12 @@ def _write_fetchable_topic_response_v4(obj: FetchableTopicResponse, out: bytearr
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v4(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v4(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1152,12 +1151,12 @@ def _read_fetchable_topic_response_v5(buf: bytes, pos: int) -> tuple[FetchableTo
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionData] = []
         for _i in range(_n):
             # read partitions[_i]
-            _e, pos = _read_partition_data_v5(buf, pos)
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_item, pos = _read_partition_data_v5(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
     obj.topic_id = _ZERO_UUID
     obj.unknown_tagged_fields = None
     return obj, pos
@@ -1170,12 +1169,12 @@ def _write_fetchable_topic_response_v5(obj: FetchableTopicResponse, out: bytearr
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v5(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v5(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1195,12 +1194,12 @@ def _read_fetchable_topic_response_v11(buf: bytes, pos: int) -> tuple[FetchableT
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionData] = []
         for _i in range(_n):
             # read partitions[_i]
-            _e, pos = _read_partition_data_v11(buf, pos)
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_item, pos = _read_partition_data_v11(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
     obj.topic_id = _ZERO_UUID
     obj.unknown_tagged_fields = None
     return obj, pos
@@ -1213,12 +1212,12 @@ def _write_fetchable_topic_response_v11(obj: FetchableTopicResponse, out: bytear
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v11(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v11(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1253,12 +1252,12 @@ def _read_fetchable_topic_response_v12(buf: bytes, pos: int) -> tuple[FetchableT
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionData] = []
         for _i in range(_n):
             # read partitions[_i]
-            _e, pos = _read_partition_data_v12(buf, pos)
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_item, pos = _read_partition_data_v12(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
     obj.topic_id = _ZERO_UUID
     # read (tagged fields)
     if buf[pos] == 0:
@@ -1284,15 +1283,15 @@ def _write_fetchable_topic_response_v12(obj: FetchableTopicResponse, out: bytear
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1323,12 +1322,12 @@ def _read_fetchable_topic_response_v13(buf: bytes, pos: int) -> tuple[FetchableT
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionData] = []
         for _i in range(_n):
             # read partitions[_i]
-            _e, pos = _read_partition_data_v12(buf, pos)
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_item, pos = _read_partition_data_v12(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
     obj.topic = ""
     # read (tagged fields)
     if buf[pos] == 0:
@@ -1346,15 +1345,15 @@ def _write_fetchable_topic_response_v13(obj: FetchableTopicResponse, out: bytear
         f = "topic_id"
         out += _S8.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1385,11 +1384,11 @@ def _write_node_endpoint_v16(obj: NodeEndpoint, out: bytearray) -> None:
         f = "port"
         out += _S2.pack(obj.port)
         f = "rack"
-        value = obj.rack
-        if value is None:
+        rack_value = obj.rack
+        if rack_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = rack_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -1420,12 +1419,12 @@ def _read_fetch_response_v4(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _responses_list: list[FetchableTopicResponse] = []
         for _i in range(_n):
             # read responses[_i]
-            _e, pos = _read_fetchable_topic_response_v4(buf, pos)
-            _elements.append(_e)
-        obj.responses = _elements
+            _responses_item, pos = _read_fetchable_topic_response_v4(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
     obj.error_code = 0
     obj.session_id = 0
     obj.node_endpoints = _MapKeyList()
@@ -1443,12 +1442,12 @@ def _write_fetch_response_v4(obj: FetchResponse, out: bytearray) -> None:
         if obj.session_id != 0:
             raise _not_ignorable()
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         out += _INT32.pack(size)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v4(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v4(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1470,12 +1469,12 @@ def _read_fetch_response_v5(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _responses_list: list[FetchableTopicResponse] = []
         for _i in range(_n):
             # read responses[_i]
-            _e, pos = _read_fetchable_topic_response_v5(buf, pos)
-            _elements.append(_e)
-        obj.responses = _elements
+            _responses_item, pos = _read_fetchable_topic_response_v5(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
     obj.error_code = 0
     obj.session_id = 0
     obj.node_endpoints = _MapKeyList()
@@ -1493,12 +1492,12 @@ def _write_fetch_response_v5(obj: FetchResponse, out: bytearray) -> None:
         if obj.session_id != 0:
             raise _not_ignorable()
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         out += _INT32.pack(size)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v5(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v5(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1520,12 +1519,12 @@ def _read_fetch_response_v7(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _responses_list: list[FetchableTopicResponse] = []
         for _i in range(_n):
             # read responses[_i]
-            _e, pos = _read_fetchable_topic_response_v5(buf, pos)
-            _elements.append(_e)
-        obj.responses = _elements
+            _responses_item, pos = _read_fetchable_topic_response_v5(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
     obj.node_endpoints = _MapKeyList()
     obj.unknown_tagged_fields = None
     return obj, pos
@@ -1542,12 +1541,12 @@ def _write_fetch_response_v7(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         out += _INT32.pack(size)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v5(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v5(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1569,12 +1568,12 @@ def _read_fetch_response_v11(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _responses_list: list[FetchableTopicResponse] = []
         for _i in range(_n):
             # read responses[_i]
-            _e, pos = _read_fetchable_topic_response_v11(buf, pos)
-            _elements.append(_e)
-        obj.responses = _elements
+            _responses_item, pos = _read_fetchable_topic_response_v11(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
     obj.node_endpoints = _MapKeyList()
     obj.unknown_tagged_fields = None
     return obj, pos
@@ -1591,12 +1590,12 @@ def _write_fetch_response_v11(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         out += _INT32.pack(size)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v11(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v11(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1625,12 +1624,12 @@ def _read_fetch_response_v12(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _responses_list: list[FetchableTopicResponse] = []
         for _i in range(_n):
             # read responses[_i]
-            _e, pos = _read_fetchable_topic_response_v12(buf, pos)
-            _elements.append(_e)
-        obj.responses = _elements
+            _responses_item, pos = _read_fetchable_topic_response_v12(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
     obj.node_endpoints = _MapKeyList()
     # read (tagged fields)
     if buf[pos] == 0:
@@ -1652,15 +1651,15 @@ def _write_fetch_response_v12(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v12(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v12(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1693,12 +1692,12 @@ def _read_fetch_response_v13(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _responses_list: list[FetchableTopicResponse] = []
         for _i in range(_n):
             # read responses[_i]
-            _e, pos = _read_fetchable_topic_response_v13(buf, pos)
-            _elements.append(_e)
-        obj.responses = _elements
+            _responses_item, pos = _read_fetchable_topic_response_v13(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
     obj.node_endpoints = _MapKeyList()
     # read (tagged fields)
     if buf[pos] == 0:
@@ -1720,15 +1719,15 @@ def _write_fetch_response_v13(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v13(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v13(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1761,12 +1760,12 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _responses_list: list[FetchableTopicResponse] = []
         for _i in range(_n):
             # read responses[_i]
-            _e, pos = _read_fetchable_topic_response_v13(buf, pos)
-            _elements.append(_e)
-        obj.responses = _elements
+            _responses_item, pos = _read_fetchable_topic_response_v13(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
     # read (tagged fields)
     obj.node_endpoints = _MapKeyList()
     if buf[pos] == 0:
@@ -1810,7 +1809,7 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                 if _n < 0:
                     raise _null_error()
                 else:
-                    _elements = _MapKeyList()
+                    _node_endpoints_list: _MapKeyList[NodeEndpoint] = _MapKeyList()
                     for _i in range(_n):
                         _e = _new(NodeEndpoint)
                         # read node_endpoints[_i].node_id
@@ -1847,8 +1846,8 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
                             pos += 1
                         else:
                             _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                        _elements.append(_e)
-                    obj.node_endpoints = _elements
+                        _node_endpoints_list.append(_e)
+                    obj.node_endpoints = _node_endpoints_list
                 if not (obj.node_endpoints != []):
                     raise _default_tag(_tag)
             else:  # this and every later tag is unknown here: kept raw, in one slice
@@ -1872,15 +1871,15 @@ def _write_fetch_response_v16(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v13(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v13(responses_item, out)
         f = ""
         # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "node_endpoints"
@@ -1896,15 +1895,15 @@ def _write_fetch_response_v16(obj: FetchResponse, out: bytearray) -> None:
             f = "node_endpoints"
             out.append(0)
             tag_out = bytearray()
-            items = obj.node_endpoints
-            size = len(items)
+            node_endpoints_items = obj.node_endpoints
+            size = len(node_endpoints_items)
             if size + 1 < 128:
                 tag_out.append(size + 1)
             else:
                 _write_uvarint(tag_out, size + 1)
             f = "node_endpoints[]"
-            for item in items:
-                _write_node_endpoint_v16(item, tag_out)
+            for node_endpoints_item in node_endpoints_items:
+                _write_node_endpoint_v16(node_endpoints_item, tag_out)
             if len(tag_out) < 128:
                 out.append(len(tag_out))
             else:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     RawTags as _RawTags,
@@ -39,8 +39,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "SnapshotId",
@@ -366,7 +364,7 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionSnapshot] = []
         for _i in range(_n):
             _e = _new(PartitionSnapshot)
             # read partitions[_i].partition, current_leader_epoch
@@ -384,8 +382,8 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -410,15 +408,15 @@ def _write_topic_snapshot_v0(obj: TopicSnapshot, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_snapshot_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_snapshot_v0(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -457,7 +455,7 @@ def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionSnapshot] = []
         for _i in range(_n):
             _e = _new(PartitionSnapshot)
             # read partitions[_i].partition, current_leader_epoch
@@ -517,8 +515,8 @@ def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                     if pos - _start != _size:
                         raise _tag_size_error(_tag, _size, pos - _start)
                 _e.unknown_tagged_fields = _unknown
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -543,15 +541,15 @@ def _write_topic_snapshot_v1(obj: TopicSnapshot, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_snapshot_v1(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_snapshot_v1(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -581,12 +579,12 @@ def _read_fetch_snapshot_request_v0(buf: bytes, pos: int) -> tuple[FetchSnapshot
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[TopicSnapshot] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_topic_snapshot_v0(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_topic_snapshot_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     # read (tagged fields)
     obj.cluster_id = None
     if buf[pos] == 0:
@@ -651,15 +649,15 @@ def _write_fetch_snapshot_request_v0(obj: FetchSnapshotRequest, out: bytearray) 
             obj.max_bytes,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_snapshot_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_snapshot_v0(topics_item, out)
         f = ""
         # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "cluster_id"
@@ -675,11 +673,11 @@ def _write_fetch_snapshot_request_v0(obj: FetchSnapshotRequest, out: bytearray) 
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -718,12 +716,12 @@ def _read_fetch_snapshot_request_v1(buf: bytes, pos: int) -> tuple[FetchSnapshot
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[TopicSnapshot] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_topic_snapshot_v1(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_topic_snapshot_v1(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     # read (tagged fields)
     obj.cluster_id = None
     if buf[pos] == 0:
@@ -788,15 +786,15 @@ def _write_fetch_snapshot_request_v1(obj: FetchSnapshotRequest, out: bytearray) 
             obj.max_bytes,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_snapshot_v1(item, out)
+        for topics_item in topics_items:
+            _write_topic_snapshot_v1(topics_item, out)
         f = ""
         # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "cluster_id"
@@ -812,11 +810,11 @@ def _write_fetch_snapshot_request_v1(obj: FetchSnapshotRequest, out: bytearray) 
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)

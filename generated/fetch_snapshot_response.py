@@ -17,6 +17,7 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
@@ -43,8 +44,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "SnapshotId",
@@ -488,7 +487,7 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionSnapshot] = []
         for _i in range(_n):
             _e = _new(PartitionSnapshot)
             # read partitions[_i].index, error_code
@@ -546,8 +545,8 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
                     if pos - _start != _size:
                         raise _tag_size_error(_tag, _size, pos - _start)
                 _e.unknown_tagged_fields = _unknown
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -572,15 +571,15 @@ def _write_topic_snapshot_v0(obj: TopicSnapshot, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_snapshot_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_snapshot_v0(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -639,12 +638,12 @@ def _read_fetch_snapshot_response_v0(buf: bytes, pos: int) -> tuple[FetchSnapsho
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[TopicSnapshot] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_topic_snapshot_v0(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_topic_snapshot_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     obj.node_endpoints = _MapKeyList()
     # read (tagged fields)
     if buf[pos] == 0:
@@ -665,15 +664,15 @@ def _write_fetch_snapshot_response_v0(obj: FetchSnapshotResponse, out: bytearray
             obj.error_code,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_snapshot_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_snapshot_v0(topics_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -706,12 +705,12 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[TopicSnapshot] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_topic_snapshot_v0(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_topic_snapshot_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     # read (tagged fields)
     obj.node_endpoints = _MapKeyList()
     if buf[pos] == 0:
@@ -755,7 +754,7 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
                 if _n < 0:
                     raise _null_error()
                 else:
-                    _elements = _MapKeyList()
+                    _node_endpoints_list: _MapKeyList[NodeEndpoint] = _MapKeyList()
                     for _i in range(_n):
                         _e = _new(NodeEndpoint)
                         # read node_endpoints[_i].node_id
@@ -782,8 +781,8 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
                             pos += 1
                         else:
                             _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                        _elements.append(_e)
-                    obj.node_endpoints = _elements
+                        _node_endpoints_list.append(_e)
+                    obj.node_endpoints = _node_endpoints_list
                 if not (obj.node_endpoints != []):
                     raise _default_tag(_tag)
             else:  # this and every later tag is unknown here: kept raw, in one slice
@@ -806,15 +805,15 @@ def _write_fetch_snapshot_response_v1(obj: FetchSnapshotResponse, out: bytearray
             obj.error_code,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_snapshot_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_snapshot_v0(topics_item, out)
         f = ""
         # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "node_endpoints"
@@ -830,15 +829,15 @@ def _write_fetch_snapshot_response_v1(obj: FetchSnapshotResponse, out: bytearray
             f = "node_endpoints"
             out.append(0)
             tag_out = bytearray()
-            items = obj.node_endpoints
-            size = len(items)
+            node_endpoints_items = obj.node_endpoints
+            size = len(node_endpoints_items)
             if size + 1 < 128:
                 tag_out.append(size + 1)
             else:
                 _write_uvarint(tag_out, size + 1)
             f = "node_endpoints[]"
-            for item in items:
-                _write_node_endpoint_v1(item, tag_out)
+            for node_endpoints_item in node_endpoints_items:
+                _write_node_endpoint_v1(node_endpoints_item, tag_out)
             if len(tag_out) < 128:
                 out.append(len(tag_out))
             else:

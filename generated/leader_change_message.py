@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     RawTags as _RawTags,
@@ -29,8 +29,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "Voter",
@@ -188,7 +186,7 @@ def _read_leader_change_message_v0(buf: bytes, pos: int) -> tuple[LeaderChangeMe
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _voters_list: list[Voter] = []
         _end = pos + 5 * _n
         if _end <= _len and buf[pos + 4 : _end : 5] == bytes(_n):
             # no element has tagged fields: every one is 5 bytes
@@ -197,7 +195,7 @@ def _read_leader_change_message_v0(buf: bytes, pos: int) -> tuple[LeaderChangeMe
                 (_e.voter_id,) = _row
                 _e.voter_directory_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
+                _voters_list.append(_e)
             pos = _end
         else:
             for _i in range(_n):
@@ -212,8 +210,8 @@ def _read_leader_change_message_v0(buf: bytes, pos: int) -> tuple[LeaderChangeMe
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-        obj.voters = _elements
+                _voters_list.append(_e)
+        obj.voters = _voters_list
     # read granting_voters
     _n = buf[pos] - 1
     if _n < 0x7F:
@@ -225,7 +223,7 @@ def _read_leader_change_message_v0(buf: bytes, pos: int) -> tuple[LeaderChangeMe
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _granting_voters_list: list[Voter] = []
         _end = pos + 5 * _n
         if _end <= _len and buf[pos + 4 : _end : 5] == bytes(_n):
             # no element has tagged fields: every one is 5 bytes
@@ -234,7 +232,7 @@ def _read_leader_change_message_v0(buf: bytes, pos: int) -> tuple[LeaderChangeMe
                 (_e.voter_id,) = _row
                 _e.voter_directory_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
+                _granting_voters_list.append(_e)
             pos = _end
         else:
             for _i in range(_n):
@@ -249,8 +247,8 @@ def _read_leader_change_message_v0(buf: bytes, pos: int) -> tuple[LeaderChangeMe
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-        obj.granting_voters = _elements
+                _granting_voters_list.append(_e)
+        obj.granting_voters = _granting_voters_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -270,25 +268,25 @@ def _write_leader_change_message_v0(obj: LeaderChangeMessage, out: bytearray) ->
             obj.leader_id,
         )
         f = "voters"
-        items = obj.voters
-        size = len(items)
+        voters_items = obj.voters
+        size = len(voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "voters[]"
-        for item in items:
-            _write_voter_v0(item, out)
+        for voters_item in voters_items:
+            _write_voter_v0(voters_item, out)
         f = "granting_voters"
-        items = obj.granting_voters
-        size = len(items)
+        granting_voters_items = obj.granting_voters
+        size = len(granting_voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "granting_voters[]"
-        for item in items:
-            _write_voter_v0(item, out)
+        for granting_voters_item in granting_voters_items:
+            _write_voter_v0(granting_voters_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -318,7 +316,7 @@ def _read_leader_change_message_v1(buf: bytes, pos: int) -> tuple[LeaderChangeMe
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _voters_list: list[Voter] = []
         for _i in range(_n):
             _e = _new(Voter)
             # read voters[_i].voter_id, voter_directory_id
@@ -335,8 +333,8 @@ def _read_leader_change_message_v1(buf: bytes, pos: int) -> tuple[LeaderChangeMe
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.voters = _elements
+            _voters_list.append(_e)
+        obj.voters = _voters_list
     # read granting_voters
     _n = buf[pos] - 1
     if _n < 0x7F:
@@ -348,7 +346,7 @@ def _read_leader_change_message_v1(buf: bytes, pos: int) -> tuple[LeaderChangeMe
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _granting_voters_list: list[Voter] = []
         for _i in range(_n):
             _e = _new(Voter)
             # read granting_voters[_i].voter_id, voter_directory_id
@@ -365,8 +363,8 @@ def _read_leader_change_message_v1(buf: bytes, pos: int) -> tuple[LeaderChangeMe
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.granting_voters = _elements
+            _granting_voters_list.append(_e)
+        obj.granting_voters = _granting_voters_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -386,25 +384,25 @@ def _write_leader_change_message_v1(obj: LeaderChangeMessage, out: bytearray) ->
             obj.leader_id,
         )
         f = "voters"
-        items = obj.voters
-        size = len(items)
+        voters_items = obj.voters
+        size = len(voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "voters[]"
-        for item in items:
-            _write_voter_v1(item, out)
+        for voters_item in voters_items:
+            _write_voter_v1(voters_item, out)
         f = "granting_voters"
-        items = obj.granting_voters
-        size = len(items)
+        granting_voters_items = obj.granting_voters
+        size = len(granting_voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "granting_voters[]"
-        for item in items:
-            _write_voter_v1(item, out)
+        for granting_voters_item in granting_voters_items:
+            _write_voter_v1(granting_voters_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:

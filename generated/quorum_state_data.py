@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     RawTags as _RawTags,
@@ -32,8 +32,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "Voter",
@@ -208,7 +206,7 @@ def _read_quorum_state_data_v0(buf: bytes, pos: int) -> tuple[QuorumStateData, i
     if _n < 0:
         obj.current_voters = None
     else:
-        _elements = []
+        _current_voters_list: list[Voter] = []
         _end = pos + 5 * _n
         if _end <= _len and buf[pos + 4 : _end : 5] == bytes(_n):
             # no element has tagged fields: every one is 5 bytes
@@ -216,7 +214,7 @@ def _read_quorum_state_data_v0(buf: bytes, pos: int) -> tuple[QuorumStateData, i
                 _e = _new(Voter)
                 (_e.voter_id,) = _row
                 _e.unknown_tagged_fields = None
-                _elements.append(_e)
+                _current_voters_list.append(_e)
             pos = _end
         else:
             for _i in range(_n):
@@ -230,8 +228,8 @@ def _read_quorum_state_data_v0(buf: bytes, pos: int) -> tuple[QuorumStateData, i
                     pos += 1
                 else:
                     _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-        obj.current_voters = _elements
+                _current_voters_list.append(_e)
+        obj.current_voters = _current_voters_list
     obj.voted_directory_id = _ZERO_UUID
     # read (tagged fields)
     if buf[pos] == 0:
@@ -268,18 +266,18 @@ def _write_quorum_state_data_v0(obj: QuorumStateData, out: bytearray) -> None:
         f = "applied_offset"
         out += _S2.pack(obj.applied_offset)
         f = "current_voters"
-        items = obj.current_voters
-        if items is None:
+        current_voters_items = obj.current_voters
+        if current_voters_items is None:
             out += b"\x00"
         else:
-            size = len(items)
+            size = len(current_voters_items)
             if size + 1 < 128:
                 out.append(size + 1)
             else:
                 _write_uvarint(out, size + 1)
             f = "current_voters[]"
-            for item in items:
-                _write_voter_v0(item, out)
+            for current_voters_item in current_voters_items:
+                _write_voter_v0(current_voters_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct as _struct
 
-from ._base import Message as _Message
+from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     RawTags as _RawTags,
@@ -23,8 +23,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "RemoveRaftVoterResponse",
@@ -119,11 +117,11 @@ def _write_remove_raft_voter_response_v0(obj: RemoveRaftVoterResponse, out: byte
             obj.error_code,
         )
         f = "error_message"
-        value = obj.error_message
-        if value is None:
+        error_message_value = obj.error_message
+        if error_message_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = error_message_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)

@@ -17,6 +17,7 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
@@ -35,8 +36,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "Listener",
@@ -305,7 +304,7 @@ def _read_update_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[UpdateRaft
     if _n < 0:
         raise _null_error()
     else:
-        _elements = _MapKeyList()
+        _listeners_list: _MapKeyList[Listener] = _MapKeyList()
         for _i in range(_n):
             _e = _new(Listener)
             # read listeners[_i].name
@@ -341,8 +340,8 @@ def _read_update_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[UpdateRaft
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.listeners = _elements
+            _listeners_list.append(_e)
+        obj.listeners = _listeners_list
     # read k_raft_version_feature
     obj.k_raft_version_feature, pos = _read_k_raft_version_feature_v0(buf, pos)
     # read (tagged fields)
@@ -359,11 +358,11 @@ def _write_update_raft_voter_request_v0(obj: UpdateRaftVoterRequest, out: bytear
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -379,15 +378,15 @@ def _write_update_raft_voter_request_v0(obj: UpdateRaftVoterRequest, out: bytear
             obj.voter_directory_id.bytes,
         )
         f = "listeners"
-        items = obj.listeners
-        size = len(items)
+        listeners_items = obj.listeners
+        size = len(listeners_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "listeners[]"
-        for item in items:
-            _write_listener_v0(item, out)
+        for listeners_item in listeners_items:
+            _write_listener_v0(listeners_item, out)
         f = "k_raft_version_feature"
         _write_k_raft_version_feature_v0(obj.k_raft_version_feature, out)
         f = ""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     RawTags as _RawTags,
@@ -35,8 +35,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "PartitionData",
@@ -325,7 +323,7 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionData] = []
         for _i in range(_n):
             _e = _new(PartitionData)
             # read partitions[_i].partition_index, replica_epoch, replica_id
@@ -343,8 +341,8 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -369,15 +367,15 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v0(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -416,7 +414,7 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionData] = []
         for _i in range(_n):
             _e = _new(PartitionData)
             # read partitions[_i].partition_index, replica_epoch, replica_id, replica_directory_id, voter_directory_id, last_offset_epoch, last_offset
@@ -447,8 +445,8 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -473,15 +471,15 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v1(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v1(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -520,7 +518,7 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionData] = []
         for _i in range(_n):
             _e = _new(PartitionData)
             # read partitions[_i].partition_index, replica_epoch, replica_id, replica_directory_id, voter_directory_id, last_offset_epoch, last_offset, pre_vote
@@ -554,8 +552,8 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -580,15 +578,15 @@ def _write_topic_data_v2(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v2(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v2(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -625,12 +623,12 @@ def _read_vote_request_v0(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[TopicData] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_topic_data_v0(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_topic_data_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     obj.voter_id = -1
     # read (tagged fields)
     if buf[pos] == 0:
@@ -646,11 +644,11 @@ def _write_vote_request_v0(obj: VoteRequest, out: bytearray) -> None:
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -660,15 +658,15 @@ def _write_vote_request_v0(obj: VoteRequest, out: bytearray) -> None:
                 raise _too_long(size)
             out += data
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v0(topics_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -708,12 +706,12 @@ def _read_vote_request_v1(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[TopicData] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_topic_data_v1(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_topic_data_v1(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -728,11 +726,11 @@ def _write_vote_request_v1(obj: VoteRequest, out: bytearray) -> None:
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -744,15 +742,15 @@ def _write_vote_request_v1(obj: VoteRequest, out: bytearray) -> None:
         f = "voter_id"
         out += _S3.pack(obj.voter_id)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v1(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v1(topics_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -792,12 +790,12 @@ def _read_vote_request_v2(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[TopicData] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_topic_data_v2(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_topic_data_v2(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -812,11 +810,11 @@ def _write_vote_request_v2(obj: VoteRequest, out: bytearray) -> None:
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -828,15 +826,15 @@ def _write_vote_request_v2(obj: VoteRequest, out: bytearray) -> None:
         f = "voter_id"
         out += _S3.pack(obj.voter_id)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v2(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v2(topics_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:

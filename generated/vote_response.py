@@ -18,6 +18,7 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
@@ -43,8 +44,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "PartitionData",
@@ -290,7 +289,7 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _partitions_list: list[PartitionData] = []
         for _i in range(_n):
             _e = _new(PartitionData)
             # read partitions[_i].partition_index, error_code, leader_id, leader_epoch, vote_granted
@@ -307,8 +306,8 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.partitions = _elements
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -333,15 +332,15 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v0(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -400,12 +399,12 @@ def _read_vote_response_v0(buf: bytes, pos: int) -> tuple[VoteResponse, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[TopicData] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_topic_data_v0(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_topic_data_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     obj.node_endpoints = _MapKeyList()
     # read (tagged fields)
     if buf[pos] == 0:
@@ -423,15 +422,15 @@ def _write_vote_response_v0(obj: VoteResponse, out: bytearray) -> None:
         f = "error_code"
         out += _S1.pack(obj.error_code)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v0(topics_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -464,12 +463,12 @@ def _read_vote_response_v1(buf: bytes, pos: int) -> tuple[VoteResponse, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _topics_list: list[TopicData] = []
         for _i in range(_n):
             # read topics[_i]
-            _e, pos = _read_topic_data_v0(buf, pos)
-            _elements.append(_e)
-        obj.topics = _elements
+            _topics_item, pos = _read_topic_data_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
     # read (tagged fields)
     obj.node_endpoints = _MapKeyList()
     if buf[pos] == 0:
@@ -513,7 +512,7 @@ def _read_vote_response_v1(buf: bytes, pos: int) -> tuple[VoteResponse, int]:
                 if _n < 0:
                     raise _null_error()
                 else:
-                    _elements = _MapKeyList()
+                    _node_endpoints_list: _MapKeyList[NodeEndpoint] = _MapKeyList()
                     for _i in range(_n):
                         _e = _new(NodeEndpoint)
                         # read node_endpoints[_i].node_id
@@ -540,8 +539,8 @@ def _read_vote_response_v1(buf: bytes, pos: int) -> tuple[VoteResponse, int]:
                             pos += 1
                         else:
                             _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                        _elements.append(_e)
-                    obj.node_endpoints = _elements
+                        _node_endpoints_list.append(_e)
+                    obj.node_endpoints = _node_endpoints_list
                 if not (obj.node_endpoints != []):
                     raise _default_tag(_tag)
             else:  # this and every later tag is unknown here: kept raw, in one slice
@@ -561,15 +560,15 @@ def _write_vote_response_v1(obj: VoteResponse, out: bytearray) -> None:
         f = "error_code"
         out += _S1.pack(obj.error_code)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v0(topics_item, out)
         f = ""
         # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "node_endpoints"
@@ -585,15 +584,15 @@ def _write_vote_response_v1(obj: VoteResponse, out: bytearray) -> None:
             f = "node_endpoints"
             out.append(0)
             tag_out = bytearray()
-            items = obj.node_endpoints
-            size = len(items)
+            node_endpoints_items = obj.node_endpoints
+            size = len(node_endpoints_items)
             if size + 1 < 128:
                 tag_out.append(size + 1)
             else:
                 _write_uvarint(tag_out, size + 1)
             f = "node_endpoints[]"
-            for item in items:
-                _write_node_endpoint_v1(item, tag_out)
+            for node_endpoints_item in node_endpoints_items:
+                _write_node_endpoint_v1(node_endpoints_item, tag_out)
             if len(tag_out) < 128:
                 out.append(len(tag_out))
             else:

@@ -17,6 +17,7 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
@@ -35,8 +36,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "Endpoint",
@@ -318,7 +317,7 @@ def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = _MapKeyList()
+        _endpoints_list: _MapKeyList[Endpoint] = _MapKeyList()
         for _i in range(_n):
             _e = _new(Endpoint)
             # read endpoints[_i].name
@@ -354,8 +353,8 @@ def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
                 pos += 1
             else:
                 _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _elements.append(_e)
-        obj.endpoints = _elements
+            _endpoints_list.append(_e)
+        obj.endpoints = _endpoints_list
     # read k_raft_version_feature
     obj.k_raft_version_feature, pos = _read_k_raft_version_feature_v0(buf, pos)
     # read (tagged fields)
@@ -377,15 +376,15 @@ def _write_voter_v0(obj: Voter, out: bytearray) -> None:
             obj.voter_directory_id.bytes,
         )
         f = "endpoints"
-        items = obj.endpoints
-        size = len(items)
+        endpoints_items = obj.endpoints
+        size = len(endpoints_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "endpoints[]"
-        for item in items:
-            _write_endpoint_v0(item, out)
+        for endpoints_item in endpoints_items:
+            _write_endpoint_v0(endpoints_item, out)
         f = "k_raft_version_feature"
         _write_k_raft_version_feature_v0(obj.k_raft_version_feature, out)
         f = ""
@@ -417,12 +416,12 @@ def _read_voters_record_v0(buf: bytes, pos: int) -> tuple[VotersRecord, int]:
     if _n < 0:
         raise _null_error()
     else:
-        _elements = []
+        _voters_list: list[Voter] = []
         for _i in range(_n):
             # read voters[_i]
-            _e, pos = _read_voter_v0(buf, pos)
-            _elements.append(_e)
-        obj.voters = _elements
+            _voters_item, pos = _read_voter_v0(buf, pos)
+            _voters_list.append(_voters_item)
+        obj.voters = _voters_list
     # read (tagged fields)
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
@@ -439,15 +438,15 @@ def _write_voters_record_v0(obj: VotersRecord, out: bytearray) -> None:
         f = "version"
         out += _S3.pack(obj.version)
         f = "voters"
-        items = obj.voters
-        size = len(items)
+        voters_items = obj.voters
+        size = len(voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "voters[]"
-        for item in items:
-            _write_voter_v0(item, out)
+        for voters_item in voters_items:
+            _write_voter_v0(voters_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:

@@ -27,12 +27,14 @@ def _encode(batch: LogBatch) -> bytes:
     ts = batch.append_time_ms
     if batch.is_control:
         controls = [(_CONTROL_TYPES[type(r).__name__], r) for r in batch.records]
-        return _records.encode_control_batch(
+        data: bytes = _records.encode_control_batch(
             controls, base_offset=batch.base_offset, leader_epoch=batch.epoch, timestamp=ts
         )
-    return _records.encode_batch(
+        return data
+    data = _records.encode_batch(
         [(None, r, None, ts) for r in batch.records], base_offset=batch.base_offset, leader_epoch=batch.epoch
     )
+    return data
 
 
 def _encode_one(batch: LogBatch) -> bytes:

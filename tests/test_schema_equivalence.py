@@ -66,8 +66,12 @@ def _ids(params):
     return [f"{spec.stem}-v{v}" for spec, v in params]
 
 
-def test_spec_set_is_the_kraft_thirty():
-    assert len(OUR_SPECS) == 30
+def test_spec_set_is_the_kraft_thirty_plus_the_node_client_apis():
+    # The 30 KRaft specs, plus DescribeCluster and Produce that the node serves to tools and clients.
+    assert len(OUR_SPECS) == 34
+    assert {"DescribeClusterRequest", "DescribeClusterResponse", "ProduceRequest", "ProduceResponse"} <= {
+        s.stem for s in OUR_SPECS
+    }
     assert sorted(bundled.SPECS) == [s.stem for s in OUR_SPECS]
 
 

@@ -22,11 +22,15 @@ import linecache
 import re
 import struct
 import uuid
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import Any
 
 __all__ = [
     "ProtocolError",
     "DecodeError",
     "EncodeError",
+    "UnknownSpecError",
     "UnsupportedVersionError",
 ]
 
@@ -36,6 +40,9 @@ INT64_MAX = (1 << 63) - 1  # the default of Kafka's "high watermark"-like int64 
 
 class ProtocolError(Exception):
     """Base of every error raised by generated codecs."""
+
+    # Dotted path of the failing field ("topics.partitions.index"), set by the message codecs.
+    field_path: str = ""
 
 
 class DecodeError(ProtocolError):
@@ -54,10 +61,20 @@ class UnsupportedVersionError(ProtocolError):
     """A version outside the message's valid versions, or a struct used outside its versions."""
 
 
+class UnknownSpecError(ProtocolError, KeyError):
+    """A spec name (or record family) the generated package does not have.
+
+    A KeyError too, so callers written for the plain KeyError of earlier versions still catch it.
+    """
+
+    def __str__(self) -> str:  # KeyError's own __str__ would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def _uuid_constructor():
+def _uuid_constructor() -> Callable[[bytes], uuid.UUID]:
     """``UUID(bytes=raw)`` in a third of the time: fill the slots of a new UUID directly.
 
     uuid.UUID's __init__ spends most of its time on argument checks that 16 wire bytes never need.
@@ -234,7 +251,10 @@ def read_compact_string(buf: bytes, pos: int) -> tuple[str | None, int]:
     return _decode_utf8(buf, pos, end), end
 
 
-def write_string(out: bytearray, value: str) -> None:
+def write_string(out: bytearray, value: str | None) -> None:
+    """A non-null string; the attribute's type may admit None where another version allows it."""
+    if value is None:
+        raise null_value()
     data = value.encode("utf-8")
     if len(data) > MAX_STRING_BYTES:
         raise too_long(len(data))
@@ -249,7 +269,9 @@ def write_nullable_string(out: bytearray, value: str | None) -> None:
         write_string(out, value)
 
 
-def write_compact_string(out: bytearray, value: str) -> None:
+def write_compact_string(out: bytearray, value: str | None) -> None:
+    if value is None:
+        raise null_value()
     data = value.encode("utf-8")
     length = len(data)
     if length > MAX_STRING_BYTES:
@@ -296,7 +318,9 @@ def read_compact_bytes(buf: bytes, pos: int) -> tuple[bytes | None, int]:
     return buf[pos:end], end
 
 
-def write_bytes(out: bytearray, value: bytes) -> None:
+def write_bytes(out: bytearray, value: bytes | None) -> None:
+    if value is None:
+        raise null_value()
     out += _pack_int32(len(value))
     out += value
 
@@ -308,7 +332,9 @@ def write_nullable_bytes(out: bytearray, value: bytes | None) -> None:
         write_bytes(out, value)
 
 
-def write_compact_bytes(out: bytearray, value: bytes) -> None:
+def write_compact_bytes(out: bytearray, value: bytes | None) -> None:
+    if value is None:
+        raise null_value()
     write_uvarint(out, len(value) + 1)
     out += value
 
@@ -340,7 +366,8 @@ def read_tag_count(buf: bytes, pos: int) -> tuple[int, int]:
 
 def tag_count_error(count: int, remaining: int, offset: int) -> DecodeError:
     return DecodeError(
-        f"{count} tagged fields need at least {2 * count} bytes, but only {remaining} remain", offset
+        f"{count} tagged fields need at least {2 * count} bytes, but only {remaining} remain",
+        offset,
     )
 
 
@@ -374,7 +401,7 @@ class RawTags:
     def __len__(self) -> int:
         return self.count
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
         raw, pos = self.raw, 0
         for _ in range(self.count):
             tag, pos = read_uvarint(raw, pos)
@@ -382,7 +409,7 @@ class RawTags:
             yield tag, raw[pos : pos + size]
             pos += size
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int) -> tuple[int, bytes]:
         return list(self)[index]
 
     def __eq__(self, other: object) -> bool:
@@ -425,6 +452,17 @@ INT_RANGES = {
 }
 
 
+_EXPECTED_TYPES: dict[str, type | tuple[type, ...]] = {
+    "bool": bool,
+    "float64": (float, int),
+    "string": str,
+    "bytes": (bytes, bytearray, memoryview),
+    "records": (bytes, bytearray, memoryview),
+    "uuid": uuid.UUID,
+    "array": list,
+}
+
+
 def explain_value(kind: str, value: object, nullable: bool) -> str | None:
     """Why ``value`` cannot be written as ``kind``, or None when it can (used only on the error path)."""
     if value is None:
@@ -436,19 +474,13 @@ def explain_value(kind: str, value: object, nullable: bool) -> str | None:
         if not low <= value <= high:
             return f"{value} is out of range for {kind} [{low}, {high}]"
         return None
-    expected = {
-        "bool": bool,
-        "float64": (float, int),
-        "string": str,
-        "bytes": (bytes, bytearray, memoryview),
-        "records": (bytes, bytearray, memoryview),
-        "uuid": uuid.UUID,
-        "array": list,
-    }.get(kind)
+    expected = _EXPECTED_TYPES.get(kind)
     if expected is not None and not isinstance(value, expected):
         return f"expected {kind}, got {type(value).__name__}"
-    if kind == "string" and len(value.encode("utf-8")) > MAX_STRING_BYTES:
-        return str(too_long(len(value.encode("utf-8"))))
+    if kind == "string" and isinstance(value, str):
+        size = len(value.encode("utf-8"))
+        if size > MAX_STRING_BYTES:
+            return str(too_long(size))
     return None
 
 
@@ -511,7 +543,7 @@ _STRUCT_CODE = re.compile(r"\d*[a-zA-Z?]")
 def _failure_path(exc: BaseException) -> tuple[str, int | None]:
     """The element path of the read that raised ``exc``, and the offset where it started."""
     segments: list[str] = []
-    offset = None
+    offset: int | None = None
     tb = exc.__traceback__
     while tb is not None:
         frame = tb.tb_frame
@@ -524,7 +556,9 @@ def _failure_path(exc: BaseException) -> tuple[str, int | None]:
             failing = lines[tb.tb_lineno - 1] if tb.tb_lineno <= len(lines) else ""
             run = _RUN_READ.search(failing)
             if run is not None and offset is not None and ", " in segment:
-                segment, offset = _field_of_run(segment, frame.f_globals[run.group(1)], offset, frame)
+                segment, offset = _field_of_run(
+                    segment, frame.f_globals[run.group(1)], offset, frame
+                )
             if segment:
                 segments.append(segment)
         tb = tb.tb_next
@@ -539,7 +573,9 @@ def _path_comment(lines: list[str], line: int, first_line: int) -> str:
     return ""
 
 
-def _field_of_run(segment: str, compiled: struct.Struct, start: int, frame) -> tuple[str, int]:
+def _field_of_run(
+    segment: str, compiled: struct.Struct, start: int, frame: FrameType
+) -> tuple[str, int]:
     """The first field of a run ("prefix.a, b, c") that runs past the end of the input."""
     head, _, first = segment.split(", ")[0].rpartition(".")
     names = [first, *segment.split(", ")[1:]]
@@ -569,8 +605,9 @@ def write_failure(exc: BaseException, obj: object, fields: str, cls: type) -> _P
         )
         return _PathError([], EncodeError(what))
     if not isinstance(exc, ProtocolError):
+        kinds: dict[str, str] = getattr(cls, "_KINDS", {})  # every generated struct class has one
         for attr in fields.split(","):
-            reason = explain_value(cls._KINDS.get(attr, ""), getattr(obj, attr, None), False)
+            reason = explain_value(kinds.get(attr, ""), getattr(obj, attr, None), False)
             if reason is not None:
                 return _PathError([attr], EncodeError(reason))
     return _PathError([fields], exc)
@@ -596,7 +633,7 @@ def _unwrap(exc: BaseException) -> tuple[str, BaseException]:
     return "", exc
 
 
-class _ArrayStructs(dict):
+class _ArrayStructs(dict[int, struct.Struct]):
     """Precompiled ``struct.Struct`` objects for arrays of ``n`` fixed-width elements, by ``n``."""
 
     def __init__(self, code: str) -> None:
@@ -643,7 +680,7 @@ _ARRAYS = {
 
 def read_fixed_array(
     buf: bytes, pos: int, kind: str, compact: bool, nullable: bool
-) -> tuple[list | None, int]:
+) -> tuple[list[Any] | None, int]:
     """An array of fixed-width elements, any length, classic or compact (the generic path)."""
     count, pos = read_compact_array_count(buf, pos) if compact else read_array_count(buf, pos)
     if count < 0:
@@ -675,7 +712,9 @@ def tag_size_error(tag: int, size: int, used: int) -> DecodeError:
     return DecodeError(f"tagged field {tag} declares {size} bytes but its value has {used}")
 
 
-def write_raw_tags(out: bytearray, unknown: list | RawTags, declared: int) -> None:
+def write_raw_tags(
+    out: bytearray, unknown: list[tuple[int, bytes]] | RawTags, declared: int
+) -> None:
     """Write tags kept raw from a decode, after the known ones (whose numbers are all below them)."""
     if type(unknown) is RawTags:  # checked when decoded; only its first tag can clash here
         if read_uvarint(unknown.raw, 0)[0] < declared:
@@ -711,7 +750,9 @@ def bad_bool(value: int, offset: int) -> DecodeError:
 
 
 def bad_presence(value: int, offset: int) -> DecodeError:
-    return DecodeError(f"nullable struct presence marker {value} is neither present nor null", offset)
+    return DecodeError(
+        f"nullable struct presence marker {value} is neither present nor null", offset
+    )
 
 
 def tags_not_supported() -> EncodeError:
@@ -720,6 +761,10 @@ def tags_not_supported() -> EncodeError:
 
 def null_error() -> DecodeError:
     return DecodeError("non-nullable field was serialized as null")
+
+
+def null_value() -> EncodeError:
+    return EncodeError("is null but not nullable in this version")
 
 
 def invalid_tag(tag: int) -> DecodeError:

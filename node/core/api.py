@@ -49,14 +49,40 @@ notifications) are plain slotted records, not frozen: one of each is built for a
 frozen dataclass costs five times as much to construct. Treat them as read-only all the same.
 
 Stability: this module is the contract the runtime and the simulator code against. It only grows.
+The value types (:mod:`.values`), the configuration (:mod:`.config`) and the storage interfaces
+(:mod:`.storage`) live in their own modules below this one, so that they need nothing from it; they
+are part of this contract and exported from here.
 """
 
 from __future__ import annotations
 
-import enum
-import uuid
-from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, Union
+from dataclasses import dataclass
+from typing import Any, Protocol, Union
+
+from .config import Config, RandomSource
+from .storage import QuorumStateStore, RaftLog, SnapshotStore
+from .values import (
+    BOOTSTRAP_SNAPSHOT_ID,
+    METADATA_PARTITION,
+    METADATA_TOPIC,
+    METADATA_TOPIC_ID,
+    ZERO_UUID,
+    ElectionState,
+    Endpoint,
+    InvariantViolation,
+    KRaftError,
+    KRaftVersionUpgradeError,
+    LeaderAndEpoch,
+    LeaderConflict,
+    LogBatch,
+    NotLeaderError,
+    QuorumStatus,
+    ReplicaKey,
+    ReplicaStatus,
+    Role,
+    SnapshotId,
+    VoterSpec,
+)
 
 __all__ = [
     # identity and values
@@ -94,6 +120,9 @@ __all__ = [
     "SnapshotWrite",
     "Ready",
     "AppendResult",
+    # introspection
+    "ReplicaStatus",
+    "QuorumStatus",
     # configuration
     "RandomSource",
     "Config",
@@ -111,144 +140,6 @@ __all__ = [
     "InvariantViolation",
     "LeaderConflict",
 ]
-
-# ---------------------------------------------------------------------------------------------------
-# Identity and small values
-# ---------------------------------------------------------------------------------------------------
-
-ZERO_UUID = uuid.UUID(int=0)
-"""The "no directory id" value (kraft-node.md §1)."""
-
-METADATA_TOPIC = "__cluster_metadata"
-METADATA_PARTITION = 0
-METADATA_TOPIC_ID = uuid.UUID(int=1)
-"""``Uuid(0, 1)``, printed by Kafka as ``AAAAAAAAAAAAAAAAAAAAAQ``. Fetch v13+ matches on it."""
-
-
-@dataclass(frozen=True, slots=True)
-class Endpoint:
-    """A listener address: where a node can be reached."""
-
-    host: str
-    port: int
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class ReplicaKey:
-    """A replica's identity: node id plus optional directory id (``None`` means "unknown/any").
-
-    A voter entry without a directory id matches any replica with the same id; one with a directory id
-    matches only that exact id (kraft-node.md §1). Ordering is by id, then directory id.
-    """
-
-    id: int
-    directory_id: uuid.UUID | None = None
-
-    def matches(self, other: "ReplicaKey") -> bool:
-        """True if ``other`` (a replica presenting itself) is this voter entry."""
-        if self.id != other.id:
-            return False
-        return self.directory_id is None or self.directory_id == other.directory_id
-
-    def __str__(self) -> str:
-        return f"{self.id}" if self.directory_id is None else f"{self.id}:{str(self.directory_id)[:8]}"
-
-
-@dataclass(frozen=True, slots=True)
-class VoterSpec:
-    """One voter as configured or as carried by a ``VotersRecord``.
-
-    ``listeners`` maps listener name to endpoint; the first entry is the default (controller) listener.
-    ``kraft_version_range`` is the voter's supported ``kraft.version`` range (min, max).
-    """
-
-    key: ReplicaKey
-    listeners: Mapping[str, Endpoint] = field(default_factory=dict)
-    kraft_version_range: tuple[int, int] = (0, 1)
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class SnapshotId:
-    """A snapshot's id: ``end_offset`` (last contained offset + 1) and the epoch of its last batch."""
-
-    end_offset: int
-    epoch: int
-
-
-BOOTSTRAP_SNAPSHOT_ID = SnapshotId(0, 0)
-"""The bootstrap checkpoint written by ``kafka-storage format``; never served over FetchSnapshot."""
-
-
-@dataclass(frozen=True, slots=True)
-class LeaderAndEpoch:
-    """Who leads (``None`` if unknown) in which epoch."""
-
-    leader_id: int | None
-    epoch: int
-
-
-@dataclass(frozen=True, slots=True)
-class ElectionState:
-    """The persisted quorum state (``QuorumStateData`` / the ``quorum-state`` file, kraft-node.md §9).
-
-    ``leader_id`` and ``voted_key`` are ``None`` when absent (the file stores -1 / the zero UUID).
-    ``kraft_version`` selects the file's ``data_version`` (1 writes ``votedDirectoryId``; 0 writes the
-    legacy fields).
-    """
-
-    epoch: int
-    leader_id: int | None = None
-    voted_key: ReplicaKey | None = None
-    kraft_version: int = 1
-
-    def has_voted(self) -> bool:
-        return self.voted_key is not None
-
-
-@dataclass(frozen=True, slots=True)
-class LogBatch:
-    """One record batch as the core sees it, independent of its byte layout.
-
-    ``records`` holds opaque ``bytes`` values for a data batch, or generated control-record objects
-    (``LeaderChangeMessage``, ``VotersRecord``, ``KRaftVersionRecord``, ...) for a control batch.
-    ``raw`` caches the encoded record-batch bytes once computed (see ``kraftwire.node.batches``).
-    """
-
-    base_offset: int
-    epoch: int
-    records: tuple[Any, ...]
-    is_control: bool = False
-    append_time_ms: int = 0
-    raw: bytes | None = field(default=None, compare=False)
-
-    @property
-    def last_offset(self) -> int:
-        return self.base_offset + len(self.records) - 1
-
-    @property
-    def next_offset(self) -> int:
-        return self.base_offset + len(self.records)
-
-    def size_in_bytes(self) -> int:
-        """Byte size used for MaxBytes accounting (exact when ``raw`` is known, else an estimate)."""
-        if self.raw is not None:
-            return len(self.raw)
-        n = 61
-        for r in self.records:
-            n += (len(r) if isinstance(r, (bytes, bytearray)) else 32) + 8
-        return n
-
-
-class Role(enum.Enum):
-    """The epoch states of kraft-node.md §2. Observers use only UNATTACHED and FOLLOWER."""
-
-    UNATTACHED = "unattached"
-    PROSPECTIVE = "prospective"
-    CANDIDATE = "candidate"
-    LEADER = "leader"
-    FOLLOWER = "follower"
-    RESIGNED = "resigned"
-
 
 # ---------------------------------------------------------------------------------------------------
 # Inputs
@@ -390,7 +281,8 @@ class OutboundRequest:
 
     @property
     def api_key(self) -> int:
-        return self.request.API_KEY
+        key: int = self.request.API_KEY
+        return key
 
 
 @dataclass(slots=True)
@@ -404,7 +296,8 @@ class OutboundResponse:
 
     @property
     def api_key(self) -> int:
-        return self.response.API_KEY
+        key: int = self.response.API_KEY
+        return key
 
 
 Message = Union[OutboundRequest, OutboundResponse]
@@ -549,37 +442,3 @@ def deliver(ready: Ready, listener: Listener) -> None:
             listener.handle_load_snapshot(n)
         else:
             listener.handle_leader_change(n.leader)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Errors
-# ---------------------------------------------------------------------------------------------------
-
-
-class KRaftError(Exception):
-    """Base class of the core's exceptions."""
-
-
-class NotLeaderError(KRaftError):
-    """An append or snapshot request that only the current leader (at the given epoch) may make."""
-
-
-class KRaftVersionUpgradeError(KRaftError):
-    """A kraft.version change the leader cannot make: a downgrade, an unknown version, a voter that has
-    not reported its directory id or does not support the version."""
-
-
-class InvariantViolation(KRaftError):
-    """A fatal safety violation (Kafka throws IllegalStateException): e.g. two leaders named for one
-    epoch, truncation below the high watermark, a decreasing follower high watermark."""
-
-
-class LeaderConflict(InvariantViolation):
-    """A peer names this node leader of an epoch it does not lead: it lost the state that made it
-    leader (its disk). Kafka's ``hasConsistentLeader`` check makes this fatal; the process exits."""
-
-
-# Configuration and storage interfaces live in .config and .storage (kept apart for size); they are
-# part of this contract and re-exported here.
-from .config import Config, RandomSource  # noqa: E402
-from .storage import QuorumStateStore, RaftLog, SnapshotStore  # noqa: E402

@@ -2,38 +2,36 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 from . import errors
 from .api import Endpoint, InvariantViolation, Role
+from .replica import Replica
 from .transitions import maybe_transition
 
-if TYPE_CHECKING:
-    from .core import KRaftCore
 
-
-def cluster_id_ok(core: "KRaftCore", cluster_id: str | None) -> bool:
+def cluster_id_ok(replica: Replica, cluster_id: str | None) -> bool:
     """A null cluster id is accepted; any other value (even "") must equal ours."""
-    return cluster_id is None or cluster_id == core.cfg.cluster_id
+    return cluster_id is None or cluster_id == replica.cfg.cluster_id
 
 
-def validate_voter_only(core: "KRaftCore", remote_id: int, epoch: int) -> int:
-    if epoch < core.state.epoch:
+def validate_voter_only(replica: Replica, remote_id: int, epoch: int) -> int:
+    if epoch < replica.state.epoch:
         return errors.FENCED_LEADER_EPOCH
     if remote_id < 0:
         return errors.INVALID_REQUEST
     return errors.NONE
 
 
-def validate_leader_only(core: "KRaftCore", epoch: int) -> int:
-    st = core.state
+def validate_leader_only(replica: Replica, epoch: int) -> int:
+    st = replica.state
     if epoch < st.epoch:
         return errors.FENCED_LEADER_EPOCH
     if epoch > st.epoch:
         return errors.UNKNOWN_LEADER_EPOCH
     if st.role is not Role.LEADER:
         return errors.NOT_LEADER_OR_FOLLOWER
-    if core.shutdown_deadline is not None:
+    if replica.shutdown_deadline is not None:
         return errors.BROKER_NOT_AVAILABLE
     return errors.NONE
 
@@ -47,17 +45,17 @@ class PartitionInfo(NamedTuple):
     endpoints: Mapping[str, Endpoint]
 
 
-def endpoints_from(core: "KRaftCore", node_endpoints: Any, leader_id: int | None) -> dict[str, Endpoint]:
+def endpoints_from(replica: Replica, node_endpoints: Any, leader_id: int | None) -> dict[str, Endpoint]:
     if leader_id is None or not node_endpoints:
         return {}
-    name = core.listener_name() or "CONTROLLER"
+    name = replica.listener_name() or "CONTROLLER"
     for ne in node_endpoints:
         if ne.node_id == leader_id:
             return {name: Endpoint(ne.host, ne.port)}
     return {}
 
 
-def partition_info(core: "KRaftCore", response: Any) -> PartitionInfo | None:
+def partition_info(replica: Replica, response: Any) -> PartitionInfo | None:
     """``None`` when the response has a top-level error (no partition to read)."""
     top = getattr(response, "error_code", errors.NONE)
     name = type(response).__name__
@@ -68,7 +66,7 @@ def partition_info(core: "KRaftCore", response: Any) -> PartitionInfo | None:
     if name == "UpdateRaftVoterResponse":
         cl = response.current_leader
         lid = None if cl.leader_id < 0 else cl.leader_id
-        eps = {core.listener_name() or "CONTROLLER": Endpoint(cl.host, cl.port)} if lid is not None and cl.host else {}
+        eps = {replica.listener_name() or "CONTROLLER": Endpoint(cl.host, cl.port)} if lid is not None and cl.host else {}
         return PartitionInfo(top, lid, cl.leader_epoch, eps)
     if top != errors.NONE or not topics or not topics[0].partitions:
         return None
@@ -78,33 +76,34 @@ def partition_info(core: "KRaftCore", response: Any) -> PartitionInfo | None:
     else:
         lid, epoch = p.leader_id, p.leader_epoch
     lid = None if lid < 0 else lid
-    eps = endpoints_from(core, getattr(response, "node_endpoints", None), lid)
+    eps = endpoints_from(replica, getattr(response, "node_endpoints", None), lid)
     return PartitionInfo(p.error_code, lid, epoch, eps)
 
 
-def common_outcome(core: "KRaftCore", response: Any) -> tuple[bool | None, PartitionInfo | None]:
-    """What every response handler does first: ``(done, info)``. ``done`` is the handler's result when
-    the common handling settles the response (``False`` for one without a partition), else ``None``:
-    continue with ``info``."""
-    info = partition_info(core, response)
+def common_outcome(replica: Replica, response: Any) -> bool | PartitionInfo:
+    """What every response handler does first. A ``bool`` is the handler's result: the common handling
+    settled the response (``False`` for one without a partition). Else the partition's
+    :class:`PartitionInfo`, for the handler to continue with."""
+    info = partition_info(replica, response)
     if info is None:
-        return False, None
-    return handle_common_response(core, info), info
+        return False
+    done = handle_common_response(replica, info)
+    return info if done is None else done
 
 
-def handle_common_response(core: "KRaftCore", info: PartitionInfo) -> bool | None:
+def handle_common_response(replica: Replica, info: PartitionInfo) -> bool | None:
     """Kafka's ``maybeHandleCommonResponse``: ``None`` means "continue with the API handler";
     otherwise the response is fully handled and the value says whether it was a success."""
-    st = core.state
+    st = replica.state
     err, lid, epoch = info.error, info.leader_id, info.epoch
-    eps = dict(info.endpoints) or (dict(core.voters().endpoints(lid)) if lid is not None else {})
+    eps = dict(info.endpoints) or (dict(replica.voters().endpoints(lid)) if lid is not None else {})
     if epoch < st.epoch or err == errors.UNKNOWN_LEADER_EPOCH:
         return True  # stale: nothing to learn, no reason to back off
     if epoch > st.epoch or err in (errors.FENCED_LEADER_EPOCH, errors.NOT_LEADER_OR_FOLLOWER):
-        maybe_transition(core, epoch, lid, eps)
+        maybe_transition(replica, epoch, lid, eps)
         return True
     if lid is not None and st.leader_id is None and st.role is not Role.LEADER:
-        maybe_transition(core, epoch, lid, eps)
+        maybe_transition(replica, epoch, lid, eps)
         return None if err == errors.NONE else True  # an error: retry at once, now as a follower
     if err == errors.BROKER_NOT_AVAILABLE:
         return False

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
+from typing import Mapping, Protocol, Sequence
 
-if TYPE_CHECKING:
-    from .api import Endpoint, ReplicaKey, VoterSpec
+from .values import Endpoint, ReplicaKey, VoterSpec
 
 __all__ = ["RandomSource", "Config"]
 
@@ -19,8 +18,6 @@ class RandomSource(Protocol):
     """What the core needs from its injected random source (``random.Random(seed)`` fits)."""
 
     def randrange(self, stop: int) -> int: ...
-
-    def random(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -92,9 +89,5 @@ class Config:
         return self.fetch_timeout_ms * 2
 
     @property
-    def local_key(self) -> "ReplicaKey | None":
-        from .api import ReplicaKey
-
+    def local_key(self) -> ReplicaKey | None:
         return None if self.node_id is None else ReplicaKey(self.node_id, self.directory_id)
-
-

@@ -8,31 +8,40 @@ Each input is handled in three phases, like one turn of Kafka's ``poll()``:
 3. ``_after``: answer waiters orphaned by a transition, deliver committed batches and leader changes.
 
 Outputs accumulate in :class:`.outbox.Outbox` until :meth:`KRaftCore.ready`.
+
+The modules stack top-down; each imports only modules below it (``tests/test_layering.py`` checks):
+
+* ``core``: this class, the only importer of the four below;
+* ``dispatch`` (requests, responses, failures by API key), ``poll`` (timed work per state),
+  ``startup`` (recovery and the initial state), ``delivery`` (application notifications);
+* the handlers: ``vote``, ``quorum_epoch``, ``fetch_leader``, ``fetch_follower``, ``snapshots``,
+  ``describe``, ``voter_changes``, ``voter_client``, ``kraft_upgrade``;
+* ``common``: validation and response handling shared by the handlers;
+* ``transitions``: every state change;
+* ``leader_ops``: the leader's appends and the answers it owes;
+* ``replica``: the replica's state and its primitives (respond, send, append, truncate);
+* ``leader``: the leader's epoch state, over the other state and value modules: ``states``,
+  ``voters``, ``requests``, ``outbox``, ``log_ops``, ``messages``, ``responses``, ``memory``;
+* ``api``, the public contract, over ``config`` and ``storage``, over ``values`` and ``errors``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Sequence, cast
 
-from . import errors
 from .api import (
     Append,
     AppendResult,
     Config,
     CreateSnapshot,
     ElectionState,
-    Endpoint,
     Event,
-    InvariantViolation,
-    LeaderAndEpoch,
-    LogBatch,
     NotLeaderError,
-    OutboundRequest,
-    OutboundResponse,
     QuorumStateStore,
+    QuorumStatus,
     RaftLog,
     Ready,
-    ReplicaKey,
+    ReplicaStatus,
     RequestFailed,
     RequestReceived,
     ResponseReceived,
@@ -42,19 +51,20 @@ from .api import (
     SnapshotStore,
     Tick,
     UpgradeKRaftVersion,
-    VoterSpec,
 )
+from .delivery import Delivery
+from .dispatch import dispatch_failure, dispatch_request, dispatch_response, on_request_timeout
+from .fetch_leader import on_flushed
+from .kraft_upgrade import upgrade_kraft_version
 from .leader import LeaderState
-from .outbox import Outbox
+from .leader_ops import answer_abandoned
+from .poll import poll_state, shutdown_complete, state_deadline
+from .replica import Replica
 from .requests import RequestManager
+from .snapshots import create_snapshot
+from .startup import initialize
 from .states import EpochState
 from .voters import ControlState, VoterSet
-from .delivery import deliver_committed, maybe_fire_leader_change
-from .dispatch import dispatch_failure, dispatch_request, dispatch_response, on_request_timeout
-from .leader_ops import on_flushed
-from .poll import poll_state, shutdown_complete, state_deadline
-from .snapshots import create_snapshot
-from .kraft_upgrade import upgrade_kraft_version
 
 
 class KRaftCore:
@@ -62,8 +72,9 @@ class KRaftCore:
 
     Public surface: :meth:`step`, :meth:`tick`, :meth:`append`, :meth:`create_snapshot`,
     :meth:`upgrade_kraft_version`, :meth:`shutdown`, :meth:`has_ready`, :meth:`ready`, :meth:`advance`,
-    :meth:`next_deadline_ms`, plus read-only properties for tests, the simulator and DescribeQuorum-style
-    introspection.
+    :meth:`next_deadline_ms` and :meth:`status` (a frozen snapshot for describe, metrics and checks).
+    The replica's working state is a :class:`~.replica.Replica`, which the handlers act on; the core
+    adds the input loop, delivery to the application and the shutdown bookkeeping.
     """
 
     def __init__(
@@ -77,63 +88,49 @@ class KRaftCore:
             raise ValueError("directory id must be set and non-zero")
         self.cfg = config
         self.log = log
-        self.quorum_store = quorum_store
-        self.snapshots = snapshots
-        self.rng = config.rng
-        self.now = config.start_ms
-        self.local_key: ReplicaKey | None = config.local_key
-        self.local_id: int | None = config.node_id
-        self.requests = RequestManager(config.request_timeout_ms, config.retry_backoff_ms)
-        self.out = Outbox()
-        self.after_transition: list[Callable[[], None]] = []
-        self.shutdown_deadline: int | None = None
-        self.shutdown_done = False
-        self.delivered_offset = 0
-        self.last_leader_fired: LeaderAndEpoch | None = None
-        self.edges_seen: set[tuple[Role, Role]] = set()
-        # next_deadline_ms is asked for after every Ready; it only changes when an input or advance()
-        # ran, so it is computed once per input (the stamp counts inputs).
+        self._replica = Replica(config, log, quorum_store, snapshots)
+        self._delivery = Delivery()
+        self._shutdown_done = False
+        # next_deadline_ms is asked for after every Ready and status() maybe as often; both only change
+        # when an input or advance() ran, so each is computed once per input (the stamp counts inputs).
         self._stamp = 0
         self._deadline_stamp = -1
         self._deadline = 0
-        self.discovery_cache: tuple | None = None  # see poll._discovery_targets
-        self._voter_check: tuple[VoterSet, bool] | None = None
-        self._listener_name = next(iter(config.listeners), None)
-        self.control = _initial_control_state(config)
-        from .startup import initialize
-
-        self.state: EpochState = initialize(self)
+        self._status: tuple[int, QuorumStatus] | None = None
+        initialize(self._replica)
         self._poll()
         self._after()
 
     # -- inputs ----------------------------------------------------------------------------------------
 
-    def step(self, event: Event) -> Any:
+    def step(self, event: Event) -> AppendResult | SnapshotId | bool | None:
         """Handle one input. Returns an :class:`AppendResult` for :class:`Append`, the
         :class:`SnapshotId` for :class:`CreateSnapshot`, whether a batch was appended for
         :class:`UpgradeKRaftVersion`, else ``None``."""
-        if event.now_ms > self.now:
-            self.now = event.now_ms
+        replica = self._replica
+        if event.now_ms > replica.now:
+            replica.now = event.now_ms
         self._stamp += 1
-        result = None
+        result: AppendResult | SnapshotId | bool | None = None
+        # Matched by exact type, cheaper than isinstance on this path; mypy does not narrow on it.
         t = type(event)
         if t is RequestReceived:
-            dispatch_request(self, event)  # type: ignore[arg-type]
+            dispatch_request(replica, event)  # type: ignore[arg-type]
         elif t is ResponseReceived:
-            dispatch_response(self, event)  # type: ignore[arg-type]
+            dispatch_response(replica, event)  # type: ignore[arg-type]
         elif t is RequestFailed:
-            dispatch_failure(self, event)  # type: ignore[arg-type]
+            dispatch_failure(replica, event)  # type: ignore[arg-type]
         elif t is Append:
             result = self._append(event)  # type: ignore[arg-type]
         elif t is CreateSnapshot:
-            result = create_snapshot(self, event)  # type: ignore[arg-type]
+            result = create_snapshot(replica, event)  # type: ignore[arg-type]
         elif t is UpgradeKRaftVersion:
-            result = upgrade_kraft_version(self, event)  # type: ignore[arg-type]
+            result = upgrade_kraft_version(replica, event)  # type: ignore[arg-type]
         elif t is Shutdown:
             # Like Kafka's shutdown(): only flag it; the next poll (any later event or tick) acts on it,
             # so a request handled in between still sees a leader that is shutting down.
-            if self.shutdown_deadline is None:
-                self.shutdown_deadline = self.now + event.timeout_ms  # type: ignore[union-attr]
+            if replica.shutdown_deadline is None:
+                replica.shutdown_deadline = replica.now + event.timeout_ms  # type: ignore[union-attr]
             return None
         elif t is not Tick:
             raise TypeError(f"not a core event: {event!r}")
@@ -146,47 +143,52 @@ class KRaftCore:
 
     def append(self, records: Sequence[bytes], now_ms: int | None = None, epoch: int | None = None) -> AppendResult:
         """Leader-only append; raises :class:`NotLeaderError` otherwise."""
-        return self.step(Append(tuple(records), self.now if now_ms is None else now_ms, epoch))
+        now = self._replica.now if now_ms is None else now_ms
+        return cast(AppendResult, self.step(Append(tuple(records), now, epoch)))
 
     def create_snapshot(self, end_offset: int, records: Sequence[bytes], now_ms: int | None = None) -> SnapshotId | None:
-        return self.step(CreateSnapshot(end_offset, tuple(records), self.now if now_ms is None else now_ms))
+        now = self._replica.now if now_ms is None else now_ms
+        return cast("SnapshotId | None", self.step(CreateSnapshot(end_offset, tuple(records), now)))
 
     def upgrade_kraft_version(
         self, version: int, epoch: int | None = None, validate_only: bool = False, now_ms: int | None = None
     ) -> bool:
         """Leader-only kraft.version upgrade (see :class:`UpgradeKRaftVersion`); True if appended."""
-        return self.step(UpgradeKRaftVersion(version, self.now if now_ms is None else now_ms, epoch, validate_only))
+        now = self._replica.now if now_ms is None else now_ms
+        return cast(bool, self.step(UpgradeKRaftVersion(version, now, epoch, validate_only)))
 
     def shutdown(self, timeout_ms: int, now_ms: int | None = None) -> None:
-        self.step(Shutdown(timeout_ms, self.now if now_ms is None else now_ms))
+        self.step(Shutdown(timeout_ms, self._replica.now if now_ms is None else now_ms))
 
     # -- outputs ---------------------------------------------------------------------------------------
 
     def has_ready(self) -> bool:
-        return not self.out.is_empty() or (self.shutdown_done and not self.out.shutdown_reported)
+        out = self._replica.out
+        return not out.is_empty() or (self._shutdown_done and not out.shutdown_reported)
 
     def ready(self) -> Ready:
-        rd = self.out.take(self.shutdown_done, self.next_deadline_ms())
-        return rd
+        return self._replica.out.take(self._shutdown_done, self.next_deadline_ms())
 
     def advance(self, ready: Ready) -> None:
         """The driver handled ``ready``: its log flush is durable, so the leader may count it."""
-        st = self.state
+        st = self._replica.state
         if ready.flush_log_to is not None and isinstance(st, LeaderState):
             self._stamp += 1
-            on_flushed(self, st, ready.flush_log_to)
+            on_flushed(self._replica, st, ready.flush_log_to)
             self._after()
 
     def next_deadline_ms(self) -> int:
         if self._deadline_stamp == self._stamp:
             return self._deadline
-        now = self.now
-        d = state_deadline(self)
-        w = self.requests.next_wakeup(now)
+        replica = self._replica
+        now = replica.now
+        d = state_deadline(replica)
+        w = replica.requests.next_wakeup(now)
         if w is not None and w < d:
             d = w
-        if self.shutdown_deadline is not None and not self.shutdown_done and self.shutdown_deadline < d:
-            d = self.shutdown_deadline
+        shutdown = replica.shutdown_deadline
+        if shutdown is not None and not self._shutdown_done and shutdown < d:
+            d = shutdown
         if d < now:
             d = now
         self._deadline_stamp = self._stamp
@@ -197,144 +199,111 @@ class KRaftCore:
 
     @property
     def role(self) -> Role:
-        return self.state.role
+        return self._replica.state.role
 
     @property
     def epoch(self) -> int:
-        return self.state.epoch
+        return self._replica.state.epoch
 
     @property
     def leader_id(self) -> int | None:
-        return self.state.leader_id
+        return self._replica.state.leader_id
 
     @property
     def high_watermark(self) -> int | None:
-        return self.state.high_watermark
+        return self._replica.state.high_watermark
 
     def voters(self) -> VoterSet:
-        return self.control.latest_voters()
+        return self._replica.voters()
 
     def is_voter(self) -> bool:
-        voters = self.voters()
-        cached = self._voter_check
-        if cached is None or cached[0] is not voters:  # voter sets are immutable: one answer each
-            cached = self._voter_check = (voters, voters.is_voter(self.local_key))
-        return cached[1]
+        return self._replica.is_voter()
 
     def election_state(self) -> ElectionState:
-        return self.state.election_state(self.control.kraft_version())
+        return self._replica.state.election_state(self._replica.control.kraft_version())
 
-    # -- helpers for handlers --------------------------------------------------------------------------
+    def status(self) -> QuorumStatus:
+        """A frozen snapshot of this replica: role, epoch, leader, voters, high watermark, log end and,
+        on a leader, every replica's progress (what DescribeQuorum reports)."""
+        if self._status is not None and self._status[0] == self._stamp:
+            return self._status[1]
+        replica = self._replica
+        st, control, log = replica.state, replica.control, replica.log
+        hw = st.high_watermark
+        voter_progress: tuple[ReplicaStatus, ...] = ()
+        observer_progress: tuple[ReplicaStatus, ...] = ()
+        if isinstance(st, LeaderState):
+            now, timeout = replica.now, self.cfg.observer_session_timeout_ms
+            voter_progress, observers = st.progress(log.end_offset(), now)
+            # DescribeQuorum prunes observers idle too long; a status only leaves them out
+            observer_progress = tuple(p for p in observers if now - p.last_fetch_ms <= timeout)
+        status = QuorumStatus(
+            role=st.role,
+            epoch=st.epoch,
+            leader_id=st.leader_id,
+            voted_key=st.voted_key,
+            high_watermark=hw,
+            log_start_offset=log.start_offset(),
+            log_end_offset=log.end_offset(),
+            kraft_version=control.kraft_version(),
+            voters=tuple(control.latest_voters()),
+            committed_voters=None if hw is None else tuple(control.voters_at(hw - 1)),
+            voters_offset=control.last_voters_offset(),
+            voter_progress=voter_progress,
+            observer_progress=observer_progress,
+        )
+        self._status = (self._stamp, status)
+        return status
 
-    def trace_transition(self, src: Role, dst: Role) -> None:
-        self.edges_seen.add((src, dst))
+    # -- internals, for the transcript harness and the simulator until they read status() ------------
 
-    def random_election_timeout(self) -> int:
-        t = self.cfg.election_timeout_ms
-        return t + self.rng.randrange(t) if t > 0 else 0
+    @property
+    def state(self) -> EpochState:
+        return self._replica.state
 
-    def listener_name(self) -> str | None:
-        return self._listener_name
+    @property
+    def control(self) -> ControlState:
+        return self._replica.control
 
-    def local_voter_spec(self) -> VoterSpec:
-        assert self.local_key is not None
-        return VoterSpec(self.local_key, dict(self.cfg.listeners), tuple(self.cfg.supported_kraft_version))
+    @property
+    def requests(self) -> RequestManager:
+        return self._replica.requests
 
-    def endpoint_of(self, node_id: int) -> Endpoint | None:
-        st = self.state
-        eps = getattr(st, "leader_endpoints", None) if st.leader_id == node_id else None
-        if not eps:
-            eps = self.voters().endpoints(node_id)
-        if not eps:
-            return None
-        name = self.listener_name()
-        return eps.get(name) if name in eps else next(iter(eps.values()))
-
-    def leader_endpoint(self) -> tuple[int, Endpoint] | None:
-        """(leader id, endpoint) for responses' NodeEndpoints, when known."""
-        lid = self.state.leader_id
-        if lid is None:
-            return None
-        if lid == self.local_id:
-            name = self.listener_name()
-            return (lid, self.cfg.listeners[name]) if name is not None else None
-        ep = self.endpoint_of(lid)
-        return None if ep is None else (lid, ep)
-
-    def send_request(
-        self,
-        dest: int,
-        request: Any,
-        endpoint: Endpoint | None = None,
-        min_version: int = 0,
-        timeout_ms: int | None = None,
-    ) -> int:
-        cid = self.requests.next_correlation_id()
-        self.requests.on_send(dest, cid, request.API_KEY, self.now, timeout_ms)
-        self.out.send(OutboundRequest(dest, cid, request, endpoint or self.endpoint_of(dest), min_version))
-        return cid
-
-    def respond(self, ev: RequestReceived, response: Any) -> None:
-        self.out.send(OutboundResponse(ev.source, ev.correlation_id, ev.api_version, response))
-
-    def respond_to(self, dest: int, correlation_id: int, api_version: int, response: Any) -> None:
-        self.out.send(OutboundResponse(dest, correlation_id, api_version, response))
-
-    def append_to_log(self, batches: Sequence[LogBatch]) -> None:
-        self.log.append(batches)
-        for b in batches:
-            self.control.apply_batch(b)
-            self.out.appended(b)
-        self.out.need_flush(self.log.end_offset())
-
-    def truncate_log(self, offset: int) -> None:
-        hw = self.state.high_watermark
-        if hw is not None and offset < hw:
-            raise InvariantViolation(f"truncation to {offset} below the high watermark {hw}")
-        self.log.truncate_to(offset)
-        self.control.truncate_new_entries(self.log.end_offset())
-        self.out.truncated(self.log.end_offset())
+    @property
+    def edges_seen(self) -> set[tuple[Role, Role]]:
+        """The (from, to) state changes taken so far (the transcript tests check every legal one ran)."""
+        return self._replica.edges_seen
 
     # -- internals -------------------------------------------------------------------------------------
 
     def _append(self, ev: Append) -> AppendResult:
-        st = self.state
+        replica = self._replica
+        st = replica.state
         if not isinstance(st, LeaderState) or (ev.epoch is not None and ev.epoch != st.epoch):
             raise NotLeaderError(f"not leader of epoch {ev.epoch}: {st.describe()}")
-        if self.shutdown_deadline is not None:
+        if replica.shutdown_deadline is not None:
             raise NotLeaderError("shutting down")
         if not ev.records:
             raise ValueError("append needs at least one record")
-        last = st.accept(ev.records, self.now)
+        last = st.accept(ev.records, replica.now)
         return AppendResult(last, st.epoch)
 
     def _poll(self) -> None:
-        if self.requests.has_expired(self.now):
-            for dest, flight in self.requests.expire(self.now):
-                on_request_timeout(self, dest, flight)
+        replica = self._replica
+        if replica.requests.has_expired(replica.now):
+            for dest, flight in replica.requests.expire(replica.now):
+                on_request_timeout(replica, dest, flight)
         for _ in range(8):  # a transition may enable more work at once (Kafka polls again with 0 wait)
-            before = self.state
-            poll_state(self)
-            if self.state is before:
+            before = replica.state
+            poll_state(replica)
+            if replica.state is before:
                 break
 
     def _after(self) -> None:
-        if self.after_transition:
-            while self.after_transition:
-                self.after_transition.pop(0)()
-        deliver_committed(self)
-        maybe_fire_leader_change(self)
-        if self.shutdown_deadline is not None and not self.shutdown_done:
-            self.shutdown_done = shutdown_complete(self)
-
-
-def _initial_control_state(cfg: Config) -> ControlState:
-    if cfg.kraft_version >= 1:
-        return ControlState(VoterSet(), VoterSet(cfg.voters) if cfg.voters else None, cfg.kraft_version)
-    static = VoterSet(
-        VoterSpec(ReplicaKey(v.key.id, None), v.listeners, (0, 0)) for v in cfg.voters
-    )
-    return ControlState(static, None, 0)
-
-
-__all__ = ["KRaftCore", "errors"]
+        replica = self._replica
+        if replica.abandoned:
+            answer_abandoned(replica)
+        self._delivery.deliver_committed(replica)
+        self._delivery.maybe_fire_leader_change(replica)
+        if replica.shutdown_deadline is not None and not self._shutdown_done:
+            self._shutdown_done = shutdown_complete(replica)

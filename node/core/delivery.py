@@ -11,55 +11,60 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .api import CommittedBatch, InvariantViolation, LeaderAndEpoch, LeaderChanged, Role
+from .api import CommittedBatch, InvariantViolation, LeaderAndEpoch, LeaderChanged, LogBatch, Role
 from .leader import LeaderState
-from .log_ops import latest_snapshot
-
-if TYPE_CHECKING:
-    from .core import KRaftCore
+from .log_ops import latest_snapshot, read_snapshot
+from .replica import Replica
 
 
-def deliver_committed(core: "KRaftCore") -> None:
-    log = core.log
-    start = log.start_offset()
-    delivered = core.delivered_offset
-    if delivered < start or (delivered == 0 and latest_snapshot(core.snapshots)):
-        sid = latest_snapshot(core.snapshots)
-        if sid is not None and sid.end_offset > core.delivered_offset:
-            if core.state.role is Role.LEADER:
-                raise InvariantViolation("a leader must never load a snapshot")
-            from .snapshots import read_snapshot
+class Delivery:
+    """What the application has been told so far: the next offset to deliver and the last leader
+    announced. Only :class:`~.core.KRaftCore` holds one; it runs both steps after every input."""
 
-            core.out.notify(read_snapshot(core, sid).notification())
-            core.delivered_offset = sid.end_offset
-    hw = core.state.high_watermark
-    if hw is None or core.delivered_offset >= hw:
-        return
-    offset = core.delivered_offset
-    while offset < hw:
-        batch = log.batch_at(offset)
-        if batch is None or batch.last_offset >= hw:
-            break
-        if batch.is_control:
-            n = CommittedBatch(batch.base_offset, batch.last_offset, batch.epoch, (), batch.records, batch.append_time_ms)
-        else:
-            n = CommittedBatch(batch.base_offset, batch.last_offset, batch.epoch, batch.records, (), batch.append_time_ms)
-        core.out.notify(n)
-        offset = batch.next_offset
-    core.delivered_offset = offset
+    __slots__ = ("delivered_offset", "last_leader_fired")
 
+    def __init__(self) -> None:
+        self.delivered_offset = 0
+        self.last_leader_fired: LeaderAndEpoch | None = None
 
-def maybe_fire_leader_change(core: "KRaftCore") -> None:
-    st = core.state
-    if st.role is Role.RESIGNED:
-        return
-    if isinstance(st, LeaderState):
-        if core.delivered_offset < st.epoch_start_offset or st.high_watermark is None:
+    def deliver_committed(self, replica: Replica) -> None:
+        log = replica.log
+        start = log.start_offset()
+        delivered = self.delivered_offset
+        if delivered < start or (delivered == 0 and latest_snapshot(replica.snapshots)):
+            sid = latest_snapshot(replica.snapshots)
+            if sid is not None and sid.end_offset > self.delivered_offset:
+                if replica.state.role is Role.LEADER:
+                    raise InvariantViolation("a leader must never load a snapshot")
+                replica.out.notify(read_snapshot(replica.snapshots, sid).notification())
+                self.delivered_offset = sid.end_offset
+        hw = replica.state.high_watermark
+        if hw is None or self.delivered_offset >= hw:
             return
-    fired = core.last_leader_fired
-    if fired is None or fired.leader_id != st.leader_id or fired.epoch != st.epoch:
-        current = LeaderAndEpoch(st.leader_id, st.epoch)
-        core.last_leader_fired = current
-        core.out.notify(LeaderChanged(current))
+        offset = self.delivered_offset
+        while offset < hw:
+            batch = log.batch_at(offset)
+            if batch is None or batch.last_offset >= hw:
+                break
+            replica.out.notify(_committed(batch))
+            offset = batch.next_offset
+        self.delivered_offset = offset
+
+    def maybe_fire_leader_change(self, replica: Replica) -> None:
+        st = replica.state
+        if st.role is Role.RESIGNED:
+            return
+        if isinstance(st, LeaderState):
+            if self.delivered_offset < st.epoch_start_offset or st.high_watermark is None:
+                return
+        fired = self.last_leader_fired
+        if fired is None or fired.leader_id != st.leader_id or fired.epoch != st.epoch:
+            current = LeaderAndEpoch(st.leader_id, st.epoch)
+            self.last_leader_fired = current
+            replica.out.notify(LeaderChanged(current))
+
+
+def _committed(batch: LogBatch) -> CommittedBatch:
+    if batch.is_control:
+        return CommittedBatch(batch.base_offset, batch.last_offset, batch.epoch, (), batch.records, batch.append_time_ms)
+    return CommittedBatch(batch.base_offset, batch.last_offset, batch.epoch, batch.records, (), batch.append_time_ms)

@@ -8,25 +8,21 @@ The follower's HW is ``min(leader HW, our LEO)`` and never decreases.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kraftwire.node import batches as _batches
 
 from . import errors
 from .api import InvariantViolation, ResponseReceived, SnapshotId, SnapshotWrite
 from .common import common_outcome
 from .log_ops import truncation_offset
+from .replica import Replica
 from .states import FollowerState
 
-if TYPE_CHECKING:
-    from .core import KRaftCore
 
-
-def handle_fetch_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
-    done, info = common_outcome(core, ev.response)
-    if done is not None:
-        return done
-    st = core.state
+def handle_fetch_response(replica: Replica, ev: ResponseReceived) -> bool:
+    info = common_outcome(replica, ev.response)
+    if isinstance(info, bool):
+        return info
+    st = replica.state
     if info.error != errors.NONE:
         return False
     if not isinstance(st, FollowerState) or info.leader_id != st.leader_id or info.epoch != st.epoch:
@@ -35,34 +31,34 @@ def handle_fetch_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
     div = p.diverging_epoch
     snap = p.snapshot_id
     if div is not None and div.epoch >= 0:
-        _truncate(core, st, div.end_offset, div.epoch)
+        _truncate(replica, st, div.end_offset, div.epoch)
     elif snap is not None and (snap.end_offset >= 0 or snap.epoch >= 0):
         if snap.end_offset < 0 or snap.epoch < 0:
             return False
         sid = SnapshotId(snap.end_offset, snap.epoch)
-        if sid not in core.snapshots.ids():
-            core.snapshots.begin_partial(sid)
+        if sid not in replica.snapshots.ids():
+            replica.snapshots.begin_partial(sid)
             st.snapshot_download = sid
-            core.out.snapshot(SnapshotWrite(sid, "started"))
-    elif not _append(core, st, p.records or b""):
+            replica.out.snapshot(SnapshotWrite(sid, "started"))
+    elif not _append(replica, st, p.records or b""):
         return False
     else:
-        _update_high_watermark(core, st, p.high_watermark)
+        _update_high_watermark(replica, st, p.high_watermark)
     st.has_fetched = True
-    st.fetch_deadline = core.now + core.cfg.fetch_timeout_ms
+    st.fetch_deadline = replica.now + replica.cfg.fetch_timeout_ms
     return True
 
 
-def _truncate(core: "KRaftCore", st: FollowerState, end_offset: int, epoch: int) -> None:
+def _truncate(replica: Replica, st: FollowerState, end_offset: int, epoch: int) -> None:
     hw = st.high_watermark
     if hw is not None and end_offset < hw:
         raise InvariantViolation(f"leader asks to truncate to {end_offset}, below our HW {hw}")
-    target = truncation_offset(core.log, core.snapshots, end_offset, epoch)
-    if target < core.log.end_offset():
-        core.truncate_log(target)
+    target = truncation_offset(replica.log, replica.snapshots, end_offset, epoch)
+    if target < replica.log.end_offset():
+        replica.truncate_log(target)
 
 
-def _append(core: "KRaftCore", st: FollowerState, data: bytes) -> bool:
+def _append(replica: Replica, st: FollowerState, data: bytes) -> bool:
     if not data:
         return True
     try:
@@ -71,18 +67,18 @@ def _append(core: "KRaftCore", st: FollowerState, data: bytes) -> bool:
         return False
     if not batches:
         return True
-    if batches[0].base_offset != core.log.end_offset() or any(b.epoch > st.epoch for b in batches):
+    if batches[0].base_offset != replica.log.end_offset() or any(b.epoch > st.epoch for b in batches):
         return False
     for prev, nxt in zip(batches, batches[1:]):
         if nxt.base_offset != prev.next_offset:
             return False
-    core.append_to_log(batches)
+    replica.append_to_log(batches)
     return True
 
 
-def _update_high_watermark(core: "KRaftCore", st: FollowerState, leader_hw: int) -> None:
+def _update_high_watermark(replica: Replica, st: FollowerState, leader_hw: int) -> None:
     if leader_hw < 0:
         return
-    new = min(leader_hw, core.log.end_offset())
+    new = min(leader_hw, replica.log.end_offset())
     if st.high_watermark is None or new > st.high_watermark:
         st.high_watermark = new

@@ -10,27 +10,23 @@ kraft.version 1 rules (dynamic voter changes) apply.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kraftwire.generated import k_raft_version_record as _kv
 
 from .api import KRaftVersionUpgradeError, NotLeaderError, UpgradeKRaftVersion
 from .leader import LeaderState
 from .leader_ops import append_control
-
-if TYPE_CHECKING:
-    from .core import KRaftCore
+from .replica import Replica
 
 HIGHEST_KRAFT_VERSION = 1
 
 
-def upgrade_kraft_version(core: "KRaftCore", ev: UpgradeKRaftVersion) -> bool:
+def upgrade_kraft_version(replica: Replica, ev: UpgradeKRaftVersion) -> bool:
     """Append the upgrade; returns True when a batch was appended (False: already there, or only
     validating). Raises :class:`NotLeaderError` or :class:`KRaftVersionUpgradeError`."""
-    st = core.state
+    st = replica.state
     if not isinstance(st, LeaderState) or (ev.epoch is not None and ev.epoch != st.epoch):
         raise NotLeaderError(f"not leader of epoch {ev.epoch}: {st.describe()}")
-    current = core.control.kraft_version()
+    current = replica.control.kraft_version()
     if ev.version == current:
         return False
     if ev.version < current:
@@ -38,7 +34,7 @@ def upgrade_kraft_version(core: "KRaftCore", ev: UpgradeKRaftVersion) -> bool:
     if ev.version > HIGHEST_KRAFT_VERSION:
         raise KRaftVersionUpgradeError(f"kraft.version {ev.version} is unknown (highest {HIGHEST_KRAFT_VERSION})")
     voters = st.volatile_voters
-    static = core.voters()
+    static = replica.voters()
     if voters is None or voters.ids() != static.ids():
         raise KRaftVersionUpgradeError("the in-memory voter set does not match the configured voters")
     missing = [v.key.id for v in voters if v.key.directory_id is None]
@@ -49,7 +45,7 @@ def upgrade_kraft_version(core: "KRaftCore", ev: UpgradeKRaftVersion) -> bool:
         raise KRaftVersionUpgradeError(f"voters {unsupported} do not support kraft.version {ev.version}")
     if ev.validate_only:
         return False
-    append_control(core, st, [_kv.KRaftVersionRecord(version=0, k_raft_version=ev.version), voters.to_record()])
+    append_control(replica, st, [_kv.KRaftVersionRecord(version=0, k_raft_version=ev.version), voters.to_record()])
     st.volatile_voters = None
-    st.update_voters(core.voters())
+    st.update_voters(replica.voters())
     return True

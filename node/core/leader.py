@@ -11,9 +11,9 @@ appends are flushed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
-from .api import LogBatch, ReplicaKey, Role
+from .api import LogBatch, ReplicaKey, ReplicaStatus, Role
 from .states import EpochState
 from .voters import VoterSet
 
@@ -85,7 +85,17 @@ class LeaderState(EpochState):
         "resign_requested",
     )
 
-    def __init__(self, epoch, local_key, voted_key, epoch_start_offset, voters: VoterSet, granting, now, cq_ms):
+    def __init__(
+        self,
+        epoch: int,
+        local_key: ReplicaKey,
+        voted_key: ReplicaKey | None,
+        epoch_start_offset: int,
+        voters: VoterSet,
+        granting: Iterable[int],
+        now: int,
+        cq_ms: int,
+    ) -> None:
         super().__init__(epoch, local_key.id, voted_key, None)
         self.local_key: ReplicaKey = local_key
         self.epoch_start_offset: int = epoch_start_offset
@@ -222,6 +232,20 @@ class LeaderState(EpochState):
         if not self.acc.records or self.acc.first_append_ms is None:
             return None
         return self.acc.first_append_ms + linger_ms
+
+    def progress(self, log_end_offset: int, now: int) -> tuple[tuple[ReplicaStatus, ...], tuple[ReplicaStatus, ...]]:
+        """Every voter's and observer's progress, as DescribeQuorum reports it: voters by id, observers by
+        key; the leader itself with its log end offset, fetched and caught up ``now``."""
+
+        def status(p: ReplicaProgress, is_local: bool) -> ReplicaStatus:
+            if is_local:
+                return ReplicaStatus(p.key, log_end_offset, now, now)
+            return ReplicaStatus(p.key, p.end_offset, p.last_fetch_ms, p.last_caught_up_ms)
+
+        local_id = self.local_key.id
+        voters = tuple(status(p, nid == local_id) for nid, p in sorted(self.voter_states.items()))
+        by_key = sorted(self.observer_states.items(), key=lambda kv: (kv[0].id, str(kv[0].directory_id)))
+        return voters, tuple(status(p, False) for _, p in by_key)
 
     def successors(self) -> list[ReplicaKey]:
         """Other voters, by descending end offset (unknown last), then id."""

@@ -1,34 +1,39 @@
-"""What a leader does over time: start-of-epoch records, draining appends, heartbeating with
-BeginQuorumEpoch, check-quorum, and reacting to high-watermark advances (kraft-node.md §5).
+"""The leader's log operations and the answers it owes (kraft-node.md §5, §7.2-§7.4).
+
+Appending: the start-of-epoch records, draining the append accumulator, one control batch at a time.
+Answering: a Fetch that ends in an error, a voter change once it is decided, the waiters of a
+leadership that ended (:func:`abandon_leadership` keeps them as data on the replica; the core answers
+them with :func:`answer_abandoned` once the new state is in place), and what a committed VotersRecord
+settles (:func:`on_leader_commit`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from kraftwire.generated import k_raft_version_record as _kv
 from kraftwire.generated import leader_change_message as _lc
 
-from . import errors, messages
+from . import errors, responses
 from .api import LogBatch
-from .leader import Accumulator, LeaderState, ParkedFetch
+from .leader import Accumulator, LeaderState, PendingVoterChange
+from .replica import Replica
 
-if TYPE_CHECKING:
-    from .core import KRaftCore
+# -- appending -----------------------------------------------------------------------------------------
 
 
-def append_control(core: "KRaftCore", st: LeaderState, records: Sequence[Any]) -> int:
+def append_control(replica: Replica, st: LeaderState, records: Sequence[Any]) -> int:
     """Append one control batch at LEO (after draining pending data); returns its base offset."""
-    drain(core, st, force=True)
-    base = core.log.end_offset()
-    core.append_to_log([LogBatch(base, st.epoch, tuple(records), True, core.now)])
-    st.acc = Accumulator(core.log.end_offset())
+    drain(replica, st, force=True)
+    base = replica.log.end_offset()
+    replica.append_to_log([LogBatch(base, st.epoch, tuple(records), True, replica.now)])
+    st.acc = Accumulator(replica.log.end_offset())
     return base
 
 
-def append_start_of_epoch_records(core: "KRaftCore", st: LeaderState) -> None:
+def append_start_of_epoch_records(replica: Replica, st: LeaderState) -> None:
     """LeaderChange, plus KRaftVersion and Voters when the voter set must be (re)written (§5.1)."""
-    voters = core.voters()
+    voters = replica.voters()
     records: list[Any] = [
         _lc.LeaderChangeMessage(
             version=0,
@@ -37,91 +42,117 @@ def append_start_of_epoch_records(core: "KRaftCore", st: LeaderState) -> None:
             granting_voters=[_lc.Voter(voter_id=i) for i in st.granting_voters],
         )
     ]
-    kv = core.control.kraft_version()
+    kv = replica.control.kraft_version()
     if kv >= 1:
         local = voters.get(st.local_key.id)
-        wanted = core.local_voter_spec()
-        if core.control.last_voters_offset() == -1 or (local is not None and local != wanted):
+        wanted = replica.local_voter_spec()
+        if replica.control.last_voters_offset() == -1 or (local is not None and local != wanted):
             new_set = voters.with_voter(wanted) if local is not None else voters
             records.append(_kv.KRaftVersionRecord(version=0, k_raft_version=kv))
             records.append(new_set.to_record())
-    append_control(core, st, records)
-    st.update_voters(core.voters())
+    append_control(replica, st, records)
+    st.update_voters(replica.voters())
 
 
-def drain(core: "KRaftCore", st: LeaderState, force: bool = False) -> None:
-    cfg = core.cfg
-    batch = st.drain(core.now, cfg.append_linger_ms, cfg.max_batch_size_bytes, force)
+def drain(replica: Replica, st: LeaderState, force: bool = False) -> None:
+    cfg = replica.cfg
+    batch = st.drain(replica.now, cfg.append_linger_ms, cfg.max_batch_size_bytes, force)
     if batch is not None:
-        core.append_to_log([batch])
+        replica.append_to_log([batch])
 
 
-def on_flushed(core: "KRaftCore", st: LeaderState, flushed_to: int) -> None:
-    """The driver made the log durable up to ``flushed_to``: count the leader's own end offset."""
-    end = min(flushed_to, core.log.end_offset())
-    if st.update_local_end_offset(end, core.now):
-        on_high_watermark_advanced(core, st)
+# -- answering -----------------------------------------------------------------------------------------
+
+
+def respond_fetch_error(replica: Replica, source: int, cid: int, version: int, perr: int) -> None:
+    st = replica.state
+    response = responses.fetch_response(
+        version,
+        errors.NONE,
+        perr,
+        st.leader_id,
+        st.epoch,
+        st.high_watermark,
+        replica.log.start_offset(),
+        ep=replica.leader_endpoint(),
+    )
+    replica.respond_to(source, cid, version, response)
+
+
+def respond_change(replica: Replica, change: PendingVoterChange, error: int) -> None:
+    if change.responded:
+        return
+    change.responded = True
+    s = replica.state
+    if change.kind == "add":
+        resp = responses.add_raft_voter_response(error)
+    elif change.kind == "remove":
+        resp = responses.remove_raft_voter_response(error)
     else:
-        _fl.retry_parked(core, st, only_new_data=True)
+        resp = responses.update_raft_voter_response(
+            error, s.leader_id, s.epoch, replica.leader_endpoint()
+        )
+    replica.respond_to(change.source, change.correlation_id, change.api_version, resp)
 
 
-def on_high_watermark_advanced(core: "KRaftCore", st: LeaderState) -> None:
-    _vc.on_leader_commit(core, st)
-    _fl.retry_parked(core, st, only_new_data=False)
-
-
-def abandon_leadership(core: "KRaftCore", st: LeaderState) -> None:
-    """Called while leaving Leader: parked fetches and the pending voter change fail once the new
-    state is in place (their answers must name the new leader and epoch)."""
-    parked, change = st.parked, st.pending_change
-    core.after_transition.append(lambda: _fail_leader_waiters(core, parked, change))
+def abandon_leadership(replica: Replica, st: LeaderState) -> None:
+    """Called while leaving Leader: parked fetches and the pending voter change are answered once the
+    new state is in place (their answers must name the new leader and epoch)."""
+    replica.abandoned.append((st.parked, st.pending_change))
     st.parked = []
     st.pending_change = None
 
 
-def _fail_leader_waiters(core: "KRaftCore", parked: list[ParkedFetch], change: Any) -> None:
-    for p in parked:
-        _fl.respond_fetch_error(core, p.source, p.correlation_id, p.api_version, errors.NOT_LEADER_OR_FOLLOWER)
-    if change is not None and not change.responded:
-        _vc.respond_change(core, change, errors.NOT_LEADER_OR_FOLLOWER)
-
-
-def poll_leader(core: "KRaftCore", st: LeaderState) -> None:
-    now = core.now
-    if core.shutdown_deadline is not None or st.resign_requested or st.check_quorum_expired(now):
-        _tr.become_resigned(core)
-        return
-    _vc.expire_pending_change(core, st)
-    drain(core, st)
-    _fl.expire_parked(core, st)
-    if now >= st.begin_quorum_deadline:
-        resend = core.cfg.begin_quorum_epoch_resend_ms
-        for nid, p in st.voter_states.items():
-            if nid == st.local_key.id or (p.last_fetch_ms >= 0 and now - p.last_fetch_ms < resend):
-                continue  # fetched recently (a voter that never fetched gets one at once)
-            if not core.requests.is_ready(nid, now):
-                continue
-            req = messages.begin_quorum_epoch_request(
-                core.cfg.cluster_id, p.key, st.local_key.id, st.epoch, core.cfg.listeners
+def answer_abandoned(replica: Replica) -> None:
+    """Fail the waiters :func:`abandon_leadership` kept, oldest leadership first."""
+    while replica.abandoned:
+        parked, change = replica.abandoned.pop(0)
+        for p in parked:
+            respond_fetch_error(
+                replica, p.source, p.correlation_id, p.api_version, errors.NOT_LEADER_OR_FOLLOWER
             )
-            core.send_request(nid, req)
-        st.begin_quorum_deadline = now + resend
+        if change is not None and not change.responded:
+            respond_change(replica, change, errors.NOT_LEADER_OR_FOLLOWER)
 
 
-def leader_deadline(core: "KRaftCore", st: LeaderState) -> int:
+def on_leader_commit(replica: Replica, st: LeaderState) -> None:
+    """The HW moved: a committed VotersRecord answers its request and frees the slot; a leader that
+    the committed voter set leaves out resigns."""
+    change = st.pending_change
+    hw = st.high_watermark
+    if hw is None:
+        return
+    if change is not None and change.record_offset is not None and hw > change.record_offset:
+        respond_change(replica, change, errors.NONE)
+        st.pending_change = None
+    maybe_resign_removed_leader(replica, st)
+
+
+def maybe_resign_removed_leader(replica: Replica, st: LeaderState) -> None:
+    """The leader resigns once the VotersRecord that removed it is committed (kraft-node.md §7.4).
+
+    This follows the committed voter set, not the RemoveRaftVoter request: that request may have expired
+    (REQUEST_TIMED_OUT) or been sent to an earlier leader, yet its record still commits here later.
+    """
+    hw = st.high_watermark
+    off = replica.control.last_voters_offset()
+    if hw is None or off is None or hw <= off:
+        return
+    if not replica.voters().is_voter(st.local_key):
+        st.resign_requested = True
+
+
+# -- timing ----------------------------------------------------------------------------------------------
+
+
+def leader_deadline(replica: Replica, st: LeaderState) -> int:
     times = [st.begin_quorum_deadline]
     if st.required_fetchers() > 0:
         times.append(st.check_quorum_deadline)
-    d = st.drain_deadline(core.cfg.append_linger_ms)
+    d = st.drain_deadline(replica.cfg.append_linger_ms)
     if d is not None:
         times.append(d)
     times.extend(p.deadline for p in st.parked)
     if st.pending_change is not None:
         times.append(st.pending_change.deadline)
     return min(times)
-
-
-# Imported last: these modules import this one (a cycle resolved because everything above is defined).
-from . import fetch_leader as _fl  # noqa: E402
-from . import transitions as _tr  # noqa: E402
-from . import voter_changes as _vc  # noqa: E402

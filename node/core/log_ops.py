@@ -1,15 +1,18 @@
-"""Log consistency checks shared by the Fetch handlers (kraft-node.md §4.6).
+"""Questions asked of the log and the snapshot store (kraft-node.md §4.6, §8).
 
 :func:`validate_offset_and_epoch` is the leader's judgement of a follower position (Kafka's
 ``RaftLog.validateOffsetAndEpoch``); :func:`truncation_offset` is the follower's reaction to a
-``DivergingEpoch`` (``truncateToEndOffset``).
+``DivergingEpoch`` (``truncateToEndOffset``); :func:`read_snapshot` reads a frozen snapshot back
+(startup, delivery and a finished download).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from .api import BOOTSTRAP_SNAPSHOT_ID, RaftLog, SnapshotId, SnapshotStore
+from kraftwire.node import batches as _batches
+
+from .api import BOOTSTRAP_SNAPSHOT_ID, RaftLog, SnapshotId, SnapshotLoaded, SnapshotStore
 
 VALID = "valid"
 DIVERGING = "diverging"
@@ -74,3 +77,33 @@ def truncation_offset(log: RaftLog, snapshots: SnapshotStore, end_offset: int, e
     if local_epoch == epoch:
         return min(local_end, end_offset)
     return local_end
+
+
+class SnapshotContents(NamedTuple):
+    snapshot_id: SnapshotId
+    records: tuple[bytes, ...]
+    control_records: tuple[Any, ...]
+    last_contained_timestamp: int
+
+    def notification(self) -> SnapshotLoaded:
+        return SnapshotLoaded(self.snapshot_id, self.records, self.last_contained_timestamp)
+
+
+def read_snapshot(snapshots: SnapshotStore, sid: SnapshotId) -> SnapshotContents:
+    """A frozen snapshot's data records, its control records (voters, kraft.version) and timestamp."""
+    size = snapshots.size(sid)
+    data = snapshots.read(sid, 0, size)
+    records: list[bytes] = []
+    control: list[Any] = []
+    ts = -1
+    for b in _batches.decode_batches(data):
+        if not b.is_control:
+            records.extend(b.records)
+            continue
+        for r in b.records:
+            name = type(r).__name__
+            if name == "SnapshotHeaderRecord":
+                ts = r.last_contained_log_timestamp
+            elif name != "SnapshotFooterRecord":
+                control.append(r)
+    return SnapshotContents(sid, tuple(records), tuple(control), ts)

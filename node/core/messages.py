@@ -1,6 +1,7 @@
-"""Builders for the requests the core sends, plus helpers to read the single partition out of any
-KRaft request or response. This module and :mod:`.responses` are the only places that construct
-generated wire classes (besides control records in :mod:`.voters` and :mod:`.control_records`).
+"""Builders for the requests the core sends, plus :func:`metadata_partition`, which finds the one
+partition every KRaft request must name. This module and :mod:`.responses` build the wire messages;
+control records are built where they are written (:mod:`.voters`, :mod:`.leader_ops`,
+:mod:`.snapshots`, :mod:`.kraft_upgrade`).
 
 Every request is built for the newest version the core speaks; fields of older versions that Kafka
 fills for compatibility (EndQuorumEpoch v0 ``PreferredSuccessors``) are filled too, so the driver can
@@ -55,6 +56,31 @@ def dir_or_zero(key: ReplicaKey | None) -> uuid.UUID:
 
 def key_of(node_id: int, directory_id: uuid.UUID) -> ReplicaKey:
     return ReplicaKey(node_id, None if directory_id == ZERO_UUID else directory_id)
+
+
+def single_partition(topics: Sequence[Any]) -> tuple[Any, Any] | None:
+    """``(topic, partition)`` when ``topics`` holds exactly one topic with exactly one partition."""
+    if len(topics) != 1 or len(topics[0].partitions) != 1:
+        return None
+    return topics[0], topics[0].partitions[0]
+
+
+def metadata_partition(
+    topics: Sequence[Any],
+    topic_field: str = "topic_name",
+    index_field: str = "partition_index",
+    topic: object = METADATA_TOPIC,
+) -> Any | None:
+    """The partition of a request that names exactly one topic with one partition, and that partition is
+    ``__cluster_metadata``-0; else ``None``. The field names differ between APIs (Fetch names its topic
+    ``topic``, or by id ``topic_id`` from v13; FetchSnapshot ``name``), so they are passed in."""
+    found = single_partition(topics)
+    if found is None:
+        return None
+    t, p = found
+    if getattr(t, topic_field) != topic or getattr(p, index_field) != METADATA_PARTITION:
+        return None
+    return p
 
 
 # -- request builders ------------------------------------------------------------------------------

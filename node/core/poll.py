@@ -6,145 +6,144 @@ bump moves it along.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Callable
 
 from . import messages
-from .api import Role
+from .api import Endpoint, Role
+from .fetch_leader import expire_parked
 from .leader import LeaderState
-from .leader_ops import leader_deadline, poll_leader
-from .log_ops import latest_snapshot
-from .states import CandidateState, FollowerState, ProspectiveState, ResignedState, UnattachedState
-from .transitions import NEVER, become_prospective, become_unattached
+from .leader_ops import drain, leader_deadline
+from .replica import Replica
+from .snapshots import send_fetch_snapshot
+from .states import (
+    NEVER,
+    CandidateState,
+    EpochElection,
+    EpochState,
+    FollowerState,
+    ProspectiveState,
+    ResignedState,
+    UnattachedState,
+)
+from .transitions import become_prospective, become_resigned, become_unattached, prospective_lost
+from .voter_changes import expire_pending_change
+from .voter_client import auto_join_enabled, maybe_send_auto_join, maybe_send_update_voter
 
-if TYPE_CHECKING:
-    from .core import KRaftCore
+
+def poll_state(replica: Replica) -> None:
+    st = replica.state
+    _POLLERS[type(st)](replica, st)
 
 
-def poll_state(core: "KRaftCore") -> None:
-    st = core.state
-    _POLLERS[type(st)](core, st)
+def _may_campaign(replica: Replica) -> bool:
+    return replica.shutdown_deadline is None and replica.is_voter()
 
 
-def _may_campaign(core: "KRaftCore") -> bool:
-    return core.shutdown_deadline is None and core.is_voter()
-
-
-def send_votes(core: "KRaftCore", election, epoch: int, pre_vote: bool) -> None:
-    now = core.now
-    last_epoch, leo = core.log.last_fetched_epoch(), core.log.end_offset()
+def send_votes(replica: Replica, election: EpochElection, epoch: int, pre_vote: bool) -> None:
+    now = replica.now
+    candidate = replica.local_key
+    assert candidate is not None  # only a voter campaigns
+    last_epoch, leo = replica.log.last_fetched_epoch(), replica.log.end_offset()
     for nid in election.unrecorded():
-        if nid == core.local_id or not core.requests.is_ready(nid, now):
+        if nid == replica.local_id or not replica.requests.is_ready(nid, now):
             continue
-        spec = core.voters().get(nid)
+        spec = replica.voters().get(nid)
         if spec is None:
             continue
         req = messages.vote_request(
-            core.cfg.cluster_id, spec.key, epoch, core.local_key, last_epoch, leo, pre_vote
+            replica.cfg.cluster_id, spec.key, epoch, candidate, last_epoch, leo, pre_vote
         )
-        core.send_request(nid, req, min_version=2 if pre_vote else 0)
+        replica.send_request(nid, req, min_version=2 if pre_vote else 0)
 
 
-def poll_candidate(core: "KRaftCore", st: CandidateState) -> None:
-    if core.now >= st.election_deadline:
-        if _may_campaign(core):
-            become_prospective(core)
+def poll_candidate(replica: Replica, st: CandidateState) -> None:
+    if replica.now >= st.election_deadline:
+        if _may_campaign(replica):
+            become_prospective(replica)
         return
     if not st.election.is_rejected():
-        send_votes(core, st.election, st.epoch, pre_vote=False)
+        send_votes(replica, st.election, st.epoch, pre_vote=False)
 
 
-def prospective_lost(core: "KRaftCore", st: ProspectiveState, timed_out: bool) -> None:
-    """Pre-vote lost or timed out: back to the known leader, else Unattached at the same epoch."""
-    from .transitions import become_follower
-
-    if st.leader_id is not None and (st.leader_endpoints or core.voters().endpoints(st.leader_id)):
-        become_follower(core, st.epoch, st.leader_id, st.leader_endpoints)
-        return
-    deadline = core.now if timed_out else None
-    if deadline is None:
-        deadline = core.now + core.random_election_timeout()
-    become_unattached(core, st.epoch, st.leader_id, st.voted_key, deadline=deadline)
-
-
-def poll_prospective(core: "KRaftCore", st: ProspectiveState) -> None:
-    if core.now >= st.election_deadline:
-        prospective_lost(core, st, timed_out=True)
+def poll_prospective(replica: Replica, st: ProspectiveState) -> None:
+    if replica.now >= st.election_deadline:
+        prospective_lost(replica, st, timed_out=True)
     elif st.election.is_rejected():
-        prospective_lost(core, st, timed_out=False)
+        prospective_lost(replica, st, timed_out=False)
     else:
-        send_votes(core, st.election, st.epoch, pre_vote=True)
+        send_votes(replica, st.election, st.epoch, pre_vote=True)
 
 
-def poll_unattached(core: "KRaftCore", st: UnattachedState) -> None:
-    if core.now >= st.election_deadline and _may_campaign(core):
-        become_prospective(core)
+def poll_unattached(replica: Replica, st: UnattachedState) -> None:
+    if replica.now >= st.election_deadline and _may_campaign(replica):
+        become_prospective(replica)
         return
-    if core.requests.has_any_in_flight():
+    if replica.requests.has_any_in_flight():
         return
-    candidates = [n for n in _discovery_targets(core) if core.requests.is_ready(n, core.now)]
+    candidates = [n for n in _discovery_targets(replica) if replica.requests.is_ready(n, replica.now)]
     if candidates:
-        dest = candidates[core.rng.randrange(len(candidates))]
-        send_fetch(core, dest, st.epoch)
+        dest = candidates[replica.rng.randrange(len(candidates))]
+        send_fetch(replica, dest, st.epoch)
 
 
-def _discovery_targets(core: "KRaftCore", exclude: int | None = None) -> list[int]:
+def _discovery_targets(replica: Replica, exclude: int | None = None) -> list[int]:
     """Voters and bootstrap servers (synthetic ids -2, -3, ...) to ask who leads, except ourselves and
     ``exclude``; a bootstrap server at our own or ``exclude``'s address is left out too.
 
     Unattached and cut-off nodes ask this on every poll, so the answer is kept until the voter set, the
     leader's endpoints or ``exclude`` change (the configuration never does)."""
-    voters = core.voters()
-    exclude_ep = core.endpoint_of(exclude) if exclude is not None else None
+    voters = replica.voters()
+    exclude_ep = replica.endpoint_of(exclude) if exclude is not None else None
     key = (voters, exclude, exclude_ep)
-    cached = core.discovery_cache
+    cached = replica.discovery_cache
     if cached is not None and cached[0] == key:
         return cached[1]
-    ids = [n for n in voters.ids() if n != core.local_id and n != exclude]
-    skip = set(core.cfg.listeners.values())
+    ids = [n for n in voters.ids() if n != replica.local_id and n != exclude]
+    skip = set(replica.cfg.listeners.values())
     if exclude_ep is not None:
         skip.add(exclude_ep)
-    ids += [-2 - i for i, ep in enumerate(core.cfg.bootstrap_servers) if ep not in skip]
-    core.discovery_cache = (key, ids)
+    ids += [-2 - i for i, ep in enumerate(replica.cfg.bootstrap_servers) if ep not in skip]
+    replica.discovery_cache = (key, ids)
     return ids
 
 
-def discovery_endpoint(core: "KRaftCore", node_id: int):
+def discovery_endpoint(replica: Replica, node_id: int) -> Endpoint | None:
     if node_id <= -2:
-        return core.cfg.bootstrap_servers[-2 - node_id]
-    return core.endpoint_of(node_id)
+        return replica.cfg.bootstrap_servers[-2 - node_id]
+    return replica.endpoint_of(node_id)
 
 
-def send_fetch(core: "KRaftCore", dest: int, epoch: int) -> None:
-    cfg = core.cfg
+def send_fetch(replica: Replica, dest: int, epoch: int) -> None:
+    cfg = replica.cfg
     req = messages.fetch_request(
         cfg.cluster_id,
-        core.local_key,
+        replica.local_key,
         epoch,
-        core.log.end_offset(),
-        core.log.last_fetched_epoch(),
+        replica.log.end_offset(),
+        replica.log.last_fetched_epoch(),
         cfg.fetch_max_wait_ms,
         cfg.fetch_max_bytes,
-        core.state.high_watermark,
+        replica.state.high_watermark,
     )
-    core.send_request(dest, req, endpoint=discovery_endpoint(core, dest))
+    replica.send_request(dest, req, endpoint=discovery_endpoint(replica, dest))
 
 
-def poll_follower(core: "KRaftCore", st: FollowerState) -> None:
-    now = core.now
-    voter = core.is_voter()
-    if voter and now >= st.fetch_deadline and _may_campaign(core):
-        become_prospective(core)
+def poll_follower(replica: Replica, st: FollowerState) -> None:
+    now = replica.now
+    voter = replica.is_voter()
+    if voter and now >= st.fetch_deadline and _may_campaign(replica):
+        become_prospective(replica)
         return
-    if core.requests.has_any_in_flight():
+    if replica.requests.has_any_in_flight():
         return
-    if voter and _vcl.maybe_send_update_voter(core, st):
+    if voter and maybe_send_update_voter(replica, st):
         return
-    if not voter and _vcl.maybe_send_auto_join(core, st):
+    if not voter and maybe_send_auto_join(replica, st):
         return
-    fetch_from_best_node(core, st)
+    fetch_from_best_node(replica, st)
 
 
-def fetch_from_best_node(core: "KRaftCore", st: FollowerState) -> None:
+def fetch_from_best_node(replica: Replica, st: FollowerState) -> None:
     """Kafka's ``maybeSendFetchToBestNode`` (kraft-node.md §3): the leader, unless the last request to it
     timed out or it is backing off after a failure; then a random ready bootstrap server (or voter), whose
     answer names the current leader and epoch. That is how an observer, which never campaigns, finds a new
@@ -152,61 +151,85 @@ def fetch_from_best_node(core: "KRaftCore", st: FollowerState) -> None:
     leader = st.leader_id
     if leader is None:
         return
-    requests = core.requests
+    requests = replica.requests
     dest: int | None = leader
     timed_out = requests.has_timed_out(leader)
     if timed_out:
         requests.forget_timeout(leader)
-    if timed_out or requests.is_backing_off(leader, core.now):
-        others = [n for n in _discovery_targets(core, leader) if requests.is_ready(n, core.now)]
-        dest = others[core.rng.randrange(len(others))] if others else None
+    if timed_out or requests.is_backing_off(leader, replica.now):
+        others = [n for n in _discovery_targets(replica, leader) if requests.is_ready(n, replica.now)]
+        dest = others[replica.rng.randrange(len(others))] if others else None
     if dest is None:
         return
     if st.snapshot_download is not None:
-        _snap.send_fetch_snapshot(core, st, dest, discovery_endpoint(core, dest))
+        send_fetch_snapshot(replica, st, dest, discovery_endpoint(replica, dest))
     else:
-        send_fetch(core, dest, st.epoch)
+        send_fetch(replica, dest, st.epoch)
 
 
-def poll_resigned(core: "KRaftCore", st: ResignedState) -> None:
-    now = core.now
-    if now >= st.election_deadline:
-        become_unattached(core, st.epoch + 1)
+def poll_leader(replica: Replica, st: LeaderState) -> None:
+    now = replica.now
+    if replica.shutdown_deadline is not None or st.resign_requested or st.check_quorum_expired(now):
+        become_resigned(replica)
         return
-    for key in st.successors:
-        if key.id in st.unacked and core.requests.is_ready(key.id, now):
-            req = messages.end_quorum_epoch_request(
-                core.cfg.cluster_id, core.local_id, st.epoch, st.successors, core.cfg.listeners
+    expire_pending_change(replica, st)
+    drain(replica, st)
+    expire_parked(replica, st)
+    if now >= st.begin_quorum_deadline:
+        resend = replica.cfg.begin_quorum_epoch_resend_ms
+        for nid, p in st.voter_states.items():
+            if nid == st.local_key.id or (p.last_fetch_ms >= 0 and now - p.last_fetch_ms < resend):
+                continue  # fetched recently (a voter that never fetched gets one at once)
+            if not replica.requests.is_ready(nid, now):
+                continue
+            req = messages.begin_quorum_epoch_request(
+                replica.cfg.cluster_id, p.key, st.local_key.id, st.epoch, replica.cfg.listeners
             )
-            core.send_request(key.id, req)
+            replica.send_request(nid, req)
+        st.begin_quorum_deadline = now + resend
 
 
-def shutdown_complete(core: "KRaftCore") -> bool:
-    st = core.state
-    if core.now >= (core.shutdown_deadline or 0):
+def poll_resigned(replica: Replica, st: ResignedState) -> None:
+    now = replica.now
+    if now >= st.election_deadline:
+        become_unattached(replica, st.epoch + 1)
+        return
+    local_id = replica.local_id
+    assert local_id is not None  # it led
+    for key in st.successors:
+        if key.id in st.unacked and replica.requests.is_ready(key.id, now):
+            req = messages.end_quorum_epoch_request(
+                replica.cfg.cluster_id, local_id, st.epoch, st.successors, replica.cfg.listeners
+            )
+            replica.send_request(key.id, req)
+
+
+def shutdown_complete(replica: Replica) -> bool:
+    st = replica.state
+    if replica.now >= (replica.shutdown_deadline or 0):
         return True
-    if not core.is_voter() or core.voters().is_only_voter(core.local_key):
+    if not replica.is_voter() or replica.voters().is_only_voter(replica.local_key):
         return st.role is not Role.LEADER
-    return st.role is Role.FOLLOWER and st.leader_id not in (None, core.local_id)
+    return st.role is Role.FOLLOWER and st.leader_id not in (None, replica.local_id)
 
 
-def state_deadline(core: "KRaftCore") -> int:
-    st = core.state
+def state_deadline(replica: Replica) -> int:
+    st = replica.state
     if isinstance(st, LeaderState):
-        return leader_deadline(core, st)
+        return leader_deadline(replica, st)
     if isinstance(st, FollowerState):
         # The update-voter / auto-join timer is only looked at when nothing is in flight, and the answer
         # or timeout of whatever is in flight polls anyway: an overdue timer is no reason to wake up.
-        voter = core.is_voter()
-        periodic = voter or _vcl.auto_join_enabled(core)
-        update = st.update_voter_deadline if periodic and not core.requests.has_any_in_flight() else NEVER
-        if update <= core.now and st.leader_id is not None:
-            update = max(update, core.requests.backoff_end(st.leader_id))  # overdue, waiting to send
+        voter = replica.is_voter()
+        periodic = voter or auto_join_enabled(replica)
+        update = st.update_voter_deadline if periodic and not replica.requests.has_any_in_flight() else NEVER
+        if update <= replica.now and st.leader_id is not None:
+            update = max(update, replica.requests.backoff_end(st.leader_id))  # overdue, waiting to send
         return min(st.fetch_deadline, update) if voter else update
     return getattr(st, "election_deadline", NEVER)
 
 
-_POLLERS = {
+_POLLERS: dict[type[EpochState], Callable[[Replica, Any], None]] = {
     LeaderState: poll_leader,
     FollowerState: poll_follower,
     CandidateState: poll_candidate,
@@ -216,8 +239,4 @@ _POLLERS = {
 }
 """The timed work per state class (the states are final classes, so a lookup replaces isinstance)."""
 
-__all__ = ["poll_state", "state_deadline", "shutdown_complete", "send_fetch", "latest_snapshot"]
-
-
-from . import snapshots as _snap  # noqa: E402
-from . import voter_client as _vcl  # noqa: E402
+__all__ = ["poll_state", "state_deadline", "shutdown_complete"]

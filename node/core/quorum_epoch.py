@@ -8,84 +8,81 @@ starts the next election first.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
 from . import errors, responses
-from .api import METADATA_PARTITION, METADATA_TOPIC, Endpoint, RequestReceived, ResponseReceived
+from .api import Endpoint, RequestReceived, ResponseReceived
 from .common import cluster_id_ok, common_outcome, validate_voter_only
-from .messages import key_of
+from .messages import key_of, metadata_partition
+from .replica import Replica
 from .states import FollowerState, ResignedState
 from .transitions import maybe_transition
 
-if TYPE_CHECKING:
-    from .core import KRaftCore
+
+ResponseBuilder = Callable[..., Any]
+"""``responses.begin_quorum_epoch_response`` or ``responses.end_quorum_epoch_response``."""
 
 
-def _validate(core: "KRaftCore", ev: RequestReceived, build) -> Any:
+def _validate(replica: Replica, ev: RequestReceived, build: ResponseBuilder) -> Any:
     """Common checks; returns the partition, or None after answering with an error."""
     req, v = ev.request, ev.api_version
-    if not cluster_id_ok(core, req.cluster_id):
-        core.respond(ev, build(v, errors.INCONSISTENT_CLUSTER_ID))
+    if not cluster_id_ok(replica, req.cluster_id):
+        replica.respond(ev, build(v, errors.INCONSISTENT_CLUSTER_ID))
         return None
-    t = req.topics
-    if (
-        len(t) != 1
-        or t[0].topic_name != METADATA_TOPIC
-        or len(t[0].partitions) != 1
-        or t[0].partitions[0].partition_index != METADATA_PARTITION
-    ):
-        core.respond(ev, build(v, errors.INVALID_REQUEST))
+    p = metadata_partition(req.topics)
+    if p is None:
+        replica.respond(ev, build(v, errors.INVALID_REQUEST))
         return None
-    p = t[0].partitions[0]
-    err = validate_voter_only(core, p.leader_id, p.leader_epoch)
+    err = validate_voter_only(replica, p.leader_id, p.leader_epoch)
     if err != errors.NONE:
-        _answer(core, ev, build, err)
+        _answer(replica, ev, build, err)
         return None
     eps = {e.name: Endpoint(e.host, e.port) for e in (getattr(req, "leader_endpoints", None) or [])}
     if not eps:
-        eps = dict(core.voters().endpoints(p.leader_id))
-    maybe_transition(core, p.leader_epoch, p.leader_id, eps)
+        eps = dict(replica.voters().endpoints(p.leader_id))
+    maybe_transition(replica, p.leader_epoch, p.leader_id, eps)
     return p
 
 
-def _answer(core: "KRaftCore", ev: RequestReceived, build, perr: int) -> None:
-    st = core.state
-    core.respond(ev, build(ev.api_version, errors.NONE, perr, st.leader_id, st.epoch, core.leader_endpoint()))
+def _answer(replica: Replica, ev: RequestReceived, build: ResponseBuilder, perr: int) -> None:
+    st = replica.state
+    replica.respond(ev, build(ev.api_version, errors.NONE, perr, st.leader_id, st.epoch, replica.leader_endpoint()))
 
 
-def handle_begin_quorum_epoch_request(core: "KRaftCore", ev: RequestReceived) -> None:
+def handle_begin_quorum_epoch_request(replica: Replica, ev: RequestReceived) -> None:
     build = responses.begin_quorum_epoch_response
-    p = _validate(core, ev, build)
+    p = _validate(replica, ev, build)
     if p is None:
         return
     voter_id = getattr(ev.request, "voter_id", -1)
     if voter_id >= 0:
         key = key_of(voter_id, p.voter_directory_id)
-        local = core.local_key
+        local = replica.local_key
         if local is None or key.id != local.id or (key.directory_id not in (None, local.directory_id)):
-            return _answer(core, ev, build, errors.INVALID_VOTER_KEY)
-    _answer(core, ev, build, errors.NONE)
+            return _answer(replica, ev, build, errors.INVALID_VOTER_KEY)
+    _answer(replica, ev, build, errors.NONE)
 
 
-def handle_end_quorum_epoch_request(core: "KRaftCore", ev: RequestReceived) -> None:
+def handle_end_quorum_epoch_request(replica: Replica, ev: RequestReceived) -> None:
     build = responses.end_quorum_epoch_response
-    p = _validate(core, ev, build)
+    p = _validate(replica, ev, build)
     if p is None:
         return
-    st = core.state
+    st = replica.state
     if isinstance(st, FollowerState) and st.leader_id == p.leader_id and st.epoch == p.leader_epoch:
-        st.fetch_deadline = core.now + successor_backoff_ms(core, p, ev.api_version)
-    _answer(core, ev, build, errors.NONE)
+        st.fetch_deadline = replica.now + successor_backoff_ms(replica, p, ev.api_version)
+    _answer(replica, ev, build, errors.NONE)
 
 
-def successor_backoff_ms(core: "KRaftCore", p: Any, version: int) -> int:
+def successor_backoff_ms(replica: Replica, p: Any, version: int) -> int:
     """0 for the first preferred successor, growing with rank; the maximum when not listed (§4.4)."""
-    max_ms = core.cfg.election_backoff_max_ms
-    local = core.local_key
+    max_ms = replica.cfg.election_backoff_max_ms
+    local = replica.local_key
     if local is None:
         return max_ms
     if version >= 1:
         ranked = [key_of(c.candidate_id, c.candidate_directory_id) for c in p.preferred_candidates]
+        n = len(ranked)
         pos = next(
             (
                 i
@@ -96,9 +93,8 @@ def successor_backoff_ms(core: "KRaftCore", p: Any, version: int) -> int:
         )
     else:
         ranked_ids = list(p.preferred_successors)
+        n = len(ranked_ids)
         pos = ranked_ids.index(local.id) if local.id in ranked_ids else -1
-        ranked = ranked_ids  # type: ignore[assignment]
-    n = len(ranked)
     if pos < 0:
         return max_ms
     if pos == 0:
@@ -106,16 +102,16 @@ def successor_backoff_ms(core: "KRaftCore", p: Any, version: int) -> int:
     return min(max_ms, (max_ms >> (n - 1)) << (pos - 1))
 
 
-def handle_begin_quorum_epoch_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
-    done, info = common_outcome(core, ev.response)
-    return done if done is not None else info.error == errors.NONE
+def handle_begin_quorum_epoch_response(replica: Replica, ev: ResponseReceived) -> bool:
+    info = common_outcome(replica, ev.response)
+    return info if isinstance(info, bool) else info.error == errors.NONE
 
 
-def handle_end_quorum_epoch_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
-    done, info = common_outcome(core, ev.response)
-    if done is not None:
-        return done
-    st = core.state
+def handle_end_quorum_epoch_response(replica: Replica, ev: ResponseReceived) -> bool:
+    info = common_outcome(replica, ev.response)
+    if isinstance(info, bool):
+        return info
+    st = replica.state
     if isinstance(st, ResignedState) and info.error == errors.NONE:
         st.unacked.discard(ev.source)
     return info.error == errors.NONE

@@ -23,7 +23,7 @@ from kraftwire.generated import (
 )
 
 from . import errors
-from .api import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID, Endpoint, SnapshotId
+from .api import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID, ZERO_UUID, Endpoint, ReplicaStatus, SnapshotId
 
 LeaderEndpoint = tuple[int, Endpoint] | None
 """(leader id, its endpoint on our listener), when known."""
@@ -47,7 +47,7 @@ def _nid(leader_id: int | None) -> int:
     return -1 if leader_id is None else leader_id
 
 
-def _endpoints(module: Any, ep: LeaderEndpoint, version: int, min_version: int) -> list:
+def _endpoints(module: Any, ep: LeaderEndpoint, version: int, min_version: int) -> list[Any]:
     if ep is None or version < min_version:
         return []
     node_id, e = ep
@@ -55,7 +55,13 @@ def _endpoints(module: Any, ep: LeaderEndpoint, version: int, min_version: int) 
 
 
 def vote_response(
-    version: int, error: int, perr: int = 0, leader_id=None, epoch: int = -1, granted=False, ep: LeaderEndpoint = None
+    version: int,
+    error: int,
+    perr: int = 0,
+    leader_id: int | None = None,
+    epoch: int = -1,
+    granted: bool = False,
+    ep: LeaderEndpoint = None,
 ) -> Any:
     if error != errors.NONE:
         return _vote.VoteResponse(error_code=error)
@@ -79,7 +85,9 @@ def vote_response(
     )
 
 
-def _quorum_epoch_response(module, cls, version, error, perr, leader_id, epoch, ep) -> Any:
+def _quorum_epoch_response(
+    module: Any, cls: Any, version: int, error: int, perr: int, leader_id: int | None, epoch: int, ep: LeaderEndpoint
+) -> Any:
     if error != errors.NONE:
         return cls(error_code=error)
     return cls(
@@ -101,13 +109,17 @@ def _quorum_epoch_response(module, cls, version, error, perr, leader_id, epoch, 
     )
 
 
-def begin_quorum_epoch_response(version, error, perr=0, leader_id=None, epoch=-1, ep=None) -> Any:
+def begin_quorum_epoch_response(
+    version: int, error: int, perr: int = 0, leader_id: int | None = None, epoch: int = -1, ep: LeaderEndpoint = None
+) -> Any:
     return _quorum_epoch_response(
         _bqe, _bqe.BeginQuorumEpochResponse, version, error, perr, leader_id, epoch, ep
     )
 
 
-def end_quorum_epoch_response(version, error, perr=0, leader_id=None, epoch=-1, ep=None) -> Any:
+def end_quorum_epoch_response(
+    version: int, error: int, perr: int = 0, leader_id: int | None = None, epoch: int = -1, ep: LeaderEndpoint = None
+) -> Any:
     return _quorum_epoch_response(
         _eqe, _eqe.EndQuorumEpochResponse, version, error, perr, leader_id, epoch, ep
     )
@@ -190,13 +202,15 @@ def fetch_snapshot_response(
     )
 
 
-def replica_state(version: int, node_id: int, directory_id, end_offset, last_fetch, last_caught_up) -> Any:
+def replica_state(progress: ReplicaStatus) -> Any:
+    """DescribeQuorum's ``ReplicaState`` for one replica's progress."""
+    key = progress.key
     return _dq.ReplicaState(
-        replica_id=node_id,
-        replica_directory_id=directory_id,
-        log_end_offset=-1 if end_offset is None else end_offset,
-        last_fetch_timestamp=last_fetch,
-        last_caught_up_timestamp=last_caught_up,
+        replica_id=key.id,
+        replica_directory_id=key.directory_id or ZERO_UUID,
+        log_end_offset=-1 if progress.log_end_offset is None else progress.log_end_offset,
+        last_fetch_timestamp=progress.last_fetch_ms,
+        last_caught_up_timestamp=progress.last_caught_up_ms,
     )
 
 

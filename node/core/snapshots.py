@@ -10,7 +10,7 @@ The bootstrap checkpoint (0, 0) is never served.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any
 
 from kraftwire.generated import k_raft_version_record as _kv
 from kraftwire.generated import snapshot_footer_record as _footer
@@ -20,188 +20,156 @@ from kraftwire.node import batches as _batches
 from . import errors, responses
 from .api import (
     BOOTSTRAP_SNAPSHOT_ID,
-    METADATA_PARTITION,
-    METADATA_TOPIC,
     CreateSnapshot,
+    Endpoint,
     InvariantViolation,
     LogBatch,
     RequestReceived,
     ResponseReceived,
     SnapshotId,
-    SnapshotLoaded,
     SnapshotWrite,
 )
 from .common import cluster_id_ok, common_outcome, validate_leader_only
 from .leader import LeaderState
-from .messages import fetch_snapshot_request, key_of
+from .log_ops import read_snapshot
+from .messages import fetch_snapshot_request, key_of, metadata_partition, single_partition
+from .replica import Replica
 from .states import FollowerState
 
-if TYPE_CHECKING:
-    from .core import KRaftCore
+
+# -- creating ----------------------------------------------------------------------------
 
 
-class SnapshotContents(NamedTuple):
-    snapshot_id: SnapshotId
-    records: tuple[bytes, ...]
-    control_records: tuple[Any, ...]
-    last_contained_timestamp: int
-
-    def notification(self) -> SnapshotLoaded:
-        return SnapshotLoaded(self.snapshot_id, self.records, self.last_contained_timestamp)
-
-
-# -- creating and reading ----------------------------------------------------------------------------
-
-
-def create_snapshot(core: "KRaftCore", ev: CreateSnapshot) -> SnapshotId | None:
-    end, log = ev.end_offset, core.log
+def create_snapshot(replica: Replica, ev: CreateSnapshot) -> SnapshotId | None:
+    end, log = ev.end_offset, replica.log
     if end <= log.start_offset():
         return None
-    hw = core.state.high_watermark
+    hw = replica.state.high_watermark
     if hw is None or end > hw:
         raise ValueError(f"snapshot end offset {end} is above the high watermark {hw}")
     last = log.batch_at(end - 1)
     if last is None or last.next_offset != end:
         raise ValueError(f"snapshot end offset {end} is not at a batch boundary")
     sid = SnapshotId(end, last.epoch)
-    if sid in core.snapshots.ids():
+    if sid in replica.snapshots.ids():
         return sid
     header: list[Any] = [_header.SnapshotHeaderRecord(version=0, last_contained_log_timestamp=ev.last_contained_timestamp)]
-    kv = core.control.kraft_version_at(end - 1)
+    kv = replica.control.kraft_version_at(end - 1)
     if kv >= 1:
         header.append(_kv.KRaftVersionRecord(version=0, k_raft_version=kv))
-        header.append(core.control.voters_at(end - 1).to_record())
-    batches = [LogBatch(0, sid.epoch, tuple(header), True, core.now)]
+        header.append(replica.control.voters_at(end - 1).to_record())
+    batches = [LogBatch(0, sid.epoch, tuple(header), True, replica.now)]
     if ev.records:
-        batches.append(LogBatch(len(header), sid.epoch, tuple(ev.records), False, core.now))
+        batches.append(LogBatch(len(header), sid.epoch, tuple(ev.records), False, replica.now))
     batches.append(
-        LogBatch(batches[-1].next_offset, sid.epoch, (_footer.SnapshotFooterRecord(version=0),), True, core.now)
+        LogBatch(batches[-1].next_offset, sid.epoch, (_footer.SnapshotFooterRecord(version=0),), True, replica.now)
     )
-    core.snapshots.write(sid, _batches.encode_batches(batches))
-    core.out.snapshot(SnapshotWrite(sid, "created"))
-    _move_log_start(core, sid)
+    replica.snapshots.write(sid, _batches.encode_batches(batches))
+    replica.out.snapshot(SnapshotWrite(sid, "created"))
+    _move_log_start(replica, sid)
     return sid
 
 
-def _move_log_start(core: "KRaftCore", sid: SnapshotId) -> None:
+def _move_log_start(replica: Replica, sid: SnapshotId) -> None:
     """Keep only the newest snapshot and start the log there (SnapshotAtLogStart holds)."""
-    if sid.end_offset > core.log.start_offset():
-        core.log.delete_before(sid.end_offset)
-    for old in list(core.snapshots.ids()):
+    if sid.end_offset > replica.log.start_offset():
+        replica.log.delete_before(sid.end_offset)
+    for old in list(replica.snapshots.ids()):
         if old < sid and old != BOOTSTRAP_SNAPSHOT_ID:
-            core.snapshots.delete(old)
-            core.out.snapshot(SnapshotWrite(old, "deleted"))
-    core.control.trim_prefix(sid.end_offset - 1)
-
-
-def read_snapshot(core: "KRaftCore", sid: SnapshotId) -> SnapshotContents:
-    size = core.snapshots.size(sid)
-    data = core.snapshots.read(sid, 0, size)
-    records: list[bytes] = []
-    control: list[Any] = []
-    ts = -1
-    for b in _batches.decode_batches(data):
-        if not b.is_control:
-            records.extend(b.records)
-            continue
-        for r in b.records:
-            name = type(r).__name__
-            if name == "SnapshotHeaderRecord":
-                ts = r.last_contained_log_timestamp
-            elif name != "SnapshotFooterRecord":
-                control.append(r)
-    return SnapshotContents(sid, tuple(records), tuple(control), ts)
+            replica.snapshots.delete(old)
+            replica.out.snapshot(SnapshotWrite(old, "deleted"))
+    replica.control.trim_prefix(sid.end_offset - 1)
 
 
 # -- serving (leader) -----------------------------------------------------------------------------------
 
 
-def handle_fetch_snapshot_request(core: "KRaftCore", ev: RequestReceived) -> None:
+def handle_fetch_snapshot_request(replica: Replica, ev: RequestReceived) -> None:
     req, v = ev.request, ev.api_version
     build = responses.fetch_snapshot_response
-    if not cluster_id_ok(core, getattr(req, "cluster_id", None)):
-        return core.respond(ev, build(v, errors.INCONSISTENT_CLUSTER_ID))
-    if len(req.topics) != 1 or len(req.topics[0].partitions) != 1:
-        return core.respond(ev, build(v, errors.INVALID_REQUEST))
-    t, p = req.topics[0], req.topics[0].partitions[0]
+    if not cluster_id_ok(replica, getattr(req, "cluster_id", None)):
+        return replica.respond(ev, build(v, errors.INCONSISTENT_CLUSTER_ID))
+    found = single_partition(req.topics)
+    if found is None:
+        return replica.respond(ev, build(v, errors.INVALID_REQUEST))
+    p = found[1]
     sid = SnapshotId(p.snapshot_id.end_offset, p.snapshot_id.epoch)
 
     def answer(perr: int, size: int = 0, position: int = 0, data: bytes = b"") -> None:
-        st = core.state
-        core.respond(ev, build(v, errors.NONE, perr, st.leader_id, st.epoch, sid, size, position, data, core.leader_endpoint()))
+        st = replica.state
+        replica.respond(ev, build(v, errors.NONE, perr, st.leader_id, st.epoch, sid, size, position, data, replica.leader_endpoint()))
 
-    if t.name != METADATA_TOPIC or p.partition != METADATA_PARTITION:
+    if metadata_partition(req.topics, "name", "partition") is None:
         return answer(errors.UNKNOWN_TOPIC_OR_PARTITION)
-    err = validate_leader_only(core, p.current_leader_epoch)
+    err = validate_leader_only(replica, p.current_leader_epoch)
     if err != errors.NONE:
         return answer(err)
-    if sid == BOOTSTRAP_SNAPSHOT_ID or sid not in core.snapshots.ids():
+    if sid == BOOTSTRAP_SNAPSHOT_ID or sid not in replica.snapshots.ids():
         return answer(errors.SNAPSHOT_NOT_FOUND)
-    size = core.snapshots.size(sid)
+    size = replica.snapshots.size(sid)
     if p.position < 0 or p.position >= size:
         return answer(errors.POSITION_OUT_OF_RANGE)
-    st = core.state
+    st = replica.state
     if isinstance(st, LeaderState) and req.replica_id >= 0:
         key = key_of(req.replica_id, p.replica_directory_id)
-        st.record_voter_fetch(key, core.now, core.cfg.check_quorum_timeout_ms)
-    chunk = core.snapshots.read(sid, p.position, min(req.max_bytes, size - p.position))
+        st.record_voter_fetch(key, replica.now, replica.cfg.check_quorum_timeout_ms)
+    chunk = replica.snapshots.read(sid, p.position, min(req.max_bytes, size - p.position))
     answer(errors.NONE, size, p.position, chunk)
 
 
 # -- downloading (follower) -----------------------------------------------------------------------------
 
 
-def send_fetch_snapshot(core: "KRaftCore", st: FollowerState, dest: int | None = None, endpoint: Any = None) -> None:
-    """To the leader, or to ``dest`` (a bootstrap server, while the leader is unreachable)."""
+def send_fetch_snapshot(replica: Replica, st: FollowerState, dest: int, endpoint: Endpoint | None) -> None:
+    """The next chunk of the download, from ``dest``: the leader, or a bootstrap server while the leader
+    is unreachable."""
     sid = st.snapshot_download
-    position = core.snapshots.partial_size(sid) or 0
+    assert sid is not None  # the caller checked a download is in progress
+    position = replica.snapshots.partial_size(sid) or 0
     req = fetch_snapshot_request(
-        core.cfg.cluster_id, core.local_key, st.epoch, sid, position, core.cfg.fetch_snapshot_max_bytes
+        replica.cfg.cluster_id, replica.local_key, st.epoch, sid, position, replica.cfg.fetch_snapshot_max_bytes
     )
-    if dest is None:
-        core.send_request(st.leader_id, req)  # type: ignore[arg-type]
-    else:
-        core.send_request(dest, req, endpoint=endpoint)
+    replica.send_request(dest, req, endpoint=endpoint)
 
 
-def handle_fetch_snapshot_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
-    done, info = common_outcome(core, ev.response)
-    if done is not None:
-        return done
-    st = core.state
+def handle_fetch_snapshot_response(replica: Replica, ev: ResponseReceived) -> bool:
+    info = common_outcome(replica, ev.response)
+    if isinstance(info, bool):
+        return info
+    st = replica.state
     if not isinstance(st, FollowerState) or st.snapshot_download is None:
         return True
     p = ev.response.topics[0].partitions[0]
     sid = SnapshotId(p.snapshot_id.end_offset, p.snapshot_id.epoch)
     if info.error == errors.SNAPSHOT_NOT_FOUND or sid.end_offset < 0 or sid.epoch < 0:
-        core.snapshots.abort_partial(st.snapshot_download)
+        replica.snapshots.abort_partial(st.snapshot_download)
         st.snapshot_download = None
-        st.fetch_deadline = core.now + core.cfg.fetch_timeout_ms
+        st.fetch_deadline = replica.now + replica.cfg.fetch_timeout_ms
         return True
     if info.error != errors.NONE:
         return False
-    written = core.snapshots.partial_size(sid)
+    written = replica.snapshots.partial_size(sid)
     if sid != st.snapshot_download or written != p.position:
         raise InvariantViolation(f"snapshot chunk {sid}@{p.position} does not continue {st.snapshot_download}@{written}")
-    written = core.snapshots.append_partial(sid, p.unaligned_records or b"")
+    written = replica.snapshots.append_partial(sid, p.unaligned_records or b"")
     st.has_fetched = True
-    st.fetch_deadline = core.now + core.cfg.fetch_timeout_ms
+    st.fetch_deadline = replica.now + replica.cfg.fetch_timeout_ms
     if written >= p.size:
-        _finish_download(core, st, sid)
+        _finish_download(replica, st, sid)
     return True
 
 
-def _finish_download(core: "KRaftCore", st: FollowerState, sid: SnapshotId) -> None:
-    core.snapshots.freeze_partial(sid)
+def _finish_download(replica: Replica, st: FollowerState, sid: SnapshotId) -> None:
+    replica.snapshots.freeze_partial(sid)
     st.snapshot_download = None
-    core.out.snapshot(SnapshotWrite(sid, "frozen"))
-    core.log.truncate_fully_and_start_at(sid)
-    core.out.truncated(sid.end_offset)
-    contents = read_snapshot(core, sid)
-    core.control.reset_from_snapshot(sid.end_offset, contents.control_records)
-    for old in list(core.snapshots.ids()):
+    replica.out.snapshot(SnapshotWrite(sid, "frozen"))
+    replica.log.truncate_fully_and_start_at(sid)
+    replica.out.truncated(sid.end_offset)
+    contents = read_snapshot(replica.snapshots, sid)
+    replica.control.reset_from_snapshot(sid.end_offset, contents.control_records)
+    for old in list(replica.snapshots.ids()):
         if old < sid and old != BOOTSTRAP_SNAPSHOT_ID:
-            core.snapshots.delete(old)
-            core.out.snapshot(SnapshotWrite(old, "deleted"))
+            replica.snapshots.delete(old)
+            replica.out.snapshot(SnapshotWrite(old, "deleted"))
     if st.high_watermark is None or st.high_watermark < sid.end_offset:
         st.high_watermark = sid.end_offset

@@ -12,11 +12,11 @@ A single voter then goes Prospective -> Candidate -> Leader at once.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .api import ElectionState, InvariantViolation, Role
-from .log_ops import earliest_snapshot, latest_snapshot
+from .log_ops import earliest_snapshot, latest_snapshot, read_snapshot
+from .replica import Replica
 from .states import (
+    NEVER,
     CandidateState,
     EpochElection,
     EpochState,
@@ -24,14 +24,11 @@ from .states import (
     ResignedState,
     UnattachedState,
 )
-from .transitions import NEVER
-
-if TYPE_CHECKING:
-    from .core import KRaftCore
+from .transitions import become_leader, become_prospective
 
 
-def recover_storage(core: "KRaftCore") -> None:
-    log, snaps = core.log, core.snapshots
+def recover_storage(replica: Replica) -> None:
+    log, snaps = replica.log, replica.snapshots
     latest = latest_snapshot(snaps)
     if latest is not None and latest.end_offset > log.end_offset():
         log.truncate_fully_and_start_at(latest)  # crashed right after a download
@@ -42,70 +39,64 @@ def recover_storage(core: "KRaftCore") -> None:
         raise InvariantViolation(f"log starts at {log.start_offset()} but no snapshot is there")
 
 
-def replay_control_records(core: "KRaftCore") -> None:
-    from .snapshots import read_snapshot
-
-    earliest = earliest_snapshot(core.log, core.snapshots)
+def replay_control_records(replica: Replica) -> None:
+    earliest = earliest_snapshot(replica.log, replica.snapshots)
     if earliest is not None:
-        loaded = read_snapshot(core, earliest)
-        core.control.reset_from_snapshot(earliest.end_offset, loaded.control_records)
-    for batch in core.log.batches():
-        core.control.apply_batch(batch)
+        loaded = read_snapshot(replica.snapshots, earliest)
+        replica.control.reset_from_snapshot(earliest.end_offset, loaded.control_records)
+    for batch in replica.log.batches():
+        replica.control.apply_batch(batch)
 
 
-def initialize(core: "KRaftCore") -> EpochState:
-    recover_storage(core)
-    replay_control_records(core)
-    stored = core.quorum_store.read() or ElectionState(0)
-    if stored.voted_key is not None and core.local_id is None:
+def initialize(replica: Replica) -> None:
+    """Recover storage, replay the control records and put the replica in its initial state."""
+    recover_storage(replica)
+    replay_control_records(replica)
+    stored = replica.quorum_store.read() or ElectionState(0)
+    if stored.voted_key is not None and replica.local_id is None:
         raise InvariantViolation("a vote is recorded but this node has no id")
-    is_voter = core.is_voter()
-    now = core.now
+    is_voter = replica.is_voter()
+    now = replica.now
 
     def election_deadline() -> int:
-        return now + core.random_election_timeout() if is_voter else NEVER
+        return now + replica.random_election_timeout() if is_voter else NEVER
 
-    log_epoch = core.log.last_fetched_epoch()
+    log_epoch = replica.log.last_fetched_epoch()
     st: EpochState
     if stored.epoch < log_epoch:
         st = UnattachedState(log_epoch, None, None, None, election_deadline())
-        core.out.persist(st.election_state(core.control.kraft_version()))
-    elif core.local_id is not None and stored.leader_id == core.local_id:
-        others = [k for k in (v.key for v in core.voters()) if k.id != core.local_id]
-        st = ResignedState(stored.epoch, core.local_id, None, {k.id for k in others}, others, election_deadline())
+        replica.out.persist(st.election_state(replica.control.kraft_version()))
+    elif replica.local_id is not None and stored.leader_id == replica.local_id:
+        others = [k for k in (v.key for v in replica.voters()) if k.id != replica.local_id]
+        st = ResignedState(stored.epoch, replica.local_id, None, {k.id for k in others}, others, election_deadline())
     elif (
         stored.leader_id is None  # a candidate that later learned the leader restarts as its follower
         and stored.voted_key is not None
-        and core.local_key is not None
-        and stored.voted_key.matches(core.local_key)
+        and replica.local_key is not None
+        and stored.voted_key.matches(replica.local_key)
         and is_voter
     ):
-        election = EpochElection(core.voters().ids(), core.local_id)  # type: ignore[arg-type]
+        election = EpochElection(replica.voters().ids(), replica.local_id)
         st = CandidateState(stored.epoch, stored.voted_key, None, election, election_deadline())
-    elif stored.leader_id is not None and core.voters().endpoints(stored.leader_id):
-        eps = dict(core.voters().endpoints(stored.leader_id))
+    elif stored.leader_id is not None and replica.voters().endpoints(stored.leader_id):
+        eps = dict(replica.voters().endpoints(stored.leader_id))
         st = FollowerState(
             stored.epoch,
             stored.leader_id,
             stored.voted_key,
             None,
             eps,
-            now + core.cfg.fetch_timeout_ms,
-            now + core.cfg.update_voter_period_ms,
+            now + replica.cfg.fetch_timeout_ms,
+            now + replica.cfg.update_voter_period_ms,
         )
     else:
         st = UnattachedState(stored.epoch, stored.leader_id, stored.voted_key, None, election_deadline())
-    core.state = st
-    if core.voters().is_only_voter(core.local_key) and st.role in (
+    replica.state = st
+    if replica.voters().is_only_voter(replica.local_key) and st.role in (
         Role.UNATTACHED,
         Role.FOLLOWER,
         Role.RESIGNED,
     ):
-        from .transitions import become_prospective
-
-        become_prospective(core)
+        become_prospective(replica)
     elif isinstance(st, CandidateState) and st.election.is_granted():
-        from .transitions import become_leader
-
-        become_leader(core)
-    return core.state
+        become_leader(replica)

@@ -8,9 +8,13 @@ Each state object carries ``epoch``, ``leader_id``, ``voted_key`` and the known 
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Iterable, Mapping
 
-from .api import ElectionState, Endpoint, InvariantViolation, ReplicaKey, Role
+from .api import ElectionState, Endpoint, InvariantViolation, ReplicaKey, Role, SnapshotId
+from .values import describe_state
+
+NEVER = 1 << 62
+"""A deadline that never comes (observers' election timer)."""
 
 U, P, C, L, F, R = (
     Role.UNATTACHED,
@@ -64,7 +68,7 @@ class EpochElection:
 
     __slots__ = ("voters", "granted", "rejected")
 
-    def __init__(self, voter_ids: list[int], local_id: int) -> None:
+    def __init__(self, voter_ids: Iterable[int], local_id: int | None) -> None:
         self.voters = frozenset(voter_ids)
         self.granted: set[int] = {local_id} if local_id in self.voters else set()
         self.rejected: set[int] = set()
@@ -109,20 +113,21 @@ class EpochState:
         return ElectionState(self.epoch, self.leader_id, self.voted_key, kraft_version)
 
     def describe(self) -> str:
-        parts = [f"{self.role.value} epoch={self.epoch}"]
-        if self.leader_id is not None:
-            parts.append(f"leader={self.leader_id}")
-        if self.voted_key is not None:
-            parts.append(f"voted={self.voted_key}")
-        parts.append(f"hw={'-' if self.high_watermark is None else self.high_watermark}")
-        return " ".join(parts)
+        return describe_state(self.role, self.epoch, self.leader_id, self.voted_key, self.high_watermark)
 
 
 class UnattachedState(EpochState):
     role = Role.UNATTACHED
     __slots__ = ("election_deadline",)
 
-    def __init__(self, epoch: int, leader_id, voted_key, hw, election_deadline: int) -> None:
+    def __init__(
+        self,
+        epoch: int,
+        leader_id: int | None,
+        voted_key: ReplicaKey | None,
+        hw: int | None,
+        election_deadline: int,
+    ) -> None:
         super().__init__(epoch, leader_id, voted_key, hw)
         self.election_deadline = election_deadline
 
@@ -133,7 +138,16 @@ class ProspectiveState(EpochState):
     role = Role.PROSPECTIVE
     __slots__ = ("election", "election_deadline", "leader_endpoints")
 
-    def __init__(self, epoch, leader_id, voted_key, hw, election, deadline, endpoints) -> None:
+    def __init__(
+        self,
+        epoch: int,
+        leader_id: int | None,
+        voted_key: ReplicaKey | None,
+        hw: int | None,
+        election: EpochElection,
+        deadline: int,
+        endpoints: Mapping[str, Endpoint],
+    ) -> None:
         super().__init__(epoch, leader_id, voted_key, hw)
         self.election: EpochElection = election
         self.election_deadline: int = deadline
@@ -144,7 +158,9 @@ class CandidateState(EpochState):
     role = Role.CANDIDATE
     __slots__ = ("election", "election_deadline")
 
-    def __init__(self, epoch, voted_key, hw, election: EpochElection, deadline: int) -> None:
+    def __init__(
+        self, epoch: int, voted_key: ReplicaKey | None, hw: int | None, election: EpochElection, deadline: int
+    ) -> None:
         super().__init__(epoch, None, voted_key, hw)
         self.election = election
         self.election_deadline = deadline
@@ -161,14 +177,23 @@ class FollowerState(EpochState):
         "voter_updated",
     )
 
-    def __init__(self, epoch, leader_id, voted_key, hw, endpoints, fetch_deadline, update_voter_deadline) -> None:
+    def __init__(
+        self,
+        epoch: int,
+        leader_id: int,
+        voted_key: ReplicaKey | None,
+        hw: int | None,
+        endpoints: Mapping[str, Endpoint],
+        fetch_deadline: int,
+        update_voter_deadline: int,
+    ) -> None:
         super().__init__(epoch, leader_id, voted_key, hw)
         self.leader_endpoints: Mapping[str, Endpoint] = endpoints
         self.fetch_deadline: int = fetch_deadline
         self.has_fetched = False
         # UpdateRaftVoter / auto-join: first looked at one full period after becoming a follower
         self.update_voter_deadline: int = update_voter_deadline
-        self.snapshot_download = None  # SnapshotId being fetched, if any
+        self.snapshot_download: SnapshotId | None = None  # the snapshot being downloaded, if any
         self.voter_updated = False
 
 
@@ -178,7 +203,15 @@ class ResignedState(EpochState):
     role = Role.RESIGNED
     __slots__ = ("unacked", "successors", "election_deadline")
 
-    def __init__(self, epoch, leader_id, hw, unacked: set[int], successors: list[ReplicaKey], deadline) -> None:
+    def __init__(
+        self,
+        epoch: int,
+        leader_id: int | None,
+        hw: int | None,
+        unacked: set[int],
+        successors: list[ReplicaKey],
+        deadline: int,
+    ) -> None:
         super().__init__(epoch, leader_id, None, hw)
         self.unacked = unacked
         self.successors = successors

@@ -5,10 +5,9 @@ In-memory implementations: :mod:`.memory`. File-backed ones belong to the node r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
+from typing import Protocol, Sequence, runtime_checkable
 
-if TYPE_CHECKING:
-    from .api import ElectionState, LogBatch, SnapshotId
+from .values import ElectionState, LogBatch, SnapshotId
 
 __all__ = ["RaftLog", "QuorumStateStore", "SnapshotStore"]
 
@@ -120,5 +119,3 @@ class SnapshotStore(Protocol):
     def abort_partial(self, snapshot_id: SnapshotId) -> None: ...
 
     def delete(self, snapshot_id: SnapshotId) -> None: ...
-
-

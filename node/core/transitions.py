@@ -2,17 +2,21 @@
 
 Each change is checked against :data:`.states.TRANSITIONS`, resets all connections (so responses to
 earlier requests are dropped), and, when durable, queues the new election state; the driver persists it
-before any message of the same Ready leaves. Leaving Leader completes parked fetches and pending voter
-changes with ``NOT_LEADER_OR_FOLLOWER``.
+before any message of the same Ready leaves. Leaving Leader hands its parked fetches and pending voter
+change to :func:`.leader_ops.abandon_leadership`; they are answered with ``NOT_LEADER_OR_FOLLOWER`` once
+the new state is in place.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from typing import Mapping
 
 from .api import Endpoint, InvariantViolation, LeaderConflict, ReplicaKey, Role
 from .leader import LeaderState
+from .leader_ops import abandon_leadership, append_start_of_epoch_records
+from .replica import Replica
 from .states import (
+    NEVER,
     CandidateState,
     EpochElection,
     EpochState,
@@ -23,169 +27,161 @@ from .states import (
     check_transition,
 )
 
-if TYPE_CHECKING:
-    from .core import KRaftCore
 
-NEVER = 1 << 62
-"""A deadline that never comes (observers' election timer)."""
-
-
-def _leave(core: "KRaftCore", dst: Role, epoch: int) -> EpochState:
-    old = core.state
+def _leave(replica: Replica, dst: Role, epoch: int) -> EpochState:
+    old = replica.state
     check_transition(old, dst, epoch)
-    core.trace_transition(old.role, dst)
+    replica.trace_transition(old.role, dst)
     if isinstance(old, LeaderState):
-        from .leader_ops import abandon_leadership
-
-        abandon_leadership(core, old)
+        abandon_leadership(replica, old)
     if isinstance(old, FollowerState) and old.snapshot_download is not None:
-        core.snapshots.abort_partial(old.snapshot_download)
-    core.requests.reset()
+        replica.snapshots.abort_partial(old.snapshot_download)
+    replica.requests.reset()
     return old
 
 
-def _enter(core: "KRaftCore", new: EpochState, durable: bool) -> None:
-    core.state = new
+def _enter(replica: Replica, new: EpochState, durable: bool) -> None:
+    replica.state = new
     if durable:
-        core.out.persist(new.election_state(core.control.kraft_version()))
+        replica.out.persist(new.election_state(replica.control.kraft_version()))
 
 
 def become_unattached(
-    core: "KRaftCore",
+    replica: Replica,
     epoch: int,
     leader_id: int | None = None,
     voted_key: ReplicaKey | None = None,
     deadline: int | None = None,
 ) -> None:
-    old = _leave(core, Role.UNATTACHED, epoch)
+    old = _leave(replica, Role.UNATTACHED, epoch)
     if deadline is None:
-        if not core.is_voter():
+        if not replica.is_voter():
             deadline = NEVER
         elif old.role in (Role.CANDIDATE, Role.UNATTACHED, Role.RESIGNED):
             deadline = old.election_deadline  # type: ignore[attr-defined]
         else:
-            deadline = core.now + core.random_election_timeout()
-    hw = old.high_watermark if not isinstance(old, LeaderState) else old.high_watermark
-    _enter(core, UnattachedState(epoch, leader_id, voted_key, hw, deadline), True)
+            deadline = replica.now + replica.random_election_timeout()
+    hw = old.high_watermark
+    _enter(replica, UnattachedState(epoch, leader_id, voted_key, hw, deadline), True)
 
 
-def add_vote(core: "KRaftCore", key: ReplicaKey) -> None:
+def add_vote(replica: Replica, key: ReplicaKey) -> None:
     """Unattached/Prospective at the same epoch record a vote (durable; timer re-randomised)."""
-    st = core.state
+    st = replica.state
     if st.role not in (Role.UNATTACHED, Role.PROSPECTIVE) or st.voted_key is not None:
         raise InvariantViolation(f"cannot record a vote in {st.describe()}")
-    if core.local_key is not None and key.id == core.local_key.id:
+    if replica.local_key is not None and key.id == replica.local_key.id:
         raise InvariantViolation("may not vote for self outside candidacy")
-    core.trace_transition(st.role, st.role)
+    replica.trace_transition(st.role, st.role)
     st.voted_key = key
-    st.election_deadline = core.now + core.random_election_timeout()  # type: ignore[attr-defined]
-    core.out.persist(st.election_state(core.control.kraft_version()))
+    st.election_deadline = replica.now + replica.random_election_timeout()  # type: ignore[attr-defined]
+    replica.out.persist(st.election_state(replica.control.kraft_version()))
 
 
-def become_prospective(core: "KRaftCore") -> None:
-    if not core.is_voter():
+def become_prospective(replica: Replica) -> None:
+    if not replica.is_voter():
         raise InvariantViolation("only voters may become prospective")
-    old = _leave(core, Role.PROSPECTIVE, core.state.epoch)
+    old = _leave(replica, Role.PROSPECTIVE, replica.state.epoch)
     endpoints = getattr(old, "leader_endpoints", {})
-    election = EpochElection(core.voters().ids(), core.local_id)
-    deadline = core.now + core.random_election_timeout()
+    election = EpochElection(replica.voters().ids(), replica.local_id)
+    deadline = replica.now + replica.random_election_timeout()
     leader_id = old.leader_id if old.role is not Role.RESIGNED else None
     _enter(
-        core,
+        replica,
         ProspectiveState(old.epoch, leader_id, old.voted_key, old.high_watermark, election, deadline, endpoints),
         False,
     )
-    if election.is_granted() or not core.cfg.pre_vote:
-        become_candidate(core)
+    if election.is_granted() or not replica.cfg.pre_vote:
+        become_candidate(replica)
 
 
-def become_candidate(core: "KRaftCore") -> None:
-    old = _leave(core, Role.CANDIDATE, core.state.epoch + 1)
-    election = EpochElection(core.voters().ids(), core.local_id)
-    deadline = core.now + core.random_election_timeout()
-    _enter(core, CandidateState(old.epoch + 1, core.local_key, old.high_watermark, election, deadline), True)
+def become_candidate(replica: Replica) -> None:
+    old = _leave(replica, Role.CANDIDATE, replica.state.epoch + 1)
+    election = EpochElection(replica.voters().ids(), replica.local_id)
+    deadline = replica.now + replica.random_election_timeout()
+    _enter(replica, CandidateState(old.epoch + 1, replica.local_key, old.high_watermark, election, deadline), True)
     if election.is_granted():
-        become_leader(core)
+        become_leader(replica)
 
 
-def become_leader(core: "KRaftCore") -> None:
-    old = core.state
+def become_leader(replica: Replica) -> None:
+    old = replica.state
     if not isinstance(old, CandidateState) or not old.election.is_granted():
         raise InvariantViolation(f"cannot lead from {old.describe()}")
-    _leave(core, Role.LEADER, old.epoch)
+    local_key = replica.local_key
+    assert local_key is not None  # only a voter campaigns
+    _leave(replica, Role.LEADER, old.epoch)
     st = LeaderState(
         old.epoch,
-        core.local_key,
+        local_key,
         old.voted_key,
-        core.log.end_offset(),
-        core.voters(),
+        replica.log.end_offset(),
+        replica.voters(),
         old.election.granted,
-        core.now,
-        core.cfg.check_quorum_timeout_ms,
+        replica.now,
+        replica.cfg.check_quorum_timeout_ms,
     )
-    if core.control.kraft_version() == 0:
+    if replica.control.kraft_version() == 0:
         # The leader knows its own directory id, listeners and range; the others report theirs.
-        static = core.voters()
-        st.volatile_voters = static.with_voter(core.local_voter_spec()) if static.get(core.local_id) else static
-    _enter(core, st, True)
-    from .leader_ops import append_start_of_epoch_records
-
-    append_start_of_epoch_records(core, st)
+        static = replica.voters()
+        st.volatile_voters = static.with_voter(replica.local_voter_spec()) if static.get(local_key.id) else static
+    _enter(replica, st, True)
+    append_start_of_epoch_records(replica, st)
 
 
 def become_follower(
-    core: "KRaftCore", epoch: int, leader_id: int, endpoints: Mapping[str, Endpoint] | None = None
+    replica: Replica, epoch: int, leader_id: int, endpoints: Mapping[str, Endpoint] | None = None
 ) -> None:
-    if core.local_id is not None and leader_id == core.local_id:
+    if replica.local_id is not None and leader_id == replica.local_id:
         raise InvariantViolation(f"cannot follow self (epoch {epoch})")
-    eps = dict(endpoints or {}) or dict(core.voters().endpoints(leader_id))
-    st = core.state
+    eps = dict(endpoints or {}) or dict(replica.voters().endpoints(leader_id))
+    st = replica.state
     voted = st.voted_key if epoch == st.epoch else None
     if not eps:
         # A leader without endpoints cannot be fetched from: remember it as Unattached.
         if epoch > st.epoch or (st.role is Role.PROSPECTIVE and st.leader_id is None):
-            become_unattached(core, epoch, leader_id, voted)
+            become_unattached(replica, epoch, leader_id, voted)
         return
-    _leave(core, Role.FOLLOWER, epoch)
+    _leave(replica, Role.FOLLOWER, epoch)
     hw = st.high_watermark
     new = FollowerState(
-        epoch, leader_id, voted, hw, eps, core.now + core.cfg.fetch_timeout_ms, core.now + core.cfg.update_voter_period_ms
+        epoch, leader_id, voted, hw, eps, replica.now + replica.cfg.fetch_timeout_ms, replica.now + replica.cfg.update_voter_period_ms
     )
-    _enter(core, new, True)
+    _enter(replica, new, True)
 
 
-def become_resigned(core: "KRaftCore") -> None:
-    old = core.state
+def become_resigned(replica: Replica) -> None:
+    old = replica.state
     if not isinstance(old, LeaderState):
         raise InvariantViolation(f"only a leader can resign, not {old.describe()}")
     successors = old.successors()
-    _leave(core, Role.RESIGNED, old.epoch)
+    _leave(replica, Role.RESIGNED, old.epoch)
     unacked = {k.id for k in successors}
-    deadline = core.now + core.random_election_timeout()
+    deadline = replica.now + replica.random_election_timeout()
     new = ResignedState(old.epoch, old.leader_id, old.high_watermark, unacked, successors, deadline)
-    _enter(core, new, False)
+    _enter(replica, new, False)
 
 
 def maybe_transition(
-    core: "KRaftCore", epoch: int, leader_id: int | None, endpoints: Mapping[str, Endpoint] | None
+    replica: Replica, epoch: int, leader_id: int | None, endpoints: Mapping[str, Endpoint] | None
 ) -> None:
     """React to a peer naming ``(leader_id, epoch)`` (kraft-node.md §4.3 step 5, §4.9 step 2-3)."""
-    st = core.state
+    st = replica.state
     if leader_id is not None and leader_id < 0:
         leader_id = None
     if epoch < st.epoch:
         return
-    if leader_id is not None and leader_id == core.local_id:
+    if leader_id is not None and leader_id == replica.local_id:
         if epoch > st.epoch:
-            become_unattached(core, epoch)  # we lost the state that made us leader (disk loss)
+            become_unattached(replica, epoch)  # we lost the state that made us leader (disk loss)
         elif st.role not in (Role.LEADER, Role.RESIGNED):
             raise LeaderConflict(f"peer names us leader of epoch {epoch} but we are {st.describe()}")
         return
     if epoch > st.epoch:
         if leader_id is None:
-            become_unattached(core, epoch)
+            become_unattached(replica, epoch)
         else:
-            become_follower(core, epoch, leader_id, endpoints)
+            become_follower(replica, epoch, leader_id, endpoints)
         return
     if leader_id is None:
         return
@@ -195,12 +191,23 @@ def maybe_transition(
         return
     if isinstance(st, FollowerState):
         if endpoints and set(endpoints) - set(st.leader_endpoints):
-            become_follower(core, epoch, leader_id, {**st.leader_endpoints, **endpoints})
+            become_follower(replica, epoch, leader_id, {**st.leader_endpoints, **endpoints})
         return
     if st.leader_id is None or st.role in (Role.UNATTACHED, Role.PROSPECTIVE):
         if st.role is Role.UNATTACHED and st.leader_id == leader_id and not (
-            endpoints or core.voters().endpoints(leader_id)
+            endpoints or replica.voters().endpoints(leader_id)
         ):
             return
-        become_follower(core, epoch, leader_id, endpoints)
+        become_follower(replica, epoch, leader_id, endpoints)
 
+
+
+def prospective_lost(replica: Replica, st: ProspectiveState, timed_out: bool) -> None:
+    """Pre-vote lost or timed out: back to the known leader, else Unattached at the same epoch."""
+    if st.leader_id is not None and (st.leader_endpoints or replica.voters().endpoints(st.leader_id)):
+        become_follower(replica, st.epoch, st.leader_id, st.leader_endpoints)
+        return
+    deadline = replica.now if timed_out else None
+    if deadline is None:
+        deadline = replica.now + replica.random_election_timeout()
+    become_unattached(replica, st.epoch, st.leader_id, st.voted_key, deadline=deadline)

@@ -11,70 +11,60 @@ A VoteResponse does not say whether it answered a pre-vote: the round is inferre
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from . import errors, responses
-from .api import METADATA_PARTITION, METADATA_TOPIC, ReplicaKey, RequestReceived, ResponseReceived, Role
+from .api import ReplicaKey, RequestReceived, ResponseReceived, Role
 from .common import cluster_id_ok, common_outcome, validate_voter_only
-from .messages import key_of
+from .messages import key_of, metadata_partition
+from .replica import Replica
 from .states import CandidateState, ProspectiveState
-from .transitions import add_vote, become_candidate, become_leader, become_unattached
-
-if TYPE_CHECKING:
-    from .core import KRaftCore
+from .transitions import add_vote, become_candidate, become_leader, become_unattached, prospective_lost
 
 
-def handle_vote_request(core: "KRaftCore", ev: RequestReceived) -> None:
+def handle_vote_request(replica: Replica, ev: RequestReceived) -> None:
     req, v = ev.request, ev.api_version
-    if not cluster_id_ok(core, req.cluster_id):
-        return core.respond(ev, responses.vote_response(v, errors.INCONSISTENT_CLUSTER_ID))
-    topics = req.topics
-    if (
-        len(topics) != 1
-        or topics[0].topic_name != METADATA_TOPIC
-        or len(topics[0].partitions) != 1
-        or topics[0].partitions[0].partition_index != METADATA_PARTITION
-    ):
-        return core.respond(ev, responses.vote_response(v, errors.INVALID_REQUEST))
-    p = topics[0].partitions[0]
+    if not cluster_id_ok(replica, req.cluster_id):
+        return replica.respond(ev, responses.vote_response(v, errors.INCONSISTENT_CLUSTER_ID))
+    p = metadata_partition(req.topics)
+    if p is None:
+        return replica.respond(ev, responses.vote_response(v, errors.INVALID_REQUEST))
     pre_vote = bool(getattr(p, "pre_vote", False)) and v >= 2
     epoch, last_epoch, last_offset = p.replica_epoch, p.last_offset_epoch, p.last_offset
     illegal_epoch = last_epoch > epoch if pre_vote else last_epoch >= epoch
     if last_offset < 0 or last_epoch < 0 or illegal_epoch:
-        return _answer(core, ev, errors.INVALID_REQUEST, False)
-    err = validate_voter_only(core, p.replica_id, epoch)
+        return _answer(replica, ev, errors.INVALID_REQUEST, False)
+    err = validate_voter_only(replica, p.replica_id, epoch)
     if err != errors.NONE:
-        return _answer(core, ev, err, False)
-    if epoch > core.state.epoch:
-        become_unattached(core, epoch)
+        return _answer(replica, ev, err, False)
+    if epoch > replica.state.epoch:
+        become_unattached(replica, epoch)
     voter_id = getattr(req, "voter_id", -1)
     if voter_id >= 0:
         dir_id = key_of(voter_id, p.voter_directory_id).directory_id
-        local = core.local_key
+        local = replica.local_key
         if local is None or voter_id != local.id or (dir_id is not None and dir_id != local.directory_id):
-            return _answer(core, ev, errors.INVALID_VOTER_KEY, False)
+            return _answer(replica, ev, errors.INVALID_VOTER_KEY, False)
     candidate = key_of(p.replica_id, p.replica_directory_id)
-    up_to_date = (last_epoch, last_offset) >= (core.log.last_fetched_epoch(), core.log.end_offset())
-    granted = can_grant(core, candidate, pre_vote, up_to_date)
-    st = core.state
+    up_to_date = (last_epoch, last_offset) >= (replica.log.last_fetched_epoch(), replica.log.end_offset())
+    granted = can_grant(replica, candidate, pre_vote, up_to_date)
+    st = replica.state
     if granted and not pre_vote and st.role in (Role.UNATTACHED, Role.PROSPECTIVE) and st.voted_key is None:
-        add_vote(core, candidate)
-    _answer(core, ev, errors.NONE, granted)
+        add_vote(replica, candidate)
+    _answer(replica, ev, errors.NONE, granted)
 
 
-def _answer(core: "KRaftCore", ev: RequestReceived, perr: int, granted: bool) -> None:
-    st = core.state
-    core.respond(
+def _answer(replica: Replica, ev: RequestReceived, perr: int, granted: bool) -> None:
+    st = replica.state
+    replica.respond(
         ev,
         responses.vote_response(
-            ev.api_version, errors.NONE, perr, st.leader_id, st.epoch, granted, core.leader_endpoint()
+            ev.api_version, errors.NONE, perr, st.leader_id, st.epoch, granted, replica.leader_endpoint()
         ),
     )
 
 
-def can_grant(core: "KRaftCore", candidate: ReplicaKey, pre_vote: bool, up_to_date: bool) -> bool:
+def can_grant(replica: Replica, candidate: ReplicaKey, pre_vote: bool, up_to_date: bool) -> bool:
     """The grant table of kraft-node.md §6.2."""
-    st = core.state
+    st = replica.state
     role = st.role
     if role is Role.LEADER:
         return False
@@ -86,7 +76,7 @@ def can_grant(core: "KRaftCore", candidate: ReplicaKey, pre_vote: bool, up_to_da
             # pre-vote after its leader died, and with such a voter needed for a majority no election
             # could ever succeed (found by the simulator, chaos). A leader silent for a whole fetch
             # timeout therefore no longer counts, for observers too.
-            silent = core.now >= st.fetch_deadline  # type: ignore[attr-defined]
+            silent = replica.now >= st.fetch_deadline  # type: ignore[attr-defined]
             return (not st.has_fetched or silent) and up_to_date  # type: ignore[attr-defined]
         return up_to_date
     if role in (Role.UNATTACHED, Role.PROSPECTIVE):
@@ -101,34 +91,32 @@ def can_grant(core: "KRaftCore", candidate: ReplicaKey, pre_vote: bool, up_to_da
     return False
 
 
-def handle_vote_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
+def handle_vote_response(replica: Replica, ev: ResponseReceived) -> bool:
     resp = ev.response
     if resp.error_code == errors.UNSUPPORTED_VERSION:
-        on_vote_unsupported(core, ev.source)
+        on_vote_unsupported(replica, ev.source)
         return False
-    done, info = common_outcome(core, resp)
-    if done is not None:
-        return done
-    st = core.state
+    info = common_outcome(replica, resp)
+    if isinstance(info, bool):
+        return info
+    st = replica.state
     if info.error != errors.NONE:
         return False
     p = resp.topics[0].partitions[0]
     if isinstance(st, ProspectiveState):
         st.election.record(ev.source, bool(p.vote_granted))
         if st.election.is_granted():
-            become_candidate(core)
+            become_candidate(replica)
         elif st.election.is_rejected():
-            from .poll import prospective_lost
-
-            prospective_lost(core, st, timed_out=False)
+            prospective_lost(replica, st, timed_out=False)
     elif isinstance(st, CandidateState):
         st.election.record(ev.source, bool(p.vote_granted))
         if st.election.is_granted():
-            become_leader(core)
+            become_leader(replica)
     return True
 
 
-def on_vote_unsupported(core: "KRaftCore", dest: int) -> None:
+def on_vote_unsupported(replica: Replica, dest: int) -> None:
     """A peer without Vote v2 cannot take a pre-vote: run a real election at once (3.9 interop)."""
-    if core.state.role is Role.PROSPECTIVE:
-        become_candidate(core)
+    if replica.state.role is Role.PROSPECTIVE:
+        become_candidate(replica)

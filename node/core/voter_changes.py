@@ -9,33 +9,24 @@ the removal commits, whether or not the request is still pending then.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import errors, messages, responses
 from .api import ZERO_UUID, Endpoint, ReplicaKey, RequestReceived, ResponseReceived, VoterSpec
 from .common import cluster_id_ok, validate_leader_only
 from .leader import LeaderState, PendingVoterChange
-from .leader_ops import append_control
+from .leader_ops import append_control, respond_change
 from .messages import key_of
-
-if TYPE_CHECKING:
-    from .core import KRaftCore
-
-# Follower/observer side lives in voter_client; re-exported for the dispatcher.
-from .voter_client import (  # noqa: E402,F401
-    handle_auto_join_response,
-    handle_update_raft_voter_response,
-    maybe_send_auto_join,
-    maybe_send_update_voter,
-)
+from .replica import Replica
+from .voters import VoterSet
 
 
-def _preconditions(core: "KRaftCore", st: LeaderState) -> int:
+def _preconditions(replica: Replica, st: LeaderState) -> int:
     if st.pending_change is not None or st.high_watermark is None:
         return errors.REQUEST_TIMED_OUT
-    if core.control.kraft_version() == 0:
+    if replica.control.kraft_version() == 0:
         return errors.UNSUPPORTED_VERSION
-    off = core.control.last_voters_offset()
+    off = replica.control.last_voters_offset()
     if off is None or off >= st.high_watermark:
         return errors.REQUEST_TIMED_OUT
     return errors.NONE
@@ -45,15 +36,15 @@ def _listeners(req: Any) -> dict[str, Endpoint]:
     return {lst.name: Endpoint(lst.host, lst.port) for lst in req.listeners}
 
 
-def _has_default_listener(core: "KRaftCore", listeners: dict[str, Endpoint]) -> bool:
-    name = core.listener_name()
+def _has_default_listener(replica: Replica, listeners: dict[str, Endpoint]) -> bool:
+    name = replica.listener_name()
     return bool(listeners) if name is None else name in listeners
 
 
-def _leader_checks(core: "KRaftCore", req: Any) -> int:
-    if not cluster_id_ok(core, req.cluster_id):
+def _leader_checks(replica: Replica, req: Any) -> int:
+    if not cluster_id_ok(replica, req.cluster_id):
         return errors.INCONSISTENT_CLUSTER_ID
-    err = validate_leader_only(core, core.state.epoch)
+    err = validate_leader_only(replica, replica.state.epoch)
     if err != errors.NONE:
         return err
     if req.voter_id < 0 or req.voter_directory_id == ZERO_UUID:
@@ -61,99 +52,109 @@ def _leader_checks(core: "KRaftCore", req: Any) -> int:
     return errors.NONE
 
 
-def handle_add_raft_voter_request(core: "KRaftCore", ev: RequestReceived) -> None:
+def handle_add_raft_voter_request(replica: Replica, ev: RequestReceived) -> None:
     req = ev.request
-    reply = lambda e: core.respond(ev, responses.add_raft_voter_response(e))  # noqa: E731
-    err = _leader_checks(core, req)
+
+    def reply(error: int) -> None:
+        replica.respond(ev, responses.add_raft_voter_response(error))
+
+    err = _leader_checks(replica, req)
     if err != errors.NONE:
         return reply(err)
     listeners = _listeners(req)
-    if not _has_default_listener(core, listeners):
+    if not _has_default_listener(replica, listeners):
         return reply(errors.INVALID_REQUEST)
-    st = core.state
+    st = replica.state
     assert isinstance(st, LeaderState)
-    err = _preconditions(core, st)
+    err = _preconditions(replica, st)
     if err != errors.NONE:
         return reply(err)
-    if core.voters().get(req.voter_id) is not None:
+    if replica.voters().get(req.voter_id) is not None:
         return reply(errors.DUPLICATE_VOTER)
-    if not core.requests.is_ready(req.voter_id, core.now):
+    if not replica.requests.is_ready(req.voter_id, replica.now):
         return reply(errors.REQUEST_TIMED_OUT)
     key = ReplicaKey(req.voter_id, req.voter_directory_id)
     ack = bool(getattr(req, "ack_when_committed", True)) if ev.api_version >= 1 else True
-    _probe(core, st, ev, "add", VoterSpec(key, listeners, (0, 0)), ack)
+    _probe(replica, st, ev, "add", VoterSpec(key, listeners, (0, 0)), ack)
 
 
-def handle_api_versions_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
-    st = core.state
-    change = st.pending_change if isinstance(st, LeaderState) else None
+def handle_api_versions_response(replica: Replica, ev: ResponseReceived) -> bool:
+    st = replica.state
+    if not isinstance(st, LeaderState):
+        return True
+    change = st.pending_change
     if change is None or not change.awaiting_api_versions or change.key.id != ev.source:
         return True
     resp = ev.response
     change.awaiting_api_versions = False
     if resp.error_code != errors.NONE:
-        _finish(core, st, change, errors.REQUEST_TIMED_OUT)
+        _finish(replica, st, change, errors.REQUEST_TIMED_OUT)
         return False  # an error answer puts the destination into retry backoff
     feature = next((f for f in resp.supported_features or () if f.name == "kraft.version"), None)
     lo, hi = (feature.min_version, feature.max_version) if feature is not None else (0, 0)
     if change.kind == "update":
         if (lo, hi) != tuple(change.spec.kraft_version_range):
-            return _finish(core, st, change, errors.INVALID_REQUEST)
-        return _complete_update(core, st, change)
-    kv = core.control.kraft_version()
+            return _finish(replica, st, change, errors.INVALID_REQUEST)
+        return _complete_update(replica, st, change)
+    kv = replica.control.kraft_version()
     if not lo <= kv <= hi:
-        return _finish(core, st, change, errors.INVALID_REQUEST)
+        return _finish(replica, st, change, errors.INVALID_REQUEST)
     p = st.observer_states.get(change.key)
-    if p is None or p.last_caught_up_ms < 0 or core.now - p.last_fetch_ms > core.cfg.caught_up_window_ms:
-        return _finish(core, st, change, errors.REQUEST_TIMED_OUT)
+    if p is None or p.last_caught_up_ms < 0 or replica.now - p.last_fetch_ms > replica.cfg.caught_up_window_ms:
+        return _finish(replica, st, change, errors.REQUEST_TIMED_OUT)
     spec = VoterSpec(change.key, change.spec.listeners, (lo, hi))
-    _append_voters(core, st, change, core.voters().with_voter(spec))
+    _append_voters(replica, st, change, replica.voters().with_voter(spec))
     if not change.ack_when_committed:
-        respond_change(core, change, errors.NONE)
+        respond_change(replica, change, errors.NONE)
     return True
 
 
-def on_api_versions_failed(core: "KRaftCore", dest: int) -> None:
-    st = core.state
-    change = st.pending_change if isinstance(st, LeaderState) else None
+def on_api_versions_failed(replica: Replica, dest: int) -> None:
+    st = replica.state
+    if not isinstance(st, LeaderState):
+        return
+    change = st.pending_change
     if change is not None and change.awaiting_api_versions and change.key.id == dest:
-        _finish(core, st, change, errors.REQUEST_TIMED_OUT)
+        _finish(replica, st, change, errors.REQUEST_TIMED_OUT)
 
 
-def handle_remove_raft_voter_request(core: "KRaftCore", ev: RequestReceived) -> None:
+def handle_remove_raft_voter_request(replica: Replica, ev: RequestReceived) -> None:
     req = ev.request
-    reply = lambda e: core.respond(ev, responses.remove_raft_voter_response(e))  # noqa: E731
-    err = _leader_checks(core, req)
+
+    def reply(error: int) -> None:
+        replica.respond(ev, responses.remove_raft_voter_response(error))
+
+    err = _leader_checks(replica, req)
     if err != errors.NONE:
         return reply(err)
-    st = core.state
+    st = replica.state
     assert isinstance(st, LeaderState)
-    err = _preconditions(core, st)
+    err = _preconditions(replica, st)
     if err != errors.NONE:
         return reply(err)
     key = ReplicaKey(req.voter_id, req.voter_directory_id)
-    voters = core.voters()
+    voters = replica.voters()
     spec = voters.get(key.id)
     if spec is None or spec.key != key or len(voters) <= 1:
         return reply(errors.VOTER_NOT_FOUND)
     change = PendingVoterChange(
-        "remove", ev.source, ev.correlation_id, ev.api_version, core.now + core.cfg.request_timeout_ms, key
+        "remove", ev.source, ev.correlation_id, ev.api_version, replica.now + replica.cfg.request_timeout_ms, key
     )
     st.pending_change = change
-    _append_voters(core, st, change, voters.without_voter(key))
+    _append_voters(replica, st, change, voters.without_voter(key))
 
 
-def handle_update_raft_voter_request(core: "KRaftCore", ev: RequestReceived) -> None:
+def handle_update_raft_voter_request(replica: Replica, ev: RequestReceived) -> None:
     """Validation up to the ApiVersions probe; :func:`_complete_update` does the rest (§7.5)."""
-    req, st = ev.request, core.state
+    req, st = ev.request, replica.state
 
     def reply(e: int) -> None:
-        s = core.state
-        core.respond(ev, responses.update_raft_voter_response(e, s.leader_id, s.epoch, core.leader_endpoint()))
+        s = replica.state
+        replica.respond(ev, responses.update_raft_voter_response(e, s.leader_id, s.epoch, replica.leader_endpoint()))
 
-    if not cluster_id_ok(core, req.cluster_id):
+    if not cluster_id_ok(replica, req.cluster_id):
         return reply(errors.INCONSISTENT_CLUSTER_ID)
-    err = validate_leader_only(core, req.current_leader_epoch)
+    err = validate_leader_only(replica, req.current_leader_epoch)
     if err != errors.NONE:
         return reply(err)
     assert isinstance(st, LeaderState)
@@ -164,57 +165,58 @@ def handle_update_raft_voter_request(core: "KRaftCore", ev: RequestReceived) -> 
     if st.pending_change is not None or st.high_watermark is None:
         return reply(errors.REQUEST_TIMED_OUT)
     listeners = _listeners(req)
-    if not _has_default_listener(core, listeners):
+    if not _has_default_listener(replica, listeners):
         return reply(errors.INVALID_REQUEST)
-    if not core.requests.is_ready(req.voter_id, core.now):
+    if not replica.requests.is_ready(req.voter_id, replica.now):
         return reply(errors.REQUEST_TIMED_OUT)
-    _probe(core, st, ev, "update", VoterSpec(key_of(req.voter_id, req.voter_directory_id), listeners, (lo, hi)))
+    _probe(replica, st, ev, "update", VoterSpec(key_of(req.voter_id, req.voter_directory_id), listeners, (lo, hi)))
 
 
-def _complete_update(core: "KRaftCore", st: LeaderState, change: PendingVoterChange) -> bool:
+def _complete_update(replica: Replica, st: LeaderState, change: PendingVoterChange) -> bool:
     """The probed voter answered ApiVersions with the range it claimed: apply the update."""
     lo, hi = change.spec.kraft_version_range
-    kv = core.control.kraft_version()
+    kv = replica.control.kraft_version()
     if not lo <= kv <= hi:
-        return _finish(core, st, change, errors.INVALID_REQUEST)
+        return _finish(replica, st, change, errors.INVALID_REQUEST)
+    voters: VoterSet | None
     if kv >= 1:
-        off = core.control.last_voters_offset()
-        if off is None or off >= st.high_watermark:
-            return _finish(core, st, change, errors.REQUEST_TIMED_OUT)
-        voters = core.voters()
+        off, hw = replica.control.last_voters_offset(), st.high_watermark
+        if off is None or hw is None or off >= hw:  # (a pending change implies a known HW)
+            return _finish(replica, st, change, errors.REQUEST_TIMED_OUT)
+        voters = replica.voters()
     else:
         voters = st.volatile_voters
         if voters is None:
-            return _finish(core, st, change, errors.REQUEST_TIMED_OUT)
+            return _finish(replica, st, change, errors.REQUEST_TIMED_OUT)
     current = voters.get(change.key.id)
     if current is None or (kv >= 1 and current.key != change.key):
-        return _finish(core, st, change, errors.VOTER_NOT_FOUND)
-    st.record_voter_fetch(current.key, core.now, core.cfg.check_quorum_timeout_ms)
+        return _finish(replica, st, change, errors.VOTER_NOT_FOUND)
+    st.record_voter_fetch(current.key, replica.now, replica.cfg.check_quorum_timeout_ms)
     if kv >= 1:
-        respond_change(core, change, errors.NONE)  # the slot stays taken until the record commits
-        _append_voters(core, st, change, voters.with_voter(change.spec))
+        respond_change(replica, change, errors.NONE)  # the slot stays taken until the record commits
+        _append_voters(replica, st, change, voters.with_voter(change.spec))
         return True
     # kraft.version 0: update the leader's in-memory set, matched by id (kept for the upgrade). Kafka
     # compare-and-sets it against a concurrent upgrade; here the upgrade runs between two events and
     # sets kraft.version 1, which the checks above catch (the voter set is not yet committed).
     st.volatile_voters = voters.with_voter(change.spec)
-    return _finish(core, st, change, errors.NONE)
+    return _finish(replica, st, change, errors.NONE)
 
 
 def _probe(
-    core: "KRaftCore", st: LeaderState, ev: RequestReceived, kind: str, spec: VoterSpec, ack: bool = True
+    replica: Replica, st: LeaderState, ev: RequestReceived, kind: str, spec: VoterSpec, ack: bool = True
 ) -> None:
     """Send ApiVersions to the voter's default endpoint; the change stays pending (the one slot) until
     the answer, a failure or the request timeout."""
-    name = core.listener_name()
+    name = replica.listener_name()
     endpoint = spec.listeners[name] if name is not None else next(iter(spec.listeners.values()))
-    core.send_request(spec.key.id, messages.api_versions_request(), endpoint=endpoint)
+    replica.send_request(spec.key.id, messages.api_versions_request(), endpoint=endpoint)
     st.pending_change = PendingVoterChange(
         kind,
         ev.source,
         ev.correlation_id,
         ev.api_version,
-        core.now + core.cfg.request_timeout_ms,
+        replica.now + replica.cfg.request_timeout_ms,
         spec.key,
         spec,
         ack_when_committed=ack,
@@ -222,59 +224,19 @@ def _probe(
     )
 
 
-def _append_voters(core: "KRaftCore", st: LeaderState, change: PendingVoterChange, voters: Any) -> None:
-    change.record_offset = append_control(core, st, [voters.to_record()])
-    st.update_voters(core.voters())
+def _append_voters(replica: Replica, st: LeaderState, change: PendingVoterChange, voters: VoterSet) -> None:
+    change.record_offset = append_control(replica, st, [voters.to_record()])
+    st.update_voters(replica.voters())
 
 
-def _finish(core: "KRaftCore", st: LeaderState, change: PendingVoterChange, error: int) -> bool:
-    respond_change(core, change, error)
+def _finish(replica: Replica, st: LeaderState, change: PendingVoterChange, error: int) -> bool:
+    respond_change(replica, change, error)
     if st.pending_change is change:
         st.pending_change = None
     return True
 
 
-def respond_change(core: "KRaftCore", change: PendingVoterChange, error: int) -> None:
-    if change.responded:
-        return
-    change.responded = True
-    s = core.state
-    if change.kind == "add":
-        resp = responses.add_raft_voter_response(error)
-    elif change.kind == "remove":
-        resp = responses.remove_raft_voter_response(error)
-    else:
-        resp = responses.update_raft_voter_response(error, s.leader_id, s.epoch, core.leader_endpoint())
-    core.respond_to(change.source, change.correlation_id, change.api_version, resp)
-
-
-def on_leader_commit(core: "KRaftCore", st: LeaderState) -> None:
-    """The HW moved: a committed VotersRecord answers its request and frees the slot; a leader that
-    the committed voter set leaves out resigns."""
+def expire_pending_change(replica: Replica, st: LeaderState) -> None:
     change = st.pending_change
-    hw = st.high_watermark
-    if hw is None:
-        return
-    if change is not None and change.record_offset is not None and hw > change.record_offset:
-        respond_change(core, change, errors.NONE)
-        st.pending_change = None
-    maybe_resign_removed_leader(core, st)
-
-
-def maybe_resign_removed_leader(core: "KRaftCore", st: LeaderState) -> None:
-    """The leader resigns once the VotersRecord that removed it is committed (kraft-node.md §7.4).
-
-    This follows the committed voter set, not the RemoveRaftVoter request: that request may have expired
-    (REQUEST_TIMED_OUT) or been sent to an earlier leader, yet its record still commits here later."""
-    hw = st.high_watermark
-    off = core.control.last_voters_offset()
-    if hw is None or off is None or hw <= off:
-        return
-    if not core.voters().is_voter(st.local_key):
-        st.resign_requested = True
-
-
-def expire_pending_change(core: "KRaftCore", st: LeaderState) -> None:
-    change = st.pending_change
-    if change is not None and core.now >= change.deadline:
-        _finish(core, st, change, errors.REQUEST_TIMED_OUT)
+    if change is not None and replica.now >= change.deadline:
+        _finish(replica, st, change, errors.REQUEST_TIMED_OUT)

@@ -11,34 +11,30 @@ restarts the period again.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from . import errors, messages
 from .api import ResponseReceived
 from .common import common_outcome
+from .replica import Replica
 from .states import FollowerState
 
-if TYPE_CHECKING:
-    from .core import KRaftCore
+
+def _period_over(replica: Replica, st: FollowerState) -> bool:
+    return replica.now >= st.update_voter_deadline
 
 
-def _period_over(core: "KRaftCore", st: FollowerState) -> bool:
-    return core.now >= st.update_voter_deadline
+def _restart_period(replica: Replica, st: FollowerState) -> None:
+    st.update_voter_deadline = replica.now + replica.cfg.update_voter_period_ms
 
 
-def _restart_period(core: "KRaftCore", st: FollowerState) -> None:
-    st.update_voter_deadline = core.now + core.cfg.update_voter_period_ms
-
-
-def maybe_send_update_voter(core: "KRaftCore", st: FollowerState) -> bool:
+def maybe_send_update_voter(replica: Replica, st: FollowerState) -> bool:
     """Once the period is over: send UpdateRaftVoter if needed (restarting the period), or restart it
     when nothing is needed. While the leader cannot be sent to, the period stays over (Kafka restarts it
     only once the request went out)."""
-    if not _period_over(core, st) or st.leader_id is None or not core.requests.is_ready(st.leader_id, core.now):
+    if not _period_over(replica, st) or st.leader_id is None or not replica.requests.is_ready(st.leader_id, replica.now):
         return False
-    kv = core.control.kraft_version()
-    wanted = core.local_voter_spec()
-    entry = core.voters().get(wanted.key.id)
+    kv = replica.control.kraft_version()
+    wanted = replica.local_voter_spec()
+    entry = replica.voters().get(wanted.key.id)
     if kv >= 1:
         needed = entry is not None and (
             dict(entry.listeners) != dict(wanted.listeners)
@@ -46,51 +42,53 @@ def maybe_send_update_voter(core: "KRaftCore", st: FollowerState) -> bool:
         )
     else:
         needed = not st.voter_updated
-    _restart_period(core, st)
-    if not needed or not core.cfg.listeners:
+    _restart_period(replica, st)
+    if not needed or not replica.cfg.listeners:
         return False
     req = messages.update_raft_voter_request(
-        core.cfg.cluster_id, st.epoch, wanted.key, wanted.listeners, wanted.kraft_version_range
+        replica.cfg.cluster_id, st.epoch, wanted.key, wanted.listeners, wanted.kraft_version_range
     )
-    core.send_request(st.leader_id, req)
+    replica.send_request(st.leader_id, req)
     return True
 
 
-def handle_update_raft_voter_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
+def handle_update_raft_voter_response(replica: Replica, ev: ResponseReceived) -> bool:
     resp = ev.response
-    st = core.state
+    st = replica.state
     if resp.error_code in (errors.NONE, errors.UNSUPPORTED_VERSION) and isinstance(st, FollowerState):
         st.voter_updated = True
-        st.fetch_deadline = core.now + core.cfg.fetch_timeout_ms
+        st.fetch_deadline = replica.now + replica.cfg.fetch_timeout_ms
         return True
-    done, _ = common_outcome(core, resp)
-    return bool(done)  # settled by the common handling, else a failure (retry backoff)
+    outcome = common_outcome(replica, resp)
+    return outcome if isinstance(outcome, bool) else False  # unsettled: a failure (retry backoff)
 
 
-def auto_join_enabled(core: "KRaftCore") -> bool:
-    return core.cfg.auto_join and core.local_key is not None and core.control.kraft_version() >= 1
+def auto_join_enabled(replica: Replica) -> bool:
+    return replica.cfg.auto_join and replica.local_key is not None and replica.control.kraft_version() >= 1
 
 
-def maybe_send_auto_join(core: "KRaftCore", st: FollowerState) -> bool:
-    cfg = core.cfg
-    if not auto_join_enabled(core):
+def maybe_send_auto_join(replica: Replica, st: FollowerState) -> bool:
+    cfg = replica.cfg
+    if not auto_join_enabled(replica):
         return False
-    if not _period_over(core, st) or st.leader_id is None or not core.requests.is_ready(st.leader_id, core.now):
+    if not _period_over(replica, st) or st.leader_id is None or not replica.requests.is_ready(st.leader_id, replica.now):
         return False
-    _restart_period(core, st)
-    entry = core.voters().get(core.local_key.id)
-    if entry is not None and entry.key != core.local_key:
+    _restart_period(replica, st)
+    local = replica.local_key
+    assert local is not None  # auto_join_enabled() checked
+    entry = replica.voters().get(local.id)
+    if entry is not None and entry.key != local:
         req = messages.remove_raft_voter_request(cfg.cluster_id, entry.key)
-        core.send_request(st.leader_id, req)
+        replica.send_request(st.leader_id, req)
     else:
         req = messages.add_raft_voter_request(
-            cfg.cluster_id, core.local_key, cfg.listeners, cfg.request_timeout_ms, ack=False
+            cfg.cluster_id, local, cfg.listeners, cfg.request_timeout_ms, ack=False
         )
-        core.send_request(st.leader_id, req, min_version=1)
+        replica.send_request(st.leader_id, req, min_version=1)
     return True
 
 
-def handle_auto_join_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
+def handle_auto_join_response(replica: Replica, ev: ResponseReceived) -> bool:
     """NONE, REQUEST_TIMED_OUT, DUPLICATE_VOTER and VOTER_NOT_FOUND restart the period (the next attempt
     comes a full period after the answer); anything else is a failure (retry backoff)."""
     done = ev.response.error_code in (
@@ -99,7 +97,7 @@ def handle_auto_join_response(core: "KRaftCore", ev: ResponseReceived) -> bool:
         errors.DUPLICATE_VOTER,
         errors.VOTER_NOT_FOUND,
     )
-    st = core.state
+    st = replica.state
     if done and isinstance(st, FollowerState):
-        _restart_period(core, st)
+        _restart_period(replica, st)
     return done

@@ -175,7 +175,7 @@ class ControlState:
         if is_voters_record(rec):
             self._drop_from(offset)
             self._voter_offsets.append(offset)
-            self._voter_sets.append(VoterSet.from_record(rec))  # type: ignore[arg-type]
+            self._voter_sets.append(VoterSet.from_record(rec))
         elif is_kraft_version_record(rec):
             self._kv_offsets.append(offset)
             self._kv_values.append(rec.k_raft_version)  # type: ignore[attr-defined]

@@ -1,0 +1,170 @@
+"""KRaftCore.status(): a frozen snapshot that tells role, epoch, leader, voters, HW, log end and the
+leader's view of every replica, without reaching into the core's internals."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import uuid
+
+import pytest
+
+from kraftwire.node.core import (
+    Config,
+    Endpoint,
+    KRaftCore,
+    MemoryLog,
+    MemoryQuorumStateStore,
+    MemorySnapshotStore,
+    Message,
+    OutboundRequest,
+    QuorumStatus,
+    ReplicaKey,
+    RequestReceived,
+    ResponseReceived,
+    Role,
+    Tick,
+    VoterSpec,
+)
+
+LISTENER = "CONTROLLER"
+
+
+def _key(node_id: int) -> ReplicaKey:
+    return ReplicaKey(node_id, uuid.UUID(int=node_id))
+
+
+def _spec(node_id: int) -> VoterSpec:
+    return VoterSpec(_key(node_id), {LISTENER: Endpoint("localhost", 9000 + node_id)}, (0, 1))
+
+
+class Cluster:
+    """Cores wired directly to each other (messages passed as objects, at their highest version)."""
+
+    def __init__(self, voter_ids: list[int], observer_ids: tuple[int, ...] = ()) -> None:
+        self.now = 0
+        self.logs = {n: MemoryLog() for n in [*voter_ids, *observer_ids]}
+        self.cores = {
+            n: KRaftCore(
+                Config(
+                    node_id=n,
+                    directory_id=uuid.UUID(int=n),
+                    cluster_id="cluster",
+                    voters=[_spec(v) for v in voter_ids],
+                    rng=random.Random(n),
+                    listeners={LISTENER: _spec(n).listeners[LISTENER]},
+                    append_linger_ms=0,
+                ),
+                self.logs[n],
+                MemoryQuorumStateStore(),
+                MemorySnapshotStore(),
+            )
+            for n in self.logs
+        }
+        self.network: list[tuple[int, Message]] = []
+
+    def drain(self) -> None:
+        for n, core in self.cores.items():
+            while core.has_ready():
+                rd = core.ready()
+                if rd.flush_log_to is not None:
+                    self.logs[n].flush(rd.flush_log_to)
+                self.network.extend((n, m) for m in rd.messages)
+                core.advance(rd)
+
+    def run(self, ms: int, step: int = 50) -> None:
+        for _ in range(ms // step):
+            self.now += step
+            for core in self.cores.values():
+                core.step(Tick(self.now))
+            for _ in range(100):
+                self.drain()
+                if not self.network:
+                    break
+                pending, self.network = self.network, []
+                for src, m in pending:
+                    dest = self.cores.get(m.destination)
+                    if dest is None:
+                        continue
+                    if isinstance(m, OutboundRequest):
+                        ev = RequestReceived(
+                            src, m.correlation_id, m.request.HIGHEST_VERSION, m.request, self.now
+                        )
+                    else:
+                        ev = ResponseReceived(
+                            src, m.correlation_id, m.api_version, m.response, self.now
+                        )
+                    dest.step(ev)
+
+    def leader(self) -> KRaftCore:
+        leaders = [c for c in self.cores.values() if c.status().role is Role.LEADER]
+        assert len(leaders) == 1, [c.status().role for c in self.cores.values()]
+        return leaders[0]
+
+
+def test_single_voter_leads_at_once_and_reports_itself() -> None:
+    cluster = Cluster([1])
+    cluster.drain()
+    status = cluster.cores[1].status()
+    assert isinstance(status, QuorumStatus)
+    assert (status.role, status.epoch, status.leader_id) == (Role.LEADER, 1, 1)
+    assert status.voter_ids() == (1,) and status.is_voter(_key(1)) and not status.is_voter(_key(2))
+    assert status.high_watermark == status.log_end_offset > 0  # the LeaderChange batch is committed
+    assert status.committed_voters == status.voters == (_spec(1),)
+    assert (
+        status.voters_offset == 2
+    )  # kraft.version 1: LeaderChange, KRaftVersion, then the VotersRecord
+    (own,) = status.voter_progress
+    assert (own.key, own.log_end_offset) == (_key(1), status.log_end_offset)
+    assert status.observer_progress == ()
+
+
+def test_status_follows_the_quorum() -> None:
+    cluster = Cluster([1, 2, 3], observer_ids=(4,))
+    cluster.run(6000)
+    leader = cluster.leader()
+    leader.append([b"a", b"b"], cluster.now)
+    cluster.run(500)
+    status = leader.status()
+    assert status.role is Role.LEADER and status.leader_id in status.voter_ids()
+    assert [p.key for p in status.voter_progress] == [_key(1), _key(2), _key(3)]
+    assert all(p.log_end_offset == status.log_end_offset for p in status.voter_progress)
+    assert all(p.last_caught_up_ms > 0 for p in status.voter_progress)
+    assert [p.key for p in status.observer_progress] == [_key(4)]
+    assert status.high_watermark == status.log_end_offset
+    for n, core in cluster.cores.items():
+        other = core.status()
+        assert (other.epoch, other.leader_id) == (status.epoch, status.leader_id)
+        assert (
+            other.high_watermark == status.high_watermark
+            and other.log_end_offset == status.log_end_offset
+        )
+        if core is not leader:
+            assert other.role is Role.FOLLOWER and other.voter_progress == ()
+            assert other.is_voter(_key(n)) is (n != 4)
+
+
+def test_a_status_is_frozen_and_taken_anew_after_each_input() -> None:
+    cluster = Cluster([1])
+    cluster.drain()
+    core = cluster.cores[1]
+    before = core.status()
+    assert core.status() is before  # nothing happened in between
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        before.epoch = 7  # type: ignore[misc]
+    core.append([b"x"], 10)
+    cluster.drain()
+    after = core.status()
+    assert after.log_end_offset == before.log_end_offset + 1
+    assert before.log_end_offset == after.log_end_offset - 1  # the old snapshot did not move
+
+
+def test_a_status_describes_the_state_as_the_core_does() -> None:
+    cluster = Cluster([1, 2, 3])
+    cluster.run(6000)
+    for core in cluster.cores.values():
+        status = core.status()
+        assert status.describe() == core.state.describe()
+        assert status.describe().startswith(
+            f"{status.role.value} epoch={status.epoch} leader={status.leader_id}"
+        )
