@@ -1,4 +1,4 @@
-"""The benchmark's three logical messages, and a builder for each of them per library.
+"""The benchmark's logical messages (Fetch in two shapes, Metadata, Vote), and a builder for each per library.
 
 Each library builds the same message from the same description on its own; bench/codec.py then
 checks they encode to identical bytes before timing anything.
@@ -46,6 +46,19 @@ FETCH = {
     "rack_id": "",
 }
 
+# FetchRequest v18 as a consumer sends it: no replica state and no per-partition HighWatermark, so
+# no tagged field anywhere (the shape kafka-python's decoder is fastest on), read_committed.
+CONSUMER_FETCH = {
+    **FETCH,
+    "replica_id": -1,
+    "replica_epoch": -1,
+    "isolation_level": 1,
+    "partitions": [
+        {k: v for k, v in p.items() if k != "high_watermark"} for p in FETCH["partitions"]
+    ],
+}
+INT64_MAX = (1 << 63) - 1  # HighWatermark's default: not written
+
 METADATA = {
     "throttle_time_ms": 0,
     "brokers": [
@@ -92,9 +105,8 @@ VOTE = {
 # -- builders: one per library and message, each from the logical description above ----------------
 
 
-def kw_fetch(pkg: ModuleType):
+def kw_fetch(pkg: ModuleType, d: dict = FETCH):
     m = importlib.import_module(f"{pkg.__name__}.fetch_request")
-    d = FETCH
     return m.FetchRequest(
         replica_state=m.ReplicaState(replica_id=d["replica_id"], replica_epoch=d["replica_epoch"]),
         max_wait_ms=d["max_wait_ms"],
@@ -151,13 +163,12 @@ def kw_vote(pkg: ModuleType):
     )
 
 
-def kio_fetch(mod: ModuleType):
+def kio_fetch(mod: ModuleType, d: dict = FETCH):
     import datetime
 
     from kio.schema.types import BrokerId
     from kio.static.primitive import i8, i32, i32Timedelta, i64
 
-    d = FETCH
     return mod.FetchRequest(
         replica_state=mod.ReplicaState(
             replica_id=BrokerId(d["replica_id"]), replica_epoch=i64(d["replica_epoch"])
@@ -179,7 +190,7 @@ def kio_fetch(mod: ModuleType):
                         last_fetched_epoch=i32(p["last_fetched_epoch"]),
                         log_start_offset=i64(p["log_start_offset"]),
                         partition_max_bytes=i32(p["partition_max_bytes"]),
-                        high_watermark=i64(p["high_watermark"]),
+                        high_watermark=i64(p.get("high_watermark", INT64_MAX)),
                     )
                     for p in d["partitions"]
                 ),
@@ -255,14 +266,14 @@ def kio_vote(mod: ModuleType):
     )
 
 
-def kp_fetch(cls, version: int):
-    d = FETCH
+def kp_fetch(cls, version: int, d: dict = FETCH):
     partition_cls = cls.FetchTopic.FetchPartition
+    # kafka-python writes a ReplicaState it was given even when it equals the default
+    replica = {"replica_id": d["replica_id"], "replica_epoch": d["replica_epoch"]}
+    state = {} if d["replica_id"] == -1 else {"replica_state": cls.ReplicaState(**replica)}
     return cls(
         version=version,
-        replica_state=cls.ReplicaState(
-            replica_id=d["replica_id"], replica_epoch=d["replica_epoch"]
-        ),
+        **state,
         max_wait_ms=d["max_wait_ms"],
         min_bytes=d["min_bytes"],
         max_bytes=d["max_bytes"],
@@ -272,7 +283,9 @@ def kp_fetch(cls, version: int):
         topics=[
             cls.FetchTopic(
                 topic_id=d["topic_id"],
-                partitions=[partition_cls(**p) for p in d["partitions"]],
+                partitions=[
+                    partition_cls(**{"high_watermark": INT64_MAX, **p}) for p in d["partitions"]
+                ],
             )
         ],
         forgotten_topics_data=[],
@@ -306,3 +319,15 @@ def kp_metadata(cls, version: int):
         ],
         error_code=0,
     )
+
+
+def kw_consumer_fetch(pkg: ModuleType):
+    return kw_fetch(pkg, CONSUMER_FETCH)
+
+
+def kio_consumer_fetch(mod: ModuleType):
+    return kio_fetch(mod, CONSUMER_FETCH)
+
+
+def kp_consumer_fetch(cls, version: int):
+    return kp_fetch(cls, version, CONSUMER_FETCH)

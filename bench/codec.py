@@ -4,7 +4,8 @@
     .venv/bin/python bench/codec.py --quick    # smoke run: same gate, tiny timing loops
     .venv/bin/python bench/codec.py --profile  # also cProfile kraftwire's encode and decode
 
-Messages: FetchRequest v18 (1 topic x 100 partitions, a broker follower fetch), MetadataResponse v13
+Messages: FetchRequest v18 (1 topic x 100 partitions) twice, as a broker's replica fetcher sends it
+(ReplicaState and per-partition HighWatermark tags) and as a consumer does (no tags), MetadataResponse v13
 (3 brokers, 10 topics x 10 partitions) and VoteRequest v2 (one partition, PreVote). Encode times
 ``object -> bytes`` of an object built beforehand; decode times ``bytes -> object``.
 
@@ -44,11 +45,14 @@ from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _codec_messages import (  # noqa: E402
+    kio_consumer_fetch,
     kio_fetch,
     kio_metadata,
     kio_vote,
+    kp_consumer_fetch,
     kp_fetch,
     kp_metadata,
+    kw_consumer_fetch,
     kw_fetch,
     kw_metadata,
     kw_vote,
@@ -142,10 +146,11 @@ class Case:
     kio_api: str  # kio.schema.<api>
     kio_build: Callable
     kp_build: Callable | None
+    label: str = ""  # tells apart two cases of the same message and version
 
     @property
     def title(self) -> str:
-        return f"{self.spec} v{self.version}"
+        return f"{self.spec} v{self.version}{' ' + self.label if self.label else ''}"
 
     @property
     def kind(self) -> str:
@@ -162,6 +167,17 @@ CASES = [
         "fetch",
         kio_fetch,
         kp_fetch,
+    ),
+    Case(
+        "FetchRequest",
+        18,
+        "1 topic x 100 partitions, no tags",
+        "fetch_request",
+        kw_consumer_fetch,
+        "fetch",
+        kio_consumer_fetch,
+        kp_consumer_fetch,
+        "consumer",
     ),
     Case(
         "MetadataResponse",

@@ -113,6 +113,14 @@ class Layout:
         tuple[Field, str, Op | None]
     ]  # per field in declaration order: inline/tagged/absent
     reader_called: bool = False  # some reader calls this layout's reader (else it is only inlined)
+    # When the struct is one run of plain fixed-width fields (plus, if flexible, its tagged section):
+    # the struct.Struct name of a whole element with an empty tagged section, and its size.
+    row_struct: str = ""
+    row_size: int = 0
+
+    @property
+    def row_run(self) -> Op:
+        return next(op for op in self.ops if op.kind == "run")
 
     @property
     def first(self) -> int:
@@ -205,6 +213,18 @@ class _Planner:
         plan.by_version[version] = layout
         return layout
 
+    def _plan_row(self, layout: Layout) -> None:
+        """Arrays of such structs are read a whole array at a time when no element has tags."""
+        present = [op for op in layout.ops if op.kind != "absent"]
+        if len(present) != 1 or present[0].kind != "run":
+            return
+        run = present[0]
+        if any(f.type.kind in ("uuid", "bool") for f in run.fields):
+            return  # those need a conversion or a check per element
+        codes = "".join(STRUCT_CODES[f.type.kind] for f in run.fields)
+        layout.row_struct = self._format(">" + codes + ("x" if layout.flexible else ""))
+        layout.row_size = run.size + (1 if layout.flexible else 0)
+
     def _format(self, fmt: str) -> str:
         if fmt not in self.formats:
             self.formats[fmt] = f"_S{len(self.formats)}"
@@ -268,32 +288,39 @@ class _Planner:
     def finish(self) -> MessagePlan:
         ordered = _dependency_order(self.plans)
         root = self.plans[self.spec.root.name]
+        for inlined in _mark_called_readers(ordered, root):
+            self._plan_row(inlined)
         formats = [(name, fmt) for fmt, name in self.formats.items()]  # numbered in insertion order
         plan = MessagePlan(self.spec, ordered, root, formats)
-        _mark_called_readers(plan)
         _plan_json(plan)
         return plan
 
 
-def _mark_called_readers(plan: MessagePlan) -> None:
-    """Which layouts need a reader function: the root's, and every one a reader calls rather than
-    inlines. read.j2 inlines the elements of an array of leaf structs read at the top of a function
-    (not inside an element already inlined) and calls a function for everything else."""
+def _mark_called_readers(structs: list[StructPlan], root: StructPlan) -> list[Layout]:
+    """Mark the layouts whose reader some reader calls (and the root's); return those inlined.
 
-    def visit(layout: Layout, inlined: bool) -> None:
+    read.j2 inlines the elements of an array of leaf structs read at the top of a function (not
+    inside an element already inlined) and calls a function for everything else.
+    """
+    inlined: list[Layout] = []
+
+    def visit(layout: Layout, inside_element: bool) -> None:
         for op in [*layout.ops, *(t.op for t in layout.tagged)]:
             if op.child is None:
                 continue
-            if op.kind == "array" and op.child.is_leaf and not inlined:
+            if op.kind == "array" and op.child.is_leaf and not inside_element:
+                if op.child not in inlined:
+                    inlined.append(op.child)
                 visit(op.child, True)
             else:
                 op.child.reader_called = True
 
-    for layout in plan.root.layouts:
+    for layout in root.layouts:
         layout.reader_called = True
-    for sp in plan.structs:
+    for sp in structs:
         for layout in sp.layouts:
             visit(layout, False)
+    return inlined
 
 
 def _plan_json(plan: MessagePlan) -> None:

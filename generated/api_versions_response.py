@@ -65,6 +65,7 @@ _S2 = _struct.Struct(">i")
 _S3 = _struct.Struct(">hh")
 _S4 = _struct.Struct(">q")
 _S5 = _struct.Struct(">?")
+_S6 = _struct.Struct(">hhhx")
 
 
 class ApiVersion(_Struct):
@@ -379,6 +380,7 @@ def _write_finalized_feature_key_v3(obj: FinalizedFeatureKey, out: bytearray) ->
 def _read_api_versions_response_v0(buf: bytes, pos: int) -> tuple[ApiVersionsResponse, int]:
     """Read ApiVersionsResponse at version 0."""
     obj = _new(ApiVersionsResponse)
+    _len = len(buf)
     # read error_code
     (obj.error_code,) = _S1.unpack_from(buf, pos)
     pos += 2
@@ -388,13 +390,22 @@ def _read_api_versions_response_v0(buf: bytes, pos: int) -> tuple[ApiVersionsRes
         raise _null_error()
     else:
         _api_keys_list: _MapKeyList[ApiVersion] = _MapKeyList()
-        for _i in range(_n):
-            _e = _new(ApiVersion)
-            # read api_keys[_i].api_key, min_version, max_version
-            _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
-            pos += 6
-            _e.unknown_tagged_fields = None
-            _api_keys_list.append(_e)
+        _end = pos + 6 * _n
+        if _end <= _len:
+            for _row in _S0.iter_unpack(buf[pos:_end]):
+                _e = _new(ApiVersion)
+                _e.api_key, _e.min_version, _e.max_version = _row
+                _e.unknown_tagged_fields = None
+                _api_keys_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(ApiVersion)
+                # read api_keys[_i].api_key, min_version, max_version
+                _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
+                pos += 6
+                _e.unknown_tagged_fields = None
+                _api_keys_list.append(_e)
         obj.api_keys = _api_keys_list
     obj.throttle_time_ms = 0
     obj.supported_features = _MapKeyList()
@@ -428,6 +439,7 @@ def _write_api_versions_response_v0(obj: ApiVersionsResponse, out: bytearray) ->
 def _read_api_versions_response_v1(buf: bytes, pos: int) -> tuple[ApiVersionsResponse, int]:
     """Read ApiVersionsResponse at versions 1-2."""
     obj = _new(ApiVersionsResponse)
+    _len = len(buf)
     # read error_code
     (obj.error_code,) = _S1.unpack_from(buf, pos)
     pos += 2
@@ -437,13 +449,22 @@ def _read_api_versions_response_v1(buf: bytes, pos: int) -> tuple[ApiVersionsRes
         raise _null_error()
     else:
         _api_keys_list: _MapKeyList[ApiVersion] = _MapKeyList()
-        for _i in range(_n):
-            _e = _new(ApiVersion)
-            # read api_keys[_i].api_key, min_version, max_version
-            _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
-            pos += 6
-            _e.unknown_tagged_fields = None
-            _api_keys_list.append(_e)
+        _end = pos + 6 * _n
+        if _end <= _len:
+            for _row in _S0.iter_unpack(buf[pos:_end]):
+                _e = _new(ApiVersion)
+                _e.api_key, _e.min_version, _e.max_version = _row
+                _e.unknown_tagged_fields = None
+                _api_keys_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(ApiVersion)
+                # read api_keys[_i].api_key, min_version, max_version
+                _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
+                pos += 6
+                _e.unknown_tagged_fields = None
+                _api_keys_list.append(_e)
         obj.api_keys = _api_keys_list
     # read throttle_time_ms
     (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
@@ -497,18 +518,28 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
         raise _null_error()
     else:
         _api_keys_list: _MapKeyList[ApiVersion] = _MapKeyList()
-        for _i in range(_n):
-            _e = _new(ApiVersion)
-            # read api_keys[_i].api_key, min_version, max_version
-            _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
-            pos += 6
-            # read api_keys[_i] (tagged fields)
-            if buf[pos] == 0:
+        _end = pos + 7 * _n
+        if _end <= _len and buf[pos + 6 : _end : 7] == bytes(_n):
+            # no element has tagged fields: every one is 7 bytes
+            for _row in _S6.iter_unpack(buf[pos:_end]):
+                _e = _new(ApiVersion)
+                _e.api_key, _e.min_version, _e.max_version = _row
                 _e.unknown_tagged_fields = None
-                pos += 1
-            else:
-                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _api_keys_list.append(_e)
+                _api_keys_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(ApiVersion)
+                # read api_keys[_i].api_key, min_version, max_version
+                _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
+                pos += 6
+                # read api_keys[_i] (tagged fields)
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _api_keys_list.append(_e)
         obj.api_keys = _api_keys_list
     # read throttle_time_ms
     (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)

@@ -59,6 +59,7 @@ _S0 = _struct.Struct(">ihii")
 _S1 = _struct.Struct(">h")
 _S2 = _struct.Struct(">i")
 _S3 = _struct.Struct(">H")
+_S4 = _struct.Struct(">ihiix")
 
 
 class PartitionData(_Struct):
@@ -278,6 +279,7 @@ def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
 def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 0."""
     obj = _new(TopicData)
+    _len = len(buf)
     # read topic_name
     obj.topic_name, pos = _read_string(buf, pos)
     if obj.topic_name is None:
@@ -288,15 +290,24 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
         raise _null_error()
     else:
         _partitions_list: list[PartitionData] = []
-        for _i in range(_n):
-            _e = _new(PartitionData)
-            # read partitions[_i].partition_index, error_code, leader_id, leader_epoch
-            _e.partition_index, _e.error_code, _e.leader_id, _e.leader_epoch = _S0.unpack_from(
-                buf, pos
-            )
-            pos += 14
-            _e.unknown_tagged_fields = None
-            _partitions_list.append(_e)
+        _end = pos + 14 * _n
+        if _end <= _len:
+            for _row in _S0.iter_unpack(buf[pos:_end]):
+                _e = _new(PartitionData)
+                _e.partition_index, _e.error_code, _e.leader_id, _e.leader_epoch = _row
+                _e.unknown_tagged_fields = None
+                _partitions_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(PartitionData)
+                # read partitions[_i].partition_index, error_code, leader_id, leader_epoch
+                _e.partition_index, _e.error_code, _e.leader_id, _e.leader_epoch = _S0.unpack_from(
+                    buf, pos
+                )
+                pos += 14
+                _e.unknown_tagged_fields = None
+                _partitions_list.append(_e)
         obj.partitions = _partitions_list
     obj.unknown_tagged_fields = None
     return obj, pos
@@ -350,20 +361,30 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
         raise _null_error()
     else:
         _partitions_list: list[PartitionData] = []
-        for _i in range(_n):
-            _e = _new(PartitionData)
-            # read partitions[_i].partition_index, error_code, leader_id, leader_epoch
-            _e.partition_index, _e.error_code, _e.leader_id, _e.leader_epoch = _S0.unpack_from(
-                buf, pos
-            )
-            pos += 14
-            # read partitions[_i] (tagged fields)
-            if buf[pos] == 0:
+        _end = pos + 15 * _n
+        if _end <= _len and buf[pos + 14 : _end : 15] == bytes(_n):
+            # no element has tagged fields: every one is 15 bytes
+            for _row in _S4.iter_unpack(buf[pos:_end]):
+                _e = _new(PartitionData)
+                _e.partition_index, _e.error_code, _e.leader_id, _e.leader_epoch = _row
                 _e.unknown_tagged_fields = None
-                pos += 1
-            else:
-                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _partitions_list.append(_e)
+                _partitions_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(PartitionData)
+                # read partitions[_i].partition_index, error_code, leader_id, leader_epoch
+                _e.partition_index, _e.error_code, _e.leader_id, _e.leader_epoch = _S0.unpack_from(
+                    buf, pos
+                )
+                pos += 14
+                # read partitions[_i] (tagged fields)
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _partitions_list.append(_e)
         obj.partitions = _partitions_list
     # read (tagged fields)
     if buf[pos] == 0:

@@ -84,6 +84,7 @@ _S5 = _struct.Struct(">iiq")
 _S6 = _struct.Struct(">iiqiqi")
 _S7 = _struct.Struct(">16s")
 _S8 = _struct.Struct(">iq")
+_S9 = _struct.Struct(">iiqiqix")
 
 
 class FetchPartition(_Struct):
@@ -772,27 +773,46 @@ def _read_fetch_topic_v12(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         raise _null_error()
     else:
         _partitions_list: list[FetchPartition] = []
-        for _i in range(_n):
-            _e = _new(FetchPartition)
-            # read partitions[_i].partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
-            (
-                _e.partition,
-                _e.current_leader_epoch,
-                _e.fetch_offset,
-                _e.last_fetched_epoch,
-                _e.log_start_offset,
-                _e.partition_max_bytes,
-            ) = _S6.unpack_from(buf, pos)
-            pos += 32
-            _e.replica_directory_id = _ZERO_UUID
-            _e.high_watermark = _INT64_MAX
-            # read partitions[_i] (tagged fields)
-            if buf[pos] == 0:
+        _end = pos + 33 * _n
+        if _end <= _len and buf[pos + 32 : _end : 33] == bytes(_n):
+            # no element has tagged fields: every one is 33 bytes
+            for _row in _S9.iter_unpack(buf[pos:_end]):
+                _e = _new(FetchPartition)
+                (
+                    _e.partition,
+                    _e.current_leader_epoch,
+                    _e.fetch_offset,
+                    _e.last_fetched_epoch,
+                    _e.log_start_offset,
+                    _e.partition_max_bytes,
+                ) = _row
+                _e.replica_directory_id = _ZERO_UUID
+                _e.high_watermark = _INT64_MAX
                 _e.unknown_tagged_fields = None
-                pos += 1
-            else:
-                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
-            _partitions_list.append(_e)
+                _partitions_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(FetchPartition)
+                # read partitions[_i].partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
+                (
+                    _e.partition,
+                    _e.current_leader_epoch,
+                    _e.fetch_offset,
+                    _e.last_fetched_epoch,
+                    _e.log_start_offset,
+                    _e.partition_max_bytes,
+                ) = _S6.unpack_from(buf, pos)
+                pos += 32
+                _e.replica_directory_id = _ZERO_UUID
+                _e.high_watermark = _INT64_MAX
+                # read partitions[_i] (tagged fields)
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
+                _partitions_list.append(_e)
         obj.partitions = _partitions_list
     obj.topic_id = _ZERO_UUID
     # read (tagged fields)
@@ -859,27 +879,46 @@ def _read_fetch_topic_v13(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         raise _null_error()
     else:
         _partitions_list: list[FetchPartition] = []
-        for _i in range(_n):
-            _e = _new(FetchPartition)
-            # read partitions[_i].partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
-            (
-                _e.partition,
-                _e.current_leader_epoch,
-                _e.fetch_offset,
-                _e.last_fetched_epoch,
-                _e.log_start_offset,
-                _e.partition_max_bytes,
-            ) = _S6.unpack_from(buf, pos)
-            pos += 32
-            _e.replica_directory_id = _ZERO_UUID
-            _e.high_watermark = _INT64_MAX
-            # read partitions[_i] (tagged fields)
-            if buf[pos] == 0:
+        _end = pos + 33 * _n
+        if _end <= _len and buf[pos + 32 : _end : 33] == bytes(_n):
+            # no element has tagged fields: every one is 33 bytes
+            for _row in _S9.iter_unpack(buf[pos:_end]):
+                _e = _new(FetchPartition)
+                (
+                    _e.partition,
+                    _e.current_leader_epoch,
+                    _e.fetch_offset,
+                    _e.last_fetched_epoch,
+                    _e.log_start_offset,
+                    _e.partition_max_bytes,
+                ) = _row
+                _e.replica_directory_id = _ZERO_UUID
+                _e.high_watermark = _INT64_MAX
                 _e.unknown_tagged_fields = None
-                pos += 1
-            else:
-                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
-            _partitions_list.append(_e)
+                _partitions_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(FetchPartition)
+                # read partitions[_i].partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
+                (
+                    _e.partition,
+                    _e.current_leader_epoch,
+                    _e.fetch_offset,
+                    _e.last_fetched_epoch,
+                    _e.log_start_offset,
+                    _e.partition_max_bytes,
+                ) = _S6.unpack_from(buf, pos)
+                pos += 32
+                _e.replica_directory_id = _ZERO_UUID
+                _e.high_watermark = _INT64_MAX
+                # read partitions[_i] (tagged fields)
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
+                _partitions_list.append(_e)
         obj.partitions = _partitions_list
     obj.topic = ""
     # read (tagged fields)
@@ -938,71 +977,90 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         raise _null_error()
     else:
         _partitions_list: list[FetchPartition] = []
-        for _i in range(_n):
-            _e = _new(FetchPartition)
-            # read partitions[_i].partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
-            (
-                _e.partition,
-                _e.current_leader_epoch,
-                _e.fetch_offset,
-                _e.last_fetched_epoch,
-                _e.log_start_offset,
-                _e.partition_max_bytes,
-            ) = _S6.unpack_from(buf, pos)
-            pos += 32
-            _e.high_watermark = _INT64_MAX
-            # read partitions[_i] (tagged fields)
-            _e.replica_directory_id = _ZERO_UUID
-            if buf[pos] == 0:
+        _end = pos + 33 * _n
+        if _end <= _len and buf[pos + 32 : _end : 33] == bytes(_n):
+            # no element has tagged fields: every one is 33 bytes
+            for _row in _S9.iter_unpack(buf[pos:_end]):
+                _e = _new(FetchPartition)
+                (
+                    _e.partition,
+                    _e.current_leader_epoch,
+                    _e.fetch_offset,
+                    _e.last_fetched_epoch,
+                    _e.log_start_offset,
+                    _e.partition_max_bytes,
+                ) = _row
+                _e.high_watermark = _INT64_MAX
+                _e.replica_directory_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
-                pos += 1
-            else:
-                _unknown = None
-                _previous = -1
-                _count = buf[pos]
-                if _count < 0x80:
+                _partitions_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(FetchPartition)
+                # read partitions[_i].partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
+                (
+                    _e.partition,
+                    _e.current_leader_epoch,
+                    _e.fetch_offset,
+                    _e.last_fetched_epoch,
+                    _e.log_start_offset,
+                    _e.partition_max_bytes,
+                ) = _S6.unpack_from(buf, pos)
+                pos += 32
+                _e.high_watermark = _INT64_MAX
+                # read partitions[_i] (tagged fields)
+                _e.replica_directory_id = _ZERO_UUID
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
                     pos += 1
-                    if _count > (_len - pos) >> 1:
-                        raise _tag_count_error(_count, _len - pos, pos - 1)
                 else:
-                    _count, pos = _read_tag_count(buf, pos)
-                for _t in range(_count):
-                    _at = pos
-                    _tag = buf[pos]
-                    if _tag < 0x80:
+                    _unknown = None
+                    _previous = -1
+                    _count = buf[pos]
+                    if _count < 0x80:
                         pos += 1
+                        if _count > (_len - pos) >> 1:
+                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _tag, pos = _read_uvarint(buf, pos)
-                    _size = buf[pos]
-                    if _size < 0x80:
-                        pos += 1
-                    else:
-                        _size, pos = _read_tag_size(buf, pos, _tag)
-                    if _tag <= _previous:
-                        raise _tag_order_error(_tag, _previous)
-                    _previous = _tag
-                    _start = pos
-                    if _tag == 0:
-                        # read partitions[_i].replica_directory_id
-                        (_replica_directory_id,) = _S7.unpack_from(buf, pos)
-                        pos += 16
-                        _e.replica_directory_id = (
-                            _ZERO_UUID
-                            if _replica_directory_id == _ZERO_BYTES
-                            else _uuid_from_wire(_replica_directory_id)
-                        )
-                        if not (_e.replica_directory_id.int != 0):
-                            raise _default_tag(_tag)
-                    elif _tag < 2:
-                        raise _invalid_tag(_tag)
-                    else:  # this and every later tag is unknown here: kept raw, in one slice
-                        _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
-                        break
-                    # read partitions[_i] (tagged fields)
-                    if pos - _start != _size:
-                        raise _tag_size_error(_tag, _size, pos - _start)
-                _e.unknown_tagged_fields = _unknown
-            _partitions_list.append(_e)
+                        _count, pos = _read_tag_count(buf, pos)
+                    for _t in range(_count):
+                        _at = pos
+                        _tag = buf[pos]
+                        if _tag < 0x80:
+                            pos += 1
+                        else:
+                            _tag, pos = _read_uvarint(buf, pos)
+                        _size = buf[pos]
+                        if _size < 0x80:
+                            pos += 1
+                        else:
+                            _size, pos = _read_tag_size(buf, pos, _tag)
+                        if _tag <= _previous:
+                            raise _tag_order_error(_tag, _previous)
+                        _previous = _tag
+                        _start = pos
+                        if _tag == 0:
+                            # read partitions[_i].replica_directory_id
+                            (_replica_directory_id,) = _S7.unpack_from(buf, pos)
+                            pos += 16
+                            _e.replica_directory_id = (
+                                _ZERO_UUID
+                                if _replica_directory_id == _ZERO_BYTES
+                                else _uuid_from_wire(_replica_directory_id)
+                            )
+                            if not (_e.replica_directory_id.int != 0):
+                                raise _default_tag(_tag)
+                        elif _tag < 2:
+                            raise _invalid_tag(_tag)
+                        else:  # this and every later tag is unknown here: kept raw, in one slice
+                            _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                            break
+                        # read partitions[_i] (tagged fields)
+                        if pos - _start != _size:
+                            raise _tag_size_error(_tag, _size, pos - _start)
+                    _e.unknown_tagged_fields = _unknown
+                _partitions_list.append(_e)
         obj.partitions = _partitions_list
     obj.topic = ""
     # read (tagged fields)
@@ -1061,75 +1119,94 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
         raise _null_error()
     else:
         _partitions_list: list[FetchPartition] = []
-        for _i in range(_n):
-            _e = _new(FetchPartition)
-            # read partitions[_i].partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
-            (
-                _e.partition,
-                _e.current_leader_epoch,
-                _e.fetch_offset,
-                _e.last_fetched_epoch,
-                _e.log_start_offset,
-                _e.partition_max_bytes,
-            ) = _S6.unpack_from(buf, pos)
-            pos += 32
-            # read partitions[_i] (tagged fields)
-            _e.replica_directory_id = _ZERO_UUID
-            _e.high_watermark = _INT64_MAX
-            if buf[pos] == 0:
+        _end = pos + 33 * _n
+        if _end <= _len and buf[pos + 32 : _end : 33] == bytes(_n):
+            # no element has tagged fields: every one is 33 bytes
+            for _row in _S9.iter_unpack(buf[pos:_end]):
+                _e = _new(FetchPartition)
+                (
+                    _e.partition,
+                    _e.current_leader_epoch,
+                    _e.fetch_offset,
+                    _e.last_fetched_epoch,
+                    _e.log_start_offset,
+                    _e.partition_max_bytes,
+                ) = _row
+                _e.replica_directory_id = _ZERO_UUID
+                _e.high_watermark = _INT64_MAX
                 _e.unknown_tagged_fields = None
-                pos += 1
-            else:
-                _unknown = None
-                _previous = -1
-                _count = buf[pos]
-                if _count < 0x80:
+                _partitions_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(FetchPartition)
+                # read partitions[_i].partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
+                (
+                    _e.partition,
+                    _e.current_leader_epoch,
+                    _e.fetch_offset,
+                    _e.last_fetched_epoch,
+                    _e.log_start_offset,
+                    _e.partition_max_bytes,
+                ) = _S6.unpack_from(buf, pos)
+                pos += 32
+                # read partitions[_i] (tagged fields)
+                _e.replica_directory_id = _ZERO_UUID
+                _e.high_watermark = _INT64_MAX
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
                     pos += 1
-                    if _count > (_len - pos) >> 1:
-                        raise _tag_count_error(_count, _len - pos, pos - 1)
                 else:
-                    _count, pos = _read_tag_count(buf, pos)
-                for _t in range(_count):
-                    _at = pos
-                    _tag = buf[pos]
-                    if _tag < 0x80:
+                    _unknown = None
+                    _previous = -1
+                    _count = buf[pos]
+                    if _count < 0x80:
                         pos += 1
+                        if _count > (_len - pos) >> 1:
+                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _tag, pos = _read_uvarint(buf, pos)
-                    _size = buf[pos]
-                    if _size < 0x80:
-                        pos += 1
-                    else:
-                        _size, pos = _read_tag_size(buf, pos, _tag)
-                    if _tag <= _previous:
-                        raise _tag_order_error(_tag, _previous)
-                    _previous = _tag
-                    _start = pos
-                    if _tag == 0:
-                        # read partitions[_i].replica_directory_id
-                        (_replica_directory_id,) = _S7.unpack_from(buf, pos)
-                        pos += 16
-                        _e.replica_directory_id = (
-                            _ZERO_UUID
-                            if _replica_directory_id == _ZERO_BYTES
-                            else _uuid_from_wire(_replica_directory_id)
-                        )
-                        if not (_e.replica_directory_id.int != 0):
-                            raise _default_tag(_tag)
-                    elif _tag == 1:
-                        # read partitions[_i].high_watermark
-                        (_e.high_watermark,) = _S1.unpack_from(buf, pos)
-                        pos += 8
-                        if not (_e.high_watermark != _INT64_MAX):
-                            raise _default_tag(_tag)
-                    else:  # this and every later tag is unknown here: kept raw, in one slice
-                        _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
-                        break
-                    # read partitions[_i] (tagged fields)
-                    if pos - _start != _size:
-                        raise _tag_size_error(_tag, _size, pos - _start)
-                _e.unknown_tagged_fields = _unknown
-            _partitions_list.append(_e)
+                        _count, pos = _read_tag_count(buf, pos)
+                    for _t in range(_count):
+                        _at = pos
+                        _tag = buf[pos]
+                        if _tag < 0x80:
+                            pos += 1
+                        else:
+                            _tag, pos = _read_uvarint(buf, pos)
+                        _size = buf[pos]
+                        if _size < 0x80:
+                            pos += 1
+                        else:
+                            _size, pos = _read_tag_size(buf, pos, _tag)
+                        if _tag <= _previous:
+                            raise _tag_order_error(_tag, _previous)
+                        _previous = _tag
+                        _start = pos
+                        if _tag == 0:
+                            # read partitions[_i].replica_directory_id
+                            (_replica_directory_id,) = _S7.unpack_from(buf, pos)
+                            pos += 16
+                            _e.replica_directory_id = (
+                                _ZERO_UUID
+                                if _replica_directory_id == _ZERO_BYTES
+                                else _uuid_from_wire(_replica_directory_id)
+                            )
+                            if not (_e.replica_directory_id.int != 0):
+                                raise _default_tag(_tag)
+                        elif _tag == 1:
+                            # read partitions[_i].high_watermark
+                            (_e.high_watermark,) = _S1.unpack_from(buf, pos)
+                            pos += 8
+                            if not (_e.high_watermark != _INT64_MAX):
+                                raise _default_tag(_tag)
+                        else:  # this and every later tag is unknown here: kept raw, in one slice
+                            _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                            break
+                        # read partitions[_i] (tagged fields)
+                        if pos - _start != _size:
+                            raise _tag_size_error(_tag, _size, pos - _start)
+                    _e.unknown_tagged_fields = _unknown
+                _partitions_list.append(_e)
         obj.partitions = _partitions_list
     obj.topic = ""
     # read (tagged fields)

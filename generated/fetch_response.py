@@ -91,6 +91,7 @@ _S5 = _struct.Struct(">iq")
 _S6 = _struct.Struct(">ii")
 _S7 = _struct.Struct(">qi")
 _S8 = _struct.Struct(">16s")
+_S9 = _struct.Struct(">qqx")
 
 
 class AbortedTransaction(_Struct):
@@ -642,6 +643,7 @@ def _write_snapshot_id_v12(obj: SnapshotId, out: bytearray) -> None:
 def _read_partition_data_v4(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 4."""
     obj = _new(PartitionData)
+    _len = len(buf)
     # read partition_index, error_code, high_watermark, last_stable_offset
     obj.partition_index, obj.error_code, obj.high_watermark, obj.last_stable_offset = (
         _S1.unpack_from(buf, pos)
@@ -653,13 +655,22 @@ def _read_partition_data_v4(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         obj.aborted_transactions = None
     else:
         _aborted_transactions_list: list[AbortedTransaction] = []
-        for _i in range(_n):
-            _e = _new(AbortedTransaction)
-            # read aborted_transactions[_i].producer_id, first_offset
-            _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
-            pos += 16
-            _e.unknown_tagged_fields = None
-            _aborted_transactions_list.append(_e)
+        _end = pos + 16 * _n
+        if _end <= _len:
+            for _row in _S0.iter_unpack(buf[pos:_end]):
+                _e = _new(AbortedTransaction)
+                _e.producer_id, _e.first_offset = _row
+                _e.unknown_tagged_fields = None
+                _aborted_transactions_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(AbortedTransaction)
+                # read aborted_transactions[_i].producer_id, first_offset
+                _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
+                pos += 16
+                _e.unknown_tagged_fields = None
+                _aborted_transactions_list.append(_e)
         obj.aborted_transactions = _aborted_transactions_list
     # read records
     obj.records, pos = _read_bytes(buf, pos)
@@ -717,6 +728,7 @@ def _write_partition_data_v4(obj: PartitionData, out: bytearray) -> None:
 def _read_partition_data_v5(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at versions 5-10."""
     obj = _new(PartitionData)
+    _len = len(buf)
     # read partition_index, error_code, high_watermark, last_stable_offset, log_start_offset
     (
         obj.partition_index,
@@ -732,13 +744,22 @@ def _read_partition_data_v5(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         obj.aborted_transactions = None
     else:
         _aborted_transactions_list: list[AbortedTransaction] = []
-        for _i in range(_n):
-            _e = _new(AbortedTransaction)
-            # read aborted_transactions[_i].producer_id, first_offset
-            _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
-            pos += 16
-            _e.unknown_tagged_fields = None
-            _aborted_transactions_list.append(_e)
+        _end = pos + 16 * _n
+        if _end <= _len:
+            for _row in _S0.iter_unpack(buf[pos:_end]):
+                _e = _new(AbortedTransaction)
+                _e.producer_id, _e.first_offset = _row
+                _e.unknown_tagged_fields = None
+                _aborted_transactions_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(AbortedTransaction)
+                # read aborted_transactions[_i].producer_id, first_offset
+                _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
+                pos += 16
+                _e.unknown_tagged_fields = None
+                _aborted_transactions_list.append(_e)
         obj.aborted_transactions = _aborted_transactions_list
     # read records
     obj.records, pos = _read_bytes(buf, pos)
@@ -796,6 +817,7 @@ def _write_partition_data_v5(obj: PartitionData, out: bytearray) -> None:
 def _read_partition_data_v11(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 11."""
     obj = _new(PartitionData)
+    _len = len(buf)
     # read partition_index, error_code, high_watermark, last_stable_offset, log_start_offset
     (
         obj.partition_index,
@@ -811,13 +833,22 @@ def _read_partition_data_v11(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         obj.aborted_transactions = None
     else:
         _aborted_transactions_list: list[AbortedTransaction] = []
-        for _i in range(_n):
-            _e = _new(AbortedTransaction)
-            # read aborted_transactions[_i].producer_id, first_offset
-            _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
-            pos += 16
-            _e.unknown_tagged_fields = None
-            _aborted_transactions_list.append(_e)
+        _end = pos + 16 * _n
+        if _end <= _len:
+            for _row in _S0.iter_unpack(buf[pos:_end]):
+                _e = _new(AbortedTransaction)
+                _e.producer_id, _e.first_offset = _row
+                _e.unknown_tagged_fields = None
+                _aborted_transactions_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(AbortedTransaction)
+                # read aborted_transactions[_i].producer_id, first_offset
+                _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
+                pos += 16
+                _e.unknown_tagged_fields = None
+                _aborted_transactions_list.append(_e)
         obj.aborted_transactions = _aborted_transactions_list
     # read preferred_read_replica
     (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)
@@ -898,18 +929,28 @@ def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
         obj.aborted_transactions = None
     else:
         _aborted_transactions_list: list[AbortedTransaction] = []
-        for _i in range(_n):
-            _e = _new(AbortedTransaction)
-            # read aborted_transactions[_i].producer_id, first_offset
-            _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
-            pos += 16
-            # read aborted_transactions[_i] (tagged fields)
-            if buf[pos] == 0:
+        _end = pos + 17 * _n
+        if _end <= _len and buf[pos + 16 : _end : 17] == bytes(_n):
+            # no element has tagged fields: every one is 17 bytes
+            for _row in _S9.iter_unpack(buf[pos:_end]):
+                _e = _new(AbortedTransaction)
+                _e.producer_id, _e.first_offset = _row
                 _e.unknown_tagged_fields = None
-                pos += 1
-            else:
-                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _aborted_transactions_list.append(_e)
+                _aborted_transactions_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(AbortedTransaction)
+                # read aborted_transactions[_i].producer_id, first_offset
+                _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
+                pos += 16
+                # read aborted_transactions[_i] (tagged fields)
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _aborted_transactions_list.append(_e)
         obj.aborted_transactions = _aborted_transactions_list
     # read preferred_read_replica
     (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)

@@ -38,6 +38,7 @@ __all__ = [
 _S0 = _struct.Struct(">i")
 _S1 = _struct.Struct(">hi")
 _S2 = _struct.Struct(">i16s")
+_S3 = _struct.Struct(">ix")
 
 
 class Voter(_Struct):
@@ -186,19 +187,30 @@ def _read_leader_change_message_v0(buf: bytes, pos: int) -> tuple[LeaderChangeMe
         raise _null_error()
     else:
         _voters_list: list[Voter] = []
-        for _i in range(_n):
-            _e = _new(Voter)
-            # read voters[_i].voter_id
-            (_e.voter_id,) = _S0.unpack_from(buf, pos)
-            pos += 4
-            _e.voter_directory_id = _ZERO_UUID
-            # read voters[_i] (tagged fields)
-            if buf[pos] == 0:
+        _end = pos + 5 * _n
+        if _end <= _len and buf[pos + 4 : _end : 5] == bytes(_n):
+            # no element has tagged fields: every one is 5 bytes
+            for _row in _S3.iter_unpack(buf[pos:_end]):
+                _e = _new(Voter)
+                (_e.voter_id,) = _row
+                _e.voter_directory_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
-                pos += 1
-            else:
-                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _voters_list.append(_e)
+                _voters_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(Voter)
+                # read voters[_i].voter_id
+                (_e.voter_id,) = _S0.unpack_from(buf, pos)
+                pos += 4
+                _e.voter_directory_id = _ZERO_UUID
+                # read voters[_i] (tagged fields)
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _voters_list.append(_e)
         obj.voters = _voters_list
     # read granting_voters
     _n = buf[pos] - 1
@@ -212,19 +224,30 @@ def _read_leader_change_message_v0(buf: bytes, pos: int) -> tuple[LeaderChangeMe
         raise _null_error()
     else:
         _granting_voters_list: list[Voter] = []
-        for _i in range(_n):
-            _e = _new(Voter)
-            # read granting_voters[_i].voter_id
-            (_e.voter_id,) = _S0.unpack_from(buf, pos)
-            pos += 4
-            _e.voter_directory_id = _ZERO_UUID
-            # read granting_voters[_i] (tagged fields)
-            if buf[pos] == 0:
+        _end = pos + 5 * _n
+        if _end <= _len and buf[pos + 4 : _end : 5] == bytes(_n):
+            # no element has tagged fields: every one is 5 bytes
+            for _row in _S3.iter_unpack(buf[pos:_end]):
+                _e = _new(Voter)
+                (_e.voter_id,) = _row
+                _e.voter_directory_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
-                pos += 1
-            else:
-                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _granting_voters_list.append(_e)
+                _granting_voters_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(Voter)
+                # read granting_voters[_i].voter_id
+                (_e.voter_id,) = _S0.unpack_from(buf, pos)
+                pos += 4
+                _e.voter_directory_id = _ZERO_UUID
+                # read granting_voters[_i] (tagged fields)
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _granting_voters_list.append(_e)
         obj.granting_voters = _granting_voters_list
     # read (tagged fields)
     if buf[pos] == 0:

@@ -835,6 +835,7 @@ def _write_partition_produce_response_v10(obj: PartitionProduceResponse, out: by
 def _read_topic_produce_response_v3(buf: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
     """Read TopicProduceResponse at versions 3-4."""
     obj = _new(TopicProduceResponse)
+    _len = len(buf)
     # read name
     obj.name, pos = _read_string(buf, pos)
     if obj.name is None:
@@ -845,19 +846,32 @@ def _read_topic_produce_response_v3(buf: bytes, pos: int) -> tuple[TopicProduceR
         raise _null_error()
     else:
         _partition_responses_list: list[PartitionProduceResponse] = []
-        for _i in range(_n):
-            _e = _new(PartitionProduceResponse)
-            # read partition_responses[_i].index, error_code, base_offset, log_append_time_ms
-            _e.index, _e.error_code, _e.base_offset, _e.log_append_time_ms = _S0.unpack_from(
-                buf, pos
-            )
-            pos += 22
-            _e.log_start_offset = -1
-            _e.record_errors = []
-            _e.error_message = None
-            _e.current_leader = LeaderIdAndEpoch()
-            _e.unknown_tagged_fields = None
-            _partition_responses_list.append(_e)
+        _end = pos + 22 * _n
+        if _end <= _len:
+            for _row in _S0.iter_unpack(buf[pos:_end]):
+                _e = _new(PartitionProduceResponse)
+                _e.index, _e.error_code, _e.base_offset, _e.log_append_time_ms = _row
+                _e.log_start_offset = -1
+                _e.record_errors = []
+                _e.error_message = None
+                _e.current_leader = LeaderIdAndEpoch()
+                _e.unknown_tagged_fields = None
+                _partition_responses_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(PartitionProduceResponse)
+                # read partition_responses[_i].index, error_code, base_offset, log_append_time_ms
+                _e.index, _e.error_code, _e.base_offset, _e.log_append_time_ms = _S0.unpack_from(
+                    buf, pos
+                )
+                pos += 22
+                _e.log_start_offset = -1
+                _e.record_errors = []
+                _e.error_message = None
+                _e.current_leader = LeaderIdAndEpoch()
+                _e.unknown_tagged_fields = None
+                _partition_responses_list.append(_e)
         obj.partition_responses = _partition_responses_list
     obj.topic_id = _ZERO_UUID
     obj.unknown_tagged_fields = None
@@ -887,6 +901,7 @@ def _write_topic_produce_response_v3(obj: TopicProduceResponse, out: bytearray) 
 def _read_topic_produce_response_v5(buf: bytes, pos: int) -> tuple[TopicProduceResponse, int]:
     """Read TopicProduceResponse at versions 5-7."""
     obj = _new(TopicProduceResponse)
+    _len = len(buf)
     # read name
     obj.name, pos = _read_string(buf, pos)
     if obj.name is None:
@@ -897,18 +912,40 @@ def _read_topic_produce_response_v5(buf: bytes, pos: int) -> tuple[TopicProduceR
         raise _null_error()
     else:
         _partition_responses_list: list[PartitionProduceResponse] = []
-        for _i in range(_n):
-            _e = _new(PartitionProduceResponse)
-            # read partition_responses[_i].index, error_code, base_offset, log_append_time_ms, log_start_offset
-            _e.index, _e.error_code, _e.base_offset, _e.log_append_time_ms, _e.log_start_offset = (
-                _S2.unpack_from(buf, pos)
-            )
-            pos += 30
-            _e.record_errors = []
-            _e.error_message = None
-            _e.current_leader = LeaderIdAndEpoch()
-            _e.unknown_tagged_fields = None
-            _partition_responses_list.append(_e)
+        _end = pos + 30 * _n
+        if _end <= _len:
+            for _row in _S2.iter_unpack(buf[pos:_end]):
+                _e = _new(PartitionProduceResponse)
+                (
+                    _e.index,
+                    _e.error_code,
+                    _e.base_offset,
+                    _e.log_append_time_ms,
+                    _e.log_start_offset,
+                ) = _row
+                _e.record_errors = []
+                _e.error_message = None
+                _e.current_leader = LeaderIdAndEpoch()
+                _e.unknown_tagged_fields = None
+                _partition_responses_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(PartitionProduceResponse)
+                # read partition_responses[_i].index, error_code, base_offset, log_append_time_ms, log_start_offset
+                (
+                    _e.index,
+                    _e.error_code,
+                    _e.base_offset,
+                    _e.log_append_time_ms,
+                    _e.log_start_offset,
+                ) = _S2.unpack_from(buf, pos)
+                pos += 30
+                _e.record_errors = []
+                _e.error_message = None
+                _e.current_leader = LeaderIdAndEpoch()
+                _e.unknown_tagged_fields = None
+                _partition_responses_list.append(_e)
         obj.partition_responses = _partition_responses_list
     obj.topic_id = _ZERO_UUID
     obj.unknown_tagged_fields = None

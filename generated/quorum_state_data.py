@@ -42,6 +42,7 @@ _S0 = _struct.Struct(">i")
 _S1 = _struct.Struct(">iii")
 _S2 = _struct.Struct(">q")
 _S3 = _struct.Struct(">iii16s")
+_S4 = _struct.Struct(">ix")
 
 
 class Voter(_Struct):
@@ -206,18 +207,28 @@ def _read_quorum_state_data_v0(buf: bytes, pos: int) -> tuple[QuorumStateData, i
         obj.current_voters = None
     else:
         _current_voters_list: list[Voter] = []
-        for _i in range(_n):
-            _e = _new(Voter)
-            # read current_voters[_i].voter_id
-            (_e.voter_id,) = _S0.unpack_from(buf, pos)
-            pos += 4
-            # read current_voters[_i] (tagged fields)
-            if buf[pos] == 0:
+        _end = pos + 5 * _n
+        if _end <= _len and buf[pos + 4 : _end : 5] == bytes(_n):
+            # no element has tagged fields: every one is 5 bytes
+            for _row in _S4.iter_unpack(buf[pos:_end]):
+                _e = _new(Voter)
+                (_e.voter_id,) = _row
                 _e.unknown_tagged_fields = None
-                pos += 1
-            else:
-                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _current_voters_list.append(_e)
+                _current_voters_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(Voter)
+                # read current_voters[_i].voter_id
+                (_e.voter_id,) = _S0.unpack_from(buf, pos)
+                pos += 4
+                # read current_voters[_i] (tagged fields)
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _current_voters_list.append(_e)
         obj.current_voters = _current_voters_list
     obj.voted_directory_id = _ZERO_UUID
     # read (tagged fields)
