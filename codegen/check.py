@@ -2,6 +2,8 @@
 
 Besides the validator's rules (``validate.RULES``), the command reports three of its own: ``missing-path``
 (an argument that does not exist), ``json-syntax`` (not JSON once comments are removed) and ``unreadable``.
+The validator's ``WARNINGS`` (things Kafka's generator accepts) print with a ``warning:`` prefix and fail
+the check only under ``--strict``.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import sys
 from pathlib import Path
 
 from .loader import spec_files
-from .validate import SpecError, load_and_validate
+from .validate import SpecError, load_and_validate, spec_warnings
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -20,6 +22,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         "check", help="validate spec files against every rule of Kafka's generator"
     )
     check.add_argument("dirs", nargs="+", type=Path, help="spec directories or single spec files")
+    check.add_argument("--strict", action="store_true", help="fail on warnings too")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,8 +31,13 @@ def run(args: argparse.Namespace) -> int:
         SpecError(str(path), "", "missing-path", "no such file or directory") for path in missing
     ]
     files = spec_files([path for path in args.dirs if path.exists()])
-    errors.extend(load_and_validate(files)[1])
+    raws, found = load_and_validate(files)
+    errors.extend(found)
+    warnings = spec_warnings(raws)
     for error in errors:
         print(error)
-    print(f"{len(files)} files, {len(errors)} errors", file=sys.stderr)
-    return 1 if errors else 0
+    for warning in warnings:
+        print(f"warning: {warning}")
+    summary = f"{len(files)} files, {len(errors)} errors"
+    print(summary + (f", {len(warnings)} warnings" if warnings else ""), file=sys.stderr)
+    return 1 if errors or (args.strict and warnings) else 0
