@@ -25,6 +25,7 @@ from kraftwire.node.core import (
     KRaftVersionUpgradeError,
     LeaderConflict,
     NotLeaderError,
+    ReadIndex,
     ReplicaKey,
     Role,
     Shutdown,
@@ -34,6 +35,8 @@ from kraftwire.node.core.api import (
     CommittedBatch,
     LeaderChanged,
     OutboundRequest,
+    ReadFailed,
+    ReadReady,
     Ready,
     RequestFailed,
     RequestReceived,
@@ -146,6 +149,7 @@ class SimNode:
         self.kill_on_next_fsync = False
         self.disk.log.crash(lose_unflushed)
         self.disk.snaps.crash()
+        self.sim.history.node_stopped(self.id)
         self.sim.checker.touched[self.id] = self
         self.sim.checker.log_shrunk()
         self.sim.node_stopped(self)
@@ -231,10 +235,17 @@ class SimNode:
         """The workload: a writable counter appends its next value."""
         counter = self.counter
         try:
-            self.step_append(counter.next_record())
+            result = self.step_append(counter.next_record())
         except NotLeaderError:
             return
         counter.appended()
+        self.sim.history.append_called(result.epoch, result.last_offset, self.sim.queue.now)
+        self.drain()
+
+    def read(self, read_id: int, timeout_ms: int) -> None:
+        """The read workload (issue #13): a linearizable read of the counter on this node."""
+        self.sim.history.read_called(self.id, read_id, self.sim.queue.now)
+        self.step(ReadIndex(read_id, timeout_ms, self.sim.queue.now))
         self.drain()
 
     def alias(self, real_id: int, cid: int, addressed_id: int) -> None:
@@ -257,7 +268,9 @@ class SimNode:
 
     def step_append(self, record: bytes) -> Any:
         core = self.core
-        return self._call("append", core.append, [record], self.sim.queue.now, expected=(NotLeaderError,))
+        return self._call(
+            "append", core.append, [record], self.sim.queue.now, expected=(NotLeaderError,)
+        )
 
     def upgrade_kraft_version(self, version: int) -> str:
         """Ask this node's core to raise kraft.version; returns what happened, for the trace."""
@@ -348,8 +361,16 @@ class SimNode:
             t = type(n)
             if t is CommittedBatch:
                 counter.handle_commit(n)
+                for i, record in enumerate(n.records):
+                    sim.history.committed(
+                        self.id, n.epoch, n.base_offset + i, int(record), sim.queue.now
+                    )
             elif t is SnapshotLoaded:
                 counter.handle_load_snapshot(n, self.core.state.role is Role.LEADER)
+            elif t is ReadReady:
+                sim.history.read_returned(self.id, n.read_id, counter.value, sim.queue.now)
+            elif t is ReadFailed:
+                sim.history.read_failed(self.id, n.read_id)
             elif t is LeaderChanged:
                 counter.handle_leader_change(n.leader)
                 sim.trace.note(
@@ -375,7 +396,9 @@ class SimNode:
         if counter.pending_snapshot is not None:
             end, records = counter.pending_snapshot
             counter.pending_snapshot = None
-            self._call(f"create_snapshot({end})", self.core.create_snapshot, end, records, sim.queue.now)
+            self._call(
+                f"create_snapshot({end})", self.core.create_snapshot, end, records, sim.queue.now
+            )
         if rd.shutdown_complete:
             sim.trace.note(sim.queue.now, f"n{self.id}", "shutdown complete")
             disk.log.flush(disk.log.end_offset())  # a clean exit closes (and so flushes) the log
