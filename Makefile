@@ -7,11 +7,15 @@ STAMP := $(VENV)/.kraftwire-installed
 
 .PHONY: demo test generate clean
 
+# pip's own chatter (and setuptools' note that an editable install maps folders by name) goes to
+# .venv/install.log, shown only when the install fails.
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "installing kraftwire and its pinned dependencies into $(VENV) (log: $(VENV)/install.log)"
+	@$(BIN)/python -m pip install --upgrade pip > $(VENV)/install.log 2>&1 \
+		&& $(BIN)/python -m pip install -e '.[dev]' >> $(VENV)/install.log 2>&1 \
+		|| { cat $(VENV)/install.log; exit 1; }
+	@touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m kraftwire.demo

@@ -14,15 +14,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from kraftwire.codegen.emit import generate_package, write_package
-from kraftwire.codegen.generate import load_specs
+from kraftwire.codegen.emit import generate_package
+from kraftwire.codegen.generate import load_specs, write
+from kraftwire.codegen.output import plan_output
 
 SHARED = Path(os.environ.get("KRAFTWIRE_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=None, help="render/format processes (default: cores)")
+    parser.add_argument(
+        "--jobs", type=int, default=None, help="render/format processes (default: cores)"
+    )
     args = parser.parse_args()
     schemas = SHARED / "kafka-schemas"
     if not schemas.is_dir():
@@ -34,11 +37,13 @@ def main() -> int:
     files = generate_package(specs, "kwall", jobs=args.jobs)
     rendered = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        write_package(files, Path(tmp) / "kwall")
+        write(plan_output(files, Path(tmp) / "kwall"))
     written = time.perf_counter()
     lines = sum(f.text.count("\n") for f in files)
     print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}")
-    print(f"specs: {len(specs)} files, {sum(not s.is_placeholder for s in specs)} modules, {lines:,} lines")
+    print(
+        f"specs: {len(specs)} files, {sum(not s.is_placeholder for s in specs)} modules, {lines:,} lines"
+    )
     print(f"load + validate: {loaded - started:6.1f} s")
     print(f"render + black:  {rendered - loaded:6.1f} s")
     print(f"write:           {written - rendered:6.1f} s")

@@ -1,9 +1,8 @@
-"""``kraftwire spec check DIR...``: validate spec files and print one line per problem.
+"""``kraftwire specs check [--strict] DIR...``: validate spec files and print one line per problem
+(warnings, such as a field present in no valid version, fail the check only with ``--strict``).
 
 Besides the validator's rules (``validate.RULES``), the command reports three of its own: ``missing-path``
 (an argument that does not exist), ``json-syntax`` (not JSON once comments are removed) and ``unreadable``.
-The validator's ``WARNINGS`` (things Kafka's generator accepts) print with a ``warning:`` prefix and fail
-the check only under ``--strict``.
 """
 
 from __future__ import annotations
@@ -12,17 +11,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from .loader import spec_files
-from .validate import SpecError, load_and_validate, spec_warnings
+from .generate import read_sources
+from .validate import SpecError, spec_warnings
 
 
-def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    sub = parser.add_subparsers(dest=f"{name}_command", required=True, metavar="SUBCOMMAND")
-    check = sub.add_parser(
-        "check", help="validate spec files against every rule of Kafka's generator"
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "dirs", nargs="+", type=Path, help="spec folders, single spec files, Kafka jars or tarballs"
     )
-    check.add_argument("dirs", nargs="+", type=Path, help="spec directories or single spec files")
-    check.add_argument("--strict", action="store_true", help="fail on warnings too")
+    parser.add_argument("--strict", action="store_true", help="fail on warnings too")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,14 +27,13 @@ def run(args: argparse.Namespace) -> int:
     errors = [
         SpecError(str(path), "", "missing-path", "no such file or directory") for path in missing
     ]
-    files = spec_files([path for path in args.dirs if path.exists()])
-    raws, found = load_and_validate(files)
-    errors.extend(found)
-    warnings = spec_warnings(raws)
+    found = read_sources([path for path in args.dirs if path.exists()])
+    errors.extend(found.errors)
+    warnings = spec_warnings(found.raws)
     for error in errors:
         print(error)
     for warning in warnings:
         print(f"warning: {warning}")
-    summary = f"{len(files)} files, {len(errors)} errors"
+    summary = f"{found.file_count} files, {len(errors)} errors"
     print(summary + (f", {len(warnings)} warnings" if warnings else ""), file=sys.stderr)
     return 1 if errors or (args.strict and warnings) else 0

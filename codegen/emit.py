@@ -9,8 +9,8 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shutil
 import textwrap
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +26,7 @@ from .python_values import default_constant, default_expr, mutable_default
 
 TEMPLATES = Path(__file__).with_name("templates")
 RUNTIME = Path(__file__).with_name("runtime")
+TYPED_MARKER = "py.typed"
 BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY311})
 
 # Every runtime name a generated module may use: alias -> (runtime module, name). A module imports
@@ -52,17 +53,24 @@ RUNTIME_NAMES = {
     "_DEFAULT": ("_base", "DEFAULT"),
     "_F": ("_json", "JsonField"),
     "_INT32": ("_runtime", "INT32"),
+    "_INT64_MAX": ("_runtime", "INT64_MAX"),
     "_JsonLayout": ("_json", "JsonLayout"),
     "_MapKeyList": ("_base", "MapKeyList"),
     "_Message": ("_base", "Message"),
     "_Struct": ("_base", "Struct"),
+    "_RawTags": ("_runtime", "RawTags"),
     "_ZERO_BYTES": ("_runtime", "ZERO_BYTES"),
     "_ZERO_UUID": ("_runtime", "ZERO_UUID"),
+    "_bad_bool": ("_runtime", "bad_bool"),
+    "_bad_presence": ("_runtime", "bad_presence"),
     "_count_error": ("_runtime", "count_error"),
+    "_default_tag": ("_runtime", "default_tag"),
+    "_new": ("_base", "new_unfilled"),
     "_extend_path": ("_runtime", "extend_path"),
     "_invalid_tag": ("_runtime", "invalid_tag"),
     "_not_ignorable": ("_runtime", "not_ignorable"),
     "_null_error": ("_runtime", "null_error"),
+    "_null_value": ("_runtime", "null_value"),
     "_read_array_count": ("_runtime", "read_array_count"),
     "_read_bytes": ("_runtime", "read_bytes"),
     "_read_compact_array_count": ("_runtime", "read_compact_array_count"),
@@ -71,10 +79,11 @@ RUNTIME_NAMES = {
     "_read_string": ("_runtime", "read_string"),
     "_read_tag_count": ("_runtime", "read_tag_count"),
     "_read_tag_size": ("_runtime", "read_tag_size"),
-    "_read_unknown_tag": ("_runtime", "read_unknown_tag"),
+    "_read_raw_tags": ("_runtime", "read_raw_tags"),
     "_read_uvarint": ("_runtime", "read_uvarint"),
     "_skip_unknown_tags": ("_runtime", "skip_unknown_tags"),
     "_tag_count_error": ("_runtime", "tag_count_error"),
+    "_tag_order_error": ("_runtime", "tag_order_error"),
     "_tag_size_error": ("_runtime", "tag_size_error"),
     "_tags_not_supported": ("_runtime", "tags_not_supported"),
     "_too_long": ("_runtime", "too_long"),
@@ -112,6 +121,11 @@ def _py_type(field_type) -> str:
 def annotation(fld: Field) -> str:
     text = _py_type(fld.type)
     return f"{text} | None" if not fld.nullable_versions.empty or fld.type.kind == "records" else text
+
+
+def may_be_null(fld: Field) -> bool:
+    """Whether the attribute's type admits None (a writer of a version where it is not nullable checks)."""
+    return annotation(fld).endswith(" | None")
 
 
 def init_default(fld: Field) -> str:
@@ -200,6 +214,7 @@ def _environment() -> jinja2.Environment:
     )
     env.globals.update(
         annotation=annotation,
+        may_be_null=may_be_null,
         init_default=init_default,
         docstring=docstring,
         default_expr=default_expr,
@@ -283,15 +298,24 @@ def _render_and_format(spec: MessageSpec) -> GeneratedFile:
     return GeneratedFile(f"{spec.module}.py", format_source(render_module(spec), spec.stem))
 
 
-def generate_package(specs: list[MessageSpec], package: str, jobs: int | None = None) -> list[GeneratedFile]:
-    """Every file of the package, in a stable order: modules, runtime files and ``__init__.py``."""
+def generate_package(
+    specs: list[MessageSpec],
+    package: str,
+    jobs: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[GeneratedFile]:
+    """Every file of the package, in a stable order: modules, runtime files, ``__init__.py``, ``py.typed``.
+
+    ``progress(done, total)`` is called after each message module is rendered.
+    """
     real = [spec for spec in specs if not spec.is_placeholder]
     jobs = jobs or min(len(real), os.cpu_count() or 1)
     if jobs > 1 and len(real) > 8:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            modules = list(pool.map(_render_and_format, real, chunksize=4))
+            rendered = pool.map(_render_and_format, real, chunksize=4)
+            modules = _collect(rendered, len(real), progress)
     else:
-        modules = [_render_and_format(spec) for spec in real]
+        modules = _collect(map(_render_and_format, real), len(real), progress)
     runtime = [
         GeneratedFile(path.name, path.read_text(encoding="utf-8"))
         for path in sorted(RUNTIME.glob("*.py"))
@@ -300,20 +324,18 @@ def generate_package(specs: list[MessageSpec], package: str, jobs: int | None = 
         package=package, specs=sorted(specs, key=lambda s: s.stem), count=len(specs)
     )
     init_file = GeneratedFile("__init__.py", format_source(init, "__init__"))
-    return sorted(modules + runtime, key=lambda f: f.name) + [init_file]
+    # PEP 561 marker: type checkers use the package's own annotations (empty: nothing is partial).
+    marker = GeneratedFile(TYPED_MARKER, "")
+    return sorted(modules + runtime, key=lambda f: f.name) + [init_file, marker]
 
 
-def write_package(files: list[GeneratedFile], out_dir: Path) -> None:
-    """Replace ``out_dir``'s Python files with ``files`` (stale modules of removed specs go away)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    wanted = {f.name for f in files}
-    for old in out_dir.glob("*.py"):
-        if old.name not in wanted:
-            old.unlink()
-    cache = out_dir / "__pycache__"
-    if cache.is_dir():
-        shutil.rmtree(cache)
-    for f in files:
-        target = out_dir / f.name
-        if not target.exists() or target.read_text(encoding="utf-8") != f.text:
-            target.write_text(f.text, encoding="utf-8")
+
+def _collect(
+    rendered: Iterable[GeneratedFile], total: int, progress: Callable[[int, int], None] | None
+) -> list[GeneratedFile]:
+    modules: list[GeneratedFile] = []
+    for module in rendered:
+        modules.append(module)
+        if progress is not None:
+            progress(len(modules), total)
+    return modules

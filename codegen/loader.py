@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from .archives import is_archive
+
 
 class SpecSyntaxError(ValueError):
     """A spec file that is not JSON once its comments are removed."""
@@ -73,7 +75,11 @@ def spec_comments(text: str) -> list[str]:
 
 
 def load_raw(path: Path) -> RawSpec:
-    text = path.read_text(encoding="utf-8")
+    return parse_raw(path, path.read_text(encoding="utf-8"))
+
+
+def parse_raw(path: Path, text: str) -> RawSpec:
+    """A spec from its text; ``path`` names it (for a spec read from an archive, a path inside it)."""
     try:
         stripped = strip_comments(text)
         data = json.loads(stripped)
@@ -98,12 +104,13 @@ def _describe(error: json.JSONDecodeError, text: str) -> str:
 
 
 def spec_files(directories: list[Path]) -> list[Path]:
-    """Every ``*.json`` spec below the given directories, in a stable order."""
+    """Every ``*.json`` spec below the given directories, in a stable order (archives: ``archive_specs``)."""
     files: list[Path] = []
     for directory in directories:
         directory = Path(directory)
         if directory.is_file():
-            files.append(directory)
+            if not is_archive(directory):
+                files.append(directory)
         else:
             files.extend(p for p in directory.rglob("*.json") if p.is_file())
     return sorted(set(files), key=lambda p: (p.name, str(p)))

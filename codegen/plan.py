@@ -64,6 +64,21 @@ class Op:
         assert self.field is not None
         return non_default_test(self.field, f"obj.{self.attr}")
 
+    def non_default_of(self, obj: str) -> str:
+        """The writer's "must be written" test, applied to ``obj`` (a reader's object variable)."""
+        assert self.field is not None
+        return non_default_test(self.field, f"{obj}.{self.attr}")
+
+    @property
+    def bool_offsets(self) -> list[tuple[int, str]]:
+        """Byte offset and attribute of each bool field inside a run (its byte must be 0 or 1)."""
+        offsets, offset = [], 0
+        for fld in self.fields:
+            if fld.type.kind == "bool":
+                offsets.append((offset, fld.attr))
+            offset += fld.type.fixed_size or 0
+        return offsets
+
     @property
     def uuid_attrs(self) -> list[str]:
         return [f.attr for f in self.fields if f.type.kind == "uuid"]
@@ -97,6 +112,7 @@ class Layout:
     entries: list[
         tuple[Field, str, Op | None]
     ]  # per field in declaration order: inline/tagged/absent
+    reader_called: bool = False  # some reader calls this layout's reader (else it is only inlined)
 
     @property
     def first(self) -> int:
@@ -254,8 +270,30 @@ class _Planner:
         root = self.plans[self.spec.root.name]
         formats = [(name, fmt) for fmt, name in self.formats.items()]  # numbered in insertion order
         plan = MessagePlan(self.spec, ordered, root, formats)
+        _mark_called_readers(plan)
         _plan_json(plan)
         return plan
+
+
+def _mark_called_readers(plan: MessagePlan) -> None:
+    """Which layouts need a reader function: the root's, and every one a reader calls rather than
+    inlines. read.j2 inlines the elements of an array of leaf structs read at the top of a function
+    (not inside an element already inlined) and calls a function for everything else."""
+
+    def visit(layout: Layout, inlined: bool) -> None:
+        for op in [*layout.ops, *(t.op for t in layout.tagged)]:
+            if op.child is None:
+                continue
+            if op.kind == "array" and op.child.is_leaf and not inlined:
+                visit(op.child, True)
+            else:
+                op.child.reader_called = True
+
+    for layout in plan.root.layouts:
+        layout.reader_called = True
+    for sp in plan.structs:
+        for layout in sp.layouts:
+            visit(layout, False)
 
 
 def _plan_json(plan: MessagePlan) -> None:

@@ -25,6 +25,8 @@ def mutable_default(field: Field) -> bool:
 
 
 def literal(value: object) -> str:
+    if value == (1 << 63) - 1 and type(value) is int:
+        return "_INT64_MAX"
     if isinstance(value, uuid.UUID):
         return "_ZERO_UUID" if value.int == 0 else f'_UUID("{value}")'
     return repr(value)

@@ -12,9 +12,10 @@ version above 0 as version 0 and rejects a negative one. Value by type:
 
 from __future__ import annotations
 
-import importlib
 import struct
 
+from ._base import generated_package
+from ._buffer import encode_batch
 from ._json import b64_or_none
 from ._runtime import DecodeError, EncodeError
 
@@ -25,7 +26,6 @@ __all__ = [
     "decode_control_record",
     "encode_control_batch",
     "end_txn_marker_batch",
-    "generated_package",
 ]
 
 ABORT, COMMIT, LEADER_CHANGE, SNAPSHOT_HEADER, SNAPSHOT_FOOTER, KRAFT_VERSION, KRAFT_VOTERS = range(
@@ -51,13 +51,6 @@ _VALUE_CLASS_NAMES = {
 }
 _KEY = struct.Struct(">hh")
 _VERSION = struct.Struct(">h")
-
-
-def generated_package(package=None):
-    """The generated package to take message classes from: ``package`` or the one this file is in."""
-    if package is not None:
-        return package
-    return importlib.import_module(__package__)
 
 
 def _value_class(package, type_: int):
@@ -193,8 +186,6 @@ def encode_control_batch(
     """A control batch holding ``controls`` (ControlRecords or ``(type, value)`` pairs), as
     ``MemoryRecords.withLeaderChangeMessage`` and friends write it: all records share ``timestamp``.
     """
-    from .records import encode_batch
-
     records = []
     for item in controls:
         control = _as_control(item, package)

@@ -9,17 +9,25 @@ carry a header checksum computed over the wrong bytes (the magic number too); re
 
 from __future__ import annotations
 
+import re
 import struct
 
 from ._runtime import DecodeError
 
-__all__ = ["lz4_frame_compress", "lz4_frame_decompress", "xxh32", "zstd_frame_bound"]
+__all__ = [
+    "lz4_block_size",
+    "lz4_frame_compress",
+    "lz4_frame_decompress",
+    "xxh32",
+    "zstd_frame_bound",
+]
 
 _LZ4_MAGIC = b"\x04\x22\x4d\x18"
 _LZ4_BLOCK = 64 * 1024
 _LZ4_BLOCK_SIZES = {4: 64 * 1024, 5: 256 * 1024, 6: 1024 * 1024, 7: 4 * 1024 * 1024}
 _UINT32_LE = struct.Struct("<I")
-_UINT64_LE = struct.Struct("<Q")
+_LZ4_FIRST_TRY = 64 * 1024  # buffer slack for a block's first try, on top of 16x its size
+_RUN_OF_255 = re.compile(b"\xff*")
 
 # -- xxHash32 (only ever applied to a few header bytes) ----------------------------------------------
 
@@ -90,9 +98,22 @@ def lz4_frame_compress(lib, data) -> bytes:
 def lz4_frame_decompress(lib, data, limit: int, broken_checksum: bool = False) -> bytes:
     """Expand one or more concatenated LZ4 frames into at most ``limit`` bytes."""
     data = bytes(data)
+    blocks, frames, bound, linked = _lz4_blocks(data, broken_checksum)
+    if linked:
+        return _lz4_linked(lib, data, frames, bound, limit)
+    return _lz4_independent(lib, data, blocks, limit)
+
+
+def _lz4_blocks(data: bytes, broken_checksum: bool) -> tuple[list, list, int, bool]:
+    """Walk the frame and block headers: ``(blocks, frames, bound, linked)``.
+
+    ``blocks`` are ``(start, stop, stored_raw, block_max)``, ``frames`` the ``(start, header checksum
+    position)`` of each frame, ``bound`` the most bytes the blocks can expand to, and ``linked`` whether
+    any frame has dependent blocks.
+    """
     end = len(data)
     pos = 0
-    blocks = []  # (start, stop, stored_raw, block_max)
+    blocks = []
     bound = 0
     linked = False
     frames = []
@@ -135,32 +156,94 @@ def lz4_frame_decompress(lib, data, limit: int, broken_checksum: bool = False) -
             pos += size + block_checksums
         if flg & 0x04:
             pos += 4  # content checksum (not verified; the batch CRC covers the compressed bytes)
-    if linked:
-        return _lz4_linked(lib, data, frames, bound, limit)
-    out = bytearray(min(bound, limit))
-    view = memoryview(out)
+    return blocks, frames, bound, linked
+
+
+def _lz4_independent(lib, data: bytes, blocks: list, limit: int) -> bytes:
+    """Independent blocks (what Kafka writes), each expanded into a buffer sized to what it holds.
+
+    A frame's block size is only a maximum (a one-byte block may sit in a 4 MiB-block frame), so a
+    block is first tried in a buffer of ``16 x its size + 64 KiB`` (enough for almost every real
+    block); one that does not fit is measured exactly from its sequence headers before a larger
+    buffer is allocated.
+    """
+    out = bytearray()
     source = memoryview(data)
-    written = 0
-    capacity = len(out)
     decompress_into = lib.lz4.decompress_block_into
     for start, stop, stored_raw, block_max in blocks:
-        room = min(block_max, capacity - written)
+        room = min(block_max, limit - len(out))
+        size = stop - start
         if stored_raw:
-            size = stop - start
             if size > room:
                 raise _too_big(limit)
-            out[written : written + size] = source[start:stop]
-        else:
-            try:
-                size = decompress_into(source[start:stop], view[written : written + room], room)
-            except Exception as exc:
-                if room < block_max:
-                    raise _too_big(limit) from None
-                raise DecodeError(f"corrupt LZ4 block: {exc}") from None
-        written += size
-    view.release()
-    del out[written:]
+            out += source[start:stop]
+            continue
+        block = source[start:stop]
+        buffer = _lz4_try_block(decompress_into, block, min(room, 16 * size + _LZ4_FIRST_TRY))
+        if buffer is None:
+            exact = lz4_block_size(data, start, stop)
+            if exact > block_max:
+                raise DecodeError(f"LZ4 block expands to {exact} bytes, more than its frame allows")
+            if exact > room:
+                raise _too_big(limit)
+            buffer = _lz4_try_block(decompress_into, block, exact)
+            if buffer is None:
+                raise DecodeError("corrupt LZ4 block")
+        out += buffer
     return bytes(out)
+
+
+def _lz4_try_block(decompress_into, block, capacity: int) -> bytearray | None:
+    """The expanded block, or None when it is corrupt or needs more than ``capacity`` bytes."""
+    buffer = bytearray(capacity)
+    try:
+        size = decompress_into(block, buffer, capacity)
+    except Exception:  # liblz4 does not tell a short buffer from corrupt input
+        return None
+    del buffer[size:]
+    return buffer
+
+
+def lz4_block_size(data, pos: int, end: int) -> int:
+    """The size the independent LZ4 block ``data[pos:end]`` expands to, read from its sequence
+    headers (token, literal length, literals, match offset, match length) without expanding it.
+
+    Raises DecodeError when the block is malformed: truncated, or a match reaching before its start.
+    """
+    size = 0
+    while True:
+        if pos >= end:
+            raise DecodeError("truncated LZ4 block")
+        token = data[pos]
+        pos += 1
+        literals = token >> 4
+        if literals == 15:
+            literals, pos = _lz4_length(data, pos, end, literals)
+        pos += literals
+        size += literals
+        if pos >= end:  # the last sequence has literals only
+            if pos > end:
+                raise DecodeError("LZ4 literals run past the end of the block")
+            return size
+        if pos + 2 > end:
+            raise DecodeError("truncated LZ4 match offset")
+        offset = data[pos] | data[pos + 1] << 8
+        pos += 2
+        if offset == 0 or offset > size:
+            raise DecodeError(f"LZ4 match offset {offset} outside the block")
+        match = token & 15
+        if match == 15:
+            match, pos = _lz4_length(data, pos, end, match)
+        size += match + 4
+
+
+def _lz4_length(data, pos: int, end: int, length: int) -> tuple[int, int]:
+    """A length continued in extra bytes: each 255 adds 255 and goes on, any other byte ends it."""
+    run = _RUN_OF_255.match(data, pos, end)
+    stop = run.end() if run is not None else pos  # a starred pattern matches everywhere, if empty
+    if stop >= end:
+        raise DecodeError("truncated LZ4 length")
+    return length + 255 * (stop - pos) + data[stop], stop + 1
 
 
 def _lz4_linked(lib, data: bytes, frames, bound: int, limit: int) -> bytes:
@@ -219,6 +302,8 @@ def zstd_frame_bound(data) -> tuple[int, bool]:
             pos += 3
             kind = (header >> 1) & 3
             size = header >> 3
+            if size > block_max:  # raw and RLE: the expanded size; compressed: the stored size
+                raise DecodeError(f"zstd block of {size} bytes is larger than its frame allows")
             if kind == 0:  # raw
                 blocks_size += size
                 pos += size
@@ -277,6 +362,6 @@ def _zstd_header(data: bytes, pos: int, end: int) -> tuple[int, int | None, int,
         if fcs_size == 2:
             frame_size += 256
         pos += fcs_size
-    if single_segment:
+    if single_segment and frame_size is not None:  # a single segment always has a content size
         window = frame_size
     return pos, frame_size, window, 4 if descriptor & 0x04 else 0

@@ -14,8 +14,8 @@ from __future__ import annotations
 import struct
 import zlib
 
-from ._batch import Record, RecordBatch
-from ._compression import decompress
+from ._batch import ATTR_LOG_APPEND_TIME, Record, RecordBatch
+from ._compression import ATTR_CODEC_MASK, decompress
 from ._runtime import DecodeError
 
 __all__ = ["decode_legacy_entry", "LEGACY_MIN_SIZE"]
@@ -24,7 +24,6 @@ _ENTRY = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes
 _INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")
 LEGACY_MIN_SIZE = 14  # crc, magic, attributes, key length, value length
-_LOG_APPEND_TIME = 0x08
 _new_record = tuple.__new__
 
 
@@ -36,7 +35,7 @@ def decode_legacy_entry(buf: bytes, pos: int, size: int, limit: int) -> RecordBa
         timestamp, key, value = _read_message(buf, pos + 12, pos + size, magic)
     except DecodeError as exc:
         raise DecodeError(f"{where}: {exc}", pos) from None
-    codec = attributes & 0x07
+    codec = attributes & ATTR_CODEC_MASK
     records = []
     if codec == 0:
         records.append(_new_record(Record, (offset, timestamp, key, value, [], attributes)))
@@ -115,10 +114,10 @@ def _read_inner(data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper_ts
         if pos + 12 + size > end:
             break  # like Java's reader: a trailing partial inner message is ignored
         magic, attributes = data[pos + 16], data[pos + 17]
-        if attributes & 0x07:
+        if attributes & ATTR_CODEC_MASK:
             raise DecodeError("compressed message nested inside a compressed message")
         timestamp, key, value = _read_message(data, pos + 12, pos + 12 + size, magic)
-        if wrapper_magic == 1 and wrapper_attrs & _LOG_APPEND_TIME:
+        if wrapper_magic == 1 and wrapper_attrs & ATTR_LOG_APPEND_TIME:
             timestamp = wrapper_ts
         entries.append([offset, timestamp, key, value, attributes])
         pos += 12 + size

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import struct
 
-from ._control import generated_package
+from ._base import generated_package
 from ._json import b64_or_none as _b64
 from ._runtime import DecodeError, EncodeError, read_uvarint, write_uvarint
 

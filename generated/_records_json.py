@@ -14,34 +14,102 @@ from __future__ import annotations
 import base64
 
 from ._batch import Record, RecordBatch
+from ._buffer import decode_batches
+from ._control import decode_control_record
 from ._json import b64_or_none as _b64
+from ._logrecords import decode_coordinator_record, decode_metadata_record
 from ._runtime import DecodeError, ProtocolError
 
 __all__ = ["batch_from_json", "batch_to_json", "batches_to_json", "record_to_json"]
 
+# (JSON key, attribute, lowest value, highest value) of each header field, by its wire type.
+_INT8 = (-(1 << 7), (1 << 7) - 1)
+_INT16 = (-(1 << 15), (1 << 15) - 1)
+_INT32 = (-(1 << 31), (1 << 31) - 1)
+_INT64 = (-(1 << 63), (1 << 63) - 1)
 _HEADER_FIELDS = (
-    ("baseOffset", "base_offset"),
-    ("batchLength", "batch_length"),
-    ("partitionLeaderEpoch", "partition_leader_epoch"),
-    ("magic", "magic"),
-    ("crc", "crc"),
-    ("attributes", "attributes"),
-    ("lastOffsetDelta", "last_offset_delta"),
-    ("baseTimestamp", "base_timestamp"),
-    ("maxTimestamp", "max_timestamp"),
-    ("producerId", "producer_id"),
-    ("producerEpoch", "producer_epoch"),
-    ("baseSequence", "base_sequence"),
-    ("recordCount", "record_count"),
+    ("baseOffset", "base_offset", _INT64),
+    ("batchLength", "batch_length", _INT32),
+    ("partitionLeaderEpoch", "partition_leader_epoch", _INT32),
+    ("magic", "magic", _INT8),
+    ("crc", "crc", (0, (1 << 32) - 1)),
+    ("attributes", "attributes", _INT16),
+    ("lastOffsetDelta", "last_offset_delta", _INT32),
+    ("baseTimestamp", "base_timestamp", _INT64),
+    ("maxTimestamp", "max_timestamp", _INT64),
+    ("producerId", "producer_id", _INT64),
+    ("producerEpoch", "producer_epoch", _INT16),
+    ("baseSequence", "base_sequence", _INT32),
+    ("recordCount", "record_count", _INT32),
 )
+_RECORD_ATTRIBUTES = (0, 255)  # the byte as the reader returns it
 
 
-def _unb64(text) -> bytes | None:
-    if text is None:
+class _BadValue(Exception):
+    """A JSON value that cannot be part of a batch; ``path`` names where it is."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+
+
+def _member(obj, key: str, path: str, default=None):
+    if not isinstance(obj, dict):
+        raise _BadValue(path or "batch", f"expected an object, got {_json_type(obj)}")
+    if key not in obj:
+        if default is not None:
+            return default
+        raise _BadValue(f"{path}.{key}" if path else key, "missing")
+    return obj[key]
+
+
+def _int(obj, key: str, path: str, bounds: tuple[int, int], default: int | None = None) -> int:
+    value = _member(obj, key, path, default)
+    where = f"{path}.{key}" if path else key
+    # JSON numbers with a fraction, an exponent beyond float range (inf) or NaN are floats: refused.
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _BadValue(where, f"expected an integer, got {_json_type(value)} {value!r:.40}")
+    low, high = bounds
+    if not low <= value <= high:
+        raise _BadValue(where, f"{value} is outside {low}..{high}")
+    return value
+
+
+def _list(value, where: str) -> list:
+    if not isinstance(value, list):
+        raise _BadValue(where, f"expected an array, got {_json_type(value)}")
+    return value
+
+
+def _unb64(value, where: str) -> bytes | None:
+    if value is None:
         return None
-    if not isinstance(text, str):
-        raise DecodeError(f"expected a base64 string or null, got {type(text).__name__}")
-    return base64.b64decode(text, validate=True)
+    if not isinstance(value, str):
+        raise _BadValue(where, f"expected a base64 string or null, got {_json_type(value)}")
+    try:
+        return base64.b64decode(value, validate=True)
+    except ValueError as exc:
+        raise _BadValue(where, f"invalid base64: {exc}") from None
+
+
+def _header_key(value, where: str) -> str:
+    if not isinstance(value, str):
+        raise _BadValue(where, f"expected a string, got {_json_type(value)}")
+    try:  # keys that were not UTF-8 on the wire come back as surrogateescape text
+        value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as exc:
+        raise _BadValue(
+            where, f"not valid Unicode text ({exc.reason} at index {exc.start})"
+        ) from None
+    return value
+
+
+def _json_type(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    names = {int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+    return names.get(type(value), type(value).__name__)
 
 
 def record_to_json(record: Record) -> dict:
@@ -57,21 +125,18 @@ def record_to_json(record: Record) -> dict:
 
 def _decoded_member(batch, record, values, package, family) -> tuple[str, object]:
     """The decoded control/metadata/coordinator view of one record, or an error text."""
-    from ._control import decode_control_record
-    from ._logrecords import decode_coordinator_record, decode_metadata_record
-
     try:
         if batch.is_control:
-            decoded = decode_control_record(record.key, record.value, package=package)
-            return "control", decoded.to_json()
+            control = decode_control_record(record.key, record.value, package=package)
+            return "control", control.to_json()
         if values == "metadata":
-            decoded = decode_metadata_record(record.value, package=package, family=family)
-            return "metadata", decoded.to_json()
+            metadata = decode_metadata_record(record.value, package=package, family=family)
+            return "metadata", metadata.to_json()
         if values == "coordinator":
-            decoded = decode_coordinator_record(
+            coordinator = decode_coordinator_record(
                 record.key, record.value, package=package, family=family
             )
-            return "coordinator", decoded.to_json()
+            return "coordinator", coordinator.to_json()
     except ProtocolError as exc:
         return "decodeError", str(exc)
     return "", None
@@ -94,7 +159,7 @@ def batch_to_json(
     """
     if values not in (None, "metadata", "coordinator"):
         raise ValueError(f"values must be None, 'metadata' or 'coordinator', not {values!r}")
-    out = {json_name: getattr(batch, name) for json_name, name in _HEADER_FIELDS}
+    out = {json_name: getattr(batch, name) for json_name, name, _ in _HEADER_FIELDS}
     out["compression"] = batch.compression
     out["timestampType"] = batch.timestamp_type
     out["isTransactional"] = batch.is_transactional
@@ -116,8 +181,6 @@ def batch_to_json(
 
 def batches_to_json(data, *, max_decompressed_bytes: int | None = None, **options) -> dict:
     """``{"batches": [...], "partialTail": base64}`` for a records buffer (see :func:`batch_to_json`)."""
-    from .records import decode_batches
-
     limit = (
         {} if max_decompressed_bytes is None else {"max_decompressed_bytes": max_decompressed_bytes}
     )
@@ -129,20 +192,33 @@ def batches_to_json(data, *, max_decompressed_bytes: int | None = None, **option
 
 
 def batch_from_json(obj: dict) -> RecordBatch:
-    """A RecordBatch from its JSON view (``batch.encode()`` then writes it back)."""
+    """A RecordBatch from its JSON view (``batch.encode()`` then writes it back).
+
+    A value that cannot be written (a missing member, a float, a number out of its field's range, bad
+    base64, text that is not valid Unicode) is a DecodeError naming the field, e.g.
+    ``records[3].timestamp``.
+    """
     try:
-        fields = {name: int(obj[json_name]) for json_name, name in _HEADER_FIELDS}
-        records = [
-            Record(
-                int(item["offset"]),
-                int(item["timestamp"]),
-                _unb64(item["key"]),
-                _unb64(item["value"]),
-                [(h["key"], _unb64(h["value"])) for h in item.get("headers", ())],
-                int(item.get("attributes", 0)),
-            )
-            for item in obj["records"]
-        ]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise DecodeError(f"invalid record batch JSON: {type(exc).__name__}: {exc}") from None
+        fields = {name: _int(obj, key, "", bounds) for key, name, bounds in _HEADER_FIELDS}
+        items = _list(_member(obj, "records", ""), "records")
+        records = [_record_from_json(item, f"records[{index}]") for index, item in enumerate(items)]
+    except _BadValue as exc:
+        raise DecodeError(f"invalid record batch JSON: {exc}") from None
     return RecordBatch(records=records, **fields)
+
+
+def _record_from_json(item, path: str) -> Record:
+    headers = []
+    header_items = _list(_member(item, "headers", path, default=[]), f"{path}.headers")
+    for index, header in enumerate(header_items):
+        where = f"{path}.headers[{index}]"
+        key = _header_key(_member(header, "key", where), f"{where}.key")
+        headers.append((key, _unb64(_member(header, "value", where), f"{where}.value")))
+    return Record(
+        _int(item, "offset", path, _INT64),
+        _int(item, "timestamp", path, _INT64),
+        _unb64(_member(item, "key", path), f"{path}.key"),
+        _unb64(_member(item, "value", path), f"{path}.value"),
+        headers,
+        _int(item, "attributes", path, _RECORD_ATTRIBUTES, default=0),
+    )

@@ -1,34 +1,55 @@
 """Wire primitives shared by every generated message module (standard library only).
 
 Readers take ``(buf, pos)`` and return ``(value, new_pos)``; ``buf`` is always ``bytes``. Writers append
-to a ``bytearray``. Every length is checked against the bytes that remain, so truncated input or an
-absurd length raises :class:`DecodeError` before anything large is allocated.
+to a ``bytearray``. Every size and count is checked for sign and against the bytes that remain before
+it is used, so truncated input or an absurd length raises :class:`DecodeError` before anything large
+is allocated, and no loop runs more often than the input has bytes.
+
+Readers accept only the canonical encoding, the one Kafka's own writers produce, so that a message
+that decodes re-encodes to exactly the bytes it came from. Kafka's readers are more lenient, and
+Kafka then cannot always write back what it read: they take tagged fields in any order and keep
+repeated unknown ones (its RawTaggedFieldWriter then refuses to write a raw tag that is not above the
+previous one), treat any non-zero byte as true, read a nullable struct as null on any negative byte,
+replace malformed UTF-8, accept a tagged field that carries its default value (which its writers
+never send) and varints padded with extra zero groups. Here each of those is a DecodeError naming
+the field: tags must be strictly ascending, bools 0 or 1, presence bytes 1 or -1 (0 or 1 inside a
+tag), strings valid UTF-8, a known tag must differ from its default, varints must be minimal.
 """
 
 from __future__ import annotations
 
+import linecache
+import re
 import struct
 import uuid
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import Any
 
 __all__ = [
     "ProtocolError",
     "DecodeError",
     "EncodeError",
+    "UnknownSpecError",
     "UnsupportedVersionError",
 ]
 
 MAX_STRING_BYTES = 0x7FFF
+INT64_MAX = (1 << 63) - 1  # the default of Kafka's "high watermark"-like int64 fields
 
 
 class ProtocolError(Exception):
     """Base of every error raised by generated codecs."""
+
+    # Dotted path of the failing field ("topics.partitions.index"), set by the message codecs.
+    field_path: str = ""
 
 
 class DecodeError(ProtocolError):
     """Input bytes (or a frame) that do not decode: truncated, bad lengths, null where not allowed."""
 
     def __init__(self, message: str, offset: int | None = None) -> None:
-        super().__init__(message if offset is None else f"{message} (at byte {offset})")
+        super().__init__(message if offset is None else f"{message} at offset {offset}")
         self.offset = offset
 
 
@@ -40,10 +61,20 @@ class UnsupportedVersionError(ProtocolError):
     """A version outside the message's valid versions, or a struct used outside its versions."""
 
 
+class UnknownSpecError(ProtocolError, KeyError):
+    """A spec name (or record family) the generated package does not have.
+
+    A KeyError too, so callers written for the plain KeyError of earlier versions still catch it.
+    """
+
+    def __str__(self) -> str:  # KeyError's own __str__ would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def _uuid_constructor():
+def _uuid_constructor() -> Callable[[bytes], uuid.UUID]:
     """``UUID(bytes=raw)`` in a third of the time: fill the slots of a new UUID directly.
 
     uuid.UUID's __init__ spends most of its time on argument checks that 16 wire bytes never need.
@@ -116,11 +147,12 @@ def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
         except IndexError:
             raise DecodeError("truncated varint", start) from None
         pos += 1
+        if b == 0:
+            raise DecodeError("varint padded with a trailing zero group", start)
         if shift == 28:
-            if b & 0x80:
-                raise DecodeError("illegal varint: more than 5 bytes", start)
+            if b > 0x0F:
+                raise DecodeError("illegal varint: more than 32 bits", start)
             value |= b << 28
-            value &= 0xFFFFFFFF
             return (value - (1 << 32) if value & 0x80000000 else value), pos
         value |= (b & 0x7F) << shift
         if b < 0x80:
@@ -180,8 +212,16 @@ def read_compact_array_count(buf: bytes, pos: int) -> tuple[int, int]:
 
 
 def _decode_utf8(buf: bytes, pos: int, end: int) -> str:
-    # Java's String(bytes, UTF_8) replaces malformed sequences instead of failing.
-    return buf[pos:end].decode("utf-8", "replace")
+    # Java's String(bytes, UTF_8) replaces malformed sequences; a replaced string would not
+    # re-encode to the same bytes, so malformed UTF-8 is refused (see the module docstring).
+    try:
+        return buf[pos:end].decode()
+    except UnicodeDecodeError as exc:
+        raise bad_utf8(exc, pos) from None
+
+
+def bad_utf8(exc: UnicodeDecodeError, pos: int) -> DecodeError:
+    return DecodeError(f"string is not valid UTF-8 ({exc.reason})", pos + exc.start)
 
 
 def read_string(buf: bytes, pos: int) -> tuple[str | None, int]:
@@ -211,7 +251,10 @@ def read_compact_string(buf: bytes, pos: int) -> tuple[str | None, int]:
     return _decode_utf8(buf, pos, end), end
 
 
-def write_string(out: bytearray, value: str) -> None:
+def write_string(out: bytearray, value: str | None) -> None:
+    """A non-null string; the attribute's type may admit None where another version allows it."""
+    if value is None:
+        raise null_value()
     data = value.encode("utf-8")
     if len(data) > MAX_STRING_BYTES:
         raise too_long(len(data))
@@ -226,7 +269,9 @@ def write_nullable_string(out: bytearray, value: str | None) -> None:
         write_string(out, value)
 
 
-def write_compact_string(out: bytearray, value: str) -> None:
+def write_compact_string(out: bytearray, value: str | None) -> None:
+    if value is None:
+        raise null_value()
     data = value.encode("utf-8")
     length = len(data)
     if length > MAX_STRING_BYTES:
@@ -273,7 +318,9 @@ def read_compact_bytes(buf: bytes, pos: int) -> tuple[bytes | None, int]:
     return buf[pos:end], end
 
 
-def write_bytes(out: bytearray, value: bytes) -> None:
+def write_bytes(out: bytearray, value: bytes | None) -> None:
+    if value is None:
+        raise null_value()
     out += _pack_int32(len(value))
     out += value
 
@@ -285,7 +332,9 @@ def write_nullable_bytes(out: bytearray, value: bytes | None) -> None:
         write_bytes(out, value)
 
 
-def write_compact_bytes(out: bytearray, value: bytes) -> None:
+def write_compact_bytes(out: bytearray, value: bytes | None) -> None:
+    if value is None:
+        raise null_value()
     write_uvarint(out, len(value) + 1)
     out += value
 
@@ -317,7 +366,8 @@ def read_tag_count(buf: bytes, pos: int) -> tuple[int, int]:
 
 def tag_count_error(count: int, remaining: int, offset: int) -> DecodeError:
     return DecodeError(
-        f"{count} tagged fields need at least {2 * count} bytes, but only {remaining} remain", offset
+        f"{count} tagged fields need at least {2 * count} bytes, but only {remaining} remain",
+        offset,
     )
 
 
@@ -334,17 +384,60 @@ def read_tag_size(buf: bytes, pos: int, tag: int) -> tuple[int, int]:
     return size, pos
 
 
-def read_unknown_tag(
-    buf: bytes, pos: int, tag: int, size: int, unknown: list | None
-) -> tuple[list, int]:
-    """Keep the raw bytes of a tag this version does not know, for re-emission on encode."""
-    if size < 0:  # never moves the position backwards, whoever read the size
-        raise DecodeError(f"tagged field {tag} has a negative size {size}", pos)
-    end = _check_remaining(buf, pos, size, f"tagged field {tag}")
-    if unknown is None:
-        unknown = []
-    unknown.append((tag, buf[pos:end]))
-    return unknown, end
+class RawTags:
+    """Tagged fields this version does not know, kept as the wire bytes they came in.
+
+    A decoder may meet tens of thousands of them in one section, so they are kept as one slice of the
+    input (every entry's tag, size and value, in their ascending tag order) rather than one tuple per
+    field; iterating yields ``(tag, value)`` pairs, and the writer copies the slice back verbatim.
+    """
+
+    __slots__ = ("raw", "count")
+
+    def __init__(self, raw: bytes, count: int) -> None:
+        self.raw = raw
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        raw, pos = self.raw, 0
+        for _ in range(self.count):
+            tag, pos = read_uvarint(raw, pos)
+            size, pos = read_uvarint(raw, pos)
+            yield tag, raw[pos : pos + size]
+            pos += size
+
+    def __getitem__(self, index: int) -> tuple[int, bytes]:
+        return list(self)[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RawTags):
+            return self.raw == other.raw and self.count == other.count
+        if isinstance(other, (list, tuple)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # equal to lists, which are unhashable
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+def read_raw_tags(buf: bytes, pos: int, count: int, declared: int) -> tuple[RawTags, int]:
+    """Read the last ``count`` fields of a tagged section, none known to this version (tags below
+    ``declared`` are not valid here), and keep them raw. Tags must be strictly ascending."""
+    start = pos
+    previous = declared - 1
+    for _ in range(count):
+        tag, pos = read_uvarint(buf, pos)
+        if tag <= previous:
+            raise tag_order_error(tag, previous) if previous >= declared else invalid_tag(tag)
+        previous = tag
+        size, pos = read_tag_size(buf, pos, tag)
+        pos += size
+    return RawTags(buf[start:pos], count), pos
 
 
 # -- encode-side checks ------------------------------------------------------------------------------
@@ -359,6 +452,17 @@ INT_RANGES = {
 }
 
 
+_EXPECTED_TYPES: dict[str, type | tuple[type, ...]] = {
+    "bool": bool,
+    "float64": (float, int),
+    "string": str,
+    "bytes": (bytes, bytearray, memoryview),
+    "records": (bytes, bytearray, memoryview),
+    "uuid": uuid.UUID,
+    "array": list,
+}
+
+
 def explain_value(kind: str, value: object, nullable: bool) -> str | None:
     """Why ``value`` cannot be written as ``kind``, or None when it can (used only on the error path)."""
     if value is None:
@@ -370,19 +474,13 @@ def explain_value(kind: str, value: object, nullable: bool) -> str | None:
         if not low <= value <= high:
             return f"{value} is out of range for {kind} [{low}, {high}]"
         return None
-    expected = {
-        "bool": bool,
-        "float64": (float, int),
-        "string": str,
-        "bytes": (bytes, bytearray, memoryview),
-        "records": (bytes, bytearray, memoryview),
-        "uuid": uuid.UUID,
-        "array": list,
-    }.get(kind)
+    expected = _EXPECTED_TYPES.get(kind)
     if expected is not None and not isinstance(value, expected):
         return f"expected {kind}, got {type(value).__name__}"
-    if kind == "string" and len(value.encode("utf-8")) > MAX_STRING_BYTES:
-        return str(too_long(len(value.encode("utf-8"))))
+    if kind == "string" and isinstance(value, str):
+        size = len(value.encode("utf-8"))
+        if size > MAX_STRING_BYTES:
+            return str(too_long(size))
     return None
 
 
@@ -404,21 +502,91 @@ def extend_path(exc: BaseException, segment: str) -> _PathError:
 
 
 def decode_failure(message_name: str, version: int, exc: BaseException) -> ProtocolError:
-    """The public error for a failure anywhere in a message reader, naming the field path."""
-    path, cause = _unwrap(exc)
-    if isinstance(cause, UnsupportedVersionError):
-        return cause
-    if isinstance(cause, DecodeError):
-        text = str(cause)
-    elif isinstance(cause, (struct.error, IndexError)):
-        text = "truncated input"
+    """The public error for a failure anywhere in a message reader, naming the element path.
+
+    Runs only on the error path: the path and the offset come from the traceback (see below).
+    """
+    if isinstance(exc, UnsupportedVersionError):
+        return exc
+    path, offset = _failure_path(exc)
+    if isinstance(exc, DecodeError):
+        text = str(exc)
+        offset = exc.offset
+    elif isinstance(exc, UnicodeDecodeError):  # from an inlined short string
+        text = f"string is not valid UTF-8 ({exc.reason})"
+        offset = None if offset is None else offset + 1 + exc.start
+    elif isinstance(exc, (struct.error, IndexError)):
+        text = "truncated input" if offset is None else f"truncated input at offset {offset}"
     else:
-        text = f"{type(cause).__name__}: {cause}"
+        text = f"{type(exc).__name__}: {exc}"
     where = f"{path}: " if path else ""
     error = DecodeError(f"{message_name} v{version}: {where}{text}")
-    error.offset = getattr(cause, "offset", None)
+    error.offset = offset
     error.field_path = path
     return error
+
+
+# -- error paths, rebuilt from the traceback ----------------------------------------------------------
+#
+# Readers keep no path while they run. In a generated reader every read follows a comment
+# "# read <path>" naming what it reads relative to the function's struct, "[_i]" standing for the
+# element index of an inlined array, "a, b, c" for a run of fixed-width fields read at once and
+# "(tagged fields)" for the struct's tagged section. On failure each generated reader frame in the
+# traceback contributes the nearest such comment at or above its failing line, with the frame's own
+# "_i" filled in; in a run, the first field that does not fit in the input is named.
+
+_READ_MARK = "# read "
+_RUN_READ = re.compile(r"\b(_S\d+)\.unpack_from\(")
+_STRUCT_CODE = re.compile(r"\d*[a-zA-Z?]")
+
+
+def _failure_path(exc: BaseException) -> tuple[str, int | None]:
+    """The element path of the read that raised ``exc``, and the offset where it started."""
+    segments: list[str] = []
+    offset: int | None = None
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name.startswith("_read_"):
+            lines = linecache.getlines(frame.f_code.co_filename, frame.f_globals)
+            segment = _path_comment(lines, tb.tb_lineno, frame.f_code.co_firstlineno)
+            segment = segment.replace("[_i]", f"[{frame.f_locals.get('_i')}]")
+            position = frame.f_locals.get("pos")
+            offset = position if isinstance(position, int) else None
+            failing = lines[tb.tb_lineno - 1] if tb.tb_lineno <= len(lines) else ""
+            run = _RUN_READ.search(failing)
+            if run is not None and offset is not None and ", " in segment:
+                segment, offset = _field_of_run(
+                    segment, frame.f_globals[run.group(1)], offset, frame
+                )
+            if segment:
+                segments.append(segment)
+        tb = tb.tb_next
+    return ".".join(segments), offset
+
+
+def _path_comment(lines: list[str], line: int, first_line: int) -> str:
+    for number in range(line - 1, first_line - 1, -1):
+        text = lines[number].strip()
+        if text.startswith(_READ_MARK):
+            return text[len(_READ_MARK) :].split("(")[0].strip()
+    return ""
+
+
+def _field_of_run(
+    segment: str, compiled: struct.Struct, start: int, frame: FrameType
+) -> tuple[str, int]:
+    """The first field of a run ("prefix.a, b, c") that runs past the end of the input."""
+    head, _, first = segment.split(", ")[0].rpartition(".")
+    names = [first, *segment.split(", ")[1:]]
+    available = len(frame.f_locals.get("buf", b""))
+    offset = start
+    for name, code in zip(names, _STRUCT_CODE.findall(compiled.format.lstrip(">"))):
+        size = struct.calcsize(">" + code)
+        if offset + size > available:
+            return (f"{head}.{name}" if head else name), offset
+        offset += size
+    return segment, start
 
 
 def write_failure(exc: BaseException, obj: object, fields: str, cls: type) -> _PathError:
@@ -437,8 +605,9 @@ def write_failure(exc: BaseException, obj: object, fields: str, cls: type) -> _P
         )
         return _PathError([], EncodeError(what))
     if not isinstance(exc, ProtocolError):
+        kinds: dict[str, str] = getattr(cls, "_KINDS", {})  # every generated struct class has one
         for attr in fields.split(","):
-            reason = explain_value(cls._KINDS.get(attr, ""), getattr(obj, attr, None), False)
+            reason = explain_value(kinds.get(attr, ""), getattr(obj, attr, None), False)
             if reason is not None:
                 return _PathError([attr], EncodeError(reason))
     return _PathError([fields], exc)
@@ -464,7 +633,7 @@ def _unwrap(exc: BaseException) -> tuple[str, BaseException]:
     return "", exc
 
 
-class _ArrayStructs(dict):
+class _ArrayStructs(dict[int, struct.Struct]):
     """Precompiled ``struct.Struct`` objects for arrays of ``n`` fixed-width elements, by ``n``."""
 
     def __init__(self, code: str) -> None:
@@ -511,7 +680,7 @@ _ARRAYS = {
 
 def read_fixed_array(
     buf: bytes, pos: int, kind: str, compact: bool, nullable: bool
-) -> tuple[list | None, int]:
+) -> tuple[list[Any] | None, int]:
     """An array of fixed-width elements, any length, classic or compact (the generic path)."""
     count, pos = read_compact_array_count(buf, pos) if compact else read_array_count(buf, pos)
     if count < 0:
@@ -522,11 +691,13 @@ def read_fixed_array(
     end = pos + structure.size
     if end > len(buf):
         raise truncated(pos)
+    if kind == "bool" and buf[pos:end].translate(None, b"\x00\x01"):
+        raise DecodeError("bool array element is neither 0 nor 1", pos)
     return list(structure.unpack_from(buf, pos)), end
 
 
-def count_error(count: int, remaining: int) -> DecodeError:
-    return DecodeError(f"array of {count} elements, but only {remaining} bytes remain")
+def count_error(count: int, remaining: int, offset: int) -> DecodeError:
+    return DecodeError(f"array of {count} elements, but only {remaining} bytes remain", offset)
 
 
 def truncated(pos: int) -> DecodeError:
@@ -541,8 +712,15 @@ def tag_size_error(tag: int, size: int, used: int) -> DecodeError:
     return DecodeError(f"tagged field {tag} declares {size} bytes but its value has {used}")
 
 
-def write_raw_tags(out: bytearray, unknown: list, declared: int) -> None:
+def write_raw_tags(
+    out: bytearray, unknown: list[tuple[int, bytes]] | RawTags, declared: int
+) -> None:
     """Write tags kept raw from a decode, after the known ones (whose numbers are all below them)."""
+    if type(unknown) is RawTags:  # checked when decoded; only its first tag can clash here
+        if read_uvarint(unknown.raw, 0)[0] < declared:
+            raise EncodeError(f"unknown tagged field {unknown[0][0]} reuses a known tag")
+        out += unknown.raw
+        return
     seen: set[int] = set()
     for tag, _ in unknown:
         if tag < declared or tag in seen:
@@ -554,6 +732,29 @@ def write_raw_tags(out: bytearray, unknown: list, declared: int) -> None:
         out += data
 
 
+def tag_order_error(tag: int, previous: int) -> DecodeError:
+    if tag < 0:
+        return invalid_tag(tag)
+    what = "repeats" if tag == previous else "comes after"
+    return DecodeError(
+        f"tagged field {tag} {what} tagged field {previous}: tags must be strictly ascending"
+    )
+
+
+def default_tag(tag: int) -> DecodeError:
+    return DecodeError(f"tagged field {tag} carries its default value, which is never written")
+
+
+def bad_bool(value: int, offset: int) -> DecodeError:
+    return DecodeError(f"bool byte {value} is neither 0 nor 1", offset)
+
+
+def bad_presence(value: int, offset: int) -> DecodeError:
+    return DecodeError(
+        f"nullable struct presence marker {value} is neither present nor null", offset
+    )
+
+
 def tags_not_supported() -> EncodeError:
     return EncodeError("tagged fields were set, but this version does not support them")
 
@@ -562,21 +763,20 @@ def null_error() -> DecodeError:
     return DecodeError("non-nullable field was serialized as null")
 
 
+def null_value() -> EncodeError:
+    return EncodeError("is null but not nullable in this version")
+
+
 def invalid_tag(tag: int) -> DecodeError:
     return DecodeError(f"tag {tag} is not valid for this version")
 
 
-def skip_unknown_tags(buf: bytes, pos: int, known: int) -> tuple[list | None, int]:
+def skip_unknown_tags(buf: bytes, pos: int, known: int) -> tuple[RawTags | None, int]:
     """Read a tagged section in which this version knows no tags (tags below ``known`` are invalid)."""
     count, pos = read_tag_count(buf, pos)
-    unknown = None
-    for _ in range(count):
-        tag, pos = read_uvarint(buf, pos)
-        size, pos = read_tag_size(buf, pos, tag)
-        if tag < known:
-            raise invalid_tag(tag)
-        unknown, pos = read_unknown_tag(buf, pos, tag, size, unknown)
-    return unknown, pos
+    if count == 0:
+        return None, pos
+    return read_raw_tags(buf, pos, count, known)
 
 
 def not_ignorable() -> EncodeError:

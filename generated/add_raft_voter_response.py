@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import struct as _struct
 
-from ._base import Message as _Message
+from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    extend_path as _extend_path,
+    RawTags as _RawTags,
     read_compact_string as _read_compact_string,
     skip_unknown_tags as _skip_unknown_tags,
     too_long as _too_long,
@@ -24,8 +24,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "AddRaftVoterResponse",
@@ -65,7 +63,7 @@ class AddRaftVoterResponse(_Message):
         throttle_time_ms: int = 0,
         error_code: int = 0,
         error_message: str | None = "",
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
@@ -86,29 +84,25 @@ def _read_add_raft_voter_response_v0(buf: bytes, pos: int) -> tuple[AddRaftVoter
     """Read AddRaftVoterResponse at versions 0-1."""
     obj = _new(AddRaftVoterResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms,error_code"
-        obj.throttle_time_ms, obj.error_code = _S0.unpack_from(buf, pos)
-        pos += 6
-        f = "error_message"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.error_message = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.error_message, pos = _read_compact_string(buf, pos)
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read throttle_time_ms, error_code
+    obj.throttle_time_ms, obj.error_code = _S0.unpack_from(buf, pos)
+    pos += 6
+    # read error_message
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.error_message = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.error_message, pos = _read_compact_string(buf, pos)
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -122,11 +116,11 @@ def _write_add_raft_voter_response_v0(obj: AddRaftVoterResponse, out: bytearray)
             obj.error_code,
         )
         f = "error_message"
-        value = obj.error_message
-        if value is None:
+        error_message_value = obj.error_message
+        if error_message_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = error_message_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -152,6 +146,11 @@ _FIELDS_add_raft_voter_response = (
     _F("error_message", "errorMessage", "string"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_add_raft_voter_response_v0 = _JsonLayout(
     AddRaftVoterResponse, _FIELDS_add_raft_voter_response, "III", "001"
 )

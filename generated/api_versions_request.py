@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import struct as _struct
 
-from ._base import Message as _Message
+from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    extend_path as _extend_path,
+    RawTags as _RawTags,
     null_error as _null_error,
     read_compact_string as _read_compact_string,
     skip_unknown_tags as _skip_unknown_tags,
@@ -30,8 +30,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "ApiVersionsRequest",
@@ -82,7 +80,7 @@ class ApiVersionsRequest(_Message):
         client_software_version: str = "",
         cluster_id: str | None = None,
         node_id: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.client_software_name = client_software_name
         self.client_software_version = client_software_version
@@ -104,16 +102,11 @@ class ApiVersionsRequest(_Message):
 def _read_api_versions_request_v0(buf: bytes, pos: int) -> tuple[ApiVersionsRequest, int]:
     """Read ApiVersionsRequest at versions 0-2."""
     obj = _new(ApiVersionsRequest)
-    _len = len(buf)
-    f = ""
-    try:
-        obj.client_software_name = ""
-        obj.client_software_version = ""
-        obj.cluster_id = None
-        obj.node_id = -1
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    obj.client_software_name = ""
+    obj.client_software_version = ""
+    obj.cluster_id = None
+    obj.node_id = -1
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -132,42 +125,38 @@ def _read_api_versions_request_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
     """Read ApiVersionsRequest at versions 3-4."""
     obj = _new(ApiVersionsRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "client_software_name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.client_software_name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.client_software_name, pos = _read_compact_string(buf, pos)
-            if obj.client_software_name is None:
-                raise _null_error()
-        f = "client_software_version"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.client_software_version = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.client_software_version, pos = _read_compact_string(buf, pos)
-            if obj.client_software_version is None:
-                raise _null_error()
-        obj.cluster_id = None
-        obj.node_id = -1
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read client_software_name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.client_software_name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.client_software_name, pos = _read_compact_string(buf, pos)
+        if obj.client_software_name is None:
+            raise _null_error()
+    # read client_software_version
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.client_software_version = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.client_software_version, pos = _read_compact_string(buf, pos)
+        if obj.client_software_version is None:
+            raise _null_error()
+    obj.cluster_id = None
+    obj.node_id = -1
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -210,53 +199,49 @@ def _read_api_versions_request_v5(buf: bytes, pos: int) -> tuple[ApiVersionsRequ
     """Read ApiVersionsRequest at version 5."""
     obj = _new(ApiVersionsRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "client_software_name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.client_software_name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.client_software_name, pos = _read_compact_string(buf, pos)
-            if obj.client_software_name is None:
-                raise _null_error()
-        f = "client_software_version"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.client_software_version = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.client_software_version, pos = _read_compact_string(buf, pos)
-            if obj.client_software_version is None:
-                raise _null_error()
-        f = "cluster_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.cluster_id, pos = _read_compact_string(buf, pos)
-        f = "node_id"
-        (obj.node_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read client_software_name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.client_software_name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.client_software_name, pos = _read_compact_string(buf, pos)
+        if obj.client_software_name is None:
+            raise _null_error()
+    # read client_software_version
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.client_software_version = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.client_software_version, pos = _read_compact_string(buf, pos)
+        if obj.client_software_version is None:
+            raise _null_error()
+    # read cluster_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.cluster_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
+    # read node_id
+    (obj.node_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -285,11 +270,11 @@ def _write_api_versions_request_v5(obj: ApiVersionsRequest, out: bytearray) -> N
             raise _too_long(size)
         out += data
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -318,6 +303,11 @@ _FIELDS_api_versions_request = (
     _F("node_id", "nodeId", "int32"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_api_versions_request_v0 = _JsonLayout(
     ApiVersionsRequest, _FIELDS_api_versions_request, "AAAA"
 )

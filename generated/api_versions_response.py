@@ -23,23 +23,26 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     INT32 as _INT32,
+    RawTags as _RawTags,
+    bad_bool as _bad_bool,
     count_error as _count_error,
-    extend_path as _extend_path,
-    invalid_tag as _invalid_tag,
+    default_tag as _default_tag,
     null_error as _null_error,
     read_array_count as _read_array_count,
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
+    read_raw_tags as _read_raw_tags,
     read_tag_count as _read_tag_count,
     read_tag_size as _read_tag_size,
-    read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
@@ -48,8 +51,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "ApiVersion",
@@ -90,7 +91,7 @@ class ApiVersion(_Struct):
         api_key: int = 0,
         min_version: int = 0,
         max_version: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.api_key = api_key
         self.min_version = min_version
@@ -131,7 +132,7 @@ class SupportedFeatureKey(_Struct):
         name: str = "",
         min_version: int = 0,
         max_version: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.min_version = min_version
@@ -174,7 +175,7 @@ class FinalizedFeatureKey(_Struct):
         name: str = "",
         max_version_level: int = 0,
         min_version_level: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.max_version_level = max_version_level
@@ -248,7 +249,7 @@ class ApiVersionsResponse(_Message):
         finalized_features_epoch: int = -1,
         finalized_features: list[FinalizedFeatureKey] = _DEFAULT,
         zk_migration_ready: bool = False,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.error_code = error_code
         self.api_keys = _MapKeyList() if api_keys is _DEFAULT else api_keys
@@ -277,21 +278,6 @@ class ApiVersionsResponse(_Message):
         )
 
 
-def _read_api_version_v0(buf: bytes, pos: int) -> tuple[ApiVersion, int]:
-    """Read ApiVersion at versions 0-2."""
-    obj = _new(ApiVersion)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "api_key,min_version,max_version"
-        obj.api_key, obj.min_version, obj.max_version = _S0.unpack_from(buf, pos)
-        pos += 6
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_api_version_v0(obj: ApiVersion, out: bytearray) -> None:
     """Write ApiVersion at versions 0-2."""
     f = ""
@@ -307,26 +293,6 @@ def _write_api_version_v0(obj: ApiVersion, out: bytearray) -> None:
             raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, ApiVersion) from None
-
-
-def _read_api_version_v3(buf: bytes, pos: int) -> tuple[ApiVersion, int]:
-    """Read ApiVersion at versions 3-5."""
-    obj = _new(ApiVersion)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "api_key,min_version,max_version"
-        obj.api_key, obj.min_version, obj.max_version = _S0.unpack_from(buf, pos)
-        pos += 6
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_api_version_v3(obj: ApiVersion, out: bytearray) -> None:
@@ -348,38 +314,6 @@ def _write_api_version_v3(obj: ApiVersion, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ApiVersion) from None
-
-
-def _read_supported_feature_key_v3(buf: bytes, pos: int) -> tuple[SupportedFeatureKey, int]:
-    """Read SupportedFeatureKey at versions 3-5."""
-    obj = _new(SupportedFeatureKey)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.name, pos = _read_compact_string(buf, pos)
-            if obj.name is None:
-                raise _null_error()
-        f = "min_version,max_version"
-        obj.min_version, obj.max_version = _S3.unpack_from(buf, pos)
-        pos += 4
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_supported_feature_key_v3(obj: SupportedFeatureKey, out: bytearray) -> None:
@@ -410,38 +344,6 @@ def _write_supported_feature_key_v3(obj: SupportedFeatureKey, out: bytearray) ->
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, SupportedFeatureKey) from None
-
-
-def _read_finalized_feature_key_v3(buf: bytes, pos: int) -> tuple[FinalizedFeatureKey, int]:
-    """Read FinalizedFeatureKey at versions 3-5."""
-    obj = _new(FinalizedFeatureKey)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.name, pos = _read_compact_string(buf, pos)
-            if obj.name is None:
-                raise _null_error()
-        f = "max_version_level,min_version_level"
-        obj.max_version_level, obj.min_version_level = _S3.unpack_from(buf, pos)
-        pos += 4
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_finalized_feature_key_v3(obj: FinalizedFeatureKey, out: bytearray) -> None:
@@ -477,34 +379,29 @@ def _write_finalized_feature_key_v3(obj: FinalizedFeatureKey, out: bytearray) ->
 def _read_api_versions_response_v0(buf: bytes, pos: int) -> tuple[ApiVersionsResponse, int]:
     """Read ApiVersionsResponse at version 0."""
     obj = _new(ApiVersionsResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "error_code"
-        (obj.error_code,) = _S1.unpack_from(buf, pos)
-        pos += 2
-        f = "api_keys"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = _MapKeyList()
-            for _ in range(_n):
-                _e = _new(ApiVersion)
-                f = "api_keys[].api_key,min_version,max_version"
-                _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
-                pos += 6
-                _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.api_keys = _elements
-        obj.throttle_time_ms = 0
-        obj.supported_features = _MapKeyList()
-        obj.finalized_features_epoch = -1
-        obj.finalized_features = _MapKeyList()
-        obj.zk_migration_ready = False
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read error_code
+    (obj.error_code,) = _S1.unpack_from(buf, pos)
+    pos += 2
+    # read api_keys
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _api_keys_list: _MapKeyList[ApiVersion] = _MapKeyList()
+        for _i in range(_n):
+            _e = _new(ApiVersion)
+            # read api_keys[_i].api_key, min_version, max_version
+            _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
+            pos += 6
+            _e.unknown_tagged_fields = None
+            _api_keys_list.append(_e)
+        obj.api_keys = _api_keys_list
+    obj.throttle_time_ms = 0
+    obj.supported_features = _MapKeyList()
+    obj.finalized_features_epoch = -1
+    obj.finalized_features = _MapKeyList()
+    obj.zk_migration_ready = False
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -515,12 +412,12 @@ def _write_api_versions_response_v0(obj: ApiVersionsResponse, out: bytearray) ->
         f = "error_code"
         out += _S1.pack(obj.error_code)
         f = "api_keys"
-        items = obj.api_keys
-        size = len(items)
+        api_keys_items = obj.api_keys
+        size = len(api_keys_items)
         out += _INT32.pack(size)
         f = "api_keys[]"
-        for item in items:
-            _write_api_version_v0(item, out)
+        for api_keys_item in api_keys_items:
+            _write_api_version_v0(api_keys_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -531,36 +428,31 @@ def _write_api_versions_response_v0(obj: ApiVersionsResponse, out: bytearray) ->
 def _read_api_versions_response_v1(buf: bytes, pos: int) -> tuple[ApiVersionsResponse, int]:
     """Read ApiVersionsResponse at versions 1-2."""
     obj = _new(ApiVersionsResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "error_code"
-        (obj.error_code,) = _S1.unpack_from(buf, pos)
-        pos += 2
-        f = "api_keys"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = _MapKeyList()
-            for _ in range(_n):
-                _e = _new(ApiVersion)
-                f = "api_keys[].api_key,min_version,max_version"
-                _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
-                pos += 6
-                _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.api_keys = _elements
-        f = "throttle_time_ms"
-        (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
-        pos += 4
-        obj.supported_features = _MapKeyList()
-        obj.finalized_features_epoch = -1
-        obj.finalized_features = _MapKeyList()
-        obj.zk_migration_ready = False
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read error_code
+    (obj.error_code,) = _S1.unpack_from(buf, pos)
+    pos += 2
+    # read api_keys
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _api_keys_list: _MapKeyList[ApiVersion] = _MapKeyList()
+        for _i in range(_n):
+            _e = _new(ApiVersion)
+            # read api_keys[_i].api_key, min_version, max_version
+            _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
+            pos += 6
+            _e.unknown_tagged_fields = None
+            _api_keys_list.append(_e)
+        obj.api_keys = _api_keys_list
+    # read throttle_time_ms
+    (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
+    pos += 4
+    obj.supported_features = _MapKeyList()
+    obj.finalized_features_epoch = -1
+    obj.finalized_features = _MapKeyList()
+    obj.zk_migration_ready = False
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -571,12 +463,12 @@ def _write_api_versions_response_v1(obj: ApiVersionsResponse, out: bytearray) ->
         f = "error_code"
         out += _S1.pack(obj.error_code)
         f = "api_keys"
-        items = obj.api_keys
-        size = len(items)
+        api_keys_items = obj.api_keys
+        size = len(api_keys_items)
         out += _INT32.pack(size)
         f = "api_keys[]"
-        for item in items:
-            _write_api_version_v0(item, out)
+        for api_keys_item in api_keys_items:
+            _write_api_version_v0(api_keys_item, out)
         f = "throttle_time_ms"
         out += _S2.pack(obj.throttle_time_ms)
         f = ""
@@ -590,162 +482,173 @@ def _read_api_versions_response_v3(buf: bytes, pos: int) -> tuple[ApiVersionsRes
     """Read ApiVersionsResponse at versions 3-5."""
     obj = _new(ApiVersionsResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "error_code"
-        (obj.error_code,) = _S1.unpack_from(buf, pos)
-        pos += 2
-        f = "api_keys"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = _MapKeyList()
-            for _ in range(_n):
-                _e = _new(ApiVersion)
-                f = "api_keys[].api_key,min_version,max_version"
-                _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
-                pos += 6
-                f = "api_keys[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.api_keys = _elements
-        f = "throttle_time_ms"
-        (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
-        pos += 4
-        f = ""
-        obj.supported_features = _MapKeyList()
-        obj.finalized_features_epoch = -1
-        obj.finalized_features = _MapKeyList()
-        obj.zk_migration_ready = False
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _count = buf[pos]
-            if _count < 0x80:
+    # read error_code
+    (obj.error_code,) = _S1.unpack_from(buf, pos)
+    pos += 2
+    # read api_keys
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _api_keys_list: _MapKeyList[ApiVersion] = _MapKeyList()
+        for _i in range(_n):
+            _e = _new(ApiVersion)
+            # read api_keys[_i].api_key, min_version, max_version
+            _e.api_key, _e.min_version, _e.max_version = _S0.unpack_from(buf, pos)
+            pos += 6
+            # read api_keys[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
                 pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
-                _tag = buf[pos]
-                if _tag < 0x80:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _api_keys_list.append(_e)
+        obj.api_keys = _api_keys_list
+    # read throttle_time_ms
+    (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
+    pos += 4
+    # read (tagged fields)
+    obj.supported_features = _MapKeyList()
+    obj.finalized_features_epoch = -1
+    obj.finalized_features = _MapKeyList()
+    obj.zk_migration_ready = False
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
+            pos += 1
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
+        else:
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
+                pos += 1
+            else:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read supported_features
+                _n = buf[pos] - 1
+                if _n < 0x7F:
                     pos += 1
+                    if _n > _len - pos:
+                        raise _count_error(_n, _len - pos, pos - 1)
                 else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
+                    _n, pos = _read_compact_array_count(buf, pos)
+                if _n < 0:
+                    raise _null_error()
+                else:
+                    _supported_features_list: _MapKeyList[SupportedFeatureKey] = _MapKeyList()
+                    for _i in range(_n):
+                        _e = _new(SupportedFeatureKey)
+                        # read supported_features[_i].name
+                        _n = buf[pos] - 1
+                        if 0 <= _n < 0x7F:
+                            _end = pos + 1 + _n
+                            if _end > _len:
+                                raise _truncated(pos)
+                            _e.name = buf[pos + 1 : _end].decode()
+                            pos = _end
+                        else:
+                            _e.name, pos = _read_compact_string(buf, pos)
+                            if _e.name is None:
+                                raise _null_error()
+                        # read supported_features[_i].min_version, max_version
+                        _e.min_version, _e.max_version = _S3.unpack_from(buf, pos)
+                        pos += 4
+                        # read supported_features[_i] (tagged fields)
+                        if buf[pos] == 0:
+                            _e.unknown_tagged_fields = None
+                            pos += 1
+                        else:
+                            _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                        _supported_features_list.append(_e)
+                    obj.supported_features = _supported_features_list
+                if not (obj.supported_features != []):
+                    raise _default_tag(_tag)
+            elif _tag == 1:
+                # read finalized_features_epoch
+                (obj.finalized_features_epoch,) = _S4.unpack_from(buf, pos)
+                pos += 8
+                if not (obj.finalized_features_epoch != -1):
+                    raise _default_tag(_tag)
+            elif _tag == 2:
+                # read finalized_features
+                _n = buf[pos] - 1
+                if _n < 0x7F:
                     pos += 1
+                    if _n > _len - pos:
+                        raise _count_error(_n, _len - pos, pos - 1)
                 else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                _start = pos
-                if _tag == 0:
-                    f = "supported_features"
-                    _n = buf[pos] - 1
-                    if _n < 0x7F:
-                        pos += 1
-                        if _n > _len - pos:
-                            raise _count_error(_n, _len - pos)
-                    else:
-                        _n, pos = _read_compact_array_count(buf, pos)
-                    if _n < 0:
-                        raise _null_error()
-                    else:
-                        _elements = _MapKeyList()
-                        for _ in range(_n):
-                            _e = _new(SupportedFeatureKey)
-                            f = "supported_features[].name"
-                            _n = buf[pos] - 1
-                            if 0 <= _n < 0x7F:
-                                _end = pos + 1 + _n
-                                if _end > _len:
-                                    raise _truncated(pos)
-                                _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
-                                pos = _end
-                            else:
-                                _e.name, pos = _read_compact_string(buf, pos)
-                                if _e.name is None:
-                                    raise _null_error()
-                            f = "supported_features[].min_version,max_version"
-                            _e.min_version, _e.max_version = _S3.unpack_from(buf, pos)
-                            pos += 4
-                            f = "supported_features[]."
-                            if buf[pos] == 0:
-                                _e.unknown_tagged_fields = None
-                                pos += 1
-                            else:
-                                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                            _elements.append(_e)
-                        obj.supported_features = _elements
-                elif _tag == 1:
-                    f = "finalized_features_epoch"
-                    (obj.finalized_features_epoch,) = _S4.unpack_from(buf, pos)
-                    pos += 8
-                elif _tag == 2:
-                    f = "finalized_features"
-                    _n = buf[pos] - 1
-                    if _n < 0x7F:
-                        pos += 1
-                        if _n > _len - pos:
-                            raise _count_error(_n, _len - pos)
-                    else:
-                        _n, pos = _read_compact_array_count(buf, pos)
-                    if _n < 0:
-                        raise _null_error()
-                    else:
-                        _elements = _MapKeyList()
-                        for _ in range(_n):
-                            _e = _new(FinalizedFeatureKey)
-                            f = "finalized_features[].name"
-                            _n = buf[pos] - 1
-                            if 0 <= _n < 0x7F:
-                                _end = pos + 1 + _n
-                                if _end > _len:
-                                    raise _truncated(pos)
-                                _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
-                                pos = _end
-                            else:
-                                _e.name, pos = _read_compact_string(buf, pos)
-                                if _e.name is None:
-                                    raise _null_error()
-                            f = "finalized_features[].max_version_level,min_version_level"
-                            _e.max_version_level, _e.min_version_level = _S3.unpack_from(buf, pos)
-                            pos += 4
-                            f = "finalized_features[]."
-                            if buf[pos] == 0:
-                                _e.unknown_tagged_fields = None
-                                pos += 1
-                            else:
-                                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                            _elements.append(_e)
-                        obj.finalized_features = _elements
-                elif _tag == 3:
-                    f = "zk_migration_ready"
-                    (obj.zk_migration_ready,) = _S5.unpack_from(buf, pos)
-                    pos += 1
-                elif _tag < 4:
-                    raise _invalid_tag(_tag)
+                    _n, pos = _read_compact_array_count(buf, pos)
+                if _n < 0:
+                    raise _null_error()
                 else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    _finalized_features_list: _MapKeyList[FinalizedFeatureKey] = _MapKeyList()
+                    for _i in range(_n):
+                        _e = _new(FinalizedFeatureKey)
+                        # read finalized_features[_i].name
+                        _n = buf[pos] - 1
+                        if 0 <= _n < 0x7F:
+                            _end = pos + 1 + _n
+                            if _end > _len:
+                                raise _truncated(pos)
+                            _e.name = buf[pos + 1 : _end].decode()
+                            pos = _end
+                        else:
+                            _e.name, pos = _read_compact_string(buf, pos)
+                            if _e.name is None:
+                                raise _null_error()
+                        # read finalized_features[_i].max_version_level, min_version_level
+                        _e.max_version_level, _e.min_version_level = _S3.unpack_from(buf, pos)
+                        pos += 4
+                        # read finalized_features[_i] (tagged fields)
+                        if buf[pos] == 0:
+                            _e.unknown_tagged_fields = None
+                            pos += 1
+                        else:
+                            _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                        _finalized_features_list.append(_e)
+                    obj.finalized_features = _finalized_features_list
+                if not (obj.finalized_features != []):
+                    raise _default_tag(_tag)
+            elif _tag == 3:
+                # read zk_migration_ready
+                (obj.zk_migration_ready,) = _S5.unpack_from(buf, pos)
+                # read zk_migration_ready
+                if buf[pos + 0] > 1:
+                    raise _bad_bool(buf[pos + 0], pos + 0)
+                pos += 1
+                if not (obj.zk_migration_ready != False):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 4)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -756,15 +659,15 @@ def _write_api_versions_response_v3(obj: ApiVersionsResponse, out: bytearray) ->
         f = "error_code"
         out += _S1.pack(obj.error_code)
         f = "api_keys"
-        items = obj.api_keys
-        size = len(items)
+        api_keys_items = obj.api_keys
+        size = len(api_keys_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "api_keys[]"
-        for item in items:
-            _write_api_version_v3(item, out)
+        for api_keys_item in api_keys_items:
+            _write_api_version_v3(api_keys_item, out)
         f = "throttle_time_ms"
         out += _S2.pack(obj.throttle_time_ms)
         f = ""
@@ -788,15 +691,15 @@ def _write_api_versions_response_v3(obj: ApiVersionsResponse, out: bytearray) ->
             f = "supported_features"
             out.append(0)
             tag_out = bytearray()
-            items = obj.supported_features
-            size = len(items)
+            supported_features_items = obj.supported_features
+            size = len(supported_features_items)
             if size + 1 < 128:
                 tag_out.append(size + 1)
             else:
                 _write_uvarint(tag_out, size + 1)
             f = "supported_features[]"
-            for item in items:
-                _write_supported_feature_key_v3(item, tag_out)
+            for supported_features_item in supported_features_items:
+                _write_supported_feature_key_v3(supported_features_item, tag_out)
             if len(tag_out) < 128:
                 out.append(len(tag_out))
             else:
@@ -811,15 +714,15 @@ def _write_api_versions_response_v3(obj: ApiVersionsResponse, out: bytearray) ->
             f = "finalized_features"
             out.append(2)
             tag_out = bytearray()
-            items = obj.finalized_features
-            size = len(items)
+            finalized_features_items = obj.finalized_features
+            size = len(finalized_features_items)
             if size + 1 < 128:
                 tag_out.append(size + 1)
             else:
                 _write_uvarint(tag_out, size + 1)
             f = "finalized_features[]"
-            for item in items:
-                _write_finalized_feature_key_v3(item, tag_out)
+            for finalized_features_item in finalized_features_items:
+                _write_finalized_feature_key_v3(finalized_features_item, tag_out)
             if len(tag_out) < 128:
                 out.append(len(tag_out))
             else:
@@ -862,6 +765,11 @@ _FIELDS_api_versions_response = (
     _F("zk_migration_ready", "zkMigrationReady", "bool", "", False),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_api_version_v0 = _JsonLayout(ApiVersion, _FIELDS_api_version, "III", "", None, _MapKeyList)
 _JSON_supported_feature_key_v3 = _JsonLayout(
     SupportedFeatureKey, _FIELDS_supported_feature_key, "III", "", None, _MapKeyList

@@ -18,14 +18,15 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     INT32 as _INT32,
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
-    extend_path as _extend_path,
     null_error as _null_error,
     read_array_count as _read_array_count,
     read_compact_array_count as _read_compact_array_count,
@@ -42,8 +43,6 @@ from ._runtime import (
     write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "PartitionData",
@@ -91,7 +90,7 @@ class PartitionData(_Struct):
         voter_directory_id: uuid.UUID = _ZERO_UUID,
         leader_id: int = 0,
         leader_epoch: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.voter_directory_id = voter_directory_id
@@ -131,7 +130,7 @@ class TopicData(_Struct):
         self,
         topic_name: str = "",
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -170,7 +169,7 @@ class LeaderEndpoint(_Struct):
         name: str = "",
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.host = host
@@ -222,7 +221,7 @@ class BeginQuorumEpochRequest(_Message):
         voter_id: int = -1,
         topics: list[TopicData] = _DEFAULT,
         leader_endpoints: list[LeaderEndpoint] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.voter_id = voter_id
@@ -241,25 +240,6 @@ class BeginQuorumEpochRequest(_Message):
         )
 
 
-def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
-    """Read PartitionData at version 0."""
-    obj = _new(PartitionData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index"
-        (obj.partition_index,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "leader_id,leader_epoch"
-        obj.leader_id, obj.leader_epoch = _S1.unpack_from(buf, pos)
-        pos += 8
-        obj.voter_directory_id = _ZERO_UUID
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
     """Write PartitionData at version 0."""
     f = ""
@@ -276,33 +256,6 @@ def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
             raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
-
-
-def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
-    """Read PartitionData at version 1."""
-    obj = _new(PartitionData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,voter_directory_id,leader_id,leader_epoch"
-        obj.partition_index, _voter_directory_id, obj.leader_id, obj.leader_epoch = _S2.unpack_from(
-            buf, pos
-        )
-        pos += 28
-        obj.voter_directory_id = (
-            _ZERO_UUID
-            if _voter_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_voter_directory_id)
-        )
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
@@ -330,34 +283,29 @@ def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
 def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 0."""
     obj = _new(TopicData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        obj.topic_name, pos = _read_string(buf, pos)
-        if obj.topic_name is None:
-            raise _null_error()
-        f = "partitions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(PartitionData)
-                f = "partitions[].partition_index"
-                (_e.partition_index,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                f = "partitions[].leader_id,leader_epoch"
-                _e.leader_id, _e.leader_epoch = _S1.unpack_from(buf, pos)
-                pos += 8
-                _e.voter_directory_id = _ZERO_UUID
-                _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.partitions = _elements
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic_name
+    obj.topic_name, pos = _read_string(buf, pos)
+    if obj.topic_name is None:
+        raise _null_error()
+    # read partitions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            _e = _new(PartitionData)
+            # read partitions[_i].partition_index
+            (_e.partition_index,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            # read partitions[_i].leader_id, leader_epoch
+            _e.leader_id, _e.leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 8
+            _e.voter_directory_id = _ZERO_UUID
+            _e.unknown_tagged_fields = None
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -368,12 +316,12 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
         f = "topic_name"
         _write_string(out, obj.topic_name)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v0(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -385,60 +333,56 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 1."""
     obj = _new(TopicData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.topic_name, pos = _read_compact_string(buf, pos)
-            if obj.topic_name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic_name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic_name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(PartitionData)
-                f = "partitions[].partition_index,voter_directory_id,leader_id,leader_epoch"
-                _e.partition_index, _voter_directory_id, _e.leader_id, _e.leader_epoch = (
-                    _S2.unpack_from(buf, pos)
-                )
-                pos += 28
-                _e.voter_directory_id = (
-                    _ZERO_UUID
-                    if _voter_directory_id == _ZERO_BYTES
-                    else _uuid_from_wire(_voter_directory_id)
-                )
-                f = "partitions[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.partitions = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            _e = _new(PartitionData)
+            # read partitions[_i].partition_index, voter_directory_id, leader_id, leader_epoch
+            _e.partition_index, _voter_directory_id, _e.leader_id, _e.leader_epoch = (
+                _S2.unpack_from(buf, pos)
+            )
+            pos += 28
+            _e.voter_directory_id = (
+                _ZERO_UUID
+                if _voter_directory_id == _ZERO_BYTES
+                else _uuid_from_wire(_voter_directory_id)
+            )
+            # read partitions[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -457,15 +401,15 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v1(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v1(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -475,50 +419,6 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicData) from None
-
-
-def _read_leader_endpoint_v1(buf: bytes, pos: int) -> tuple[LeaderEndpoint, int]:
-    """Read LeaderEndpoint at version 1."""
-    obj = _new(LeaderEndpoint)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.name, pos = _read_compact_string(buf, pos)
-            if obj.name is None:
-                raise _null_error()
-        f = "host"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.host, pos = _read_compact_string(buf, pos)
-            if obj.host is None:
-                raise _null_error()
-        f = "port"
-        (obj.port,) = _S3.unpack_from(buf, pos)
-        pos += 2
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_leader_endpoint_v1(obj: LeaderEndpoint, out: bytearray) -> None:
@@ -563,27 +463,22 @@ def _read_begin_quorum_epoch_request_v0(
 ) -> tuple[BeginQuorumEpochRequest, int]:
     """Read BeginQuorumEpochRequest at version 0."""
     obj = _new(BeginQuorumEpochRequest)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "cluster_id"
-        obj.cluster_id, pos = _read_string(buf, pos)
-        f = "topics"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_topic_data_v0(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        obj.voter_id = -1
-        obj.leader_endpoints = _MapKeyList()
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read cluster_id
+    obj.cluster_id, pos = _read_string(buf, pos)
+    # read topics
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    obj.voter_id = -1
+    obj.leader_endpoints = _MapKeyList()
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -594,12 +489,12 @@ def _write_begin_quorum_epoch_request_v0(obj: BeginQuorumEpochRequest, out: byte
         f = "cluster_id"
         _write_nullable_string(out, obj.cluster_id)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v0(topics_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -613,95 +508,91 @@ def _read_begin_quorum_epoch_request_v1(
     """Read BeginQuorumEpochRequest at version 1."""
     obj = _new(BeginQuorumEpochRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "cluster_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.cluster_id, pos = _read_compact_string(buf, pos)
-        f = "voter_id"
-        (obj.voter_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_topic_data_v1(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        f = "leader_endpoints"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = _MapKeyList()
-            for _ in range(_n):
-                _e = _new(LeaderEndpoint)
-                f = "leader_endpoints[].name"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
-                    pos = _end
-                else:
-                    _e.name, pos = _read_compact_string(buf, pos)
-                    if _e.name is None:
-                        raise _null_error()
-                f = "leader_endpoints[].host"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
-                    pos = _end
-                else:
-                    _e.host, pos = _read_compact_string(buf, pos)
-                    if _e.host is None:
-                        raise _null_error()
-                f = "leader_endpoints[].port"
-                (_e.port,) = _S3.unpack_from(buf, pos)
-                pos += 2
-                f = "leader_endpoints[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.leader_endpoints = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read cluster_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.cluster_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
+    # read voter_id
+    (obj.voter_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v1(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read leader_endpoints
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _leader_endpoints_list: _MapKeyList[LeaderEndpoint] = _MapKeyList()
+        for _i in range(_n):
+            _e = _new(LeaderEndpoint)
+            # read leader_endpoints[_i].name
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.name = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.name, pos = _read_compact_string(buf, pos)
+                if _e.name is None:
+                    raise _null_error()
+            # read leader_endpoints[_i].host
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.host = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.host, pos = _read_compact_string(buf, pos)
+                if _e.host is None:
+                    raise _null_error()
+            # read leader_endpoints[_i].port
+            (_e.port,) = _S3.unpack_from(buf, pos)
+            pos += 2
+            # read leader_endpoints[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _leader_endpoints_list.append(_e)
+        obj.leader_endpoints = _leader_endpoints_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -710,11 +601,11 @@ def _write_begin_quorum_epoch_request_v1(obj: BeginQuorumEpochRequest, out: byte
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -726,25 +617,25 @@ def _write_begin_quorum_epoch_request_v1(obj: BeginQuorumEpochRequest, out: byte
         f = "voter_id"
         out += _S0.pack(obj.voter_id)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v1(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v1(topics_item, out)
         f = "leader_endpoints"
-        items = obj.leader_endpoints
-        size = len(items)
+        leader_endpoints_items = obj.leader_endpoints
+        size = len(leader_endpoints_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "leader_endpoints[]"
-        for item in items:
-            _write_leader_endpoint_v1(item, out)
+        for leader_endpoints_item in leader_endpoints_items:
+            _write_leader_endpoint_v1(leader_endpoints_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -778,6 +669,11 @@ _FIELDS_begin_quorum_epoch_request = (
     _F("leader_endpoints", "leaderEndpoints", "array", "LeaderEndpoint"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_partition_data_v0 = _JsonLayout(PartitionData, _FIELDS_partition_data, "IAII")
 _JSON_partition_data_v1 = _JsonLayout(PartitionData, _FIELDS_partition_data, "IIII")
 _JSON_topic_data_v0 = _JsonLayout(

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import struct as _struct
 
-from ._base import Message as _Message
+from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    extend_path as _extend_path,
+    RawTags as _RawTags,
     tags_not_supported as _tags_not_supported,
     write_failure as _write_failure,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "ControlRecordTypeSchema",
@@ -52,7 +50,7 @@ class ControlRecordTypeSchema(_Message):
     def __init__(
         self,
         type: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.type = type
         self.unknown_tagged_fields = unknown_tagged_fields
@@ -70,15 +68,10 @@ def _read_control_record_type_schema_v0(
 ) -> tuple[ControlRecordTypeSchema, int]:
     """Read ControlRecordTypeSchema at version 0."""
     obj = _new(ControlRecordTypeSchema)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "type"
-        (obj.type,) = _S0.unpack_from(buf, pos)
-        pos += 2
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read type
+    (obj.type,) = _S0.unpack_from(buf, pos)
+    pos += 2
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -97,6 +90,11 @@ def _write_control_record_type_schema_v0(obj: ControlRecordTypeSchema, out: byte
 
 _FIELDS_control_record_type_schema = (_F("type", "type", "int16"),)
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_control_record_type_schema_v0 = _JsonLayout(
     ControlRecordTypeSchema, _FIELDS_control_record_type_schema, "I"
 )

@@ -18,13 +18,14 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
-    extend_path as _extend_path,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
@@ -37,8 +38,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "ReplicaState",
@@ -99,7 +98,7 @@ class ReplicaState(_Struct):
         log_end_offset: int = 0,
         last_fetch_timestamp: int = -1,
         last_caught_up_timestamp: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.replica_id = replica_id
         self.replica_directory_id = replica_directory_id
@@ -171,7 +170,7 @@ class PartitionData(_Struct):
         high_watermark: int = 0,
         current_voters: list[ReplicaState] = _DEFAULT,
         observers: list[ReplicaState] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.error_code = error_code
@@ -218,7 +217,7 @@ class TopicData(_Struct):
         self,
         topic_name: str = "",
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -257,7 +256,7 @@ class Listener(_Struct):
         name: str = "",
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.host = host
@@ -295,7 +294,7 @@ class Node(_Struct):
         self,
         node_id: int = 0,
         listeners: list[Listener] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.node_id = node_id
         self.listeners = _MapKeyList() if listeners is _DEFAULT else listeners
@@ -343,7 +342,7 @@ class DescribeQuorumResponse(_Message):
         error_message: str | None = "",
         topics: list[TopicData] = _DEFAULT,
         nodes: list[Node] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.error_code = error_code
         self.error_message = error_message
@@ -360,32 +359,6 @@ class DescribeQuorumResponse(_Message):
             and self.nodes == other.nodes
             and (self.unknown_tagged_fields or None) == (other.unknown_tagged_fields or None)
         )
-
-
-def _read_replica_state_v0(buf: bytes, pos: int) -> tuple[ReplicaState, int]:
-    """Read ReplicaState at version 0."""
-    obj = _new(ReplicaState)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "log_end_offset"
-        (obj.log_end_offset,) = _S1.unpack_from(buf, pos)
-        pos += 8
-        obj.replica_directory_id = _ZERO_UUID
-        obj.last_fetch_timestamp = -1
-        obj.last_caught_up_timestamp = -1
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_replica_state_v0(obj: ReplicaState, out: bytearray) -> None:
@@ -408,32 +381,6 @@ def _write_replica_state_v0(obj: ReplicaState, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ReplicaState) from None
-
-
-def _read_replica_state_v1(buf: bytes, pos: int) -> tuple[ReplicaState, int]:
-    """Read ReplicaState at version 1."""
-    obj = _new(ReplicaState)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
-        obj.log_end_offset, obj.last_fetch_timestamp, obj.last_caught_up_timestamp = (
-            _S5.unpack_from(buf, pos)
-        )
-        pos += 24
-        obj.replica_directory_id = _ZERO_UUID
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_replica_state_v1(obj: ReplicaState, out: bytearray) -> None:
@@ -460,37 +407,6 @@ def _write_replica_state_v1(obj: ReplicaState, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ReplicaState) from None
-
-
-def _read_replica_state_v2(buf: bytes, pos: int) -> tuple[ReplicaState, int]:
-    """Read ReplicaState at version 2."""
-    obj = _new(ReplicaState)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id,replica_directory_id,log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
-        (
-            obj.replica_id,
-            _replica_directory_id,
-            obj.log_end_offset,
-            obj.last_fetch_timestamp,
-            obj.last_caught_up_timestamp,
-        ) = _S6.unpack_from(buf, pos)
-        pos += 44
-        obj.replica_directory_id = (
-            _ZERO_UUID
-            if _replica_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_replica_directory_id)
-        )
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_replica_state_v2(obj: ReplicaState, out: bytearray) -> None:
@@ -520,85 +436,81 @@ def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 0."""
     obj = _new(PartitionData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code"
-        obj.partition_index, obj.error_code = _S2.unpack_from(buf, pos)
-        pos += 6
-        f = "leader_id,leader_epoch,high_watermark"
-        obj.leader_id, obj.leader_epoch, obj.high_watermark = _S3.unpack_from(buf, pos)
-        pos += 16
-        f = "current_voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(ReplicaState)
-                f = "current_voters[].replica_id"
-                (_e.replica_id,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                f = "current_voters[].log_end_offset"
-                (_e.log_end_offset,) = _S1.unpack_from(buf, pos)
-                pos += 8
-                _e.replica_directory_id = _ZERO_UUID
-                _e.last_fetch_timestamp = -1
-                _e.last_caught_up_timestamp = -1
-                f = "current_voters[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.current_voters = _elements
-        f = "observers"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(ReplicaState)
-                f = "observers[].replica_id"
-                (_e.replica_id,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                f = "observers[].log_end_offset"
-                (_e.log_end_offset,) = _S1.unpack_from(buf, pos)
-                pos += 8
-                _e.replica_directory_id = _ZERO_UUID
-                _e.last_fetch_timestamp = -1
-                _e.last_caught_up_timestamp = -1
-                f = "observers[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.observers = _elements
-        obj.error_message = ""
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partition_index, error_code
+    obj.partition_index, obj.error_code = _S2.unpack_from(buf, pos)
+    pos += 6
+    # read leader_id, leader_epoch, high_watermark
+    obj.leader_id, obj.leader_epoch, obj.high_watermark = _S3.unpack_from(buf, pos)
+    pos += 16
+    # read current_voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _current_voters_list: list[ReplicaState] = []
+        for _i in range(_n):
+            _e = _new(ReplicaState)
+            # read current_voters[_i].replica_id
+            (_e.replica_id,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            # read current_voters[_i].log_end_offset
+            (_e.log_end_offset,) = _S1.unpack_from(buf, pos)
+            pos += 8
+            _e.replica_directory_id = _ZERO_UUID
+            _e.last_fetch_timestamp = -1
+            _e.last_caught_up_timestamp = -1
+            # read current_voters[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _current_voters_list.append(_e)
+        obj.current_voters = _current_voters_list
+    # read observers
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _observers_list: list[ReplicaState] = []
+        for _i in range(_n):
+            _e = _new(ReplicaState)
+            # read observers[_i].replica_id
+            (_e.replica_id,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            # read observers[_i].log_end_offset
+            (_e.log_end_offset,) = _S1.unpack_from(buf, pos)
+            pos += 8
+            _e.replica_directory_id = _ZERO_UUID
+            _e.last_fetch_timestamp = -1
+            _e.last_caught_up_timestamp = -1
+            # read observers[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _observers_list.append(_e)
+        obj.observers = _observers_list
+    obj.error_message = ""
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -618,25 +530,25 @@ def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
             obj.high_watermark,
         )
         f = "current_voters"
-        items = obj.current_voters
-        size = len(items)
+        current_voters_items = obj.current_voters
+        size = len(current_voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "current_voters[]"
-        for item in items:
-            _write_replica_state_v0(item, out)
+        for current_voters_item in current_voters_items:
+            _write_replica_state_v0(current_voters_item, out)
         f = "observers"
-        items = obj.observers
-        size = len(items)
+        observers_items = obj.observers
+        size = len(observers_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "observers[]"
-        for item in items:
-            _write_replica_state_v0(item, out)
+        for observers_item in observers_items:
+            _write_replica_state_v0(observers_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -652,85 +564,81 @@ def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 1."""
     obj = _new(PartitionData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code"
-        obj.partition_index, obj.error_code = _S2.unpack_from(buf, pos)
-        pos += 6
-        f = "leader_id,leader_epoch,high_watermark"
-        obj.leader_id, obj.leader_epoch, obj.high_watermark = _S3.unpack_from(buf, pos)
-        pos += 16
-        f = "current_voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(ReplicaState)
-                f = "current_voters[].replica_id"
-                (_e.replica_id,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                f = "current_voters[].log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
-                _e.log_end_offset, _e.last_fetch_timestamp, _e.last_caught_up_timestamp = (
-                    _S5.unpack_from(buf, pos)
-                )
-                pos += 24
-                _e.replica_directory_id = _ZERO_UUID
-                f = "current_voters[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.current_voters = _elements
-        f = "observers"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(ReplicaState)
-                f = "observers[].replica_id"
-                (_e.replica_id,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                f = "observers[].log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
-                _e.log_end_offset, _e.last_fetch_timestamp, _e.last_caught_up_timestamp = (
-                    _S5.unpack_from(buf, pos)
-                )
-                pos += 24
-                _e.replica_directory_id = _ZERO_UUID
-                f = "observers[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.observers = _elements
-        obj.error_message = ""
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partition_index, error_code
+    obj.partition_index, obj.error_code = _S2.unpack_from(buf, pos)
+    pos += 6
+    # read leader_id, leader_epoch, high_watermark
+    obj.leader_id, obj.leader_epoch, obj.high_watermark = _S3.unpack_from(buf, pos)
+    pos += 16
+    # read current_voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _current_voters_list: list[ReplicaState] = []
+        for _i in range(_n):
+            _e = _new(ReplicaState)
+            # read current_voters[_i].replica_id
+            (_e.replica_id,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            # read current_voters[_i].log_end_offset, last_fetch_timestamp, last_caught_up_timestamp
+            _e.log_end_offset, _e.last_fetch_timestamp, _e.last_caught_up_timestamp = (
+                _S5.unpack_from(buf, pos)
+            )
+            pos += 24
+            _e.replica_directory_id = _ZERO_UUID
+            # read current_voters[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _current_voters_list.append(_e)
+        obj.current_voters = _current_voters_list
+    # read observers
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _observers_list: list[ReplicaState] = []
+        for _i in range(_n):
+            _e = _new(ReplicaState)
+            # read observers[_i].replica_id
+            (_e.replica_id,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            # read observers[_i].log_end_offset, last_fetch_timestamp, last_caught_up_timestamp
+            _e.log_end_offset, _e.last_fetch_timestamp, _e.last_caught_up_timestamp = (
+                _S5.unpack_from(buf, pos)
+            )
+            pos += 24
+            _e.replica_directory_id = _ZERO_UUID
+            # read observers[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _observers_list.append(_e)
+        obj.observers = _observers_list
+    obj.error_message = ""
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -750,25 +658,25 @@ def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
             obj.high_watermark,
         )
         f = "current_voters"
-        items = obj.current_voters
-        size = len(items)
+        current_voters_items = obj.current_voters
+        size = len(current_voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "current_voters[]"
-        for item in items:
-            _write_replica_state_v1(item, out)
+        for current_voters_item in current_voters_items:
+            _write_replica_state_v1(current_voters_item, out)
         f = "observers"
-        items = obj.observers
-        size = len(items)
+        observers_items = obj.observers
+        size = len(observers_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "observers[]"
-        for item in items:
-            _write_replica_state_v1(item, out)
+        for observers_item in observers_items:
+            _write_replica_state_v1(observers_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -784,104 +692,100 @@ def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 2."""
     obj = _new(PartitionData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code"
-        obj.partition_index, obj.error_code = _S2.unpack_from(buf, pos)
-        pos += 6
-        f = "error_message"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.error_message = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.error_message, pos = _read_compact_string(buf, pos)
-        f = "leader_id,leader_epoch,high_watermark"
-        obj.leader_id, obj.leader_epoch, obj.high_watermark = _S3.unpack_from(buf, pos)
-        pos += 16
-        f = "current_voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(ReplicaState)
-                f = "current_voters[].replica_id,replica_directory_id,log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
-                (
-                    _e.replica_id,
-                    _replica_directory_id,
-                    _e.log_end_offset,
-                    _e.last_fetch_timestamp,
-                    _e.last_caught_up_timestamp,
-                ) = _S6.unpack_from(buf, pos)
-                pos += 44
-                _e.replica_directory_id = (
-                    _ZERO_UUID
-                    if _replica_directory_id == _ZERO_BYTES
-                    else _uuid_from_wire(_replica_directory_id)
-                )
-                f = "current_voters[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.current_voters = _elements
-        f = "observers"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(ReplicaState)
-                f = "observers[].replica_id,replica_directory_id,log_end_offset,last_fetch_timestamp,last_caught_up_timestamp"
-                (
-                    _e.replica_id,
-                    _replica_directory_id,
-                    _e.log_end_offset,
-                    _e.last_fetch_timestamp,
-                    _e.last_caught_up_timestamp,
-                ) = _S6.unpack_from(buf, pos)
-                pos += 44
-                _e.replica_directory_id = (
-                    _ZERO_UUID
-                    if _replica_directory_id == _ZERO_BYTES
-                    else _uuid_from_wire(_replica_directory_id)
-                )
-                f = "observers[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.observers = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partition_index, error_code
+    obj.partition_index, obj.error_code = _S2.unpack_from(buf, pos)
+    pos += 6
+    # read error_message
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.error_message = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.error_message, pos = _read_compact_string(buf, pos)
+    # read leader_id, leader_epoch, high_watermark
+    obj.leader_id, obj.leader_epoch, obj.high_watermark = _S3.unpack_from(buf, pos)
+    pos += 16
+    # read current_voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _current_voters_list: list[ReplicaState] = []
+        for _i in range(_n):
+            _e = _new(ReplicaState)
+            # read current_voters[_i].replica_id, replica_directory_id, log_end_offset, last_fetch_timestamp, last_caught_up_timestamp
+            (
+                _e.replica_id,
+                _replica_directory_id,
+                _e.log_end_offset,
+                _e.last_fetch_timestamp,
+                _e.last_caught_up_timestamp,
+            ) = _S6.unpack_from(buf, pos)
+            pos += 44
+            _e.replica_directory_id = (
+                _ZERO_UUID
+                if _replica_directory_id == _ZERO_BYTES
+                else _uuid_from_wire(_replica_directory_id)
+            )
+            # read current_voters[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _current_voters_list.append(_e)
+        obj.current_voters = _current_voters_list
+    # read observers
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _observers_list: list[ReplicaState] = []
+        for _i in range(_n):
+            _e = _new(ReplicaState)
+            # read observers[_i].replica_id, replica_directory_id, log_end_offset, last_fetch_timestamp, last_caught_up_timestamp
+            (
+                _e.replica_id,
+                _replica_directory_id,
+                _e.log_end_offset,
+                _e.last_fetch_timestamp,
+                _e.last_caught_up_timestamp,
+            ) = _S6.unpack_from(buf, pos)
+            pos += 44
+            _e.replica_directory_id = (
+                _ZERO_UUID
+                if _replica_directory_id == _ZERO_BYTES
+                else _uuid_from_wire(_replica_directory_id)
+            )
+            # read observers[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _observers_list.append(_e)
+        obj.observers = _observers_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -895,11 +799,11 @@ def _write_partition_data_v2(obj: PartitionData, out: bytearray) -> None:
             obj.error_code,
         )
         f = "error_message"
-        value = obj.error_message
-        if value is None:
+        error_message_value = obj.error_message
+        if error_message_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = error_message_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -915,25 +819,25 @@ def _write_partition_data_v2(obj: PartitionData, out: bytearray) -> None:
             obj.high_watermark,
         )
         f = "current_voters"
-        items = obj.current_voters
-        size = len(items)
+        current_voters_items = obj.current_voters
+        size = len(current_voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "current_voters[]"
-        for item in items:
-            _write_replica_state_v2(item, out)
+        for current_voters_item in current_voters_items:
+            _write_replica_state_v2(current_voters_item, out)
         f = "observers"
-        items = obj.observers
-        size = len(items)
+        observers_items = obj.observers
+        size = len(observers_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "observers[]"
-        for item in items:
-            _write_replica_state_v2(item, out)
+        for observers_item in observers_items:
+            _write_replica_state_v2(observers_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -949,45 +853,41 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 0."""
     obj = _new(TopicData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.topic_name, pos = _read_compact_string(buf, pos)
-            if obj.topic_name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic_name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic_name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
-        else:
-            f = "partitions[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_partition_data_v0(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            # read partitions[_i]
+            _partitions_item, pos = _read_partition_data_v0(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1006,15 +906,15 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v0(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1030,45 +930,41 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 1."""
     obj = _new(TopicData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.topic_name, pos = _read_compact_string(buf, pos)
-            if obj.topic_name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic_name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic_name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
-        else:
-            f = "partitions[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_partition_data_v1(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            # read partitions[_i]
+            _partitions_item, pos = _read_partition_data_v1(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1087,15 +983,15 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v1(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v1(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1111,45 +1007,41 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 2."""
     obj = _new(TopicData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.topic_name, pos = _read_compact_string(buf, pos)
-            if obj.topic_name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic_name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic_name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
-        else:
-            f = "partitions[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_partition_data_v2(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            # read partitions[_i]
+            _partitions_item, pos = _read_partition_data_v2(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1168,15 +1060,15 @@ def _write_topic_data_v2(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v2(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v2(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1186,50 +1078,6 @@ def _write_topic_data_v2(obj: TopicData, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicData) from None
-
-
-def _read_listener_v2(buf: bytes, pos: int) -> tuple[Listener, int]:
-    """Read Listener at version 2."""
-    obj = _new(Listener)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.name, pos = _read_compact_string(buf, pos)
-            if obj.name is None:
-                raise _null_error()
-        f = "host"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.host, pos = _read_compact_string(buf, pos)
-            if obj.host is None:
-                raise _null_error()
-        f = "port"
-        (obj.port,) = _S7.unpack_from(buf, pos)
-        pos += 2
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_listener_v2(obj: Listener, out: bytearray) -> None:
@@ -1273,68 +1121,64 @@ def _read_node_v2(buf: bytes, pos: int) -> tuple[Node, int]:
     """Read Node at version 2."""
     obj = _new(Node)
     _len = len(buf)
-    f = ""
-    try:
-        f = "node_id"
-        (obj.node_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "listeners"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = _MapKeyList()
-            for _ in range(_n):
-                _e = _new(Listener)
-                f = "listeners[].name"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
-                    pos = _end
-                else:
-                    _e.name, pos = _read_compact_string(buf, pos)
-                    if _e.name is None:
-                        raise _null_error()
-                f = "listeners[].host"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
-                    pos = _end
-                else:
-                    _e.host, pos = _read_compact_string(buf, pos)
-                    if _e.host is None:
-                        raise _null_error()
-                f = "listeners[].port"
-                (_e.port,) = _S7.unpack_from(buf, pos)
-                pos += 2
-                f = "listeners[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.listeners = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read node_id
+    (obj.node_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read listeners
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _listeners_list: _MapKeyList[Listener] = _MapKeyList()
+        for _i in range(_n):
+            _e = _new(Listener)
+            # read listeners[_i].name
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.name = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.name, pos = _read_compact_string(buf, pos)
+                if _e.name is None:
+                    raise _null_error()
+            # read listeners[_i].host
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.host = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.host, pos = _read_compact_string(buf, pos)
+                if _e.host is None:
+                    raise _null_error()
+            # read listeners[_i].port
+            (_e.port,) = _S7.unpack_from(buf, pos)
+            pos += 2
+            # read listeners[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _listeners_list.append(_e)
+        obj.listeners = _listeners_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1345,15 +1189,15 @@ def _write_node_v2(obj: Node, out: bytearray) -> None:
         f = "node_id"
         out += _S0.pack(obj.node_id)
         f = "listeners"
-        items = obj.listeners
-        size = len(items)
+        listeners_items = obj.listeners
+        size = len(listeners_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "listeners[]"
-        for item in items:
-            _write_listener_v2(item, out)
+        for listeners_item in listeners_items:
+            _write_listener_v2(listeners_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1369,38 +1213,34 @@ def _read_describe_quorum_response_v0(buf: bytes, pos: int) -> tuple[DescribeQuo
     """Read DescribeQuorumResponse at version 0."""
     obj = _new(DescribeQuorumResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "error_code"
-        (obj.error_code,) = _S4.unpack_from(buf, pos)
-        pos += 2
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_topic_data_v0(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        obj.error_message = ""
-        obj.nodes = _MapKeyList()
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read error_code
+    (obj.error_code,) = _S4.unpack_from(buf, pos)
+    pos += 2
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    obj.error_message = ""
+    obj.nodes = _MapKeyList()
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1411,15 +1251,15 @@ def _write_describe_quorum_response_v0(obj: DescribeQuorumResponse, out: bytearr
         f = "error_code"
         out += _S4.pack(obj.error_code)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v0(topics_item, out)
         f = "nodes"
         if obj.nodes != []:
             raise _not_ignorable()
@@ -1438,38 +1278,34 @@ def _read_describe_quorum_response_v1(buf: bytes, pos: int) -> tuple[DescribeQuo
     """Read DescribeQuorumResponse at version 1."""
     obj = _new(DescribeQuorumResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "error_code"
-        (obj.error_code,) = _S4.unpack_from(buf, pos)
-        pos += 2
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_topic_data_v1(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        obj.error_message = ""
-        obj.nodes = _MapKeyList()
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read error_code
+    (obj.error_code,) = _S4.unpack_from(buf, pos)
+    pos += 2
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v1(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    obj.error_message = ""
+    obj.nodes = _MapKeyList()
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1480,15 +1316,15 @@ def _write_describe_quorum_response_v1(obj: DescribeQuorumResponse, out: bytearr
         f = "error_code"
         out += _S4.pack(obj.error_code)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v1(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v1(topics_item, out)
         f = "nodes"
         if obj.nodes != []:
             raise _not_ignorable()
@@ -1507,63 +1343,59 @@ def _read_describe_quorum_response_v2(buf: bytes, pos: int) -> tuple[DescribeQuo
     """Read DescribeQuorumResponse at version 2."""
     obj = _new(DescribeQuorumResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "error_code"
-        (obj.error_code,) = _S4.unpack_from(buf, pos)
-        pos += 2
-        f = "error_message"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.error_message = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.error_message, pos = _read_compact_string(buf, pos)
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_topic_data_v2(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        f = "nodes"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "nodes[]"
-            _elements = _MapKeyList()
-            for _ in range(_n):
-                _e, pos = _read_node_v2(buf, pos)
-                _elements.append(_e)
-            obj.nodes = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read error_code
+    (obj.error_code,) = _S4.unpack_from(buf, pos)
+    pos += 2
+    # read error_message
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.error_message = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.error_message, pos = _read_compact_string(buf, pos)
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v2(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read nodes
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _nodes_list: _MapKeyList[Node] = _MapKeyList()
+        for _i in range(_n):
+            # read nodes[_i]
+            _nodes_item, pos = _read_node_v2(buf, pos)
+            _nodes_list.append(_nodes_item)
+        obj.nodes = _nodes_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1574,11 +1406,11 @@ def _write_describe_quorum_response_v2(obj: DescribeQuorumResponse, out: bytearr
         f = "error_code"
         out += _S4.pack(obj.error_code)
         f = "error_message"
-        value = obj.error_message
-        if value is None:
+        error_message_value = obj.error_message
+        if error_message_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = error_message_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -1588,25 +1420,25 @@ def _write_describe_quorum_response_v2(obj: DescribeQuorumResponse, out: bytearr
                 raise _too_long(size)
             out += data
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v2(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v2(topics_item, out)
         f = "nodes"
-        items = obj.nodes
-        size = len(items)
+        nodes_items = obj.nodes
+        size = len(nodes_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "nodes[]"
-        for item in items:
-            _write_node_v2(item, out)
+        for nodes_item in nodes_items:
+            _write_node_v2(nodes_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1655,6 +1487,11 @@ _FIELDS_describe_quorum_response = (
     _F("nodes", "nodes", "array", "Node"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_replica_state_v0 = _JsonLayout(ReplicaState, _FIELDS_replica_state, "IAIAA")
 _JSON_replica_state_v1 = _JsonLayout(ReplicaState, _FIELDS_replica_state, "IAIII")
 _JSON_replica_state_v2 = _JsonLayout(ReplicaState, _FIELDS_replica_state, "IIIII")

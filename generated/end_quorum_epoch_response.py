@@ -17,25 +17,27 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     INT32 as _INT32,
+    RawTags as _RawTags,
     count_error as _count_error,
-    extend_path as _extend_path,
-    invalid_tag as _invalid_tag,
+    default_tag as _default_tag,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
     read_array_count as _read_array_count,
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
+    read_raw_tags as _read_raw_tags,
     read_string as _read_string,
     read_tag_count as _read_tag_count,
     read_tag_size as _read_tag_size,
-    read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
@@ -45,8 +47,6 @@ from ._runtime import (
     write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "PartitionData",
@@ -93,7 +93,7 @@ class PartitionData(_Struct):
         error_code: int = 0,
         leader_id: int = 0,
         leader_epoch: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.error_code = error_code
@@ -132,7 +132,7 @@ class TopicData(_Struct):
         self,
         topic_name: str = "",
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -171,7 +171,7 @@ class NodeEndpoint(_Struct):
         node_id: int = 0,
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.node_id = node_id
         self.host = host
@@ -218,7 +218,7 @@ class EndQuorumEpochResponse(_Message):
         error_code: int = 0,
         topics: list[TopicData] = _DEFAULT,
         node_endpoints: list[NodeEndpoint] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.error_code = error_code
         self.topics = [] if topics is _DEFAULT else topics
@@ -233,23 +233,6 @@ class EndQuorumEpochResponse(_Message):
             and self.node_endpoints == other.node_endpoints
             and (self.unknown_tagged_fields or None) == (other.unknown_tagged_fields or None)
         )
-
-
-def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
-    """Read PartitionData at version 0."""
-    obj = _new(PartitionData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code,leader_id,leader_epoch"
-        obj.partition_index, obj.error_code, obj.leader_id, obj.leader_epoch = _S0.unpack_from(
-            buf, pos
-        )
-        pos += 14
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
@@ -268,28 +251,6 @@ def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
             raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
-
-
-def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
-    """Read PartitionData at version 1."""
-    obj = _new(PartitionData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code,leader_id,leader_epoch"
-        obj.partition_index, obj.error_code, obj.leader_id, obj.leader_epoch = _S0.unpack_from(
-            buf, pos
-        )
-        pos += 14
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
@@ -317,32 +278,27 @@ def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
 def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 0."""
     obj = _new(TopicData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        obj.topic_name, pos = _read_string(buf, pos)
-        if obj.topic_name is None:
-            raise _null_error()
-        f = "partitions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(PartitionData)
-                f = "partitions[].partition_index,error_code,leader_id,leader_epoch"
-                _e.partition_index, _e.error_code, _e.leader_id, _e.leader_epoch = _S0.unpack_from(
-                    buf, pos
-                )
-                pos += 14
-                _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.partitions = _elements
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic_name
+    obj.topic_name, pos = _read_string(buf, pos)
+    if obj.topic_name is None:
+        raise _null_error()
+    # read partitions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            _e = _new(PartitionData)
+            # read partitions[_i].partition_index, error_code, leader_id, leader_epoch
+            _e.partition_index, _e.error_code, _e.leader_id, _e.leader_epoch = _S0.unpack_from(
+                buf, pos
+            )
+            pos += 14
+            _e.unknown_tagged_fields = None
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -353,12 +309,12 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
         f = "topic_name"
         _write_string(out, obj.topic_name)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v0(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -370,55 +326,51 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 1."""
     obj = _new(TopicData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.topic_name, pos = _read_compact_string(buf, pos)
-            if obj.topic_name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic_name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic_name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(PartitionData)
-                f = "partitions[].partition_index,error_code,leader_id,leader_epoch"
-                _e.partition_index, _e.error_code, _e.leader_id, _e.leader_epoch = _S0.unpack_from(
-                    buf, pos
-                )
-                pos += 14
-                f = "partitions[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.partitions = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            _e = _new(PartitionData)
+            # read partitions[_i].partition_index, error_code, leader_id, leader_epoch
+            _e.partition_index, _e.error_code, _e.leader_id, _e.leader_epoch = _S0.unpack_from(
+                buf, pos
+            )
+            pos += 14
+            # read partitions[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -437,15 +389,15 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v1(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v1(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -455,41 +407,6 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicData) from None
-
-
-def _read_node_endpoint_v1(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
-    """Read NodeEndpoint at version 1."""
-    obj = _new(NodeEndpoint)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "node_id"
-        (obj.node_id,) = _S2.unpack_from(buf, pos)
-        pos += 4
-        f = "host"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.host, pos = _read_compact_string(buf, pos)
-            if obj.host is None:
-                raise _null_error()
-        f = "port"
-        (obj.port,) = _S3.unpack_from(buf, pos)
-        pos += 2
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_node_endpoint_v1(obj: NodeEndpoint, out: bytearray) -> None:
@@ -524,27 +441,22 @@ def _write_node_endpoint_v1(obj: NodeEndpoint, out: bytearray) -> None:
 def _read_end_quorum_epoch_response_v0(buf: bytes, pos: int) -> tuple[EndQuorumEpochResponse, int]:
     """Read EndQuorumEpochResponse at version 0."""
     obj = _new(EndQuorumEpochResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "error_code"
-        (obj.error_code,) = _S1.unpack_from(buf, pos)
-        pos += 2
-        f = "topics"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_topic_data_v0(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        obj.node_endpoints = _MapKeyList()
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read error_code
+    (obj.error_code,) = _S1.unpack_from(buf, pos)
+    pos += 2
+    # read topics
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    obj.node_endpoints = _MapKeyList()
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -555,12 +467,12 @@ def _write_end_quorum_epoch_response_v0(obj: EndQuorumEpochResponse, out: bytear
         f = "error_code"
         out += _S1.pack(obj.error_code)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v0(topics_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -575,105 +487,107 @@ def _read_end_quorum_epoch_response_v1(buf: bytes, pos: int) -> tuple[EndQuorumE
     """Read EndQuorumEpochResponse at version 1."""
     obj = _new(EndQuorumEpochResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "error_code"
-        (obj.error_code,) = _S1.unpack_from(buf, pos)
-        pos += 2
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    # read error_code
+    (obj.error_code,) = _S1.unpack_from(buf, pos)
+    pos += 2
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v1(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read (tagged fields)
+    obj.node_endpoints = _MapKeyList()
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_topic_data_v1(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        f = ""
-        obj.node_endpoints = _MapKeyList()
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _count = buf[pos]
-            if _count < 0x80:
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
                 pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
-                _tag = buf[pos]
-                if _tag < 0x80:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read node_endpoints
+                _n = buf[pos] - 1
+                if _n < 0x7F:
                     pos += 1
+                    if _n > _len - pos:
+                        raise _count_error(_n, _len - pos, pos - 1)
                 else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
+                    _n, pos = _read_compact_array_count(buf, pos)
+                if _n < 0:
+                    raise _null_error()
                 else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                _start = pos
-                if _tag == 0:
-                    f = "node_endpoints"
-                    _n = buf[pos] - 1
-                    if _n < 0x7F:
-                        pos += 1
-                        if _n > _len - pos:
-                            raise _count_error(_n, _len - pos)
-                    else:
-                        _n, pos = _read_compact_array_count(buf, pos)
-                    if _n < 0:
-                        raise _null_error()
-                    else:
-                        _elements = _MapKeyList()
-                        for _ in range(_n):
-                            _e = _new(NodeEndpoint)
-                            f = "node_endpoints[].node_id"
-                            (_e.node_id,) = _S2.unpack_from(buf, pos)
-                            pos += 4
-                            f = "node_endpoints[].host"
-                            _n = buf[pos] - 1
-                            if 0 <= _n < 0x7F:
-                                _end = pos + 1 + _n
-                                if _end > _len:
-                                    raise _truncated(pos)
-                                _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
-                                pos = _end
-                            else:
-                                _e.host, pos = _read_compact_string(buf, pos)
-                                if _e.host is None:
-                                    raise _null_error()
-                            f = "node_endpoints[].port"
-                            (_e.port,) = _S3.unpack_from(buf, pos)
-                            pos += 2
-                            f = "node_endpoints[]."
-                            if buf[pos] == 0:
-                                _e.unknown_tagged_fields = None
-                                pos += 1
-                            else:
-                                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                            _elements.append(_e)
-                        obj.node_endpoints = _elements
-                elif _tag < 1:
-                    raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    _node_endpoints_list: _MapKeyList[NodeEndpoint] = _MapKeyList()
+                    for _i in range(_n):
+                        _e = _new(NodeEndpoint)
+                        # read node_endpoints[_i].node_id
+                        (_e.node_id,) = _S2.unpack_from(buf, pos)
+                        pos += 4
+                        # read node_endpoints[_i].host
+                        _n = buf[pos] - 1
+                        if 0 <= _n < 0x7F:
+                            _end = pos + 1 + _n
+                            if _end > _len:
+                                raise _truncated(pos)
+                            _e.host = buf[pos + 1 : _end].decode()
+                            pos = _end
+                        else:
+                            _e.host, pos = _read_compact_string(buf, pos)
+                            if _e.host is None:
+                                raise _null_error()
+                        # read node_endpoints[_i].port
+                        (_e.port,) = _S3.unpack_from(buf, pos)
+                        pos += 2
+                        # read node_endpoints[_i] (tagged fields)
+                        if buf[pos] == 0:
+                            _e.unknown_tagged_fields = None
+                            pos += 1
+                        else:
+                            _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                        _node_endpoints_list.append(_e)
+                    obj.node_endpoints = _node_endpoints_list
+                if not (obj.node_endpoints != []):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -684,15 +598,15 @@ def _write_end_quorum_epoch_response_v1(obj: EndQuorumEpochResponse, out: bytear
         f = "error_code"
         out += _S1.pack(obj.error_code)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v1(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v1(topics_item, out)
         f = ""
         # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "node_endpoints"
@@ -708,15 +622,15 @@ def _write_end_quorum_epoch_response_v1(obj: EndQuorumEpochResponse, out: bytear
             f = "node_endpoints"
             out.append(0)
             tag_out = bytearray()
-            items = obj.node_endpoints
-            size = len(items)
+            node_endpoints_items = obj.node_endpoints
+            size = len(node_endpoints_items)
             if size + 1 < 128:
                 tag_out.append(size + 1)
             else:
                 _write_uvarint(tag_out, size + 1)
             f = "node_endpoints[]"
-            for item in items:
-                _write_node_endpoint_v1(item, tag_out)
+            for node_endpoints_item in node_endpoints_items:
+                _write_node_endpoint_v1(node_endpoints_item, tag_out)
             if len(tag_out) < 128:
                 out.append(len(tag_out))
             else:
@@ -750,6 +664,11 @@ _FIELDS_end_quorum_epoch_response = (
     _F("node_endpoints", "nodeEndpoints", "array", "NodeEndpoint", []),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_partition_data_v0 = _JsonLayout(PartitionData, _FIELDS_partition_data, "IIII")
 _JSON_topic_data_v0 = _JsonLayout(
     TopicData, _FIELDS_topic_data, "II", "", {1: _JSON_partition_data_v0}

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import struct as _struct
 
-from ._base import Message as _Message
+from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    extend_path as _extend_path,
+    RawTags as _RawTags,
     tags_not_supported as _tags_not_supported,
     write_failure as _write_failure,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "EndTxnMarker",
@@ -52,7 +50,7 @@ class EndTxnMarker(_Message):
     def __init__(
         self,
         coordinator_epoch: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.coordinator_epoch = coordinator_epoch
         self.unknown_tagged_fields = unknown_tagged_fields
@@ -68,15 +66,10 @@ class EndTxnMarker(_Message):
 def _read_end_txn_marker_v0(buf: bytes, pos: int) -> tuple[EndTxnMarker, int]:
     """Read EndTxnMarker at version 0."""
     obj = _new(EndTxnMarker)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "coordinator_epoch"
-        (obj.coordinator_epoch,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read coordinator_epoch
+    (obj.coordinator_epoch,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -95,6 +88,11 @@ def _write_end_txn_marker_v0(obj: EndTxnMarker, out: bytearray) -> None:
 
 _FIELDS_end_txn_marker = (_F("coordinator_epoch", "coordinatorEpoch", "int32"),)
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_end_txn_marker_v0 = _JsonLayout(EndTxnMarker, _FIELDS_end_txn_marker, "I")
 
 EndTxnMarker._READERS = {

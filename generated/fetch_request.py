@@ -29,16 +29,18 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     ARRAY_int32 as _ARRAY_int32,
     INT32 as _INT32,
+    INT64_MAX as _INT64_MAX,
+    RawTags as _RawTags,
     SMALL_int32 as _SMALL_int32,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
-    extend_path as _extend_path,
+    default_tag as _default_tag,
     invalid_tag as _invalid_tag,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
@@ -46,13 +48,14 @@ from ._runtime import (
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
     read_fixed_array as _read_fixed_array,
+    read_raw_tags as _read_raw_tags,
     read_string as _read_string,
     read_tag_count as _read_tag_count,
     read_tag_size as _read_tag_size,
-    read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
@@ -63,8 +66,6 @@ from ._runtime import (
     write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "FetchPartition",
@@ -139,8 +140,8 @@ class FetchPartition(_Struct):
         log_start_offset: int = -1,
         partition_max_bytes: int = 0,
         replica_directory_id: uuid.UUID = _ZERO_UUID,
-        high_watermark: int = 9223372036854775807,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        high_watermark: int = _INT64_MAX,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition = partition
         self.current_leader_epoch = current_leader_epoch
@@ -190,7 +191,7 @@ class FetchTopic(_Struct):
         topic: str = "",
         topic_id: uuid.UUID = _ZERO_UUID,
         partitions: list[FetchPartition] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic = topic
         self.topic_id = topic_id
@@ -229,7 +230,7 @@ class ReplicaState(_Struct):
         self,
         replica_id: int = -1,
         replica_epoch: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.replica_id = replica_id
         self.replica_epoch = replica_epoch
@@ -267,7 +268,7 @@ class ForgottenTopic(_Struct):
         topic: str = "",
         topic_id: uuid.UUID = _ZERO_UUID,
         partitions: list[int] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic = topic
         self.topic_id = topic_id
@@ -367,7 +368,7 @@ class FetchRequest(_Message):
         topics: list[FetchTopic] = _DEFAULT,
         forgotten_topics_data: list[ForgottenTopic] = _DEFAULT,
         rack_id: str = "",
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.replica_id = replica_id
@@ -407,32 +408,6 @@ class FetchRequest(_Message):
 _DEFAULT_ReplicaState = ReplicaState()
 
 
-def _read_fetch_partition_v4(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
-    """Read FetchPartition at version 4."""
-    obj = _new(FetchPartition)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition"
-        (obj.partition,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "fetch_offset"
-        (obj.fetch_offset,) = _S1.unpack_from(buf, pos)
-        pos += 8
-        f = "partition_max_bytes"
-        (obj.partition_max_bytes,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        obj.current_leader_epoch = -1
-        obj.last_fetched_epoch = -1
-        obj.log_start_offset = -1
-        obj.replica_directory_id = _ZERO_UUID
-        obj.high_watermark = 9223372036854775807
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_fetch_partition_v4(obj: FetchPartition, out: bytearray) -> None:
     """Write FetchPartition at version 4."""
     f = ""
@@ -451,31 +426,6 @@ def _write_fetch_partition_v4(obj: FetchPartition, out: bytearray) -> None:
             raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchPartition) from None
-
-
-def _read_fetch_partition_v5(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
-    """Read FetchPartition at versions 5-8."""
-    obj = _new(FetchPartition)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition"
-        (obj.partition,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "fetch_offset"
-        (obj.fetch_offset,) = _S1.unpack_from(buf, pos)
-        pos += 8
-        f = "log_start_offset,partition_max_bytes"
-        obj.log_start_offset, obj.partition_max_bytes = _S3.unpack_from(buf, pos)
-        pos += 12
-        obj.current_leader_epoch = -1
-        obj.last_fetched_epoch = -1
-        obj.replica_directory_id = _ZERO_UUID
-        obj.high_watermark = 9223372036854775807
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_fetch_partition_v5(obj: FetchPartition, out: bytearray) -> None:
@@ -499,27 +449,6 @@ def _write_fetch_partition_v5(obj: FetchPartition, out: bytearray) -> None:
             raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchPartition) from None
-
-
-def _read_fetch_partition_v9(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
-    """Read FetchPartition at versions 9-11."""
-    obj = _new(FetchPartition)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition,current_leader_epoch,fetch_offset"
-        obj.partition, obj.current_leader_epoch, obj.fetch_offset = _S5.unpack_from(buf, pos)
-        pos += 16
-        f = "log_start_offset,partition_max_bytes"
-        obj.log_start_offset, obj.partition_max_bytes = _S3.unpack_from(buf, pos)
-        pos += 12
-        obj.last_fetched_epoch = -1
-        obj.replica_directory_id = _ZERO_UUID
-        obj.high_watermark = 9223372036854775807
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_fetch_partition_v9(obj: FetchPartition, out: bytearray) -> None:
@@ -547,35 +476,6 @@ def _write_fetch_partition_v9(obj: FetchPartition, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, FetchPartition) from None
 
 
-def _read_fetch_partition_v12(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
-    """Read FetchPartition at versions 12-16."""
-    obj = _new(FetchPartition)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
-        (
-            obj.partition,
-            obj.current_leader_epoch,
-            obj.fetch_offset,
-            obj.last_fetched_epoch,
-            obj.log_start_offset,
-            obj.partition_max_bytes,
-        ) = _S6.unpack_from(buf, pos)
-        pos += 32
-        obj.replica_directory_id = _ZERO_UUID
-        obj.high_watermark = 9223372036854775807
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_fetch_partition_v12(obj: FetchPartition, out: bytearray) -> None:
     """Write FetchPartition at versions 12-16."""
     f = ""
@@ -598,71 +498,6 @@ def _write_fetch_partition_v12(obj: FetchPartition, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchPartition) from None
-
-
-def _read_fetch_partition_v17(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
-    """Read FetchPartition at version 17."""
-    obj = _new(FetchPartition)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
-        (
-            obj.partition,
-            obj.current_leader_epoch,
-            obj.fetch_offset,
-            obj.last_fetched_epoch,
-            obj.log_start_offset,
-            obj.partition_max_bytes,
-        ) = _S6.unpack_from(buf, pos)
-        pos += 32
-        obj.high_watermark = 9223372036854775807
-        f = ""
-        obj.replica_directory_id = _ZERO_UUID
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _count = buf[pos]
-            if _count < 0x80:
-                pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
-            else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                _start = pos
-                if _tag == 0:
-                    f = "replica_directory_id"
-                    (_replica_directory_id,) = _S7.unpack_from(buf, pos)
-                    pos += 16
-                    obj.replica_directory_id = (
-                        _ZERO_UUID
-                        if _replica_directory_id == _ZERO_BYTES
-                        else _uuid_from_wire(_replica_directory_id)
-                    )
-                elif _tag < 2:
-                    raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_fetch_partition_v17(obj: FetchPartition, out: bytearray) -> None:
@@ -701,75 +536,6 @@ def _write_fetch_partition_v17(obj: FetchPartition, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, FetchPartition) from None
 
 
-def _read_fetch_partition_v18(buf: bytes, pos: int) -> tuple[FetchPartition, int]:
-    """Read FetchPartition at version 18."""
-    obj = _new(FetchPartition)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
-        (
-            obj.partition,
-            obj.current_leader_epoch,
-            obj.fetch_offset,
-            obj.last_fetched_epoch,
-            obj.log_start_offset,
-            obj.partition_max_bytes,
-        ) = _S6.unpack_from(buf, pos)
-        pos += 32
-        f = ""
-        obj.replica_directory_id = _ZERO_UUID
-        obj.high_watermark = 9223372036854775807
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _count = buf[pos]
-            if _count < 0x80:
-                pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
-            else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                _start = pos
-                if _tag == 0:
-                    f = "replica_directory_id"
-                    (_replica_directory_id,) = _S7.unpack_from(buf, pos)
-                    pos += 16
-                    obj.replica_directory_id = (
-                        _ZERO_UUID
-                        if _replica_directory_id == _ZERO_BYTES
-                        else _uuid_from_wire(_replica_directory_id)
-                    )
-                elif _tag == 1:
-                    f = "high_watermark"
-                    (obj.high_watermark,) = _S1.unpack_from(buf, pos)
-                    pos += 8
-                elif _tag < 2:
-                    raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_fetch_partition_v18(obj: FetchPartition, out: bytearray) -> None:
     """Write FetchPartition at version 18."""
     f = ""
@@ -788,7 +554,7 @@ def _write_fetch_partition_v18(obj: FetchPartition, out: bytearray) -> None:
         f = "replica_directory_id"
         has_0 = obj.replica_directory_id.int != 0
         f = "high_watermark"
-        has_1 = obj.high_watermark != 9223372036854775807
+        has_1 = obj.high_watermark != _INT64_MAX
         f = ""
         unknown = obj.unknown_tagged_fields
         count = has_0 + has_1 + (len(unknown) if unknown else 0)
@@ -816,42 +582,37 @@ def _write_fetch_partition_v18(obj: FetchPartition, out: bytearray) -> None:
 def _read_fetch_topic_v4(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at version 4."""
     obj = _new(FetchTopic)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        obj.topic, pos = _read_string(buf, pos)
-        if obj.topic is None:
-            raise _null_error()
-        f = "partitions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(FetchPartition)
-                f = "partitions[].partition"
-                (_e.partition,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                f = "partitions[].fetch_offset"
-                (_e.fetch_offset,) = _S1.unpack_from(buf, pos)
-                pos += 8
-                f = "partitions[].partition_max_bytes"
-                (_e.partition_max_bytes,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                _e.current_leader_epoch = -1
-                _e.last_fetched_epoch = -1
-                _e.log_start_offset = -1
-                _e.replica_directory_id = _ZERO_UUID
-                _e.high_watermark = 9223372036854775807
-                _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.partitions = _elements
-        obj.topic_id = _ZERO_UUID
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic
+    obj.topic, pos = _read_string(buf, pos)
+    if obj.topic is None:
+        raise _null_error()
+    # read partitions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[FetchPartition] = []
+        for _i in range(_n):
+            _e = _new(FetchPartition)
+            # read partitions[_i].partition
+            (_e.partition,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            # read partitions[_i].fetch_offset
+            (_e.fetch_offset,) = _S1.unpack_from(buf, pos)
+            pos += 8
+            # read partitions[_i].partition_max_bytes
+            (_e.partition_max_bytes,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            _e.current_leader_epoch = -1
+            _e.last_fetched_epoch = -1
+            _e.log_start_offset = -1
+            _e.replica_directory_id = _ZERO_UUID
+            _e.high_watermark = _INT64_MAX
+            _e.unknown_tagged_fields = None
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.topic_id = _ZERO_UUID
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -862,12 +623,12 @@ def _write_fetch_topic_v4(obj: FetchTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v4(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v4(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -878,41 +639,36 @@ def _write_fetch_topic_v4(obj: FetchTopic, out: bytearray) -> None:
 def _read_fetch_topic_v5(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at versions 5-8."""
     obj = _new(FetchTopic)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        obj.topic, pos = _read_string(buf, pos)
-        if obj.topic is None:
-            raise _null_error()
-        f = "partitions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(FetchPartition)
-                f = "partitions[].partition"
-                (_e.partition,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                f = "partitions[].fetch_offset"
-                (_e.fetch_offset,) = _S1.unpack_from(buf, pos)
-                pos += 8
-                f = "partitions[].log_start_offset,partition_max_bytes"
-                _e.log_start_offset, _e.partition_max_bytes = _S3.unpack_from(buf, pos)
-                pos += 12
-                _e.current_leader_epoch = -1
-                _e.last_fetched_epoch = -1
-                _e.replica_directory_id = _ZERO_UUID
-                _e.high_watermark = 9223372036854775807
-                _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.partitions = _elements
-        obj.topic_id = _ZERO_UUID
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic
+    obj.topic, pos = _read_string(buf, pos)
+    if obj.topic is None:
+        raise _null_error()
+    # read partitions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[FetchPartition] = []
+        for _i in range(_n):
+            _e = _new(FetchPartition)
+            # read partitions[_i].partition
+            (_e.partition,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            # read partitions[_i].fetch_offset
+            (_e.fetch_offset,) = _S1.unpack_from(buf, pos)
+            pos += 8
+            # read partitions[_i].log_start_offset, partition_max_bytes
+            _e.log_start_offset, _e.partition_max_bytes = _S3.unpack_from(buf, pos)
+            pos += 12
+            _e.current_leader_epoch = -1
+            _e.last_fetched_epoch = -1
+            _e.replica_directory_id = _ZERO_UUID
+            _e.high_watermark = _INT64_MAX
+            _e.unknown_tagged_fields = None
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.topic_id = _ZERO_UUID
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -923,12 +679,12 @@ def _write_fetch_topic_v5(obj: FetchTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v5(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v5(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -939,37 +695,32 @@ def _write_fetch_topic_v5(obj: FetchTopic, out: bytearray) -> None:
 def _read_fetch_topic_v9(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at versions 9-11."""
     obj = _new(FetchTopic)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        obj.topic, pos = _read_string(buf, pos)
-        if obj.topic is None:
-            raise _null_error()
-        f = "partitions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(FetchPartition)
-                f = "partitions[].partition,current_leader_epoch,fetch_offset"
-                _e.partition, _e.current_leader_epoch, _e.fetch_offset = _S5.unpack_from(buf, pos)
-                pos += 16
-                f = "partitions[].log_start_offset,partition_max_bytes"
-                _e.log_start_offset, _e.partition_max_bytes = _S3.unpack_from(buf, pos)
-                pos += 12
-                _e.last_fetched_epoch = -1
-                _e.replica_directory_id = _ZERO_UUID
-                _e.high_watermark = 9223372036854775807
-                _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.partitions = _elements
-        obj.topic_id = _ZERO_UUID
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic
+    obj.topic, pos = _read_string(buf, pos)
+    if obj.topic is None:
+        raise _null_error()
+    # read partitions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[FetchPartition] = []
+        for _i in range(_n):
+            _e = _new(FetchPartition)
+            # read partitions[_i].partition, current_leader_epoch, fetch_offset
+            _e.partition, _e.current_leader_epoch, _e.fetch_offset = _S5.unpack_from(buf, pos)
+            pos += 16
+            # read partitions[_i].log_start_offset, partition_max_bytes
+            _e.log_start_offset, _e.partition_max_bytes = _S3.unpack_from(buf, pos)
+            pos += 12
+            _e.last_fetched_epoch = -1
+            _e.replica_directory_id = _ZERO_UUID
+            _e.high_watermark = _INT64_MAX
+            _e.unknown_tagged_fields = None
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.topic_id = _ZERO_UUID
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -980,12 +731,12 @@ def _write_fetch_topic_v9(obj: FetchTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v9(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v9(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -997,63 +748,59 @@ def _read_fetch_topic_v12(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at version 12."""
     obj = _new(FetchTopic)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.topic, pos = _read_compact_string(buf, pos)
-            if obj.topic is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic, pos = _read_compact_string(buf, pos)
+        if obj.topic is None:
             raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(FetchPartition)
-                f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
-                (
-                    _e.partition,
-                    _e.current_leader_epoch,
-                    _e.fetch_offset,
-                    _e.last_fetched_epoch,
-                    _e.log_start_offset,
-                    _e.partition_max_bytes,
-                ) = _S6.unpack_from(buf, pos)
-                pos += 32
-                _e.replica_directory_id = _ZERO_UUID
-                _e.high_watermark = 9223372036854775807
-                f = "partitions[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
-                _elements.append(_e)
-            obj.partitions = _elements
-        obj.topic_id = _ZERO_UUID
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[FetchPartition] = []
+        for _i in range(_n):
+            _e = _new(FetchPartition)
+            # read partitions[_i].partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
+            (
+                _e.partition,
+                _e.current_leader_epoch,
+                _e.fetch_offset,
+                _e.last_fetched_epoch,
+                _e.log_start_offset,
+                _e.partition_max_bytes,
+            ) = _S6.unpack_from(buf, pos)
+            pos += 32
+            _e.replica_directory_id = _ZERO_UUID
+            _e.high_watermark = _INT64_MAX
+            # read partitions[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.topic_id = _ZERO_UUID
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1072,15 +819,15 @@ def _write_fetch_topic_v12(obj: FetchTopic, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1096,55 +843,51 @@ def _read_fetch_topic_v13(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at versions 13-16."""
     obj = _new(FetchTopic)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_id"
-        (_topic_id,) = _S7.unpack_from(buf, pos)
-        pos += 16
-        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(FetchPartition)
-                f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
-                (
-                    _e.partition,
-                    _e.current_leader_epoch,
-                    _e.fetch_offset,
-                    _e.last_fetched_epoch,
-                    _e.log_start_offset,
-                    _e.partition_max_bytes,
-                ) = _S6.unpack_from(buf, pos)
-                pos += 32
-                _e.replica_directory_id = _ZERO_UUID
-                _e.high_watermark = 9223372036854775807
-                f = "partitions[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
-                _elements.append(_e)
-            obj.partitions = _elements
-        obj.topic = ""
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic_id
+    (_topic_id,) = _S7.unpack_from(buf, pos)
+    pos += 16
+    obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[FetchPartition] = []
+        for _i in range(_n):
+            _e = _new(FetchPartition)
+            # read partitions[_i].partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
+            (
+                _e.partition,
+                _e.current_leader_epoch,
+                _e.fetch_offset,
+                _e.last_fetched_epoch,
+                _e.log_start_offset,
+                _e.partition_max_bytes,
+            ) = _S6.unpack_from(buf, pos)
+            pos += 32
+            _e.replica_directory_id = _ZERO_UUID
+            _e.high_watermark = _INT64_MAX
+            # read partitions[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 2)
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.topic = ""
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1155,15 +898,15 @@ def _write_fetch_topic_v13(obj: FetchTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1179,91 +922,95 @@ def _read_fetch_topic_v17(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at version 17."""
     obj = _new(FetchTopic)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_id"
-        (_topic_id,) = _S7.unpack_from(buf, pos)
-        pos += 16
-        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(FetchPartition)
-                f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
-                (
-                    _e.partition,
-                    _e.current_leader_epoch,
-                    _e.fetch_offset,
-                    _e.last_fetched_epoch,
-                    _e.log_start_offset,
-                    _e.partition_max_bytes,
-                ) = _S6.unpack_from(buf, pos)
-                pos += 32
-                _e.high_watermark = 9223372036854775807
-                f = "partitions[]."
-                _e.replica_directory_id = _ZERO_UUID
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
+    # read topic_id
+    (_topic_id,) = _S7.unpack_from(buf, pos)
+    pos += 16
+    obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[FetchPartition] = []
+        for _i in range(_n):
+            _e = _new(FetchPartition)
+            # read partitions[_i].partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
+            (
+                _e.partition,
+                _e.current_leader_epoch,
+                _e.fetch_offset,
+                _e.last_fetched_epoch,
+                _e.log_start_offset,
+                _e.partition_max_bytes,
+            ) = _S6.unpack_from(buf, pos)
+            pos += 32
+            _e.high_watermark = _INT64_MAX
+            # read partitions[_i] (tagged fields)
+            _e.replica_directory_id = _ZERO_UUID
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _unknown = None
+                _previous = -1
+                _count = buf[pos]
+                if _count < 0x80:
                     pos += 1
+                    if _count > (_len - pos) >> 1:
+                        raise _tag_count_error(_count, _len - pos, pos - 1)
                 else:
-                    _unknown = None
-                    _count = buf[pos]
-                    if _count < 0x80:
+                    _count, pos = _read_tag_count(buf, pos)
+                for _t in range(_count):
+                    _at = pos
+                    _tag = buf[pos]
+                    if _tag < 0x80:
                         pos += 1
-                        if _count > (_len - pos) >> 1:
-                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _count, pos = _read_tag_count(buf, pos)
-                    for _ in range(_count):
-                        _tag = buf[pos]
-                        if _tag < 0x80:
-                            pos += 1
-                        else:
-                            _tag, pos = _read_uvarint(buf, pos)
-                        _size = buf[pos]
-                        if _size < 0x80:
-                            pos += 1
-                        else:
-                            _size, pos = _read_tag_size(buf, pos, _tag)
-                        _start = pos
-                        if _tag == 0:
-                            f = "partitions[].replica_directory_id"
-                            (_replica_directory_id,) = _S7.unpack_from(buf, pos)
-                            pos += 16
-                            _e.replica_directory_id = (
-                                _ZERO_UUID
-                                if _replica_directory_id == _ZERO_BYTES
-                                else _uuid_from_wire(_replica_directory_id)
-                            )
-                        elif _tag < 2:
-                            raise _invalid_tag(_tag)
-                        else:
-                            _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                            continue
-                        if pos - _start != _size:
-                            raise _tag_size_error(_tag, _size, pos - _start)
-                    _e.unknown_tagged_fields = _unknown
-                _elements.append(_e)
-            obj.partitions = _elements
-        obj.topic = ""
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                        _tag, pos = _read_uvarint(buf, pos)
+                    _size = buf[pos]
+                    if _size < 0x80:
+                        pos += 1
+                    else:
+                        _size, pos = _read_tag_size(buf, pos, _tag)
+                    if _tag <= _previous:
+                        raise _tag_order_error(_tag, _previous)
+                    _previous = _tag
+                    _start = pos
+                    if _tag == 0:
+                        # read partitions[_i].replica_directory_id
+                        (_replica_directory_id,) = _S7.unpack_from(buf, pos)
+                        pos += 16
+                        _e.replica_directory_id = (
+                            _ZERO_UUID
+                            if _replica_directory_id == _ZERO_BYTES
+                            else _uuid_from_wire(_replica_directory_id)
+                        )
+                        if not (_e.replica_directory_id.int != 0):
+                            raise _default_tag(_tag)
+                    elif _tag < 2:
+                        raise _invalid_tag(_tag)
+                    else:  # this and every later tag is unknown here: kept raw, in one slice
+                        _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                        break
+                    # read partitions[_i] (tagged fields)
+                    if pos - _start != _size:
+                        raise _tag_size_error(_tag, _size, pos - _start)
+                _e.unknown_tagged_fields = _unknown
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.topic = ""
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1274,15 +1021,15 @@ def _write_fetch_topic_v17(obj: FetchTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v17(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v17(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1298,95 +1045,99 @@ def _read_fetch_topic_v18(buf: bytes, pos: int) -> tuple[FetchTopic, int]:
     """Read FetchTopic at version 18."""
     obj = _new(FetchTopic)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_id"
-        (_topic_id,) = _S7.unpack_from(buf, pos)
-        pos += 16
-        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(FetchPartition)
-                f = "partitions[].partition,current_leader_epoch,fetch_offset,last_fetched_epoch,log_start_offset,partition_max_bytes"
-                (
-                    _e.partition,
-                    _e.current_leader_epoch,
-                    _e.fetch_offset,
-                    _e.last_fetched_epoch,
-                    _e.log_start_offset,
-                    _e.partition_max_bytes,
-                ) = _S6.unpack_from(buf, pos)
-                pos += 32
-                f = "partitions[]."
-                _e.replica_directory_id = _ZERO_UUID
-                _e.high_watermark = 9223372036854775807
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
+    # read topic_id
+    (_topic_id,) = _S7.unpack_from(buf, pos)
+    pos += 16
+    obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[FetchPartition] = []
+        for _i in range(_n):
+            _e = _new(FetchPartition)
+            # read partitions[_i].partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
+            (
+                _e.partition,
+                _e.current_leader_epoch,
+                _e.fetch_offset,
+                _e.last_fetched_epoch,
+                _e.log_start_offset,
+                _e.partition_max_bytes,
+            ) = _S6.unpack_from(buf, pos)
+            pos += 32
+            # read partitions[_i] (tagged fields)
+            _e.replica_directory_id = _ZERO_UUID
+            _e.high_watermark = _INT64_MAX
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _unknown = None
+                _previous = -1
+                _count = buf[pos]
+                if _count < 0x80:
                     pos += 1
+                    if _count > (_len - pos) >> 1:
+                        raise _tag_count_error(_count, _len - pos, pos - 1)
                 else:
-                    _unknown = None
-                    _count = buf[pos]
-                    if _count < 0x80:
+                    _count, pos = _read_tag_count(buf, pos)
+                for _t in range(_count):
+                    _at = pos
+                    _tag = buf[pos]
+                    if _tag < 0x80:
                         pos += 1
-                        if _count > (_len - pos) >> 1:
-                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _count, pos = _read_tag_count(buf, pos)
-                    for _ in range(_count):
-                        _tag = buf[pos]
-                        if _tag < 0x80:
-                            pos += 1
-                        else:
-                            _tag, pos = _read_uvarint(buf, pos)
-                        _size = buf[pos]
-                        if _size < 0x80:
-                            pos += 1
-                        else:
-                            _size, pos = _read_tag_size(buf, pos, _tag)
-                        _start = pos
-                        if _tag == 0:
-                            f = "partitions[].replica_directory_id"
-                            (_replica_directory_id,) = _S7.unpack_from(buf, pos)
-                            pos += 16
-                            _e.replica_directory_id = (
-                                _ZERO_UUID
-                                if _replica_directory_id == _ZERO_BYTES
-                                else _uuid_from_wire(_replica_directory_id)
-                            )
-                        elif _tag == 1:
-                            f = "partitions[].high_watermark"
-                            (_e.high_watermark,) = _S1.unpack_from(buf, pos)
-                            pos += 8
-                        elif _tag < 2:
-                            raise _invalid_tag(_tag)
-                        else:
-                            _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                            continue
-                        if pos - _start != _size:
-                            raise _tag_size_error(_tag, _size, pos - _start)
-                    _e.unknown_tagged_fields = _unknown
-                _elements.append(_e)
-            obj.partitions = _elements
-        obj.topic = ""
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                        _tag, pos = _read_uvarint(buf, pos)
+                    _size = buf[pos]
+                    if _size < 0x80:
+                        pos += 1
+                    else:
+                        _size, pos = _read_tag_size(buf, pos, _tag)
+                    if _tag <= _previous:
+                        raise _tag_order_error(_tag, _previous)
+                    _previous = _tag
+                    _start = pos
+                    if _tag == 0:
+                        # read partitions[_i].replica_directory_id
+                        (_replica_directory_id,) = _S7.unpack_from(buf, pos)
+                        pos += 16
+                        _e.replica_directory_id = (
+                            _ZERO_UUID
+                            if _replica_directory_id == _ZERO_BYTES
+                            else _uuid_from_wire(_replica_directory_id)
+                        )
+                        if not (_e.replica_directory_id.int != 0):
+                            raise _default_tag(_tag)
+                    elif _tag == 1:
+                        # read partitions[_i].high_watermark
+                        (_e.high_watermark,) = _S1.unpack_from(buf, pos)
+                        pos += 8
+                        if not (_e.high_watermark != _INT64_MAX):
+                            raise _default_tag(_tag)
+                    else:  # this and every later tag is unknown here: kept raw, in one slice
+                        _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                        break
+                    # read partitions[_i] (tagged fields)
+                    if pos - _start != _size:
+                        raise _tag_size_error(_tag, _size, pos - _start)
+                _e.unknown_tagged_fields = _unknown
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    obj.topic = ""
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1397,15 +1148,15 @@ def _write_fetch_topic_v18(obj: FetchTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_fetch_partition_v18(item, out)
+        for partitions_item in partitions_items:
+            _write_fetch_partition_v18(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1420,20 +1171,15 @@ def _write_fetch_topic_v18(obj: FetchTopic, out: bytearray) -> None:
 def _read_replica_state_v15(buf: bytes, pos: int) -> tuple[ReplicaState, int]:
     """Read ReplicaState at versions 15-18."""
     obj = _new(ReplicaState)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id,replica_epoch"
-        obj.replica_id, obj.replica_epoch = _S8.unpack_from(buf, pos)
-        pos += 12
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read replica_id, replica_epoch
+    obj.replica_id, obj.replica_epoch = _S8.unpack_from(buf, pos)
+    pos += 12
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1457,25 +1203,6 @@ def _write_replica_state_v15(obj: ReplicaState, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, ReplicaState) from None
 
 
-def _read_forgotten_topic_v7(buf: bytes, pos: int) -> tuple[ForgottenTopic, int]:
-    """Read ForgottenTopic at versions 7-11."""
-    obj = _new(ForgottenTopic)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        obj.topic, pos = _read_string(buf, pos)
-        if obj.topic is None:
-            raise _null_error()
-        f = "partitions"
-        obj.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
-        obj.topic_id = _ZERO_UUID
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_forgotten_topic_v7(obj: ForgottenTopic, out: bytearray) -> None:
     """Write ForgottenTopic at versions 7-11."""
     f = ""
@@ -1483,55 +1210,15 @@ def _write_forgotten_topic_v7(obj: ForgottenTopic, out: bytearray) -> None:
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
-        out += _ARRAY_int32[size].pack(*items)
+        out += _ARRAY_int32[size].pack(*partitions_items)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, ForgottenTopic) from None
-
-
-def _read_forgotten_topic_v12(buf: bytes, pos: int) -> tuple[ForgottenTopic, int]:
-    """Read ForgottenTopic at version 12."""
-    obj = _new(ForgottenTopic)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.topic, pos = _read_compact_string(buf, pos)
-            if obj.topic is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + 4 * _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
-            pos = _end
-        else:
-            obj.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
-        obj.topic_id = _ZERO_UUID
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_forgotten_topic_v12(obj: ForgottenTopic, out: bytearray) -> None:
@@ -1549,13 +1236,13 @@ def _write_forgotten_topic_v12(obj: ForgottenTopic, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
-        out += _ARRAY_int32[size].pack(*items)
+        out += _ARRAY_int32[size].pack(*partitions_items)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1567,38 +1254,6 @@ def _write_forgotten_topic_v12(obj: ForgottenTopic, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, ForgottenTopic) from None
 
 
-def _read_forgotten_topic_v13(buf: bytes, pos: int) -> tuple[ForgottenTopic, int]:
-    """Read ForgottenTopic at versions 13-18."""
-    obj = _new(ForgottenTopic)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic_id"
-        (_topic_id,) = _S7.unpack_from(buf, pos)
-        pos += 16
-        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-        f = "partitions"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + 4 * _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
-            pos = _end
-        else:
-            obj.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
-        obj.topic = ""
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_forgotten_topic_v13(obj: ForgottenTopic, out: bytearray) -> None:
     """Write ForgottenTopic at versions 13-18."""
     f = ""
@@ -1606,13 +1261,13 @@ def _write_forgotten_topic_v13(obj: ForgottenTopic, out: bytearray) -> None:
         f = "topic_id"
         out += _S7.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
-        out += _ARRAY_int32[size].pack(*items)
+        out += _ARRAY_int32[size].pack(*partitions_items)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1627,37 +1282,30 @@ def _write_forgotten_topic_v13(obj: ForgottenTopic, out: bytearray) -> None:
 def _read_fetch_request_v4(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at version 4."""
     obj = _new(FetchRequest)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level"
-        obj.max_wait_ms, obj.min_bytes, obj.max_bytes, obj.isolation_level = _S2.unpack_from(
-            buf, pos
-        )
-        pos += 13
-        f = "topics"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_fetch_topic_v4(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        obj.cluster_id = None
-        obj.replica_state = ReplicaState()
-        obj.session_id = 0
-        obj.session_epoch = -1
-        obj.forgotten_topics_data = []
-        obj.rack_id = ""
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read replica_id
+    (obj.replica_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level
+    obj.max_wait_ms, obj.min_bytes, obj.max_bytes, obj.isolation_level = _S2.unpack_from(buf, pos)
+    pos += 13
+    # read topics
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v4(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    obj.cluster_id = None
+    obj.replica_state = ReplicaState()
+    obj.session_id = 0
+    obj.session_epoch = -1
+    obj.forgotten_topics_data = []
+    obj.rack_id = ""
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1678,12 +1326,12 @@ def _write_fetch_request_v4(obj: FetchRequest, out: bytearray) -> None:
             obj.isolation_level,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v4(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v4(topics_item, out)
         f = "forgotten_topics_data"
         if obj.forgotten_topics_data != []:
             raise _not_ignorable()
@@ -1697,37 +1345,30 @@ def _write_fetch_request_v4(obj: FetchRequest, out: bytearray) -> None:
 def _read_fetch_request_v5(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at versions 5-6."""
     obj = _new(FetchRequest)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level"
-        obj.max_wait_ms, obj.min_bytes, obj.max_bytes, obj.isolation_level = _S2.unpack_from(
-            buf, pos
-        )
-        pos += 13
-        f = "topics"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_fetch_topic_v5(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        obj.cluster_id = None
-        obj.replica_state = ReplicaState()
-        obj.session_id = 0
-        obj.session_epoch = -1
-        obj.forgotten_topics_data = []
-        obj.rack_id = ""
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read replica_id
+    (obj.replica_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level
+    obj.max_wait_ms, obj.min_bytes, obj.max_bytes, obj.isolation_level = _S2.unpack_from(buf, pos)
+    pos += 13
+    # read topics
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v5(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    obj.cluster_id = None
+    obj.replica_state = ReplicaState()
+    obj.session_id = 0
+    obj.session_epoch = -1
+    obj.forgotten_topics_data = []
+    obj.rack_id = ""
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1748,12 +1389,12 @@ def _write_fetch_request_v5(obj: FetchRequest, out: bytearray) -> None:
             obj.isolation_level,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v5(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v5(topics_item, out)
         f = "forgotten_topics_data"
         if obj.forgotten_topics_data != []:
             raise _not_ignorable()
@@ -1767,57 +1408,52 @@ def _write_fetch_request_v5(obj: FetchRequest, out: bytearray) -> None:
 def _read_fetch_request_v7(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at versions 7-8."""
     obj = _new(FetchRequest)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        (
-            obj.max_wait_ms,
-            obj.min_bytes,
-            obj.max_bytes,
-            obj.isolation_level,
-            obj.session_id,
-            obj.session_epoch,
-        ) = _S4.unpack_from(buf, pos)
-        pos += 21
-        f = "topics"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_fetch_topic_v5(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        f = "forgotten_topics_data"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(ForgottenTopic)
-                f = "forgotten_topics_data[].topic"
-                _e.topic, pos = _read_string(buf, pos)
-                if _e.topic is None:
-                    raise _null_error()
-                f = "forgotten_topics_data[].partitions"
-                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
-                _e.topic_id = _ZERO_UUID
-                _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
-        obj.cluster_id = None
-        obj.replica_state = ReplicaState()
-        obj.rack_id = ""
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read replica_id
+    (obj.replica_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
+    (
+        obj.max_wait_ms,
+        obj.min_bytes,
+        obj.max_bytes,
+        obj.isolation_level,
+        obj.session_id,
+        obj.session_epoch,
+    ) = _S4.unpack_from(buf, pos)
+    pos += 21
+    # read topics
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v5(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read forgotten_topics_data
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
+        for _i in range(_n):
+            _e = _new(ForgottenTopic)
+            # read forgotten_topics_data[_i].topic
+            _e.topic, pos = _read_string(buf, pos)
+            if _e.topic is None:
+                raise _null_error()
+            # read forgotten_topics_data[_i].partitions
+            _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
+            _e.topic_id = _ZERO_UUID
+            _e.unknown_tagged_fields = None
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
+    obj.cluster_id = None
+    obj.replica_state = ReplicaState()
+    obj.rack_id = ""
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1840,19 +1476,19 @@ def _write_fetch_request_v7(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v5(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v5(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v7(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v7(forgotten_topics_data_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1863,57 +1499,52 @@ def _write_fetch_request_v7(obj: FetchRequest, out: bytearray) -> None:
 def _read_fetch_request_v9(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at versions 9-10."""
     obj = _new(FetchRequest)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        (
-            obj.max_wait_ms,
-            obj.min_bytes,
-            obj.max_bytes,
-            obj.isolation_level,
-            obj.session_id,
-            obj.session_epoch,
-        ) = _S4.unpack_from(buf, pos)
-        pos += 21
-        f = "topics"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_fetch_topic_v9(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        f = "forgotten_topics_data"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(ForgottenTopic)
-                f = "forgotten_topics_data[].topic"
-                _e.topic, pos = _read_string(buf, pos)
-                if _e.topic is None:
-                    raise _null_error()
-                f = "forgotten_topics_data[].partitions"
-                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
-                _e.topic_id = _ZERO_UUID
-                _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
-        obj.cluster_id = None
-        obj.replica_state = ReplicaState()
-        obj.rack_id = ""
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read replica_id
+    (obj.replica_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
+    (
+        obj.max_wait_ms,
+        obj.min_bytes,
+        obj.max_bytes,
+        obj.isolation_level,
+        obj.session_id,
+        obj.session_epoch,
+    ) = _S4.unpack_from(buf, pos)
+    pos += 21
+    # read topics
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v9(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read forgotten_topics_data
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
+        for _i in range(_n):
+            _e = _new(ForgottenTopic)
+            # read forgotten_topics_data[_i].topic
+            _e.topic, pos = _read_string(buf, pos)
+            if _e.topic is None:
+                raise _null_error()
+            # read forgotten_topics_data[_i].partitions
+            _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
+            _e.topic_id = _ZERO_UUID
+            _e.unknown_tagged_fields = None
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
+    obj.cluster_id = None
+    obj.replica_state = ReplicaState()
+    obj.rack_id = ""
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1936,19 +1567,19 @@ def _write_fetch_request_v9(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v9(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v9(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v7(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v7(forgotten_topics_data_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1959,60 +1590,55 @@ def _write_fetch_request_v9(obj: FetchRequest, out: bytearray) -> None:
 def _read_fetch_request_v11(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at version 11."""
     obj = _new(FetchRequest)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        (
-            obj.max_wait_ms,
-            obj.min_bytes,
-            obj.max_bytes,
-            obj.isolation_level,
-            obj.session_id,
-            obj.session_epoch,
-        ) = _S4.unpack_from(buf, pos)
-        pos += 21
-        f = "topics"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_fetch_topic_v9(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        f = "forgotten_topics_data"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(ForgottenTopic)
-                f = "forgotten_topics_data[].topic"
-                _e.topic, pos = _read_string(buf, pos)
-                if _e.topic is None:
-                    raise _null_error()
-                f = "forgotten_topics_data[].partitions"
-                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
-                _e.topic_id = _ZERO_UUID
-                _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
-        f = "rack_id"
-        obj.rack_id, pos = _read_string(buf, pos)
-        if obj.rack_id is None:
-            raise _null_error()
-        obj.cluster_id = None
-        obj.replica_state = ReplicaState()
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read replica_id
+    (obj.replica_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
+    (
+        obj.max_wait_ms,
+        obj.min_bytes,
+        obj.max_bytes,
+        obj.isolation_level,
+        obj.session_id,
+        obj.session_epoch,
+    ) = _S4.unpack_from(buf, pos)
+    pos += 21
+    # read topics
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v9(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read forgotten_topics_data
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
+        for _i in range(_n):
+            _e = _new(ForgottenTopic)
+            # read forgotten_topics_data[_i].topic
+            _e.topic, pos = _read_string(buf, pos)
+            if _e.topic is None:
+                raise _null_error()
+            # read forgotten_topics_data[_i].partitions
+            _e.partitions, pos = _read_fixed_array(buf, pos, "int32", False, False)
+            _e.topic_id = _ZERO_UUID
+            _e.unknown_tagged_fields = None
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
+    # read rack_id
+    obj.rack_id, pos = _read_string(buf, pos)
+    if obj.rack_id is None:
+        raise _null_error()
+    obj.cluster_id = None
+    obj.replica_state = ReplicaState()
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -2035,19 +1661,19 @@ def _write_fetch_request_v11(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         out += _INT32.pack(size)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v9(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v9(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         out += _INT32.pack(size)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v7(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v7(forgotten_topics_data_item, out)
         f = "rack_id"
         _write_string(out, obj.rack_id)
         f = ""
@@ -2061,143 +1687,147 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at version 12."""
     obj = _new(FetchRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        (
-            obj.max_wait_ms,
-            obj.min_bytes,
-            obj.max_bytes,
-            obj.isolation_level,
-            obj.session_id,
-            obj.session_epoch,
-        ) = _S4.unpack_from(buf, pos)
-        pos += 21
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read replica_id
+    (obj.replica_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
+    (
+        obj.max_wait_ms,
+        obj.min_bytes,
+        obj.max_bytes,
+        obj.isolation_level,
+        obj.session_id,
+        obj.session_epoch,
+    ) = _S4.unpack_from(buf, pos)
+    pos += 21
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v12(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read forgotten_topics_data
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
+        for _i in range(_n):
+            _e = _new(ForgottenTopic)
+            # read forgotten_topics_data[_i].topic
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.topic = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.topic, pos = _read_compact_string(buf, pos)
+                if _e.topic is None:
+                    raise _null_error()
+            # read forgotten_topics_data[_i].partitions
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + 4 * _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                pos = _end
+            else:
+                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
+            _e.topic_id = _ZERO_UUID
+            # read forgotten_topics_data[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
+    # read rack_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.rack_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.rack_id, pos = _read_compact_string(buf, pos)
+        if obj.rack_id is None:
             raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_fetch_topic_v12(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        f = "forgotten_topics_data"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    obj.replica_state = ReplicaState()
+    # read (tagged fields)
+    obj.cluster_id = None
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(ForgottenTopic)
-                f = "forgotten_topics_data[].topic"
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
+                pos += 1
+            else:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read cluster_id
                 _n = buf[pos] - 1
                 if 0 <= _n < 0x7F:
                     _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
+                    obj.cluster_id = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
-                    _e.topic, pos = _read_compact_string(buf, pos)
-                    if _e.topic is None:
-                        raise _null_error()
-                f = "forgotten_topics_data[].partitions"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + 4 * _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
-                    pos = _end
-                else:
-                    _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
-                _e.topic_id = _ZERO_UUID
-                f = "forgotten_topics_data[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
-        f = "rack_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.rack_id, pos = _read_compact_string(buf, pos)
-            if obj.rack_id is None:
-                raise _null_error()
-        obj.replica_state = ReplicaState()
-        f = ""
-        obj.cluster_id = None
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _count = buf[pos]
-            if _count < 0x80:
-                pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
-            else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                _start = pos
-                if _tag == 0:
-                    f = "cluster_id"
-                    _n = buf[pos] - 1
-                    if 0 <= _n < 0x7F:
-                        _end = pos + 1 + _n
-                        if _end > _len:
-                            raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-                        pos = _end
-                    else:
-                        obj.cluster_id, pos = _read_compact_string(buf, pos)
-                elif _tag < 2:
-                    raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                if not (obj.cluster_id is not None):
+                    raise _default_tag(_tag)
+            elif _tag < 2:
+                raise _invalid_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -2220,25 +1850,25 @@ def _write_fetch_request_v12(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v12(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v12(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v12(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v12(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2264,11 +1894,11 @@ def _write_fetch_request_v12(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2293,135 +1923,139 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at versions 13-14."""
     obj = _new(FetchRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id"
-        (obj.replica_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        (
-            obj.max_wait_ms,
-            obj.min_bytes,
-            obj.max_bytes,
-            obj.isolation_level,
-            obj.session_id,
-            obj.session_epoch,
-        ) = _S4.unpack_from(buf, pos)
-        pos += 21
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read replica_id
+    (obj.replica_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
+    (
+        obj.max_wait_ms,
+        obj.min_bytes,
+        obj.max_bytes,
+        obj.isolation_level,
+        obj.session_id,
+        obj.session_epoch,
+    ) = _S4.unpack_from(buf, pos)
+    pos += 21
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v13(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read forgotten_topics_data
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
+        for _i in range(_n):
+            _e = _new(ForgottenTopic)
+            # read forgotten_topics_data[_i].topic_id
+            (_topic_id,) = _S7.unpack_from(buf, pos)
+            pos += 16
+            _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
+            # read forgotten_topics_data[_i].partitions
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + 4 * _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                pos = _end
+            else:
+                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
+            _e.topic = ""
+            # read forgotten_topics_data[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
+    # read rack_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.rack_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.rack_id, pos = _read_compact_string(buf, pos)
+        if obj.rack_id is None:
             raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_fetch_topic_v13(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        f = "forgotten_topics_data"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    obj.replica_state = ReplicaState()
+    # read (tagged fields)
+    obj.cluster_id = None
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(ForgottenTopic)
-                f = "forgotten_topics_data[].topic_id"
-                (_topic_id,) = _S7.unpack_from(buf, pos)
-                pos += 16
-                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-                f = "forgotten_topics_data[].partitions"
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
+                pos += 1
+            else:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read cluster_id
                 _n = buf[pos] - 1
                 if 0 <= _n < 0x7F:
-                    _end = pos + 1 + 4 * _n
+                    _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                    obj.cluster_id = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
-                    _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
-                _e.topic = ""
-                f = "forgotten_topics_data[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
-        f = "rack_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.rack_id, pos = _read_compact_string(buf, pos)
-            if obj.rack_id is None:
-                raise _null_error()
-        obj.replica_state = ReplicaState()
-        f = ""
-        obj.cluster_id = None
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _count = buf[pos]
-            if _count < 0x80:
-                pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
-            else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                _start = pos
-                if _tag == 0:
-                    f = "cluster_id"
-                    _n = buf[pos] - 1
-                    if 0 <= _n < 0x7F:
-                        _end = pos + 1 + _n
-                        if _end > _len:
-                            raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-                        pos = _end
-                    else:
-                        obj.cluster_id, pos = _read_compact_string(buf, pos)
-                elif _tag < 2:
-                    raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                if not (obj.cluster_id is not None):
+                    raise _default_tag(_tag)
+            elif _tag < 2:
+                raise _invalid_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -2444,25 +2078,25 @@ def _write_fetch_request_v13(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v13(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v13(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2488,11 +2122,11 @@ def _write_fetch_request_v13(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2517,136 +2151,140 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at versions 15-16."""
     obj = _new(FetchRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        (
-            obj.max_wait_ms,
-            obj.min_bytes,
-            obj.max_bytes,
-            obj.isolation_level,
-            obj.session_id,
-            obj.session_epoch,
-        ) = _S4.unpack_from(buf, pos)
-        pos += 21
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
+    (
+        obj.max_wait_ms,
+        obj.min_bytes,
+        obj.max_bytes,
+        obj.isolation_level,
+        obj.session_id,
+        obj.session_epoch,
+    ) = _S4.unpack_from(buf, pos)
+    pos += 21
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v13(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read forgotten_topics_data
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
+        for _i in range(_n):
+            _e = _new(ForgottenTopic)
+            # read forgotten_topics_data[_i].topic_id
+            (_topic_id,) = _S7.unpack_from(buf, pos)
+            pos += 16
+            _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
+            # read forgotten_topics_data[_i].partitions
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + 4 * _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                pos = _end
+            else:
+                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
+            _e.topic = ""
+            # read forgotten_topics_data[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
+    # read rack_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.rack_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.rack_id, pos = _read_compact_string(buf, pos)
+        if obj.rack_id is None:
             raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_fetch_topic_v13(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        f = "forgotten_topics_data"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    obj.replica_id = -1
+    # read (tagged fields)
+    obj.cluster_id = None
+    obj.replica_state = ReplicaState()
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(ForgottenTopic)
-                f = "forgotten_topics_data[].topic_id"
-                (_topic_id,) = _S7.unpack_from(buf, pos)
-                pos += 16
-                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-                f = "forgotten_topics_data[].partitions"
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
+                pos += 1
+            else:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read cluster_id
                 _n = buf[pos] - 1
                 if 0 <= _n < 0x7F:
-                    _end = pos + 1 + 4 * _n
+                    _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                    obj.cluster_id = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
-                    _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
-                _e.topic = ""
-                f = "forgotten_topics_data[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
-        f = "rack_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.rack_id, pos = _read_compact_string(buf, pos)
-            if obj.rack_id is None:
-                raise _null_error()
-        obj.replica_id = -1
-        f = ""
-        obj.cluster_id = None
-        obj.replica_state = ReplicaState()
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _count = buf[pos]
-            if _count < 0x80:
-                pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
-            else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                _start = pos
-                if _tag == 0:
-                    f = "cluster_id"
-                    _n = buf[pos] - 1
-                    if 0 <= _n < 0x7F:
-                        _end = pos + 1 + _n
-                        if _end > _len:
-                            raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-                        pos = _end
-                    else:
-                        obj.cluster_id, pos = _read_compact_string(buf, pos)
-                elif _tag == 1:
-                    f = "replica_state"
-                    obj.replica_state, pos = _read_replica_state_v15(buf, pos)
-                elif _tag < 2:
-                    raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                if not (obj.cluster_id is not None):
+                    raise _default_tag(_tag)
+            elif _tag == 1:
+                # read replica_state
+                obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                if not (obj.replica_state != _DEFAULT_ReplicaState):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -2667,25 +2305,25 @@ def _write_fetch_request_v15(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v13(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v13(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2713,11 +2351,11 @@ def _write_fetch_request_v15(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2752,136 +2390,140 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at version 17."""
     obj = _new(FetchRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        (
-            obj.max_wait_ms,
-            obj.min_bytes,
-            obj.max_bytes,
-            obj.isolation_level,
-            obj.session_id,
-            obj.session_epoch,
-        ) = _S4.unpack_from(buf, pos)
-        pos += 21
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
+    (
+        obj.max_wait_ms,
+        obj.min_bytes,
+        obj.max_bytes,
+        obj.isolation_level,
+        obj.session_id,
+        obj.session_epoch,
+    ) = _S4.unpack_from(buf, pos)
+    pos += 21
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v17(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read forgotten_topics_data
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
+        for _i in range(_n):
+            _e = _new(ForgottenTopic)
+            # read forgotten_topics_data[_i].topic_id
+            (_topic_id,) = _S7.unpack_from(buf, pos)
+            pos += 16
+            _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
+            # read forgotten_topics_data[_i].partitions
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + 4 * _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                pos = _end
+            else:
+                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
+            _e.topic = ""
+            # read forgotten_topics_data[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
+    # read rack_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.rack_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.rack_id, pos = _read_compact_string(buf, pos)
+        if obj.rack_id is None:
             raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_fetch_topic_v17(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        f = "forgotten_topics_data"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    obj.replica_id = -1
+    # read (tagged fields)
+    obj.cluster_id = None
+    obj.replica_state = ReplicaState()
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(ForgottenTopic)
-                f = "forgotten_topics_data[].topic_id"
-                (_topic_id,) = _S7.unpack_from(buf, pos)
-                pos += 16
-                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-                f = "forgotten_topics_data[].partitions"
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
+                pos += 1
+            else:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read cluster_id
                 _n = buf[pos] - 1
                 if 0 <= _n < 0x7F:
-                    _end = pos + 1 + 4 * _n
+                    _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                    obj.cluster_id = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
-                    _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
-                _e.topic = ""
-                f = "forgotten_topics_data[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
-        f = "rack_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.rack_id, pos = _read_compact_string(buf, pos)
-            if obj.rack_id is None:
-                raise _null_error()
-        obj.replica_id = -1
-        f = ""
-        obj.cluster_id = None
-        obj.replica_state = ReplicaState()
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _count = buf[pos]
-            if _count < 0x80:
-                pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
-            else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                _start = pos
-                if _tag == 0:
-                    f = "cluster_id"
-                    _n = buf[pos] - 1
-                    if 0 <= _n < 0x7F:
-                        _end = pos + 1 + _n
-                        if _end > _len:
-                            raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-                        pos = _end
-                    else:
-                        obj.cluster_id, pos = _read_compact_string(buf, pos)
-                elif _tag == 1:
-                    f = "replica_state"
-                    obj.replica_state, pos = _read_replica_state_v15(buf, pos)
-                elif _tag < 2:
-                    raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                if not (obj.cluster_id is not None):
+                    raise _default_tag(_tag)
+            elif _tag == 1:
+                # read replica_state
+                obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                if not (obj.replica_state != _DEFAULT_ReplicaState):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -2902,25 +2544,25 @@ def _write_fetch_request_v17(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v17(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v17(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -2948,11 +2590,11 @@ def _write_fetch_request_v17(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -2987,136 +2629,140 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
     """Read FetchRequest at version 18."""
     obj = _new(FetchRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "max_wait_ms,min_bytes,max_bytes,isolation_level,session_id,session_epoch"
-        (
-            obj.max_wait_ms,
-            obj.min_bytes,
-            obj.max_bytes,
-            obj.isolation_level,
-            obj.session_id,
-            obj.session_epoch,
-        ) = _S4.unpack_from(buf, pos)
-        pos += 21
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
+    (
+        obj.max_wait_ms,
+        obj.min_bytes,
+        obj.max_bytes,
+        obj.isolation_level,
+        obj.session_id,
+        obj.session_epoch,
+    ) = _S4.unpack_from(buf, pos)
+    pos += 21
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[FetchTopic] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_fetch_topic_v18(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read forgotten_topics_data
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _forgotten_topics_data_list: list[ForgottenTopic] = []
+        for _i in range(_n):
+            _e = _new(ForgottenTopic)
+            # read forgotten_topics_data[_i].topic_id
+            (_topic_id,) = _S7.unpack_from(buf, pos)
+            pos += 16
+            _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
+            # read forgotten_topics_data[_i].partitions
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + 4 * _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                pos = _end
+            else:
+                _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
+            _e.topic = ""
+            # read forgotten_topics_data[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _forgotten_topics_data_list.append(_e)
+        obj.forgotten_topics_data = _forgotten_topics_data_list
+    # read rack_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.rack_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.rack_id, pos = _read_compact_string(buf, pos)
+        if obj.rack_id is None:
             raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_fetch_topic_v18(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        f = "forgotten_topics_data"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    obj.replica_id = -1
+    # read (tagged fields)
+    obj.cluster_id = None
+    obj.replica_state = ReplicaState()
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(ForgottenTopic)
-                f = "forgotten_topics_data[].topic_id"
-                (_topic_id,) = _S7.unpack_from(buf, pos)
-                pos += 16
-                _e.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-                f = "forgotten_topics_data[].partitions"
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
+                pos += 1
+            else:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read cluster_id
                 _n = buf[pos] - 1
                 if 0 <= _n < 0x7F:
-                    _end = pos + 1 + 4 * _n
+                    _end = pos + 1 + _n
                     if _end > _len:
                         raise _truncated(pos)
-                    _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                    obj.cluster_id = buf[pos + 1 : _end].decode()
                     pos = _end
                 else:
-                    _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
-                _e.topic = ""
-                f = "forgotten_topics_data[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.forgotten_topics_data = _elements
-        f = "rack_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.rack_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.rack_id, pos = _read_compact_string(buf, pos)
-            if obj.rack_id is None:
-                raise _null_error()
-        obj.replica_id = -1
-        f = ""
-        obj.cluster_id = None
-        obj.replica_state = ReplicaState()
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _count = buf[pos]
-            if _count < 0x80:
-                pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
-            else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                _start = pos
-                if _tag == 0:
-                    f = "cluster_id"
-                    _n = buf[pos] - 1
-                    if 0 <= _n < 0x7F:
-                        _end = pos + 1 + _n
-                        if _end > _len:
-                            raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-                        pos = _end
-                    else:
-                        obj.cluster_id, pos = _read_compact_string(buf, pos)
-                elif _tag == 1:
-                    f = "replica_state"
-                    obj.replica_state, pos = _read_replica_state_v15(buf, pos)
-                elif _tag < 2:
-                    raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                if not (obj.cluster_id is not None):
+                    raise _default_tag(_tag)
+            elif _tag == 1:
+                # read replica_state
+                obj.replica_state, pos = _read_replica_state_v15(buf, pos)
+                if not (obj.replica_state != _DEFAULT_ReplicaState):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -3137,25 +2783,25 @@ def _write_fetch_request_v18(obj: FetchRequest, out: bytearray) -> None:
             obj.session_epoch,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_fetch_topic_v18(item, out)
+        for topics_item in topics_items:
+            _write_fetch_topic_v18(topics_item, out)
         f = "forgotten_topics_data"
-        items = obj.forgotten_topics_data
-        size = len(items)
+        forgotten_topics_data_items = obj.forgotten_topics_data
+        size = len(forgotten_topics_data_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "forgotten_topics_data[]"
-        for item in items:
-            _write_forgotten_topic_v13(item, out)
+        for forgotten_topics_data_item in forgotten_topics_data_items:
+            _write_forgotten_topic_v13(forgotten_topics_data_item, out)
         f = "rack_id"
         data = obj.rack_id.encode()
         size = len(data)
@@ -3183,11 +2829,11 @@ def _write_fetch_request_v18(obj: FetchRequest, out: bytearray) -> None:
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -3226,7 +2872,7 @@ _FIELDS_fetch_partition = (
     _F("log_start_offset", "logStartOffset", "int64"),
     _F("partition_max_bytes", "partitionMaxBytes", "int32"),
     _F("replica_directory_id", "replicaDirectoryId", "uuid", "", _ZERO_UUID),
-    _F("high_watermark", "highWatermark", "int64", "", 9223372036854775807),
+    _F("high_watermark", "highWatermark", "int64", "", _INT64_MAX),
 )
 _FIELDS_fetch_topic = (
     _F("topic", "topic", "string"),
@@ -3257,6 +2903,11 @@ _FIELDS_fetch_request = (
     _F("rack_id", "rackId", "string"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_fetch_partition_v4 = _JsonLayout(FetchPartition, _FIELDS_fetch_partition, "IAIAAIAA")
 _JSON_fetch_partition_v5 = _JsonLayout(FetchPartition, _FIELDS_fetch_partition, "IAIAIIAA")
 _JSON_fetch_partition_v9 = _JsonLayout(FetchPartition, _FIELDS_fetch_partition, "IIIAIIAA")

@@ -33,15 +33,16 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
     INT32 as _INT32,
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
-    extend_path as _extend_path,
-    invalid_tag as _invalid_tag,
+    default_tag as _default_tag,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
     read_array_count as _read_array_count,
@@ -49,13 +50,14 @@ from ._runtime import (
     read_compact_array_count as _read_compact_array_count,
     read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
+    read_raw_tags as _read_raw_tags,
     read_string as _read_string,
     read_tag_count as _read_tag_count,
     read_tag_size as _read_tag_size,
-    read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
@@ -68,8 +70,6 @@ from ._runtime import (
     write_string as _write_string,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "AbortedTransaction",
@@ -113,7 +113,7 @@ class AbortedTransaction(_Struct):
         self,
         producer_id: int = 0,
         first_offset: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.producer_id = producer_id
         self.first_offset = first_offset
@@ -149,7 +149,7 @@ class EpochEndOffset(_Struct):
         self,
         epoch: int = -1,
         end_offset: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.epoch = epoch
         self.end_offset = end_offset
@@ -185,7 +185,7 @@ class LeaderIdAndEpoch(_Struct):
         self,
         leader_id: int = -1,
         leader_epoch: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
@@ -221,7 +221,7 @@ class SnapshotId(_Struct):
         self,
         end_offset: int = -1,
         epoch: int = -1,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.end_offset = end_offset
         self.epoch = epoch
@@ -307,7 +307,7 @@ class PartitionData(_Struct):
         aborted_transactions: list[AbortedTransaction] | None = _DEFAULT,
         preferred_read_replica: int = -1,
         records: bytes | None = None,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.error_code = error_code
@@ -363,7 +363,7 @@ class FetchableTopicResponse(_Struct):
         topic: str = "",
         topic_id: uuid.UUID = _ZERO_UUID,
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic = topic
         self.topic_id = topic_id
@@ -408,7 +408,7 @@ class NodeEndpoint(_Struct):
         host: str = "",
         port: int = 0,
         rack: str | None = None,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.node_id = node_id
         self.host = host
@@ -472,7 +472,7 @@ class FetchResponse(_Message):
         session_id: int = 0,
         responses: list[FetchableTopicResponse] = _DEFAULT,
         node_endpoints: list[NodeEndpoint] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
@@ -498,21 +498,6 @@ _DEFAULT_LeaderIdAndEpoch = LeaderIdAndEpoch()
 _DEFAULT_SnapshotId = SnapshotId()
 
 
-def _read_aborted_transaction_v4(buf: bytes, pos: int) -> tuple[AbortedTransaction, int]:
-    """Read AbortedTransaction at versions 4-11."""
-    obj = _new(AbortedTransaction)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "producer_id,first_offset"
-        obj.producer_id, obj.first_offset = _S0.unpack_from(buf, pos)
-        pos += 16
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_aborted_transaction_v4(obj: AbortedTransaction, out: bytearray) -> None:
     """Write AbortedTransaction at versions 4-11."""
     f = ""
@@ -527,26 +512,6 @@ def _write_aborted_transaction_v4(obj: AbortedTransaction, out: bytearray) -> No
             raise _tags_not_supported()
     except Exception as exc:
         raise _write_failure(exc, obj, f, AbortedTransaction) from None
-
-
-def _read_aborted_transaction_v12(buf: bytes, pos: int) -> tuple[AbortedTransaction, int]:
-    """Read AbortedTransaction at versions 12-18."""
-    obj = _new(AbortedTransaction)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "producer_id,first_offset"
-        obj.producer_id, obj.first_offset = _S0.unpack_from(buf, pos)
-        pos += 16
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_aborted_transaction_v12(obj: AbortedTransaction, out: bytearray) -> None:
@@ -572,20 +537,15 @@ def _write_aborted_transaction_v12(obj: AbortedTransaction, out: bytearray) -> N
 def _read_epoch_end_offset_v12(buf: bytes, pos: int) -> tuple[EpochEndOffset, int]:
     """Read EpochEndOffset at versions 12-18."""
     obj = _new(EpochEndOffset)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "epoch,end_offset"
-        obj.epoch, obj.end_offset = _S5.unpack_from(buf, pos)
-        pos += 12
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read epoch, end_offset
+    obj.epoch, obj.end_offset = _S5.unpack_from(buf, pos)
+    pos += 12
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -612,20 +572,15 @@ def _write_epoch_end_offset_v12(obj: EpochEndOffset, out: bytearray) -> None:
 def _read_leader_id_and_epoch_v12(buf: bytes, pos: int) -> tuple[LeaderIdAndEpoch, int]:
     """Read LeaderIdAndEpoch at versions 12-18."""
     obj = _new(LeaderIdAndEpoch)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "leader_id,leader_epoch"
-        obj.leader_id, obj.leader_epoch = _S6.unpack_from(buf, pos)
-        pos += 8
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read leader_id, leader_epoch
+    obj.leader_id, obj.leader_epoch = _S6.unpack_from(buf, pos)
+    pos += 8
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -652,20 +607,15 @@ def _write_leader_id_and_epoch_v12(obj: LeaderIdAndEpoch, out: bytearray) -> Non
 def _read_snapshot_id_v12(buf: bytes, pos: int) -> tuple[SnapshotId, int]:
     """Read SnapshotId at versions 12-18."""
     obj = _new(SnapshotId)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "end_offset,epoch"
-        obj.end_offset, obj.epoch = _S7.unpack_from(buf, pos)
-        pos += 12
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read end_offset, epoch
+    obj.end_offset, obj.epoch = _S7.unpack_from(buf, pos)
+    pos += 12
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -692,38 +642,33 @@ def _write_snapshot_id_v12(obj: SnapshotId, out: bytearray) -> None:
 def _read_partition_data_v4(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 4."""
     obj = _new(PartitionData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code,high_watermark,last_stable_offset"
-        obj.partition_index, obj.error_code, obj.high_watermark, obj.last_stable_offset = (
-            _S1.unpack_from(buf, pos)
-        )
-        pos += 22
-        f = "aborted_transactions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            obj.aborted_transactions = None
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(AbortedTransaction)
-                f = "aborted_transactions[].producer_id,first_offset"
-                _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
-                pos += 16
-                _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.aborted_transactions = _elements
-        f = "records"
-        obj.records, pos = _read_bytes(buf, pos)
-        obj.log_start_offset = -1
-        obj.diverging_epoch = EpochEndOffset()
-        obj.current_leader = LeaderIdAndEpoch()
-        obj.snapshot_id = SnapshotId()
-        obj.preferred_read_replica = -1
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partition_index, error_code, high_watermark, last_stable_offset
+    obj.partition_index, obj.error_code, obj.high_watermark, obj.last_stable_offset = (
+        _S1.unpack_from(buf, pos)
+    )
+    pos += 22
+    # read aborted_transactions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        obj.aborted_transactions = None
+    else:
+        _aborted_transactions_list: list[AbortedTransaction] = []
+        for _i in range(_n):
+            _e = _new(AbortedTransaction)
+            # read aborted_transactions[_i].producer_id, first_offset
+            _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
+            pos += 16
+            _e.unknown_tagged_fields = None
+            _aborted_transactions_list.append(_e)
+        obj.aborted_transactions = _aborted_transactions_list
+    # read records
+    obj.records, pos = _read_bytes(buf, pos)
+    obj.log_start_offset = -1
+    obj.diverging_epoch = EpochEndOffset()
+    obj.current_leader = LeaderIdAndEpoch()
+    obj.snapshot_id = SnapshotId()
+    obj.preferred_read_replica = -1
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -748,15 +693,15 @@ def _write_partition_data_v4(obj: PartitionData, out: bytearray) -> None:
         if obj.snapshot_id != _DEFAULT_SnapshotId:
             raise _not_ignorable()
         f = "aborted_transactions"
-        items = obj.aborted_transactions
-        if items is None:
+        aborted_transactions_items = obj.aborted_transactions
+        if aborted_transactions_items is None:
             out += b"\xff\xff\xff\xff"
         else:
-            size = len(items)
+            size = len(aborted_transactions_items)
             out += _INT32.pack(size)
             f = "aborted_transactions[]"
-            for item in items:
-                _write_aborted_transaction_v4(item, out)
+            for aborted_transactions_item in aborted_transactions_items:
+                _write_aborted_transaction_v4(aborted_transactions_item, out)
         f = "preferred_read_replica"
         if obj.preferred_read_replica != -1:
             raise _not_ignorable()
@@ -772,41 +717,36 @@ def _write_partition_data_v4(obj: PartitionData, out: bytearray) -> None:
 def _read_partition_data_v5(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at versions 5-10."""
     obj = _new(PartitionData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code,high_watermark,last_stable_offset,log_start_offset"
-        (
-            obj.partition_index,
-            obj.error_code,
-            obj.high_watermark,
-            obj.last_stable_offset,
-            obj.log_start_offset,
-        ) = _S3.unpack_from(buf, pos)
-        pos += 30
-        f = "aborted_transactions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            obj.aborted_transactions = None
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(AbortedTransaction)
-                f = "aborted_transactions[].producer_id,first_offset"
-                _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
-                pos += 16
-                _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.aborted_transactions = _elements
-        f = "records"
-        obj.records, pos = _read_bytes(buf, pos)
-        obj.diverging_epoch = EpochEndOffset()
-        obj.current_leader = LeaderIdAndEpoch()
-        obj.snapshot_id = SnapshotId()
-        obj.preferred_read_replica = -1
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partition_index, error_code, high_watermark, last_stable_offset, log_start_offset
+    (
+        obj.partition_index,
+        obj.error_code,
+        obj.high_watermark,
+        obj.last_stable_offset,
+        obj.log_start_offset,
+    ) = _S3.unpack_from(buf, pos)
+    pos += 30
+    # read aborted_transactions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        obj.aborted_transactions = None
+    else:
+        _aborted_transactions_list: list[AbortedTransaction] = []
+        for _i in range(_n):
+            _e = _new(AbortedTransaction)
+            # read aborted_transactions[_i].producer_id, first_offset
+            _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
+            pos += 16
+            _e.unknown_tagged_fields = None
+            _aborted_transactions_list.append(_e)
+        obj.aborted_transactions = _aborted_transactions_list
+    # read records
+    obj.records, pos = _read_bytes(buf, pos)
+    obj.diverging_epoch = EpochEndOffset()
+    obj.current_leader = LeaderIdAndEpoch()
+    obj.snapshot_id = SnapshotId()
+    obj.preferred_read_replica = -1
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -832,15 +772,15 @@ def _write_partition_data_v5(obj: PartitionData, out: bytearray) -> None:
         if obj.snapshot_id != _DEFAULT_SnapshotId:
             raise _not_ignorable()
         f = "aborted_transactions"
-        items = obj.aborted_transactions
-        if items is None:
+        aborted_transactions_items = obj.aborted_transactions
+        if aborted_transactions_items is None:
             out += b"\xff\xff\xff\xff"
         else:
-            size = len(items)
+            size = len(aborted_transactions_items)
             out += _INT32.pack(size)
             f = "aborted_transactions[]"
-            for item in items:
-                _write_aborted_transaction_v4(item, out)
+            for aborted_transactions_item in aborted_transactions_items:
+                _write_aborted_transaction_v4(aborted_transactions_item, out)
         f = "preferred_read_replica"
         if obj.preferred_read_replica != -1:
             raise _not_ignorable()
@@ -856,43 +796,38 @@ def _write_partition_data_v5(obj: PartitionData, out: bytearray) -> None:
 def _read_partition_data_v11(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at version 11."""
     obj = _new(PartitionData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code,high_watermark,last_stable_offset,log_start_offset"
-        (
-            obj.partition_index,
-            obj.error_code,
-            obj.high_watermark,
-            obj.last_stable_offset,
-            obj.log_start_offset,
-        ) = _S3.unpack_from(buf, pos)
-        pos += 30
-        f = "aborted_transactions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            obj.aborted_transactions = None
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(AbortedTransaction)
-                f = "aborted_transactions[].producer_id,first_offset"
-                _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
-                pos += 16
-                _e.unknown_tagged_fields = None
-                _elements.append(_e)
-            obj.aborted_transactions = _elements
-        f = "preferred_read_replica"
-        (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)
-        pos += 4
-        f = "records"
-        obj.records, pos = _read_bytes(buf, pos)
-        obj.diverging_epoch = EpochEndOffset()
-        obj.current_leader = LeaderIdAndEpoch()
-        obj.snapshot_id = SnapshotId()
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partition_index, error_code, high_watermark, last_stable_offset, log_start_offset
+    (
+        obj.partition_index,
+        obj.error_code,
+        obj.high_watermark,
+        obj.last_stable_offset,
+        obj.log_start_offset,
+    ) = _S3.unpack_from(buf, pos)
+    pos += 30
+    # read aborted_transactions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        obj.aborted_transactions = None
+    else:
+        _aborted_transactions_list: list[AbortedTransaction] = []
+        for _i in range(_n):
+            _e = _new(AbortedTransaction)
+            # read aborted_transactions[_i].producer_id, first_offset
+            _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
+            pos += 16
+            _e.unknown_tagged_fields = None
+            _aborted_transactions_list.append(_e)
+        obj.aborted_transactions = _aborted_transactions_list
+    # read preferred_read_replica
+    (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)
+    pos += 4
+    # read records
+    obj.records, pos = _read_bytes(buf, pos)
+    obj.diverging_epoch = EpochEndOffset()
+    obj.current_leader = LeaderIdAndEpoch()
+    obj.snapshot_id = SnapshotId()
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -918,15 +853,15 @@ def _write_partition_data_v11(obj: PartitionData, out: bytearray) -> None:
         if obj.snapshot_id != _DEFAULT_SnapshotId:
             raise _not_ignorable()
         f = "aborted_transactions"
-        items = obj.aborted_transactions
-        if items is None:
+        aborted_transactions_items = obj.aborted_transactions
+        if aborted_transactions_items is None:
             out += b"\xff\xff\xff\xff"
         else:
-            size = len(items)
+            size = len(aborted_transactions_items)
             out += _INT32.pack(size)
             f = "aborted_transactions[]"
-            for item in items:
-                _write_aborted_transaction_v4(item, out)
+            for aborted_transactions_item in aborted_transactions_items:
+                _write_aborted_transaction_v4(aborted_transactions_item, out)
         f = "preferred_read_replica"
         out += _S2.pack(obj.preferred_read_replica)
         f = "records"
@@ -942,94 +877,100 @@ def _read_partition_data_v12(buf: bytes, pos: int) -> tuple[PartitionData, int]:
     """Read PartitionData at versions 12-18."""
     obj = _new(PartitionData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,error_code,high_watermark,last_stable_offset,log_start_offset"
-        (
-            obj.partition_index,
-            obj.error_code,
-            obj.high_watermark,
-            obj.last_stable_offset,
-            obj.log_start_offset,
-        ) = _S3.unpack_from(buf, pos)
-        pos += 30
-        f = "aborted_transactions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            obj.aborted_transactions = None
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(AbortedTransaction)
-                f = "aborted_transactions[].producer_id,first_offset"
-                _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
-                pos += 16
-                f = "aborted_transactions[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.aborted_transactions = _elements
-        f = "preferred_read_replica"
-        (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)
-        pos += 4
-        f = "records"
-        obj.records, pos = _read_compact_bytes(buf, pos)
-        f = ""
-        obj.diverging_epoch = EpochEndOffset()
-        obj.current_leader = LeaderIdAndEpoch()
-        obj.snapshot_id = SnapshotId()
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _count = buf[pos]
-            if _count < 0x80:
+    # read partition_index, error_code, high_watermark, last_stable_offset, log_start_offset
+    (
+        obj.partition_index,
+        obj.error_code,
+        obj.high_watermark,
+        obj.last_stable_offset,
+        obj.log_start_offset,
+    ) = _S3.unpack_from(buf, pos)
+    pos += 30
+    # read aborted_transactions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        obj.aborted_transactions = None
+    else:
+        _aborted_transactions_list: list[AbortedTransaction] = []
+        for _i in range(_n):
+            _e = _new(AbortedTransaction)
+            # read aborted_transactions[_i].producer_id, first_offset
+            _e.producer_id, _e.first_offset = _S0.unpack_from(buf, pos)
+            pos += 16
+            # read aborted_transactions[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
                 pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                _start = pos
-                if _tag == 0:
-                    f = "diverging_epoch"
-                    obj.diverging_epoch, pos = _read_epoch_end_offset_v12(buf, pos)
-                elif _tag == 1:
-                    f = "current_leader"
-                    obj.current_leader, pos = _read_leader_id_and_epoch_v12(buf, pos)
-                elif _tag == 2:
-                    f = "snapshot_id"
-                    obj.snapshot_id, pos = _read_snapshot_id_v12(buf, pos)
-                elif _tag < 3:
-                    raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _aborted_transactions_list.append(_e)
+        obj.aborted_transactions = _aborted_transactions_list
+    # read preferred_read_replica
+    (obj.preferred_read_replica,) = _S2.unpack_from(buf, pos)
+    pos += 4
+    # read records
+    obj.records, pos = _read_compact_bytes(buf, pos)
+    # read (tagged fields)
+    obj.diverging_epoch = EpochEndOffset()
+    obj.current_leader = LeaderIdAndEpoch()
+    obj.snapshot_id = SnapshotId()
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
+            pos += 1
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
+        else:
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
+                pos += 1
+            else:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read diverging_epoch
+                obj.diverging_epoch, pos = _read_epoch_end_offset_v12(buf, pos)
+                if not (obj.diverging_epoch != _DEFAULT_EpochEndOffset):
+                    raise _default_tag(_tag)
+            elif _tag == 1:
+                # read current_leader
+                obj.current_leader, pos = _read_leader_id_and_epoch_v12(buf, pos)
+                if not (obj.current_leader != _DEFAULT_LeaderIdAndEpoch):
+                    raise _default_tag(_tag)
+            elif _tag == 2:
+                # read snapshot_id
+                obj.snapshot_id, pos = _read_snapshot_id_v12(buf, pos)
+                if not (obj.snapshot_id != _DEFAULT_SnapshotId):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 3)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -1046,18 +987,18 @@ def _write_partition_data_v12(obj: PartitionData, out: bytearray) -> None:
             obj.log_start_offset,
         )
         f = "aborted_transactions"
-        items = obj.aborted_transactions
-        if items is None:
+        aborted_transactions_items = obj.aborted_transactions
+        if aborted_transactions_items is None:
             out += b"\x00"
         else:
-            size = len(items)
+            size = len(aborted_transactions_items)
             if size + 1 < 128:
                 out.append(size + 1)
             else:
                 _write_uvarint(out, size + 1)
             f = "aborted_transactions[]"
-            for item in items:
-                _write_aborted_transaction_v12(item, out)
+            for aborted_transactions_item in aborted_transactions_items:
+                _write_aborted_transaction_v12(aborted_transactions_item, out)
         f = "preferred_read_replica"
         out += _S2.pack(obj.preferred_read_replica)
         f = "records"
@@ -1117,28 +1058,23 @@ def _write_partition_data_v12(obj: PartitionData, out: bytearray) -> None:
 def _read_fetchable_topic_response_v4(buf: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """Read FetchableTopicResponse at version 4."""
     obj = _new(FetchableTopicResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        obj.topic, pos = _read_string(buf, pos)
-        if obj.topic is None:
-            raise _null_error()
-        f = "partitions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "partitions[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_partition_data_v4(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
-        obj.topic_id = _ZERO_UUID
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic
+    obj.topic, pos = _read_string(buf, pos)
+    if obj.topic is None:
+        raise _null_error()
+    # read partitions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            # read partitions[_i]
+            _partitions_item, pos = _read_partition_data_v4(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
+    obj.topic_id = _ZERO_UUID
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1149,12 +1085,12 @@ def _write_fetchable_topic_response_v4(obj: FetchableTopicResponse, out: bytearr
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v4(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v4(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1165,28 +1101,23 @@ def _write_fetchable_topic_response_v4(obj: FetchableTopicResponse, out: bytearr
 def _read_fetchable_topic_response_v5(buf: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """Read FetchableTopicResponse at versions 5-10."""
     obj = _new(FetchableTopicResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        obj.topic, pos = _read_string(buf, pos)
-        if obj.topic is None:
-            raise _null_error()
-        f = "partitions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "partitions[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_partition_data_v5(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
-        obj.topic_id = _ZERO_UUID
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic
+    obj.topic, pos = _read_string(buf, pos)
+    if obj.topic is None:
+        raise _null_error()
+    # read partitions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            # read partitions[_i]
+            _partitions_item, pos = _read_partition_data_v5(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
+    obj.topic_id = _ZERO_UUID
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1197,12 +1128,12 @@ def _write_fetchable_topic_response_v5(obj: FetchableTopicResponse, out: bytearr
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v5(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v5(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1213,28 +1144,23 @@ def _write_fetchable_topic_response_v5(obj: FetchableTopicResponse, out: bytearr
 def _read_fetchable_topic_response_v11(buf: bytes, pos: int) -> tuple[FetchableTopicResponse, int]:
     """Read FetchableTopicResponse at version 11."""
     obj = _new(FetchableTopicResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        obj.topic, pos = _read_string(buf, pos)
-        if obj.topic is None:
-            raise _null_error()
-        f = "partitions"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "partitions[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_partition_data_v11(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
-        obj.topic_id = _ZERO_UUID
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic
+    obj.topic, pos = _read_string(buf, pos)
+    if obj.topic is None:
+        raise _null_error()
+    # read partitions
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            # read partitions[_i]
+            _partitions_item, pos = _read_partition_data_v11(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
+    obj.topic_id = _ZERO_UUID
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1245,12 +1171,12 @@ def _write_fetchable_topic_response_v11(obj: FetchableTopicResponse, out: bytear
         f = "topic"
         _write_string(out, obj.topic)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         out += _INT32.pack(size)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v11(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v11(partitions_item, out)
         f = ""
         if obj.unknown_tagged_fields:
             raise _tags_not_supported()
@@ -1262,46 +1188,42 @@ def _read_fetchable_topic_response_v12(buf: bytes, pos: int) -> tuple[FetchableT
     """Read FetchableTopicResponse at version 12."""
     obj = _new(FetchableTopicResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.topic, pos = _read_compact_string(buf, pos)
-            if obj.topic is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic, pos = _read_compact_string(buf, pos)
+        if obj.topic is None:
             raise _null_error()
-        else:
-            f = "partitions[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_partition_data_v12(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
-        obj.topic_id = _ZERO_UUID
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            # read partitions[_i]
+            _partitions_item, pos = _read_partition_data_v12(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
+    obj.topic_id = _ZERO_UUID
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1320,15 +1242,15 @@ def _write_fetchable_topic_response_v12(obj: FetchableTopicResponse, out: bytear
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1344,38 +1266,34 @@ def _read_fetchable_topic_response_v13(buf: bytes, pos: int) -> tuple[FetchableT
     """Read FetchableTopicResponse at versions 13-18."""
     obj = _new(FetchableTopicResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_id"
-        (_topic_id,) = _S8.unpack_from(buf, pos)
-        pos += 16
-        obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "partitions[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_partition_data_v12(buf, pos)
-                _elements.append(_e)
-            obj.partitions = _elements
-        obj.topic = ""
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read topic_id
+    (_topic_id,) = _S8.unpack_from(buf, pos)
+    pos += 16
+    obj.topic_id = _ZERO_UUID if _topic_id == _ZERO_BYTES else _uuid_from_wire(_topic_id)
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            # read partitions[_i]
+            _partitions_item, pos = _read_partition_data_v12(buf, pos)
+            _partitions_list.append(_partitions_item)
+        obj.partitions = _partitions_list
+    obj.topic = ""
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -1386,15 +1304,15 @@ def _write_fetchable_topic_response_v13(obj: FetchableTopicResponse, out: bytear
         f = "topic_id"
         out += _S8.pack(obj.topic_id.bytes)
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v12(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v12(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -1404,51 +1322,6 @@ def _write_fetchable_topic_response_v13(obj: FetchableTopicResponse, out: bytear
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, FetchableTopicResponse) from None
-
-
-def _read_node_endpoint_v16(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
-    """Read NodeEndpoint at versions 16-18."""
-    obj = _new(NodeEndpoint)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "node_id"
-        (obj.node_id,) = _S2.unpack_from(buf, pos)
-        pos += 4
-        f = "host"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.host, pos = _read_compact_string(buf, pos)
-            if obj.host is None:
-                raise _null_error()
-        f = "port"
-        (obj.port,) = _S2.unpack_from(buf, pos)
-        pos += 4
-        f = "rack"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.rack = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.rack, pos = _read_compact_string(buf, pos)
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_node_endpoint_v16(obj: NodeEndpoint, out: bytearray) -> None:
@@ -1470,11 +1343,11 @@ def _write_node_endpoint_v16(obj: NodeEndpoint, out: bytearray) -> None:
         f = "port"
         out += _S2.pack(obj.port)
         f = "rack"
-        value = obj.rack
-        if value is None:
+        rack_value = obj.rack
+        if rack_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = rack_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -1497,29 +1370,24 @@ def _write_node_endpoint_v16(obj: NodeEndpoint, out: bytearray) -> None:
 def _read_fetch_response_v4(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at version 4."""
     obj = _new(FetchResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms"
-        (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
-        pos += 4
-        f = "responses"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "responses[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v4(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
-        obj.error_code = 0
-        obj.session_id = 0
-        obj.node_endpoints = _MapKeyList()
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read throttle_time_ms
+    (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
+    pos += 4
+    # read responses
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _responses_list: list[FetchableTopicResponse] = []
+        for _i in range(_n):
+            # read responses[_i]
+            _responses_item, pos = _read_fetchable_topic_response_v4(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
+    obj.error_code = 0
+    obj.session_id = 0
+    obj.node_endpoints = _MapKeyList()
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1533,12 +1401,12 @@ def _write_fetch_response_v4(obj: FetchResponse, out: bytearray) -> None:
         if obj.session_id != 0:
             raise _not_ignorable()
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         out += _INT32.pack(size)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v4(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v4(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1552,29 +1420,24 @@ def _write_fetch_response_v4(obj: FetchResponse, out: bytearray) -> None:
 def _read_fetch_response_v5(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at versions 5-6."""
     obj = _new(FetchResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms"
-        (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
-        pos += 4
-        f = "responses"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "responses[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v5(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
-        obj.error_code = 0
-        obj.session_id = 0
-        obj.node_endpoints = _MapKeyList()
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read throttle_time_ms
+    (obj.throttle_time_ms,) = _S2.unpack_from(buf, pos)
+    pos += 4
+    # read responses
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _responses_list: list[FetchableTopicResponse] = []
+        for _i in range(_n):
+            # read responses[_i]
+            _responses_item, pos = _read_fetchable_topic_response_v5(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
+    obj.error_code = 0
+    obj.session_id = 0
+    obj.node_endpoints = _MapKeyList()
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1588,12 +1451,12 @@ def _write_fetch_response_v5(obj: FetchResponse, out: bytearray) -> None:
         if obj.session_id != 0:
             raise _not_ignorable()
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         out += _INT32.pack(size)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v5(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v5(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1607,27 +1470,22 @@ def _write_fetch_response_v5(obj: FetchResponse, out: bytearray) -> None:
 def _read_fetch_response_v7(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at versions 7-10."""
     obj = _new(FetchResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms,error_code,session_id"
-        obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
-        pos += 10
-        f = "responses"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "responses[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v5(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
-        obj.node_endpoints = _MapKeyList()
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read throttle_time_ms, error_code, session_id
+    obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
+    pos += 10
+    # read responses
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _responses_list: list[FetchableTopicResponse] = []
+        for _i in range(_n):
+            # read responses[_i]
+            _responses_item, pos = _read_fetchable_topic_response_v5(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
+    obj.node_endpoints = _MapKeyList()
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1642,12 +1500,12 @@ def _write_fetch_response_v7(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         out += _INT32.pack(size)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v5(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v5(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1661,27 +1519,22 @@ def _write_fetch_response_v7(obj: FetchResponse, out: bytearray) -> None:
 def _read_fetch_response_v11(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at version 11."""
     obj = _new(FetchResponse)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms,error_code,session_id"
-        obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
-        pos += 10
-        f = "responses"
-        _n, pos = _read_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "responses[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v11(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
-        obj.node_endpoints = _MapKeyList()
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read throttle_time_ms, error_code, session_id
+    obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
+    pos += 10
+    # read responses
+    _n, pos = _read_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _responses_list: list[FetchableTopicResponse] = []
+        for _i in range(_n):
+            # read responses[_i]
+            _responses_item, pos = _read_fetchable_topic_response_v11(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
+    obj.node_endpoints = _MapKeyList()
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -1696,12 +1549,12 @@ def _write_fetch_response_v11(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         out += _INT32.pack(size)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v11(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v11(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1716,37 +1569,33 @@ def _read_fetch_response_v12(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at version 12."""
     obj = _new(FetchResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms,error_code,session_id"
-        obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
-        pos += 10
-        f = "responses"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "responses[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v12(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
-        obj.node_endpoints = _MapKeyList()
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read throttle_time_ms, error_code, session_id
+    obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
+    pos += 10
+    # read responses
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _responses_list: list[FetchableTopicResponse] = []
+        for _i in range(_n):
+            # read responses[_i]
+            _responses_item, pos = _read_fetchable_topic_response_v12(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
+    obj.node_endpoints = _MapKeyList()
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
     return obj, pos
 
 
@@ -1761,15 +1610,15 @@ def _write_fetch_response_v12(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v12(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v12(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1788,37 +1637,33 @@ def _read_fetch_response_v13(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at versions 13-15."""
     obj = _new(FetchResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms,error_code,session_id"
-        obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
-        pos += 10
-        f = "responses"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "responses[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v13(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
-        obj.node_endpoints = _MapKeyList()
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read throttle_time_ms, error_code, session_id
+    obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
+    pos += 10
+    # read responses
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _responses_list: list[FetchableTopicResponse] = []
+        for _i in range(_n):
+            # read responses[_i]
+            _responses_item, pos = _read_fetchable_topic_response_v13(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
+    obj.node_endpoints = _MapKeyList()
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
     return obj, pos
 
 
@@ -1833,15 +1678,15 @@ def _write_fetch_response_v13(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v13(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v13(responses_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -1860,115 +1705,117 @@ def _read_fetch_response_v16(buf: bytes, pos: int) -> tuple[FetchResponse, int]:
     """Read FetchResponse at versions 16-18."""
     obj = _new(FetchResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms,error_code,session_id"
-        obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
-        pos += 10
-        f = "responses"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    # read throttle_time_ms, error_code, session_id
+    obj.throttle_time_ms, obj.error_code, obj.session_id = _S4.unpack_from(buf, pos)
+    pos += 10
+    # read responses
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _responses_list: list[FetchableTopicResponse] = []
+        for _i in range(_n):
+            # read responses[_i]
+            _responses_item, pos = _read_fetchable_topic_response_v13(buf, pos)
+            _responses_list.append(_responses_item)
+        obj.responses = _responses_list
+    # read (tagged fields)
+    obj.node_endpoints = _MapKeyList()
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "responses[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_fetchable_topic_response_v13(buf, pos)
-                _elements.append(_e)
-            obj.responses = _elements
-        f = ""
-        obj.node_endpoints = _MapKeyList()
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _count = buf[pos]
-            if _count < 0x80:
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
                 pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
-                _tag = buf[pos]
-                if _tag < 0x80:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read node_endpoints
+                _n = buf[pos] - 1
+                if _n < 0x7F:
                     pos += 1
+                    if _n > _len - pos:
+                        raise _count_error(_n, _len - pos, pos - 1)
                 else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
+                    _n, pos = _read_compact_array_count(buf, pos)
+                if _n < 0:
+                    raise _null_error()
                 else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                _start = pos
-                if _tag == 0:
-                    f = "node_endpoints"
-                    _n = buf[pos] - 1
-                    if _n < 0x7F:
-                        pos += 1
-                        if _n > _len - pos:
-                            raise _count_error(_n, _len - pos)
-                    else:
-                        _n, pos = _read_compact_array_count(buf, pos)
-                    if _n < 0:
-                        raise _null_error()
-                    else:
-                        _elements = _MapKeyList()
-                        for _ in range(_n):
-                            _e = _new(NodeEndpoint)
-                            f = "node_endpoints[].node_id"
-                            (_e.node_id,) = _S2.unpack_from(buf, pos)
-                            pos += 4
-                            f = "node_endpoints[].host"
-                            _n = buf[pos] - 1
-                            if 0 <= _n < 0x7F:
-                                _end = pos + 1 + _n
-                                if _end > _len:
-                                    raise _truncated(pos)
-                                _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
-                                pos = _end
-                            else:
-                                _e.host, pos = _read_compact_string(buf, pos)
-                                if _e.host is None:
-                                    raise _null_error()
-                            f = "node_endpoints[].port"
-                            (_e.port,) = _S2.unpack_from(buf, pos)
-                            pos += 4
-                            f = "node_endpoints[].rack"
-                            _n = buf[pos] - 1
-                            if 0 <= _n < 0x7F:
-                                _end = pos + 1 + _n
-                                if _end > _len:
-                                    raise _truncated(pos)
-                                _e.rack = buf[pos + 1 : _end].decode("utf-8", "replace")
-                                pos = _end
-                            else:
-                                _e.rack, pos = _read_compact_string(buf, pos)
-                            f = "node_endpoints[]."
-                            if buf[pos] == 0:
-                                _e.unknown_tagged_fields = None
-                                pos += 1
-                            else:
-                                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                            _elements.append(_e)
-                        obj.node_endpoints = _elements
-                elif _tag < 1:
-                    raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    _node_endpoints_list: _MapKeyList[NodeEndpoint] = _MapKeyList()
+                    for _i in range(_n):
+                        _e = _new(NodeEndpoint)
+                        # read node_endpoints[_i].node_id
+                        (_e.node_id,) = _S2.unpack_from(buf, pos)
+                        pos += 4
+                        # read node_endpoints[_i].host
+                        _n = buf[pos] - 1
+                        if 0 <= _n < 0x7F:
+                            _end = pos + 1 + _n
+                            if _end > _len:
+                                raise _truncated(pos)
+                            _e.host = buf[pos + 1 : _end].decode()
+                            pos = _end
+                        else:
+                            _e.host, pos = _read_compact_string(buf, pos)
+                            if _e.host is None:
+                                raise _null_error()
+                        # read node_endpoints[_i].port
+                        (_e.port,) = _S2.unpack_from(buf, pos)
+                        pos += 4
+                        # read node_endpoints[_i].rack
+                        _n = buf[pos] - 1
+                        if 0 <= _n < 0x7F:
+                            _end = pos + 1 + _n
+                            if _end > _len:
+                                raise _truncated(pos)
+                            _e.rack = buf[pos + 1 : _end].decode()
+                            pos = _end
+                        else:
+                            _e.rack, pos = _read_compact_string(buf, pos)
+                        # read node_endpoints[_i] (tagged fields)
+                        if buf[pos] == 0:
+                            _e.unknown_tagged_fields = None
+                            pos += 1
+                        else:
+                            _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                        _node_endpoints_list.append(_e)
+                    obj.node_endpoints = _node_endpoints_list
+                if not (obj.node_endpoints != []):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -1983,15 +1830,15 @@ def _write_fetch_response_v16(obj: FetchResponse, out: bytearray) -> None:
             obj.session_id,
         )
         f = "responses"
-        items = obj.responses
-        size = len(items)
+        responses_items = obj.responses
+        size = len(responses_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "responses[]"
-        for item in items:
-            _write_fetchable_topic_response_v13(item, out)
+        for responses_item in responses_items:
+            _write_fetchable_topic_response_v13(responses_item, out)
         f = ""
         # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "node_endpoints"
@@ -2007,15 +1854,15 @@ def _write_fetch_response_v16(obj: FetchResponse, out: bytearray) -> None:
             f = "node_endpoints"
             out.append(0)
             tag_out = bytearray()
-            items = obj.node_endpoints
-            size = len(items)
+            node_endpoints_items = obj.node_endpoints
+            size = len(node_endpoints_items)
             if size + 1 < 128:
                 tag_out.append(size + 1)
             else:
                 _write_uvarint(tag_out, size + 1)
             f = "node_endpoints[]"
-            for item in items:
-                _write_node_endpoint_v16(item, tag_out)
+            for node_endpoints_item in node_endpoints_items:
+                _write_node_endpoint_v16(node_endpoints_item, tag_out)
             if len(tag_out) < 128:
                 out.append(len(tag_out))
             else:
@@ -2076,6 +1923,11 @@ _FIELDS_fetch_response = (
     _F("node_endpoints", "nodeEndpoints", "array", "NodeEndpoint", []),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_aborted_transaction_v4 = _JsonLayout(AbortedTransaction, _FIELDS_aborted_transaction, "II")
 _JSON_epoch_end_offset_v12 = _JsonLayout(EpochEndOffset, _FIELDS_epoch_end_offset, "II")
 _JSON_leader_id_and_epoch_v12 = _JsonLayout(LeaderIdAndEpoch, _FIELDS_leader_id_and_epoch, "II")

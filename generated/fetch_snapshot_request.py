@@ -13,23 +13,24 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
-    extend_path as _extend_path,
-    invalid_tag as _invalid_tag,
+    default_tag as _default_tag,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
+    read_raw_tags as _read_raw_tags,
     read_tag_count as _read_tag_count,
     read_tag_size as _read_tag_size,
-    read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     too_long as _too_long,
     truncated as _truncated,
@@ -38,8 +39,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "SnapshotId",
@@ -75,7 +74,7 @@ class SnapshotId(_Struct):
         self,
         end_offset: int = 0,
         epoch: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.end_offset = end_offset
         self.epoch = epoch
@@ -129,7 +128,7 @@ class PartitionSnapshot(_Struct):
         snapshot_id: SnapshotId = _DEFAULT,
         position: int = 0,
         replica_directory_id: uuid.UUID = _ZERO_UUID,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition = partition
         self.current_leader_epoch = current_leader_epoch
@@ -171,7 +170,7 @@ class TopicSnapshot(_Struct):
         self,
         name: str = "",
         partitions: list[PartitionSnapshot] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -221,7 +220,7 @@ class FetchSnapshotRequest(_Message):
         replica_id: int = -1,
         max_bytes: int = 2147483647,
         topics: list[TopicSnapshot] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.replica_id = replica_id
@@ -246,20 +245,15 @@ _DEFAULT_SnapshotId = SnapshotId()
 def _read_snapshot_id_v0(buf: bytes, pos: int) -> tuple[SnapshotId, int]:
     """Read SnapshotId at versions 0-1."""
     obj = _new(SnapshotId)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "end_offset,epoch"
-        obj.end_offset, obj.epoch = _S0.unpack_from(buf, pos)
-        pos += 12
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read end_offset, epoch
+    obj.end_offset, obj.epoch = _S0.unpack_from(buf, pos)
+    pos += 12
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -281,32 +275,6 @@ def _write_snapshot_id_v0(obj: SnapshotId, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, SnapshotId) from None
-
-
-def _read_partition_snapshot_v0(buf: bytes, pos: int) -> tuple[PartitionSnapshot, int]:
-    """Read PartitionSnapshot at version 0."""
-    obj = _new(PartitionSnapshot)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition,current_leader_epoch"
-        obj.partition, obj.current_leader_epoch = _S1.unpack_from(buf, pos)
-        pos += 8
-        f = "snapshot_id"
-        obj.snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
-        f = "position"
-        (obj.position,) = _S2.unpack_from(buf, pos)
-        pos += 8
-        obj.replica_directory_id = _ZERO_UUID
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_partition_snapshot_v0(obj: PartitionSnapshot, out: bytearray) -> None:
@@ -331,68 +299,6 @@ def _write_partition_snapshot_v0(obj: PartitionSnapshot, out: bytearray) -> None
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionSnapshot) from None
-
-
-def _read_partition_snapshot_v1(buf: bytes, pos: int) -> tuple[PartitionSnapshot, int]:
-    """Read PartitionSnapshot at version 1."""
-    obj = _new(PartitionSnapshot)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition,current_leader_epoch"
-        obj.partition, obj.current_leader_epoch = _S1.unpack_from(buf, pos)
-        pos += 8
-        f = "snapshot_id"
-        obj.snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
-        f = "position"
-        (obj.position,) = _S2.unpack_from(buf, pos)
-        pos += 8
-        f = ""
-        obj.replica_directory_id = _ZERO_UUID
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _count = buf[pos]
-            if _count < 0x80:
-                pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
-            else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                _start = pos
-                if _tag == 0:
-                    f = "replica_directory_id"
-                    (_replica_directory_id,) = _S3.unpack_from(buf, pos)
-                    pos += 16
-                    obj.replica_directory_id = (
-                        _ZERO_UUID
-                        if _replica_directory_id == _ZERO_BYTES
-                        else _uuid_from_wire(_replica_directory_id)
-                    )
-                elif _tag < 1:
-                    raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_partition_snapshot_v1(obj: PartitionSnapshot, out: bytearray) -> None:
@@ -435,59 +341,55 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
     """Read TopicSnapshot at version 0."""
     obj = _new(TopicSnapshot)
     _len = len(buf)
-    f = ""
-    try:
-        f = "name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.name, pos = _read_compact_string(buf, pos)
-            if obj.name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.name, pos = _read_compact_string(buf, pos)
+        if obj.name is None:
             raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(PartitionSnapshot)
-                f = "partitions[].partition,current_leader_epoch"
-                _e.partition, _e.current_leader_epoch = _S1.unpack_from(buf, pos)
-                pos += 8
-                f = "partitions[].snapshot_id"
-                _e.snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
-                f = "partitions[].position"
-                (_e.position,) = _S2.unpack_from(buf, pos)
-                pos += 8
-                _e.replica_directory_id = _ZERO_UUID
-                f = "partitions[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
-                _elements.append(_e)
-            obj.partitions = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionSnapshot] = []
+        for _i in range(_n):
+            _e = _new(PartitionSnapshot)
+            # read partitions[_i].partition, current_leader_epoch
+            _e.partition, _e.current_leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 8
+            # read partitions[_i].snapshot_id
+            _e.snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
+            # read partitions[_i].position
+            (_e.position,) = _S2.unpack_from(buf, pos)
+            pos += 8
+            _e.replica_directory_id = _ZERO_UUID
+            # read partitions[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -506,15 +408,15 @@ def _write_topic_snapshot_v0(obj: TopicSnapshot, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_snapshot_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_snapshot_v0(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -530,95 +432,97 @@ def _read_topic_snapshot_v1(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
     """Read TopicSnapshot at version 1."""
     obj = _new(TopicSnapshot)
     _len = len(buf)
-    f = ""
-    try:
-        f = "name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.name, pos = _read_compact_string(buf, pos)
-            if obj.name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.name, pos = _read_compact_string(buf, pos)
+        if obj.name is None:
             raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(PartitionSnapshot)
-                f = "partitions[].partition,current_leader_epoch"
-                _e.partition, _e.current_leader_epoch = _S1.unpack_from(buf, pos)
-                pos += 8
-                f = "partitions[].snapshot_id"
-                _e.snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
-                f = "partitions[].position"
-                (_e.position,) = _S2.unpack_from(buf, pos)
-                pos += 8
-                f = "partitions[]."
-                _e.replica_directory_id = _ZERO_UUID
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionSnapshot] = []
+        for _i in range(_n):
+            _e = _new(PartitionSnapshot)
+            # read partitions[_i].partition, current_leader_epoch
+            _e.partition, _e.current_leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 8
+            # read partitions[_i].snapshot_id
+            _e.snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
+            # read partitions[_i].position
+            (_e.position,) = _S2.unpack_from(buf, pos)
+            pos += 8
+            # read partitions[_i] (tagged fields)
+            _e.replica_directory_id = _ZERO_UUID
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _unknown = None
+                _previous = -1
+                _count = buf[pos]
+                if _count < 0x80:
                     pos += 1
+                    if _count > (_len - pos) >> 1:
+                        raise _tag_count_error(_count, _len - pos, pos - 1)
                 else:
-                    _unknown = None
-                    _count = buf[pos]
-                    if _count < 0x80:
+                    _count, pos = _read_tag_count(buf, pos)
+                for _t in range(_count):
+                    _at = pos
+                    _tag = buf[pos]
+                    if _tag < 0x80:
                         pos += 1
-                        if _count > (_len - pos) >> 1:
-                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _count, pos = _read_tag_count(buf, pos)
-                    for _ in range(_count):
-                        _tag = buf[pos]
-                        if _tag < 0x80:
-                            pos += 1
-                        else:
-                            _tag, pos = _read_uvarint(buf, pos)
-                        _size = buf[pos]
-                        if _size < 0x80:
-                            pos += 1
-                        else:
-                            _size, pos = _read_tag_size(buf, pos, _tag)
-                        _start = pos
-                        if _tag == 0:
-                            f = "partitions[].replica_directory_id"
-                            (_replica_directory_id,) = _S3.unpack_from(buf, pos)
-                            pos += 16
-                            _e.replica_directory_id = (
-                                _ZERO_UUID
-                                if _replica_directory_id == _ZERO_BYTES
-                                else _uuid_from_wire(_replica_directory_id)
-                            )
-                        elif _tag < 1:
-                            raise _invalid_tag(_tag)
-                        else:
-                            _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                            continue
-                        if pos - _start != _size:
-                            raise _tag_size_error(_tag, _size, pos - _start)
-                    _e.unknown_tagged_fields = _unknown
-                _elements.append(_e)
-            obj.partitions = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                        _tag, pos = _read_uvarint(buf, pos)
+                    _size = buf[pos]
+                    if _size < 0x80:
+                        pos += 1
+                    else:
+                        _size, pos = _read_tag_size(buf, pos, _tag)
+                    if _tag <= _previous:
+                        raise _tag_order_error(_tag, _previous)
+                    _previous = _tag
+                    _start = pos
+                    if _tag == 0:
+                        # read partitions[_i].replica_directory_id
+                        (_replica_directory_id,) = _S3.unpack_from(buf, pos)
+                        pos += 16
+                        _e.replica_directory_id = (
+                            _ZERO_UUID
+                            if _replica_directory_id == _ZERO_BYTES
+                            else _uuid_from_wire(_replica_directory_id)
+                        )
+                        if not (_e.replica_directory_id.int != 0):
+                            raise _default_tag(_tag)
+                    else:  # this and every later tag is unknown here: kept raw, in one slice
+                        _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                        break
+                    # read partitions[_i] (tagged fields)
+                    if pos - _start != _size:
+                        raise _tag_size_error(_tag, _size, pos - _start)
+                _e.unknown_tagged_fields = _unknown
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -637,15 +541,15 @@ def _write_topic_snapshot_v1(obj: TopicSnapshot, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_snapshot_v1(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_snapshot_v1(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -661,75 +565,77 @@ def _read_fetch_snapshot_request_v0(buf: bytes, pos: int) -> tuple[FetchSnapshot
     """Read FetchSnapshotRequest at version 0."""
     obj = _new(FetchSnapshotRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id,max_bytes"
-        obj.replica_id, obj.max_bytes = _S1.unpack_from(buf, pos)
-        pos += 8
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    # read replica_id, max_bytes
+    obj.replica_id, obj.max_bytes = _S1.unpack_from(buf, pos)
+    pos += 8
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicSnapshot] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_snapshot_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read (tagged fields)
+    obj.cluster_id = None
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_topic_snapshot_v0(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        f = ""
-        obj.cluster_id = None
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _count = buf[pos]
-            if _count < 0x80:
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
                 pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read cluster_id
+                _n = buf[pos] - 1
+                if 0 <= _n < 0x7F:
+                    _end = pos + 1 + _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    obj.cluster_id = buf[pos + 1 : _end].decode()
+                    pos = _end
                 else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                _start = pos
-                if _tag == 0:
-                    f = "cluster_id"
-                    _n = buf[pos] - 1
-                    if 0 <= _n < 0x7F:
-                        _end = pos + 1 + _n
-                        if _end > _len:
-                            raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-                        pos = _end
-                    else:
-                        obj.cluster_id, pos = _read_compact_string(buf, pos)
-                elif _tag < 1:
-                    raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                if not (obj.cluster_id is not None):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -743,15 +649,15 @@ def _write_fetch_snapshot_request_v0(obj: FetchSnapshotRequest, out: bytearray) 
             obj.max_bytes,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_snapshot_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_snapshot_v0(topics_item, out)
         f = ""
         # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "cluster_id"
@@ -767,11 +673,11 @@ def _write_fetch_snapshot_request_v0(obj: FetchSnapshotRequest, out: bytearray) 
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -796,75 +702,77 @@ def _read_fetch_snapshot_request_v1(buf: bytes, pos: int) -> tuple[FetchSnapshot
     """Read FetchSnapshotRequest at version 1."""
     obj = _new(FetchSnapshotRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "replica_id,max_bytes"
-        obj.replica_id, obj.max_bytes = _S1.unpack_from(buf, pos)
-        pos += 8
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    # read replica_id, max_bytes
+    obj.replica_id, obj.max_bytes = _S1.unpack_from(buf, pos)
+    pos += 8
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicSnapshot] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_snapshot_v1(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read (tagged fields)
+    obj.cluster_id = None
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_topic_snapshot_v1(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        f = ""
-        obj.cluster_id = None
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _count = buf[pos]
-            if _count < 0x80:
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
                 pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read cluster_id
+                _n = buf[pos] - 1
+                if 0 <= _n < 0x7F:
+                    _end = pos + 1 + _n
+                    if _end > _len:
+                        raise _truncated(pos)
+                    obj.cluster_id = buf[pos + 1 : _end].decode()
+                    pos = _end
                 else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                _start = pos
-                if _tag == 0:
-                    f = "cluster_id"
-                    _n = buf[pos] - 1
-                    if 0 <= _n < 0x7F:
-                        _end = pos + 1 + _n
-                        if _end > _len:
-                            raise _truncated(pos)
-                        obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-                        pos = _end
-                    else:
-                        obj.cluster_id, pos = _read_compact_string(buf, pos)
-                elif _tag < 1:
-                    raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    obj.cluster_id, pos = _read_compact_string(buf, pos)
+                if not (obj.cluster_id is not None):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -878,15 +786,15 @@ def _write_fetch_snapshot_request_v1(obj: FetchSnapshotRequest, out: bytearray) 
             obj.max_bytes,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_snapshot_v1(item, out)
+        for topics_item in topics_items:
+            _write_topic_snapshot_v1(topics_item, out)
         f = ""
         # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "cluster_id"
@@ -902,11 +810,11 @@ def _write_fetch_snapshot_request_v1(obj: FetchSnapshotRequest, out: bytearray) 
             f = "cluster_id"
             out.append(0)
             tag_out = bytearray()
-            value = obj.cluster_id
-            if value is None:
+            cluster_id_value = obj.cluster_id
+            if cluster_id_value is None:
                 tag_out.append(0)
             else:
-                data = value.encode()
+                data = cluster_id_value.encode()
                 size = len(data)
                 if size < 127:
                     tag_out.append(size + 1)
@@ -949,6 +857,11 @@ _FIELDS_fetch_snapshot_request = (
     _F("topics", "topics", "array", "TopicSnapshot"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_snapshot_id_v0 = _JsonLayout(SnapshotId, _FIELDS_snapshot_id, "II")
 _JSON_partition_snapshot_v0 = _JsonLayout(
     PartitionSnapshot, _FIELDS_partition_snapshot, "IIIIA", "", {2: _JSON_snapshot_id_v0}

@@ -17,23 +17,25 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     count_error as _count_error,
-    extend_path as _extend_path,
-    invalid_tag as _invalid_tag,
+    default_tag as _default_tag,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
     read_compact_bytes as _read_compact_bytes,
     read_compact_string as _read_compact_string,
+    read_raw_tags as _read_raw_tags,
     read_tag_count as _read_tag_count,
     read_tag_size as _read_tag_size,
-    read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     too_long as _too_long,
     truncated as _truncated,
@@ -42,8 +44,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "SnapshotId",
@@ -83,7 +83,7 @@ class SnapshotId(_Struct):
         self,
         end_offset: int = 0,
         epoch: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.end_offset = end_offset
         self.epoch = epoch
@@ -118,7 +118,7 @@ class LeaderIdAndEpoch(_Struct):
         self,
         leader_id: int = 0,
         leader_epoch: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
@@ -180,7 +180,7 @@ class PartitionSnapshot(_Struct):
         size: int = 0,
         position: int = 0,
         unaligned_records: bytes | None = None,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.index = index
         self.error_code = error_code
@@ -225,7 +225,7 @@ class TopicSnapshot(_Struct):
         self,
         name: str = "",
         partitions: list[PartitionSnapshot] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -264,7 +264,7 @@ class NodeEndpoint(_Struct):
         node_id: int = 0,
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.node_id = node_id
         self.host = host
@@ -321,7 +321,7 @@ class FetchSnapshotResponse(_Message):
         error_code: int = 0,
         topics: list[TopicSnapshot] = _DEFAULT,
         node_endpoints: list[NodeEndpoint] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
@@ -347,20 +347,15 @@ _DEFAULT_SnapshotId = SnapshotId()
 def _read_snapshot_id_v0(buf: bytes, pos: int) -> tuple[SnapshotId, int]:
     """Read SnapshotId at versions 0-1."""
     obj = _new(SnapshotId)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "end_offset,epoch"
-        obj.end_offset, obj.epoch = _S0.unpack_from(buf, pos)
-        pos += 12
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read end_offset, epoch
+    obj.end_offset, obj.epoch = _S0.unpack_from(buf, pos)
+    pos += 12
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -387,20 +382,15 @@ def _write_snapshot_id_v0(obj: SnapshotId, out: bytearray) -> None:
 def _read_leader_id_and_epoch_v0(buf: bytes, pos: int) -> tuple[LeaderIdAndEpoch, int]:
     """Read LeaderIdAndEpoch at versions 0-1."""
     obj = _new(LeaderIdAndEpoch)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "leader_id,leader_epoch"
-        obj.leader_id, obj.leader_epoch = _S1.unpack_from(buf, pos)
-        pos += 8
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read leader_id, leader_epoch
+    obj.leader_id, obj.leader_epoch = _S1.unpack_from(buf, pos)
+    pos += 8
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -422,66 +412,6 @@ def _write_leader_id_and_epoch_v0(obj: LeaderIdAndEpoch, out: bytearray) -> None
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, LeaderIdAndEpoch) from None
-
-
-def _read_partition_snapshot_v0(buf: bytes, pos: int) -> tuple[PartitionSnapshot, int]:
-    """Read PartitionSnapshot at versions 0-1."""
-    obj = _new(PartitionSnapshot)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "index,error_code"
-        obj.index, obj.error_code = _S2.unpack_from(buf, pos)
-        pos += 6
-        f = "snapshot_id"
-        obj.snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
-        f = "size,position"
-        obj.size, obj.position = _S3.unpack_from(buf, pos)
-        pos += 16
-        f = "unaligned_records"
-        obj.unaligned_records, pos = _read_compact_bytes(buf, pos)
-        if obj.unaligned_records is None:
-            raise _null_error()
-        f = ""
-        obj.current_leader = LeaderIdAndEpoch()
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _count = buf[pos]
-            if _count < 0x80:
-                pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
-            else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                _start = pos
-                if _tag == 0:
-                    f = "current_leader"
-                    obj.current_leader, pos = _read_leader_id_and_epoch_v0(buf, pos)
-                elif _tag < 1:
-                    raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_partition_snapshot_v0(obj: PartitionSnapshot, out: bytearray) -> None:
@@ -534,93 +464,95 @@ def _read_topic_snapshot_v0(buf: bytes, pos: int) -> tuple[TopicSnapshot, int]:
     """Read TopicSnapshot at versions 0-1."""
     obj = _new(TopicSnapshot)
     _len = len(buf)
-    f = ""
-    try:
-        f = "name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.name, pos = _read_compact_string(buf, pos)
-            if obj.name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.name, pos = _read_compact_string(buf, pos)
+        if obj.name is None:
             raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(PartitionSnapshot)
-                f = "partitions[].index,error_code"
-                _e.index, _e.error_code = _S2.unpack_from(buf, pos)
-                pos += 6
-                f = "partitions[].snapshot_id"
-                _e.snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
-                f = "partitions[].size,position"
-                _e.size, _e.position = _S3.unpack_from(buf, pos)
-                pos += 16
-                f = "partitions[].unaligned_records"
-                _e.unaligned_records, pos = _read_compact_bytes(buf, pos)
-                if _e.unaligned_records is None:
-                    raise _null_error()
-                f = "partitions[]."
-                _e.current_leader = LeaderIdAndEpoch()
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionSnapshot] = []
+        for _i in range(_n):
+            _e = _new(PartitionSnapshot)
+            # read partitions[_i].index, error_code
+            _e.index, _e.error_code = _S2.unpack_from(buf, pos)
+            pos += 6
+            # read partitions[_i].snapshot_id
+            _e.snapshot_id, pos = _read_snapshot_id_v0(buf, pos)
+            # read partitions[_i].size, position
+            _e.size, _e.position = _S3.unpack_from(buf, pos)
+            pos += 16
+            # read partitions[_i].unaligned_records
+            _e.unaligned_records, pos = _read_compact_bytes(buf, pos)
+            if _e.unaligned_records is None:
+                raise _null_error()
+            # read partitions[_i] (tagged fields)
+            _e.current_leader = LeaderIdAndEpoch()
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _unknown = None
+                _previous = -1
+                _count = buf[pos]
+                if _count < 0x80:
                     pos += 1
+                    if _count > (_len - pos) >> 1:
+                        raise _tag_count_error(_count, _len - pos, pos - 1)
                 else:
-                    _unknown = None
-                    _count = buf[pos]
-                    if _count < 0x80:
+                    _count, pos = _read_tag_count(buf, pos)
+                for _t in range(_count):
+                    _at = pos
+                    _tag = buf[pos]
+                    if _tag < 0x80:
                         pos += 1
-                        if _count > (_len - pos) >> 1:
-                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _count, pos = _read_tag_count(buf, pos)
-                    for _ in range(_count):
-                        _tag = buf[pos]
-                        if _tag < 0x80:
-                            pos += 1
-                        else:
-                            _tag, pos = _read_uvarint(buf, pos)
-                        _size = buf[pos]
-                        if _size < 0x80:
-                            pos += 1
-                        else:
-                            _size, pos = _read_tag_size(buf, pos, _tag)
-                        _start = pos
-                        if _tag == 0:
-                            f = "partitions[].current_leader"
-                            _e.current_leader, pos = _read_leader_id_and_epoch_v0(buf, pos)
-                        elif _tag < 1:
-                            raise _invalid_tag(_tag)
-                        else:
-                            _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                            continue
-                        if pos - _start != _size:
-                            raise _tag_size_error(_tag, _size, pos - _start)
-                    _e.unknown_tagged_fields = _unknown
-                _elements.append(_e)
-            obj.partitions = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                        _tag, pos = _read_uvarint(buf, pos)
+                    _size = buf[pos]
+                    if _size < 0x80:
+                        pos += 1
+                    else:
+                        _size, pos = _read_tag_size(buf, pos, _tag)
+                    if _tag <= _previous:
+                        raise _tag_order_error(_tag, _previous)
+                    _previous = _tag
+                    _start = pos
+                    if _tag == 0:
+                        # read partitions[_i].current_leader
+                        _e.current_leader, pos = _read_leader_id_and_epoch_v0(buf, pos)
+                        if not (_e.current_leader != _DEFAULT_LeaderIdAndEpoch):
+                            raise _default_tag(_tag)
+                    else:  # this and every later tag is unknown here: kept raw, in one slice
+                        _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                        break
+                    # read partitions[_i] (tagged fields)
+                    if pos - _start != _size:
+                        raise _tag_size_error(_tag, _size, pos - _start)
+                _e.unknown_tagged_fields = _unknown
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -639,15 +571,15 @@ def _write_topic_snapshot_v0(obj: TopicSnapshot, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_snapshot_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_snapshot_v0(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -657,41 +589,6 @@ def _write_topic_snapshot_v0(obj: TopicSnapshot, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, TopicSnapshot) from None
-
-
-def _read_node_endpoint_v1(buf: bytes, pos: int) -> tuple[NodeEndpoint, int]:
-    """Read NodeEndpoint at version 1."""
-    obj = _new(NodeEndpoint)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "node_id"
-        (obj.node_id,) = _S4.unpack_from(buf, pos)
-        pos += 4
-        f = "host"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.host, pos = _read_compact_string(buf, pos)
-            if obj.host is None:
-                raise _null_error()
-        f = "port"
-        (obj.port,) = _S5.unpack_from(buf, pos)
-        pos += 2
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_node_endpoint_v1(obj: NodeEndpoint, out: bytearray) -> None:
@@ -727,37 +624,33 @@ def _read_fetch_snapshot_response_v0(buf: bytes, pos: int) -> tuple[FetchSnapsho
     """Read FetchSnapshotResponse at version 0."""
     obj = _new(FetchSnapshotResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms,error_code"
-        obj.throttle_time_ms, obj.error_code = _S2.unpack_from(buf, pos)
-        pos += 6
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_topic_snapshot_v0(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        obj.node_endpoints = _MapKeyList()
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read throttle_time_ms, error_code
+    obj.throttle_time_ms, obj.error_code = _S2.unpack_from(buf, pos)
+    pos += 6
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicSnapshot] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_snapshot_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    obj.node_endpoints = _MapKeyList()
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 1)
     return obj, pos
 
 
@@ -771,15 +664,15 @@ def _write_fetch_snapshot_response_v0(obj: FetchSnapshotResponse, out: bytearray
             obj.error_code,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_snapshot_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_snapshot_v0(topics_item, out)
         f = "node_endpoints"
         if obj.node_endpoints != []:
             raise _not_ignorable()
@@ -798,105 +691,107 @@ def _read_fetch_snapshot_response_v1(buf: bytes, pos: int) -> tuple[FetchSnapsho
     """Read FetchSnapshotResponse at version 1."""
     obj = _new(FetchSnapshotResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms,error_code"
-        obj.throttle_time_ms, obj.error_code = _S2.unpack_from(buf, pos)
-        pos += 6
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
+    # read throttle_time_ms, error_code
+    obj.throttle_time_ms, obj.error_code = _S2.unpack_from(buf, pos)
+    pos += 6
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicSnapshot] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_snapshot_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read (tagged fields)
+    obj.node_endpoints = _MapKeyList()
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_topic_snapshot_v0(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        f = ""
-        obj.node_endpoints = _MapKeyList()
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            _unknown = None
-            _count = buf[pos]
-            if _count < 0x80:
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
                 pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
-                _tag = buf[pos]
-                if _tag < 0x80:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read node_endpoints
+                _n = buf[pos] - 1
+                if _n < 0x7F:
                     pos += 1
+                    if _n > _len - pos:
+                        raise _count_error(_n, _len - pos, pos - 1)
                 else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
+                    _n, pos = _read_compact_array_count(buf, pos)
+                if _n < 0:
+                    raise _null_error()
                 else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                _start = pos
-                if _tag == 0:
-                    f = "node_endpoints"
-                    _n = buf[pos] - 1
-                    if _n < 0x7F:
-                        pos += 1
-                        if _n > _len - pos:
-                            raise _count_error(_n, _len - pos)
-                    else:
-                        _n, pos = _read_compact_array_count(buf, pos)
-                    if _n < 0:
-                        raise _null_error()
-                    else:
-                        _elements = _MapKeyList()
-                        for _ in range(_n):
-                            _e = _new(NodeEndpoint)
-                            f = "node_endpoints[].node_id"
-                            (_e.node_id,) = _S4.unpack_from(buf, pos)
-                            pos += 4
-                            f = "node_endpoints[].host"
-                            _n = buf[pos] - 1
-                            if 0 <= _n < 0x7F:
-                                _end = pos + 1 + _n
-                                if _end > _len:
-                                    raise _truncated(pos)
-                                _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
-                                pos = _end
-                            else:
-                                _e.host, pos = _read_compact_string(buf, pos)
-                                if _e.host is None:
-                                    raise _null_error()
-                            f = "node_endpoints[].port"
-                            (_e.port,) = _S5.unpack_from(buf, pos)
-                            pos += 2
-                            f = "node_endpoints[]."
-                            if buf[pos] == 0:
-                                _e.unknown_tagged_fields = None
-                                pos += 1
-                            else:
-                                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                            _elements.append(_e)
-                        obj.node_endpoints = _elements
-                elif _tag < 1:
-                    raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                    _node_endpoints_list: _MapKeyList[NodeEndpoint] = _MapKeyList()
+                    for _i in range(_n):
+                        _e = _new(NodeEndpoint)
+                        # read node_endpoints[_i].node_id
+                        (_e.node_id,) = _S4.unpack_from(buf, pos)
+                        pos += 4
+                        # read node_endpoints[_i].host
+                        _n = buf[pos] - 1
+                        if 0 <= _n < 0x7F:
+                            _end = pos + 1 + _n
+                            if _end > _len:
+                                raise _truncated(pos)
+                            _e.host = buf[pos + 1 : _end].decode()
+                            pos = _end
+                        else:
+                            _e.host, pos = _read_compact_string(buf, pos)
+                            if _e.host is None:
+                                raise _null_error()
+                        # read node_endpoints[_i].port
+                        (_e.port,) = _S5.unpack_from(buf, pos)
+                        pos += 2
+                        # read node_endpoints[_i] (tagged fields)
+                        if buf[pos] == 0:
+                            _e.unknown_tagged_fields = None
+                            pos += 1
+                        else:
+                            _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                        _node_endpoints_list.append(_e)
+                    obj.node_endpoints = _node_endpoints_list
+                if not (obj.node_endpoints != []):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -910,15 +805,15 @@ def _write_fetch_snapshot_response_v1(obj: FetchSnapshotResponse, out: bytearray
             obj.error_code,
         )
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_snapshot_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_snapshot_v0(topics_item, out)
         f = ""
         # Known tags first in tag order; kept raw tags are all above them (checked when written).
         f = "node_endpoints"
@@ -934,15 +829,15 @@ def _write_fetch_snapshot_response_v1(obj: FetchSnapshotResponse, out: bytearray
             f = "node_endpoints"
             out.append(0)
             tag_out = bytearray()
-            items = obj.node_endpoints
-            size = len(items)
+            node_endpoints_items = obj.node_endpoints
+            size = len(node_endpoints_items)
             if size + 1 < 128:
                 tag_out.append(size + 1)
             else:
                 _write_uvarint(tag_out, size + 1)
             f = "node_endpoints[]"
-            for item in items:
-                _write_node_endpoint_v1(item, tag_out)
+            for node_endpoints_item in node_endpoints_items:
+                _write_node_endpoint_v1(node_endpoints_item, tag_out)
             if len(tag_out) < 128:
                 out.append(len(tag_out))
             else:
@@ -988,6 +883,11 @@ _FIELDS_fetch_snapshot_response = (
     _F("node_endpoints", "nodeEndpoints", "array", "NodeEndpoint", []),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_snapshot_id_v0 = _JsonLayout(SnapshotId, _FIELDS_snapshot_id, "II")
 _JSON_leader_id_and_epoch_v0 = _JsonLayout(LeaderIdAndEpoch, _FIELDS_leader_id_and_epoch, "II")
 _JSON_partition_snapshot_v0 = _JsonLayout(

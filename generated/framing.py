@@ -2,19 +2,27 @@
 
 A request's header version follows from its API key and version (the first four bytes of every
 request header), so requests decode on their own. A response carries only a correlation id, so its
-decoder needs the API key and version of the request it answers.
+decoder needs the API key and version of the request it answers. Message classes and header versions
+come from the package this module is part of (its ``lookup`` and API tables).
 """
 
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from ._runtime import DecodeError, UnsupportedVersionError
+from ._base import Message, generated_package
+from ._runtime import DecodeError, EncodeError, UnsupportedVersionError
+
+if TYPE_CHECKING:  # every package has the header specs; looked up at run time through the package
+    from .request_header import RequestHeader
+    from .response_header import ResponseHeader
 
 _SIZE = struct.Struct(">i")
 _KEY_AND_VERSION = struct.Struct(">hh")
 DEFAULT_MAX_FRAME = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
+# Kafka's client.id default: clients that set none send "" (the broker reads a null id as "" too).
+DEFAULT_CLIENT_ID = ""
 
 
 class RequestFrame(NamedTuple):
@@ -22,17 +30,19 @@ class RequestFrame(NamedTuple):
     api_version: int
     correlation_id: int
     client_id: str | None
-    header: object  # the RequestHeader message
-    body: object
+    header: RequestHeader
+    body: Message  # an instance of the package's request_class(api_key)
 
 
 class ResponseFrame(NamedTuple):
     correlation_id: int
-    header: object  # the ResponseHeader message
-    body: object
+    header: ResponseHeader
+    body: Message  # an instance of the package's response_class(api_key)
 
 
-def read_frame(buf: bytes, pos: int = 0, max_size: int = DEFAULT_MAX_FRAME) -> tuple[bytes | None, int]:
+def read_frame(
+    buf: bytes, pos: int = 0, max_size: int = DEFAULT_MAX_FRAME
+) -> tuple[bytes | None, int]:
     """The payload of the frame at ``pos`` and the position after it; ``(None, pos)`` if incomplete."""
     if len(buf) - pos < 4:
         return None, pos
@@ -45,19 +55,33 @@ def read_frame(buf: bytes, pos: int = 0, max_size: int = DEFAULT_MAX_FRAME) -> t
     return bytes(buf[pos + 4 : end]), end
 
 
-def encode_request(body, version: int, correlation_id: int, client_id: str | None = "kraftwire") -> bytes:
-    """A size-prefixed request frame for ``body`` (a generated request message) at ``version``."""
-    from . import lookup, request_header_version
+def _api_key_of(body: object, side: str, call: str) -> int:
+    """The API key of ``body``, which must be a message of the ``side`` ("request"/"response")."""
+    spec_type = body.SPEC_TYPE if isinstance(body, Message) else None
+    api_key = body.API_KEY if isinstance(body, Message) else None
+    if spec_type != side or api_key is None:
+        what = f"a {spec_type} message" if spec_type else "not a message class of an API"
+        raise EncodeError(f"{call} needs a {side} message, got {type(body).__name__} ({what})")
+    return api_key
 
-    api_key = body.API_KEY
-    header = lookup("RequestHeader")(
+
+def encode_request(
+    body: Message,
+    version: int,
+    correlation_id: int,
+    client_id: str | None = DEFAULT_CLIENT_ID,
+) -> bytes:
+    """A size-prefixed request frame for ``body`` (a generated request message) at ``version``."""
+    package = generated_package()
+    api_key = _api_key_of(body, "request", "encode_request")
+    header = package.lookup("RequestHeader")(
         request_api_key=api_key,
         request_api_version=version,
         correlation_id=correlation_id,
         client_id=client_id,
     )
     out = bytearray(4)
-    header.write(out, request_header_version(api_key, version))
+    header.write(out, package.request_header_version(api_key, version))
     body.write(out, version)
     _SIZE.pack_into(out, 0, len(out) - 4)
     return bytes(out)
@@ -65,18 +89,19 @@ def encode_request(body, version: int, correlation_id: int, client_id: str | Non
 
 def decode_request(payload: bytes) -> RequestFrame:
     """Decode a request frame's payload (without the size prefix): header and body."""
-    from . import lookup, request_class, request_header_version
-
+    package = generated_package()
     payload = bytes(payload)
     if len(payload) < 4:
         raise DecodeError("request shorter than its API key and version", 0)
     api_key, api_version = _KEY_AND_VERSION.unpack_from(payload, 0)
     try:
-        header_version = request_header_version(api_key, api_version)
-        body_class = request_class(api_key)
+        header_version = package.request_header_version(api_key, api_version)
+        body_class = package.request_class(api_key)
     except UnsupportedVersionError as exc:
-        raise UnsupportedVersionError(f"request with API key {api_key} v{api_version}: {exc}") from None
-    header, pos = lookup("RequestHeader").read(payload, 0, header_version)
+        raise UnsupportedVersionError(
+            f"request with API key {api_key} v{api_version}: {exc}"
+        ) from None
+    header, pos = package.lookup("RequestHeader").read(payload, 0, header_version)
     body, pos = body_class.read(payload, pos, api_version)
     if pos != len(payload):
         raise DecodeError(
@@ -85,13 +110,13 @@ def decode_request(payload: bytes) -> RequestFrame:
     return RequestFrame(api_key, api_version, header.correlation_id, header.client_id, header, body)
 
 
-def encode_response(body, version: int, correlation_id: int) -> bytes:
+def encode_response(body: Message, version: int, correlation_id: int) -> bytes:
     """A size-prefixed response frame for ``body`` (a generated response message) at ``version``."""
-    from . import lookup, response_header_version
-
-    header = lookup("ResponseHeader")(correlation_id=correlation_id)
+    package = generated_package()
+    api_key = _api_key_of(body, "response", "encode_response")
+    header = package.lookup("ResponseHeader")(correlation_id=correlation_id)
     out = bytearray(4)
-    header.write(out, response_header_version(body.API_KEY, version))
+    header.write(out, package.response_header_version(api_key, version))
     body.write(out, version)
     _SIZE.pack_into(out, 0, len(out) - 4)
     return bytes(out)
@@ -99,11 +124,11 @@ def encode_response(body, version: int, correlation_id: int) -> bytes:
 
 def decode_response(payload: bytes, api_key: int, api_version: int) -> ResponseFrame:
     """Decode a response frame's payload, given the API key and version of its request."""
-    from . import lookup, response_class, response_header_version
-
+    package = generated_package()
     payload = bytes(payload)
-    body_class = response_class(api_key)
-    header, pos = lookup("ResponseHeader").read(payload, 0, response_header_version(api_key, api_version))
+    body_class = package.response_class(api_key)
+    header_version = package.response_header_version(api_key, api_version)
+    header, pos = package.lookup("ResponseHeader").read(payload, 0, header_version)
     body, pos = body_class.read(payload, pos, api_version)
     if pos != len(payload):
         raise DecodeError(

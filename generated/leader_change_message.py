@@ -13,13 +13,13 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
-    extend_path as _extend_path,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
@@ -29,8 +29,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "Voter",
@@ -62,7 +60,7 @@ class Voter(_Struct):
         self,
         voter_id: int = 0,
         voter_directory_id: uuid.UUID = _ZERO_UUID,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.voter_id = voter_id
         self.voter_directory_id = voter_directory_id
@@ -110,7 +108,7 @@ class LeaderChangeMessage(_Message):
         leader_id: int = 0,
         voters: list[Voter] = _DEFAULT,
         granting_voters: list[Voter] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.version = version
         self.leader_id = leader_id
@@ -127,27 +125,6 @@ class LeaderChangeMessage(_Message):
             and self.granting_voters == other.granting_voters
             and (self.unknown_tagged_fields or None) == (other.unknown_tagged_fields or None)
         )
-
-
-def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
-    """Read Voter at version 0."""
-    obj = _new(Voter)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "voter_id"
-        (obj.voter_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        obj.voter_directory_id = _ZERO_UUID
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_voter_v0(obj: Voter, out: bytearray) -> None:
@@ -168,31 +145,6 @@ def _write_voter_v0(obj: Voter, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, Voter) from None
-
-
-def _read_voter_v1(buf: bytes, pos: int) -> tuple[Voter, int]:
-    """Read Voter at version 1."""
-    obj = _new(Voter)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "voter_id,voter_directory_id"
-        obj.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
-        pos += 20
-        obj.voter_directory_id = (
-            _ZERO_UUID
-            if _voter_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_voter_directory_id)
-        )
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_voter_v1(obj: Voter, out: bytearray) -> None:
@@ -219,71 +171,67 @@ def _read_leader_change_message_v0(buf: bytes, pos: int) -> tuple[LeaderChangeMe
     """Read LeaderChangeMessage at version 0."""
     obj = _new(LeaderChangeMessage)
     _len = len(buf)
-    f = ""
-    try:
-        f = "version,leader_id"
-        obj.version, obj.leader_id = _S1.unpack_from(buf, pos)
-        pos += 6
-        f = "voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(Voter)
-                f = "voters[].voter_id"
-                (_e.voter_id,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                _e.voter_directory_id = _ZERO_UUID
-                f = "voters[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.voters = _elements
-        f = "granting_voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(Voter)
-                f = "granting_voters[].voter_id"
-                (_e.voter_id,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                _e.voter_directory_id = _ZERO_UUID
-                f = "granting_voters[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.granting_voters = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read version, leader_id
+    obj.version, obj.leader_id = _S1.unpack_from(buf, pos)
+    pos += 6
+    # read voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _voters_list: list[Voter] = []
+        for _i in range(_n):
+            _e = _new(Voter)
+            # read voters[_i].voter_id
+            (_e.voter_id,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            _e.voter_directory_id = _ZERO_UUID
+            # read voters[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _voters_list.append(_e)
+        obj.voters = _voters_list
+    # read granting_voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _granting_voters_list: list[Voter] = []
+        for _i in range(_n):
+            _e = _new(Voter)
+            # read granting_voters[_i].voter_id
+            (_e.voter_id,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            _e.voter_directory_id = _ZERO_UUID
+            # read granting_voters[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _granting_voters_list.append(_e)
+        obj.granting_voters = _granting_voters_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -297,25 +245,25 @@ def _write_leader_change_message_v0(obj: LeaderChangeMessage, out: bytearray) ->
             obj.leader_id,
         )
         f = "voters"
-        items = obj.voters
-        size = len(items)
+        voters_items = obj.voters
+        size = len(voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "voters[]"
-        for item in items:
-            _write_voter_v0(item, out)
+        for voters_item in voters_items:
+            _write_voter_v0(voters_item, out)
         f = "granting_voters"
-        items = obj.granting_voters
-        size = len(items)
+        granting_voters_items = obj.granting_voters
+        size = len(granting_voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "granting_voters[]"
-        for item in items:
-            _write_voter_v0(item, out)
+        for granting_voters_item in granting_voters_items:
+            _write_voter_v0(granting_voters_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -331,79 +279,75 @@ def _read_leader_change_message_v1(buf: bytes, pos: int) -> tuple[LeaderChangeMe
     """Read LeaderChangeMessage at version 1."""
     obj = _new(LeaderChangeMessage)
     _len = len(buf)
-    f = ""
-    try:
-        f = "version,leader_id"
-        obj.version, obj.leader_id = _S1.unpack_from(buf, pos)
-        pos += 6
-        f = "voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(Voter)
-                f = "voters[].voter_id,voter_directory_id"
-                _e.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
-                pos += 20
-                _e.voter_directory_id = (
-                    _ZERO_UUID
-                    if _voter_directory_id == _ZERO_BYTES
-                    else _uuid_from_wire(_voter_directory_id)
-                )
-                f = "voters[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.voters = _elements
-        f = "granting_voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(Voter)
-                f = "granting_voters[].voter_id,voter_directory_id"
-                _e.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
-                pos += 20
-                _e.voter_directory_id = (
-                    _ZERO_UUID
-                    if _voter_directory_id == _ZERO_BYTES
-                    else _uuid_from_wire(_voter_directory_id)
-                )
-                f = "granting_voters[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.granting_voters = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read version, leader_id
+    obj.version, obj.leader_id = _S1.unpack_from(buf, pos)
+    pos += 6
+    # read voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _voters_list: list[Voter] = []
+        for _i in range(_n):
+            _e = _new(Voter)
+            # read voters[_i].voter_id, voter_directory_id
+            _e.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
+            pos += 20
+            _e.voter_directory_id = (
+                _ZERO_UUID
+                if _voter_directory_id == _ZERO_BYTES
+                else _uuid_from_wire(_voter_directory_id)
+            )
+            # read voters[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _voters_list.append(_e)
+        obj.voters = _voters_list
+    # read granting_voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _granting_voters_list: list[Voter] = []
+        for _i in range(_n):
+            _e = _new(Voter)
+            # read granting_voters[_i].voter_id, voter_directory_id
+            _e.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
+            pos += 20
+            _e.voter_directory_id = (
+                _ZERO_UUID
+                if _voter_directory_id == _ZERO_BYTES
+                else _uuid_from_wire(_voter_directory_id)
+            )
+            # read granting_voters[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _granting_voters_list.append(_e)
+        obj.granting_voters = _granting_voters_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -417,25 +361,25 @@ def _write_leader_change_message_v1(obj: LeaderChangeMessage, out: bytearray) ->
             obj.leader_id,
         )
         f = "voters"
-        items = obj.voters
-        size = len(items)
+        voters_items = obj.voters
+        size = len(voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "voters[]"
-        for item in items:
-            _write_voter_v1(item, out)
+        for voters_item in voters_items:
+            _write_voter_v1(voters_item, out)
         f = "granting_voters"
-        items = obj.granting_voters
-        size = len(items)
+        granting_voters_items = obj.granting_voters
+        size = len(granting_voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "granting_voters[]"
-        for item in items:
-            _write_voter_v1(item, out)
+        for granting_voters_item in granting_voters_items:
+            _write_voter_v1(granting_voters_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -458,6 +402,11 @@ _FIELDS_leader_change_message = (
     _F("granting_voters", "grantingVoters", "array", "Voter"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_voter_v0 = _JsonLayout(Voter, _FIELDS_voter, "IA")
 _JSON_voter_v1 = _JsonLayout(Voter, _FIELDS_voter, "II")
 _JSON_leader_change_message_v0 = _JsonLayout(

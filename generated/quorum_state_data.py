@@ -13,13 +13,13 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
-    extend_path as _extend_path,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
@@ -32,8 +32,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "Voter",
@@ -63,7 +61,7 @@ class Voter(_Struct):
     def __init__(
         self,
         voter_id: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.voter_id = voter_id
         self.unknown_tagged_fields = unknown_tagged_fields
@@ -132,7 +130,7 @@ class QuorumStateData(_Message):
         voted_directory_id: uuid.UUID = _ZERO_UUID,
         applied_offset: int = 0,
         current_voters: list[Voter] | None = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.leader_id = leader_id
@@ -157,26 +155,6 @@ class QuorumStateData(_Message):
         )
 
 
-def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
-    """Read Voter at version 0."""
-    obj = _new(Voter)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "voter_id"
-        (obj.voter_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_voter_v0(obj: Voter, out: bytearray) -> None:
     """Write Voter at version 0."""
     f = ""
@@ -198,60 +176,56 @@ def _read_quorum_state_data_v0(buf: bytes, pos: int) -> tuple[QuorumStateData, i
     """Read QuorumStateData at version 0."""
     obj = _new(QuorumStateData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "cluster_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.cluster_id, pos = _read_compact_string(buf, pos)
-            if obj.cluster_id is None:
-                raise _null_error()
-        f = "leader_id,leader_epoch,voted_id"
-        obj.leader_id, obj.leader_epoch, obj.voted_id = _S1.unpack_from(buf, pos)
-        pos += 12
-        f = "applied_offset"
-        (obj.applied_offset,) = _S2.unpack_from(buf, pos)
-        pos += 8
-        f = "current_voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            obj.current_voters = None
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(Voter)
-                f = "current_voters[].voter_id"
-                (_e.voter_id,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                f = "current_voters[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.current_voters = _elements
-        obj.voted_directory_id = _ZERO_UUID
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read cluster_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.cluster_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
+        if obj.cluster_id is None:
+            raise _null_error()
+    # read leader_id, leader_epoch, voted_id
+    obj.leader_id, obj.leader_epoch, obj.voted_id = _S1.unpack_from(buf, pos)
+    pos += 12
+    # read applied_offset
+    (obj.applied_offset,) = _S2.unpack_from(buf, pos)
+    pos += 8
+    # read current_voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        obj.current_voters = None
+    else:
+        _current_voters_list: list[Voter] = []
+        for _i in range(_n):
+            _e = _new(Voter)
+            # read current_voters[_i].voter_id
+            (_e.voter_id,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            # read current_voters[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _current_voters_list.append(_e)
+        obj.current_voters = _current_voters_list
+    obj.voted_directory_id = _ZERO_UUID
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -281,18 +255,18 @@ def _write_quorum_state_data_v0(obj: QuorumStateData, out: bytearray) -> None:
         f = "applied_offset"
         out += _S2.pack(obj.applied_offset)
         f = "current_voters"
-        items = obj.current_voters
-        if items is None:
+        current_voters_items = obj.current_voters
+        if current_voters_items is None:
             out += b"\x00"
         else:
-            size = len(items)
+            size = len(current_voters_items)
             if size + 1 < 128:
                 out.append(size + 1)
             else:
                 _write_uvarint(out, size + 1)
             f = "current_voters[]"
-            for item in items:
-                _write_voter_v0(item, out)
+            for current_voters_item in current_voters_items:
+                _write_voter_v0(current_voters_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -307,30 +281,21 @@ def _write_quorum_state_data_v0(obj: QuorumStateData, out: bytearray) -> None:
 def _read_quorum_state_data_v1(buf: bytes, pos: int) -> tuple[QuorumStateData, int]:
     """Read QuorumStateData at version 1."""
     obj = _new(QuorumStateData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "leader_id,leader_epoch,voted_id,voted_directory_id"
-        obj.leader_id, obj.leader_epoch, obj.voted_id, _voted_directory_id = _S3.unpack_from(
-            buf, pos
-        )
-        pos += 28
-        obj.voted_directory_id = (
-            _ZERO_UUID
-            if _voted_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_voted_directory_id)
-        )
-        obj.cluster_id = ""
-        obj.applied_offset = 0
-        obj.current_voters = []
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read leader_id, leader_epoch, voted_id, voted_directory_id
+    obj.leader_id, obj.leader_epoch, obj.voted_id, _voted_directory_id = _S3.unpack_from(buf, pos)
+    pos += 28
+    obj.voted_directory_id = (
+        _ZERO_UUID if _voted_directory_id == _ZERO_BYTES else _uuid_from_wire(_voted_directory_id)
+    )
+    obj.cluster_id = ""
+    obj.applied_offset = 0
+    obj.current_voters = []
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -376,6 +341,11 @@ _FIELDS_quorum_state_data = (
     _F("current_voters", "currentVoters", "array", "Voter"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_voter_v0 = _JsonLayout(Voter, _FIELDS_voter, "I")
 _JSON_quorum_state_data_v0 = _JsonLayout(
     QuorumStateData, _FIELDS_quorum_state_data, "IIIIAII", "0000001", {6: _JSON_voter_v0}

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import struct as _struct
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     count_error as _count_error,
-    extend_path as _extend_path,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
@@ -33,8 +33,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "PartitionData",
@@ -62,7 +60,7 @@ class PartitionData(_Struct):
     def __init__(
         self,
         partition_index: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.unknown_tagged_fields = unknown_tagged_fields
@@ -95,7 +93,7 @@ class TopicData(_Struct):
         self,
         topic_name: str = "",
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -137,7 +135,7 @@ class ReadOffsetRequest(_Message):
         self,
         cluster_id: str | None = None,
         topics: list[TopicData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.topics = [] if topics is _DEFAULT else topics
@@ -150,26 +148,6 @@ class ReadOffsetRequest(_Message):
             and self.topics == other.topics
             and (self.unknown_tagged_fields or None) == (other.unknown_tagged_fields or None)
         )
-
-
-def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
-    """Read PartitionData at version 0."""
-    obj = _new(PartitionData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index"
-        (obj.partition_index,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
@@ -193,53 +171,49 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 0."""
     obj = _new(TopicData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.topic_name, pos = _read_compact_string(buf, pos)
-            if obj.topic_name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic_name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic_name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(PartitionData)
-                f = "partitions[].partition_index"
-                (_e.partition_index,) = _S0.unpack_from(buf, pos)
-                pos += 4
-                f = "partitions[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.partitions = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            _e = _new(PartitionData)
+            # read partitions[_i].partition_index
+            (_e.partition_index,) = _S0.unpack_from(buf, pos)
+            pos += 4
+            # read partitions[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -258,15 +232,15 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v0(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -282,43 +256,39 @@ def _read_read_offset_request_v0(buf: bytes, pos: int) -> tuple[ReadOffsetReques
     """Read ReadOffsetRequest at version 0."""
     obj = _new(ReadOffsetRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "cluster_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.cluster_id, pos = _read_compact_string(buf, pos)
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_topic_data_v0(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read cluster_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.cluster_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -327,11 +297,11 @@ def _write_read_offset_request_v0(obj: ReadOffsetRequest, out: bytearray) -> Non
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -341,15 +311,15 @@ def _write_read_offset_request_v0(obj: ReadOffsetRequest, out: bytearray) -> Non
                 raise _too_long(size)
             out += data
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v0(topics_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -371,6 +341,11 @@ _FIELDS_read_offset_request = (
     _F("topics", "topics", "array", "TopicData"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_partition_data_v0 = _JsonLayout(PartitionData, _FIELDS_partition_data, "I")
 _JSON_topic_data_v0 = _JsonLayout(
     TopicData, _FIELDS_topic_data, "II", "", {1: _JSON_partition_data_v0}

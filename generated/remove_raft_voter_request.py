@@ -12,12 +12,12 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import Message as _Message
+from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
-    extend_path as _extend_path,
     read_compact_string as _read_compact_string,
     skip_unknown_tags as _skip_unknown_tags,
     too_long as _too_long,
@@ -27,8 +27,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "RemoveRaftVoterRequest",
@@ -67,7 +65,7 @@ class RemoveRaftVoterRequest(_Message):
         cluster_id: str | None = "",
         voter_id: int = 0,
         voter_directory_id: uuid.UUID = _ZERO_UUID,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.voter_id = voter_id
@@ -88,34 +86,28 @@ def _read_remove_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[RemoveRaft
     """Read RemoveRaftVoterRequest at version 0."""
     obj = _new(RemoveRaftVoterRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "cluster_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.cluster_id, pos = _read_compact_string(buf, pos)
-        f = "voter_id,voter_directory_id"
-        obj.voter_id, _voter_directory_id = _S0.unpack_from(buf, pos)
-        pos += 20
-        obj.voter_directory_id = (
-            _ZERO_UUID
-            if _voter_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_voter_directory_id)
-        )
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read cluster_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.cluster_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
+    # read voter_id, voter_directory_id
+    obj.voter_id, _voter_directory_id = _S0.unpack_from(buf, pos)
+    pos += 20
+    obj.voter_directory_id = (
+        _ZERO_UUID if _voter_directory_id == _ZERO_BYTES else _uuid_from_wire(_voter_directory_id)
+    )
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -124,11 +116,11 @@ def _write_remove_raft_voter_request_v0(obj: RemoveRaftVoterRequest, out: bytear
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -159,6 +151,11 @@ _FIELDS_remove_raft_voter_request = (
     _F("voter_directory_id", "voterDirectoryId", "uuid"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_remove_raft_voter_request_v0 = _JsonLayout(
     RemoveRaftVoterRequest, _FIELDS_remove_raft_voter_request, "III", "100"
 )

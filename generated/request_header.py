@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import struct as _struct
 
-from ._base import Message as _Message
+from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    extend_path as _extend_path,
+    RawTags as _RawTags,
     read_string as _read_string,
     skip_unknown_tags as _skip_unknown_tags,
     tags_not_supported as _tags_not_supported,
@@ -26,8 +26,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "RequestHeader",
@@ -77,7 +75,7 @@ class RequestHeader(_Message):
         request_api_version: int = 0,
         correlation_id: int = 0,
         client_id: str | None = "",
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.request_api_key = request_api_key
         self.request_api_version = request_api_version
@@ -99,17 +97,12 @@ class RequestHeader(_Message):
 def _read_request_header_v1(buf: bytes, pos: int) -> tuple[RequestHeader, int]:
     """Read RequestHeader at version 1."""
     obj = _new(RequestHeader)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "request_api_key,request_api_version,correlation_id"
-        obj.request_api_key, obj.request_api_version, obj.correlation_id = _S0.unpack_from(buf, pos)
-        pos += 8
-        f = "client_id"
-        obj.client_id, pos = _read_string(buf, pos)
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read request_api_key, request_api_version, correlation_id
+    obj.request_api_key, obj.request_api_version, obj.correlation_id = _S0.unpack_from(buf, pos)
+    pos += 8
+    # read client_id
+    obj.client_id, pos = _read_string(buf, pos)
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -135,22 +128,17 @@ def _write_request_header_v1(obj: RequestHeader, out: bytearray) -> None:
 def _read_request_header_v2(buf: bytes, pos: int) -> tuple[RequestHeader, int]:
     """Read RequestHeader at version 2."""
     obj = _new(RequestHeader)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "request_api_key,request_api_version,correlation_id"
-        obj.request_api_key, obj.request_api_version, obj.correlation_id = _S0.unpack_from(buf, pos)
-        pos += 8
-        f = "client_id"
-        obj.client_id, pos = _read_string(buf, pos)
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read request_api_key, request_api_version, correlation_id
+    obj.request_api_key, obj.request_api_version, obj.correlation_id = _S0.unpack_from(buf, pos)
+    pos += 8
+    # read client_id
+    obj.client_id, pos = _read_string(buf, pos)
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -184,6 +172,11 @@ _FIELDS_request_header = (
     _F("client_id", "clientId", "string"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_request_header_v1 = _JsonLayout(RequestHeader, _FIELDS_request_header, "IIII", "0001")
 
 RequestHeader._READERS = {

@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import struct as _struct
 
-from ._base import Message as _Message
+from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    extend_path as _extend_path,
+    RawTags as _RawTags,
     skip_unknown_tags as _skip_unknown_tags,
     tags_not_supported as _tags_not_supported,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "ResponseHeader",
@@ -56,7 +54,7 @@ class ResponseHeader(_Message):
     def __init__(
         self,
         correlation_id: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.correlation_id = correlation_id
         self.unknown_tagged_fields = unknown_tagged_fields
@@ -72,15 +70,10 @@ class ResponseHeader(_Message):
 def _read_response_header_v0(buf: bytes, pos: int) -> tuple[ResponseHeader, int]:
     """Read ResponseHeader at version 0."""
     obj = _new(ResponseHeader)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "correlation_id"
-        (obj.correlation_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        obj.unknown_tagged_fields = None
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read correlation_id
+    (obj.correlation_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    obj.unknown_tagged_fields = None
     return obj, pos
 
 
@@ -100,20 +93,15 @@ def _write_response_header_v0(obj: ResponseHeader, out: bytearray) -> None:
 def _read_response_header_v1(buf: bytes, pos: int) -> tuple[ResponseHeader, int]:
     """Read ResponseHeader at version 1."""
     obj = _new(ResponseHeader)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "correlation_id"
-        (obj.correlation_id,) = _S0.unpack_from(buf, pos)
-        pos += 4
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read correlation_id
+    (obj.correlation_id,) = _S0.unpack_from(buf, pos)
+    pos += 4
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -136,6 +124,11 @@ def _write_response_header_v1(obj: ResponseHeader, out: bytearray) -> None:
 
 _FIELDS_response_header = (_F("correlation_id", "correlationId", "int32"),)
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_response_header_v0 = _JsonLayout(ResponseHeader, _FIELDS_response_header, "I")
 
 ResponseHeader._READERS = {

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import struct as _struct
 
-from ._base import Message as _Message
+from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    extend_path as _extend_path,
+    RawTags as _RawTags,
     skip_unknown_tags as _skip_unknown_tags,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "SnapshotFooterRecord",
@@ -53,7 +51,7 @@ class SnapshotFooterRecord(_Message):
     def __init__(
         self,
         version: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.version = version
         self.unknown_tagged_fields = unknown_tagged_fields
@@ -69,20 +67,15 @@ class SnapshotFooterRecord(_Message):
 def _read_snapshot_footer_record_v0(buf: bytes, pos: int) -> tuple[SnapshotFooterRecord, int]:
     """Read SnapshotFooterRecord at version 0."""
     obj = _new(SnapshotFooterRecord)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "version"
-        (obj.version,) = _S0.unpack_from(buf, pos)
-        pos += 2
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read version
+    (obj.version,) = _S0.unpack_from(buf, pos)
+    pos += 2
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -105,6 +98,11 @@ def _write_snapshot_footer_record_v0(obj: SnapshotFooterRecord, out: bytearray) 
 
 _FIELDS_snapshot_footer_record = (_F("version", "version", "int16"),)
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_snapshot_footer_record_v0 = _JsonLayout(
     SnapshotFooterRecord, _FIELDS_snapshot_footer_record, "I"
 )

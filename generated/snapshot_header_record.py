@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import struct as _struct
 
-from ._base import Message as _Message
+from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    extend_path as _extend_path,
+    RawTags as _RawTags,
     skip_unknown_tags as _skip_unknown_tags,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "SnapshotHeaderRecord",
@@ -57,7 +55,7 @@ class SnapshotHeaderRecord(_Message):
         self,
         version: int = 0,
         last_contained_log_timestamp: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.version = version
         self.last_contained_log_timestamp = last_contained_log_timestamp
@@ -75,20 +73,15 @@ class SnapshotHeaderRecord(_Message):
 def _read_snapshot_header_record_v0(buf: bytes, pos: int) -> tuple[SnapshotHeaderRecord, int]:
     """Read SnapshotHeaderRecord at version 0."""
     obj = _new(SnapshotHeaderRecord)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "version,last_contained_log_timestamp"
-        obj.version, obj.last_contained_log_timestamp = _S0.unpack_from(buf, pos)
-        pos += 10
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read version, last_contained_log_timestamp
+    obj.version, obj.last_contained_log_timestamp = _S0.unpack_from(buf, pos)
+    pos += 10
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -117,6 +110,11 @@ _FIELDS_snapshot_header_record = (
     _F("last_contained_log_timestamp", "lastContainedLogTimestamp", "int64"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_snapshot_header_record_v0 = _JsonLayout(
     SnapshotHeaderRecord, _FIELDS_snapshot_header_record, "II"
 )

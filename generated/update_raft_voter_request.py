@@ -17,13 +17,14 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
-    extend_path as _extend_path,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
@@ -35,8 +36,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "Listener",
@@ -73,7 +72,7 @@ class Listener(_Struct):
         name: str = "",
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.host = host
@@ -110,7 +109,7 @@ class KRaftVersionFeature(_Struct):
         self,
         min_supported_version: int = 0,
         max_supported_version: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.min_supported_version = min_supported_version
         self.max_supported_version = max_supported_version
@@ -174,7 +173,7 @@ class UpdateRaftVoterRequest(_Message):
         voter_directory_id: uuid.UUID = _ZERO_UUID,
         listeners: list[Listener] = _DEFAULT,
         k_raft_version_feature: KRaftVersionFeature = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.current_leader_epoch = current_leader_epoch
@@ -200,50 +199,6 @@ class UpdateRaftVoterRequest(_Message):
 
 
 _DEFAULT_KRaftVersionFeature = KRaftVersionFeature()
-
-
-def _read_listener_v0(buf: bytes, pos: int) -> tuple[Listener, int]:
-    """Read Listener at version 0."""
-    obj = _new(Listener)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.name, pos = _read_compact_string(buf, pos)
-            if obj.name is None:
-                raise _null_error()
-        f = "host"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.host, pos = _read_compact_string(buf, pos)
-            if obj.host is None:
-                raise _null_error()
-        f = "port"
-        (obj.port,) = _S0.unpack_from(buf, pos)
-        pos += 2
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_listener_v0(obj: Listener, out: bytearray) -> None:
@@ -286,20 +241,15 @@ def _write_listener_v0(obj: Listener, out: bytearray) -> None:
 def _read_k_raft_version_feature_v0(buf: bytes, pos: int) -> tuple[KRaftVersionFeature, int]:
     """Read KRaftVersionFeature at version 0."""
     obj = _new(KRaftVersionFeature)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "min_supported_version,max_supported_version"
-        obj.min_supported_version, obj.max_supported_version = _S1.unpack_from(buf, pos)
-        pos += 4
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read min_supported_version, max_supported_version
+    obj.min_supported_version, obj.max_supported_version = _S1.unpack_from(buf, pos)
+    pos += 4
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -327,85 +277,79 @@ def _read_update_raft_voter_request_v0(buf: bytes, pos: int) -> tuple[UpdateRaft
     """Read UpdateRaftVoterRequest at version 0."""
     obj = _new(UpdateRaftVoterRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "cluster_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.cluster_id, pos = _read_compact_string(buf, pos)
-        f = "current_leader_epoch,voter_id,voter_directory_id"
-        obj.current_leader_epoch, obj.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
-        pos += 24
-        obj.voter_directory_id = (
-            _ZERO_UUID
-            if _voter_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_voter_directory_id)
-        )
-        f = "listeners"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = _MapKeyList()
-            for _ in range(_n):
-                _e = _new(Listener)
-                f = "listeners[].name"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
-                    pos = _end
-                else:
-                    _e.name, pos = _read_compact_string(buf, pos)
-                    if _e.name is None:
-                        raise _null_error()
-                f = "listeners[].host"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
-                    pos = _end
-                else:
-                    _e.host, pos = _read_compact_string(buf, pos)
-                    if _e.host is None:
-                        raise _null_error()
-                f = "listeners[].port"
-                (_e.port,) = _S0.unpack_from(buf, pos)
-                pos += 2
-                f = "listeners[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.listeners = _elements
-        f = "k_raft_version_feature"
-        obj.k_raft_version_feature, pos = _read_k_raft_version_feature_v0(buf, pos)
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read cluster_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.cluster_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
+    # read current_leader_epoch, voter_id, voter_directory_id
+    obj.current_leader_epoch, obj.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
+    pos += 24
+    obj.voter_directory_id = (
+        _ZERO_UUID if _voter_directory_id == _ZERO_BYTES else _uuid_from_wire(_voter_directory_id)
+    )
+    # read listeners
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _listeners_list: _MapKeyList[Listener] = _MapKeyList()
+        for _i in range(_n):
+            _e = _new(Listener)
+            # read listeners[_i].name
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.name = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.name, pos = _read_compact_string(buf, pos)
+                if _e.name is None:
+                    raise _null_error()
+            # read listeners[_i].host
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.host = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.host, pos = _read_compact_string(buf, pos)
+                if _e.host is None:
+                    raise _null_error()
+            # read listeners[_i].port
+            (_e.port,) = _S0.unpack_from(buf, pos)
+            pos += 2
+            # read listeners[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _listeners_list.append(_e)
+        obj.listeners = _listeners_list
+    # read k_raft_version_feature
+    obj.k_raft_version_feature, pos = _read_k_raft_version_feature_v0(buf, pos)
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -414,11 +358,11 @@ def _write_update_raft_voter_request_v0(obj: UpdateRaftVoterRequest, out: bytear
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -434,15 +378,15 @@ def _write_update_raft_voter_request_v0(obj: UpdateRaftVoterRequest, out: bytear
             obj.voter_directory_id.bytes,
         )
         f = "listeners"
-        items = obj.listeners
-        size = len(items)
+        listeners_items = obj.listeners
+        size = len(listeners_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "listeners[]"
-        for item in items:
-            _write_listener_v0(item, out)
+        for listeners_item in listeners_items:
+            _write_listener_v0(listeners_item, out)
         f = "k_raft_version_feature"
         _write_k_raft_version_feature_v0(obj.k_raft_version_feature, out)
         f = ""
@@ -474,6 +418,11 @@ _FIELDS_update_raft_voter_request = (
     _F("k_raft_version_feature", "kRaftVersionFeature", "struct", "KRaftVersionFeature"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_listener_v0 = _JsonLayout(Listener, _FIELDS_listener, "III", "", None, _MapKeyList)
 _JSON_k_raft_version_feature_v0 = _JsonLayout(
     KRaftVersionFeature, _FIELDS_k_raft_version_feature, "II"

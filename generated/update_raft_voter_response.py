@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import struct as _struct
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
-    extend_path as _extend_path,
-    invalid_tag as _invalid_tag,
+    RawTags as _RawTags,
+    default_tag as _default_tag,
     null_error as _null_error,
     read_compact_string as _read_compact_string,
+    read_raw_tags as _read_raw_tags,
     read_tag_count as _read_tag_count,
     read_tag_size as _read_tag_size,
-    read_unknown_tag as _read_unknown_tag,
     read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
     tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
     tag_size_error as _tag_size_error,
     too_long as _too_long,
     truncated as _truncated,
@@ -31,8 +32,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "CurrentLeader",
@@ -71,7 +70,7 @@ class CurrentLeader(_Struct):
         leader_epoch: int = -1,
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
@@ -121,7 +120,7 @@ class UpdateRaftVoterResponse(_Message):
         throttle_time_ms: int = 0,
         error_code: int = 0,
         current_leader: CurrentLeader = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
@@ -145,34 +144,30 @@ def _read_current_leader_v0(buf: bytes, pos: int) -> tuple[CurrentLeader, int]:
     """Read CurrentLeader at version 0."""
     obj = _new(CurrentLeader)
     _len = len(buf)
-    f = ""
-    try:
-        f = "leader_id,leader_epoch"
-        obj.leader_id, obj.leader_epoch = _S0.unpack_from(buf, pos)
-        pos += 8
-        f = "host"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.host, pos = _read_compact_string(buf, pos)
-            if obj.host is None:
-                raise _null_error()
-        f = "port"
-        (obj.port,) = _S1.unpack_from(buf, pos)
-        pos += 4
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read leader_id, leader_epoch
+    obj.leader_id, obj.leader_epoch = _S0.unpack_from(buf, pos)
+    pos += 8
+    # read host
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.host = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.host, pos = _read_compact_string(buf, pos)
+        if obj.host is None:
+            raise _null_error()
+    # read port
+    (obj.port,) = _S1.unpack_from(buf, pos)
+    pos += 4
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -214,50 +209,52 @@ def _read_update_raft_voter_response_v0(
     """Read UpdateRaftVoterResponse at version 0."""
     obj = _new(UpdateRaftVoterResponse)
     _len = len(buf)
-    f = ""
-    try:
-        f = "throttle_time_ms,error_code"
-        obj.throttle_time_ms, obj.error_code = _S2.unpack_from(buf, pos)
-        pos += 6
-        f = ""
-        obj.current_leader = CurrentLeader()
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
+    # read throttle_time_ms, error_code
+    obj.throttle_time_ms, obj.error_code = _S2.unpack_from(buf, pos)
+    pos += 6
+    # read (tagged fields)
+    obj.current_leader = CurrentLeader()
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
             pos += 1
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
         else:
-            _unknown = None
-            _count = buf[pos]
-            if _count < 0x80:
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
                 pos += 1
-                if _count > (_len - pos) >> 1:
-                    raise _tag_count_error(_count, _len - pos, pos - 1)
             else:
-                _count, pos = _read_tag_count(buf, pos)
-            for _ in range(_count):
-                _tag = buf[pos]
-                if _tag < 0x80:
-                    pos += 1
-                else:
-                    _tag, pos = _read_uvarint(buf, pos)
-                _size = buf[pos]
-                if _size < 0x80:
-                    pos += 1
-                else:
-                    _size, pos = _read_tag_size(buf, pos, _tag)
-                _start = pos
-                if _tag == 0:
-                    f = "current_leader"
-                    obj.current_leader, pos = _read_current_leader_v0(buf, pos)
-                elif _tag < 1:
-                    raise _invalid_tag(_tag)
-                else:
-                    _unknown, pos = _read_unknown_tag(buf, pos, _tag, _size, _unknown)
-                    continue
-                if pos - _start != _size:
-                    raise _tag_size_error(_tag, _size, pos - _start)
-            obj.unknown_tagged_fields = _unknown
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read current_leader
+                obj.current_leader, pos = _read_current_leader_v0(buf, pos)
+                if not (obj.current_leader != _DEFAULT_CurrentLeader):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -310,6 +307,11 @@ _FIELDS_update_raft_voter_response = (
     _F("current_leader", "currentLeader", "struct", "CurrentLeader", _DEFAULT_CurrentLeader),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_current_leader_v0 = _JsonLayout(CurrentLeader, _FIELDS_current_leader, "IIII")
 _JSON_update_raft_voter_response_v0 = _JsonLayout(
     UpdateRaftVoterResponse,

@@ -15,13 +15,14 @@ from __future__ import annotations
 import struct as _struct
 import uuid
 
-from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct
+from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
+    bad_bool as _bad_bool,
     count_error as _count_error,
-    extend_path as _extend_path,
     not_ignorable as _not_ignorable,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
@@ -34,8 +35,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "PartitionData",
@@ -103,7 +102,7 @@ class PartitionData(_Struct):
         last_offset_epoch: int = 0,
         last_offset: int = 0,
         pre_vote: bool = False,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.replica_epoch = replica_epoch
@@ -151,7 +150,7 @@ class TopicData(_Struct):
         self,
         topic_name: str = "",
         partitions: list[PartitionData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is _DEFAULT else partitions
@@ -197,7 +196,7 @@ class VoteRequest(_Message):
         cluster_id: str | None = None,
         voter_id: int = -1,
         topics: list[TopicData] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.voter_id = voter_id
@@ -212,32 +211,6 @@ class VoteRequest(_Message):
             and self.topics == other.topics
             and (self.unknown_tagged_fields or None) == (other.unknown_tagged_fields or None)
         )
-
-
-def _read_partition_data_v0(buf: bytes, pos: int) -> tuple[PartitionData, int]:
-    """Read PartitionData at version 0."""
-    obj = _new(PartitionData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,replica_epoch,replica_id"
-        obj.partition_index, obj.replica_epoch, obj.replica_id = _S0.unpack_from(buf, pos)
-        pos += 12
-        f = "last_offset_epoch,last_offset"
-        obj.last_offset_epoch, obj.last_offset = _S1.unpack_from(buf, pos)
-        pos += 12
-        obj.replica_directory_id = _ZERO_UUID
-        obj.voter_directory_id = _ZERO_UUID
-        obj.pre_vote = False
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
@@ -269,45 +242,6 @@ def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
         raise _write_failure(exc, obj, f, PartitionData) from None
 
 
-def _read_partition_data_v1(buf: bytes, pos: int) -> tuple[PartitionData, int]:
-    """Read PartitionData at version 1."""
-    obj = _new(PartitionData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,replica_epoch,replica_id,replica_directory_id,voter_directory_id,last_offset_epoch,last_offset"
-        (
-            obj.partition_index,
-            obj.replica_epoch,
-            obj.replica_id,
-            _replica_directory_id,
-            _voter_directory_id,
-            obj.last_offset_epoch,
-            obj.last_offset,
-        ) = _S2.unpack_from(buf, pos)
-        pos += 56
-        obj.replica_directory_id = (
-            _ZERO_UUID
-            if _replica_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_replica_directory_id)
-        )
-        obj.voter_directory_id = (
-            _ZERO_UUID
-            if _voter_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_voter_directory_id)
-        )
-        obj.pre_vote = False
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
-
-
 def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
     """Write PartitionData at version 1."""
     f = ""
@@ -334,45 +268,6 @@ def _write_partition_data_v1(obj: PartitionData, out: bytearray) -> None:
             out.append(0)
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
-
-
-def _read_partition_data_v2(buf: bytes, pos: int) -> tuple[PartitionData, int]:
-    """Read PartitionData at version 2."""
-    obj = _new(PartitionData)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "partition_index,replica_epoch,replica_id,replica_directory_id,voter_directory_id,last_offset_epoch,last_offset,pre_vote"
-        (
-            obj.partition_index,
-            obj.replica_epoch,
-            obj.replica_id,
-            _replica_directory_id,
-            _voter_directory_id,
-            obj.last_offset_epoch,
-            obj.last_offset,
-            obj.pre_vote,
-        ) = _S4.unpack_from(buf, pos)
-        pos += 57
-        obj.replica_directory_id = (
-            _ZERO_UUID
-            if _replica_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_replica_directory_id)
-        )
-        obj.voter_directory_id = (
-            _ZERO_UUID
-            if _voter_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_voter_directory_id)
-        )
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_partition_data_v2(obj: PartitionData, out: bytearray) -> None:
@@ -405,59 +300,55 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 0."""
     obj = _new(TopicData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.topic_name, pos = _read_compact_string(buf, pos)
-            if obj.topic_name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic_name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic_name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(PartitionData)
-                f = "partitions[].partition_index,replica_epoch,replica_id"
-                _e.partition_index, _e.replica_epoch, _e.replica_id = _S0.unpack_from(buf, pos)
-                pos += 12
-                f = "partitions[].last_offset_epoch,last_offset"
-                _e.last_offset_epoch, _e.last_offset = _S1.unpack_from(buf, pos)
-                pos += 12
-                _e.replica_directory_id = _ZERO_UUID
-                _e.voter_directory_id = _ZERO_UUID
-                _e.pre_vote = False
-                f = "partitions[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.partitions = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            _e = _new(PartitionData)
+            # read partitions[_i].partition_index, replica_epoch, replica_id
+            _e.partition_index, _e.replica_epoch, _e.replica_id = _S0.unpack_from(buf, pos)
+            pos += 12
+            # read partitions[_i].last_offset_epoch, last_offset
+            _e.last_offset_epoch, _e.last_offset = _S1.unpack_from(buf, pos)
+            pos += 12
+            _e.replica_directory_id = _ZERO_UUID
+            _e.voter_directory_id = _ZERO_UUID
+            _e.pre_vote = False
+            # read partitions[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -476,15 +367,15 @@ def _write_topic_data_v0(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v0(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v0(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -500,72 +391,68 @@ def _read_topic_data_v1(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 1."""
     obj = _new(TopicData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.topic_name, pos = _read_compact_string(buf, pos)
-            if obj.topic_name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic_name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic_name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(PartitionData)
-                f = "partitions[].partition_index,replica_epoch,replica_id,replica_directory_id,voter_directory_id,last_offset_epoch,last_offset"
-                (
-                    _e.partition_index,
-                    _e.replica_epoch,
-                    _e.replica_id,
-                    _replica_directory_id,
-                    _voter_directory_id,
-                    _e.last_offset_epoch,
-                    _e.last_offset,
-                ) = _S2.unpack_from(buf, pos)
-                pos += 56
-                _e.replica_directory_id = (
-                    _ZERO_UUID
-                    if _replica_directory_id == _ZERO_BYTES
-                    else _uuid_from_wire(_replica_directory_id)
-                )
-                _e.voter_directory_id = (
-                    _ZERO_UUID
-                    if _voter_directory_id == _ZERO_BYTES
-                    else _uuid_from_wire(_voter_directory_id)
-                )
-                _e.pre_vote = False
-                f = "partitions[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.partitions = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            _e = _new(PartitionData)
+            # read partitions[_i].partition_index, replica_epoch, replica_id, replica_directory_id, voter_directory_id, last_offset_epoch, last_offset
+            (
+                _e.partition_index,
+                _e.replica_epoch,
+                _e.replica_id,
+                _replica_directory_id,
+                _voter_directory_id,
+                _e.last_offset_epoch,
+                _e.last_offset,
+            ) = _S2.unpack_from(buf, pos)
+            pos += 56
+            _e.replica_directory_id = (
+                _ZERO_UUID
+                if _replica_directory_id == _ZERO_BYTES
+                else _uuid_from_wire(_replica_directory_id)
+            )
+            _e.voter_directory_id = (
+                _ZERO_UUID
+                if _voter_directory_id == _ZERO_BYTES
+                else _uuid_from_wire(_voter_directory_id)
+            )
+            _e.pre_vote = False
+            # read partitions[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -584,15 +471,15 @@ def _write_topic_data_v1(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v1(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v1(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -608,72 +495,71 @@ def _read_topic_data_v2(buf: bytes, pos: int) -> tuple[TopicData, int]:
     """Read TopicData at version 2."""
     obj = _new(TopicData)
     _len = len(buf)
-    f = ""
-    try:
-        f = "topic_name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.topic_name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.topic_name, pos = _read_compact_string(buf, pos)
-            if obj.topic_name is None:
-                raise _null_error()
-        f = "partitions"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
+    # read topic_name
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.topic_name = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.topic_name, pos = _read_compact_string(buf, pos)
+        if obj.topic_name is None:
             raise _null_error()
-        else:
-            _elements = []
-            for _ in range(_n):
-                _e = _new(PartitionData)
-                f = "partitions[].partition_index,replica_epoch,replica_id,replica_directory_id,voter_directory_id,last_offset_epoch,last_offset,pre_vote"
-                (
-                    _e.partition_index,
-                    _e.replica_epoch,
-                    _e.replica_id,
-                    _replica_directory_id,
-                    _voter_directory_id,
-                    _e.last_offset_epoch,
-                    _e.last_offset,
-                    _e.pre_vote,
-                ) = _S4.unpack_from(buf, pos)
-                pos += 57
-                _e.replica_directory_id = (
-                    _ZERO_UUID
-                    if _replica_directory_id == _ZERO_BYTES
-                    else _uuid_from_wire(_replica_directory_id)
-                )
-                _e.voter_directory_id = (
-                    _ZERO_UUID
-                    if _voter_directory_id == _ZERO_BYTES
-                    else _uuid_from_wire(_voter_directory_id)
-                )
-                f = "partitions[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.partitions = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read partitions
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _partitions_list: list[PartitionData] = []
+        for _i in range(_n):
+            _e = _new(PartitionData)
+            # read partitions[_i].partition_index, replica_epoch, replica_id, replica_directory_id, voter_directory_id, last_offset_epoch, last_offset, pre_vote
+            (
+                _e.partition_index,
+                _e.replica_epoch,
+                _e.replica_id,
+                _replica_directory_id,
+                _voter_directory_id,
+                _e.last_offset_epoch,
+                _e.last_offset,
+                _e.pre_vote,
+            ) = _S4.unpack_from(buf, pos)
+            # read partitions[_i].pre_vote
+            if buf[pos + 56] > 1:
+                raise _bad_bool(buf[pos + 56], pos + 56)
+            pos += 57
+            _e.replica_directory_id = (
+                _ZERO_UUID
+                if _replica_directory_id == _ZERO_BYTES
+                else _uuid_from_wire(_replica_directory_id)
+            )
+            _e.voter_directory_id = (
+                _ZERO_UUID
+                if _voter_directory_id == _ZERO_BYTES
+                else _uuid_from_wire(_voter_directory_id)
+            )
+            # read partitions[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _partitions_list.append(_e)
+        obj.partitions = _partitions_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -692,15 +578,15 @@ def _write_topic_data_v2(obj: TopicData, out: bytearray) -> None:
             raise _too_long(size)
         out += data
         f = "partitions"
-        items = obj.partitions
-        size = len(items)
+        partitions_items = obj.partitions
+        size = len(partitions_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "partitions[]"
-        for item in items:
-            _write_partition_data_v2(item, out)
+        for partitions_item in partitions_items:
+            _write_partition_data_v2(partitions_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -716,44 +602,40 @@ def _read_vote_request_v0(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
     """Read VoteRequest at version 0."""
     obj = _new(VoteRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "cluster_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.cluster_id, pos = _read_compact_string(buf, pos)
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_topic_data_v0(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        obj.voter_id = -1
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read cluster_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.cluster_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v0(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    obj.voter_id = -1
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -762,11 +644,11 @@ def _write_vote_request_v0(obj: VoteRequest, out: bytearray) -> None:
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -776,15 +658,15 @@ def _write_vote_request_v0(obj: VoteRequest, out: bytearray) -> None:
                 raise _too_long(size)
             out += data
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v0(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v0(topics_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -800,46 +682,42 @@ def _read_vote_request_v1(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
     """Read VoteRequest at version 1."""
     obj = _new(VoteRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "cluster_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.cluster_id, pos = _read_compact_string(buf, pos)
-        f = "voter_id"
-        (obj.voter_id,) = _S3.unpack_from(buf, pos)
-        pos += 4
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_topic_data_v1(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read cluster_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.cluster_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
+    # read voter_id
+    (obj.voter_id,) = _S3.unpack_from(buf, pos)
+    pos += 4
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v1(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -848,11 +726,11 @@ def _write_vote_request_v1(obj: VoteRequest, out: bytearray) -> None:
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -864,15 +742,15 @@ def _write_vote_request_v1(obj: VoteRequest, out: bytearray) -> None:
         f = "voter_id"
         out += _S3.pack(obj.voter_id)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v1(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v1(topics_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -888,46 +766,42 @@ def _read_vote_request_v2(buf: bytes, pos: int) -> tuple[VoteRequest, int]:
     """Read VoteRequest at version 2."""
     obj = _new(VoteRequest)
     _len = len(buf)
-    f = ""
-    try:
-        f = "cluster_id"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.cluster_id = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.cluster_id, pos = _read_compact_string(buf, pos)
-        f = "voter_id"
-        (obj.voter_id,) = _S3.unpack_from(buf, pos)
-        pos += 4
-        f = "topics"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "topics[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_topic_data_v2(buf, pos)
-                _elements.append(_e)
-            obj.topics = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read cluster_id
+    _n = buf[pos] - 1
+    if 0 <= _n < 0x7F:
+        _end = pos + 1 + _n
+        if _end > _len:
+            raise _truncated(pos)
+        obj.cluster_id = buf[pos + 1 : _end].decode()
+        pos = _end
+    else:
+        obj.cluster_id, pos = _read_compact_string(buf, pos)
+    # read voter_id
+    (obj.voter_id,) = _S3.unpack_from(buf, pos)
+    pos += 4
+    # read topics
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _topics_list: list[TopicData] = []
+        for _i in range(_n):
+            # read topics[_i]
+            _topics_item, pos = _read_topic_data_v2(buf, pos)
+            _topics_list.append(_topics_item)
+        obj.topics = _topics_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -936,11 +810,11 @@ def _write_vote_request_v2(obj: VoteRequest, out: bytearray) -> None:
     f = ""
     try:
         f = "cluster_id"
-        value = obj.cluster_id
-        if value is None:
+        cluster_id_value = obj.cluster_id
+        if cluster_id_value is None:
             out.append(0)
         else:
-            data = value.encode()
+            data = cluster_id_value.encode()
             size = len(data)
             if size < 127:
                 out.append(size + 1)
@@ -952,15 +826,15 @@ def _write_vote_request_v2(obj: VoteRequest, out: bytearray) -> None:
         f = "voter_id"
         out += _S3.pack(obj.voter_id)
         f = "topics"
-        items = obj.topics
-        size = len(items)
+        topics_items = obj.topics
+        size = len(topics_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "topics[]"
-        for item in items:
-            _write_topic_data_v2(item, out)
+        for topics_item in topics_items:
+            _write_topic_data_v2(topics_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -992,6 +866,11 @@ _FIELDS_vote_request = (
     _F("topics", "topics", "array", "TopicData"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_partition_data_v0 = _JsonLayout(PartitionData, _FIELDS_partition_data, "IIIAAIIA")
 _JSON_partition_data_v1 = _JsonLayout(PartitionData, _FIELDS_partition_data, "IIIIIIIA")
 _JSON_partition_data_v2 = _JsonLayout(PartitionData, _FIELDS_partition_data, "IIIIIIII")

@@ -17,13 +17,14 @@ from ._base import (
     MapKeyList as _MapKeyList,
     Message as _Message,
     Struct as _Struct,
+    new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._runtime import (
+    RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
     ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
-    extend_path as _extend_path,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
@@ -35,8 +36,6 @@ from ._runtime import (
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )
-
-_new = object.__new__  # readers fill the slots directly, skipping __init__
 
 __all__ = [
     "Endpoint",
@@ -75,7 +74,7 @@ class Endpoint(_Struct):
         name: str = "",
         host: str = "",
         port: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.name = name
         self.host = host
@@ -112,7 +111,7 @@ class KRaftVersionFeature(_Struct):
         self,
         min_supported_version: int = 0,
         max_supported_version: int = 0,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.min_supported_version = min_supported_version
         self.max_supported_version = max_supported_version
@@ -160,7 +159,7 @@ class Voter(_Struct):
         voter_directory_id: uuid.UUID = _ZERO_UUID,
         endpoints: list[Endpoint] = _DEFAULT,
         k_raft_version_feature: KRaftVersionFeature = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.voter_id = voter_id
         self.voter_directory_id = voter_directory_id
@@ -207,7 +206,7 @@ class VotersRecord(_Message):
         self,
         version: int = 0,
         voters: list[Voter] = _DEFAULT,
-        unknown_tagged_fields: list[tuple[int, bytes]] | None = None,
+        unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.version = version
         self.voters = [] if voters is _DEFAULT else voters
@@ -223,50 +222,6 @@ class VotersRecord(_Message):
 
 
 _DEFAULT_KRaftVersionFeature = KRaftVersionFeature()
-
-
-def _read_endpoint_v0(buf: bytes, pos: int) -> tuple[Endpoint, int]:
-    """Read Endpoint at version 0."""
-    obj = _new(Endpoint)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "name"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.name = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.name, pos = _read_compact_string(buf, pos)
-            if obj.name is None:
-                raise _null_error()
-        f = "host"
-        _n = buf[pos] - 1
-        if 0 <= _n < 0x7F:
-            _end = pos + 1 + _n
-            if _end > _len:
-                raise _truncated(pos)
-            obj.host = buf[pos + 1 : _end].decode("utf-8", "replace")
-            pos = _end
-        else:
-            obj.host, pos = _read_compact_string(buf, pos)
-            if obj.host is None:
-                raise _null_error()
-        f = "port"
-        (obj.port,) = _S0.unpack_from(buf, pos)
-        pos += 2
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
-    return obj, pos
 
 
 def _write_endpoint_v0(obj: Endpoint, out: bytearray) -> None:
@@ -309,20 +264,15 @@ def _write_endpoint_v0(obj: Endpoint, out: bytearray) -> None:
 def _read_k_raft_version_feature_v0(buf: bytes, pos: int) -> tuple[KRaftVersionFeature, int]:
     """Read KRaftVersionFeature at version 0."""
     obj = _new(KRaftVersionFeature)
-    _len = len(buf)
-    f = ""
-    try:
-        f = "min_supported_version,max_supported_version"
-        obj.min_supported_version, obj.max_supported_version = _S1.unpack_from(buf, pos)
-        pos += 4
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read min_supported_version, max_supported_version
+    obj.min_supported_version, obj.max_supported_version = _S1.unpack_from(buf, pos)
+    pos += 4
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -350,75 +300,69 @@ def _read_voter_v0(buf: bytes, pos: int) -> tuple[Voter, int]:
     """Read Voter at version 0."""
     obj = _new(Voter)
     _len = len(buf)
-    f = ""
-    try:
-        f = "voter_id,voter_directory_id"
-        obj.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
-        pos += 20
-        obj.voter_directory_id = (
-            _ZERO_UUID
-            if _voter_directory_id == _ZERO_BYTES
-            else _uuid_from_wire(_voter_directory_id)
-        )
-        f = "endpoints"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            _elements = _MapKeyList()
-            for _ in range(_n):
-                _e = _new(Endpoint)
-                f = "endpoints[].name"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.name = buf[pos + 1 : _end].decode("utf-8", "replace")
-                    pos = _end
-                else:
-                    _e.name, pos = _read_compact_string(buf, pos)
-                    if _e.name is None:
-                        raise _null_error()
-                f = "endpoints[].host"
-                _n = buf[pos] - 1
-                if 0 <= _n < 0x7F:
-                    _end = pos + 1 + _n
-                    if _end > _len:
-                        raise _truncated(pos)
-                    _e.host = buf[pos + 1 : _end].decode("utf-8", "replace")
-                    pos = _end
-                else:
-                    _e.host, pos = _read_compact_string(buf, pos)
-                    if _e.host is None:
-                        raise _null_error()
-                f = "endpoints[].port"
-                (_e.port,) = _S0.unpack_from(buf, pos)
-                pos += 2
-                f = "endpoints[]."
-                if buf[pos] == 0:
-                    _e.unknown_tagged_fields = None
-                    pos += 1
-                else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-                _elements.append(_e)
-            obj.endpoints = _elements
-        f = "k_raft_version_feature"
-        obj.k_raft_version_feature, pos = _read_k_raft_version_feature_v0(buf, pos)
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read voter_id, voter_directory_id
+    obj.voter_id, _voter_directory_id = _S2.unpack_from(buf, pos)
+    pos += 20
+    obj.voter_directory_id = (
+        _ZERO_UUID if _voter_directory_id == _ZERO_BYTES else _uuid_from_wire(_voter_directory_id)
+    )
+    # read endpoints
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _endpoints_list: _MapKeyList[Endpoint] = _MapKeyList()
+        for _i in range(_n):
+            _e = _new(Endpoint)
+            # read endpoints[_i].name
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.name = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.name, pos = _read_compact_string(buf, pos)
+                if _e.name is None:
+                    raise _null_error()
+            # read endpoints[_i].host
+            _n = buf[pos] - 1
+            if 0 <= _n < 0x7F:
+                _end = pos + 1 + _n
+                if _end > _len:
+                    raise _truncated(pos)
+                _e.host = buf[pos + 1 : _end].decode()
+                pos = _end
+            else:
+                _e.host, pos = _read_compact_string(buf, pos)
+                if _e.host is None:
+                    raise _null_error()
+            # read endpoints[_i].port
+            (_e.port,) = _S0.unpack_from(buf, pos)
+            pos += 2
+            # read endpoints[_i] (tagged fields)
+            if buf[pos] == 0:
+                _e.unknown_tagged_fields = None
+                pos += 1
+            else:
+                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+            _endpoints_list.append(_e)
+        obj.endpoints = _endpoints_list
+    # read k_raft_version_feature
+    obj.k_raft_version_feature, pos = _read_k_raft_version_feature_v0(buf, pos)
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -432,15 +376,15 @@ def _write_voter_v0(obj: Voter, out: bytearray) -> None:
             obj.voter_directory_id.bytes,
         )
         f = "endpoints"
-        items = obj.endpoints
-        size = len(items)
+        endpoints_items = obj.endpoints
+        size = len(endpoints_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "endpoints[]"
-        for item in items:
-            _write_endpoint_v0(item, out)
+        for endpoints_item in endpoints_items:
+            _write_endpoint_v0(endpoints_item, out)
         f = "k_raft_version_feature"
         _write_k_raft_version_feature_v0(obj.k_raft_version_feature, out)
         f = ""
@@ -458,36 +402,32 @@ def _read_voters_record_v0(buf: bytes, pos: int) -> tuple[VotersRecord, int]:
     """Read VotersRecord at version 0."""
     obj = _new(VotersRecord)
     _len = len(buf)
-    f = ""
-    try:
-        f = "version"
-        (obj.version,) = _S3.unpack_from(buf, pos)
-        pos += 2
-        f = "voters"
-        _n = buf[pos] - 1
-        if _n < 0x7F:
-            pos += 1
-            if _n > _len - pos:
-                raise _count_error(_n, _len - pos)
-        else:
-            _n, pos = _read_compact_array_count(buf, pos)
-        if _n < 0:
-            raise _null_error()
-        else:
-            f = "voters[]"
-            _elements = []
-            for _ in range(_n):
-                _e, pos = _read_voter_v0(buf, pos)
-                _elements.append(_e)
-            obj.voters = _elements
-        f = ""
-        if buf[pos] == 0:
-            obj.unknown_tagged_fields = None
-            pos += 1
-        else:
-            obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-    except Exception as exc:
-        raise _extend_path(exc, f) from None
+    # read version
+    (obj.version,) = _S3.unpack_from(buf, pos)
+    pos += 2
+    # read voters
+    _n = buf[pos] - 1
+    if _n < 0x7F:
+        pos += 1
+        if _n > _len - pos:
+            raise _count_error(_n, _len - pos, pos - 1)
+    else:
+        _n, pos = _read_compact_array_count(buf, pos)
+    if _n < 0:
+        raise _null_error()
+    else:
+        _voters_list: list[Voter] = []
+        for _i in range(_n):
+            # read voters[_i]
+            _voters_item, pos = _read_voter_v0(buf, pos)
+            _voters_list.append(_voters_item)
+        obj.voters = _voters_list
+    # read (tagged fields)
+    if buf[pos] == 0:
+        obj.unknown_tagged_fields = None
+        pos += 1
+    else:
+        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
     return obj, pos
 
 
@@ -498,15 +438,15 @@ def _write_voters_record_v0(obj: VotersRecord, out: bytearray) -> None:
         f = "version"
         out += _S3.pack(obj.version)
         f = "voters"
-        items = obj.voters
-        size = len(items)
+        voters_items = obj.voters
+        size = len(voters_items)
         if size + 1 < 128:
             out.append(size + 1)
         else:
             _write_uvarint(out, size + 1)
         f = "voters[]"
-        for item in items:
-            _write_voter_v0(item, out)
+        for voters_item in voters_items:
+            _write_voter_v0(voters_item, out)
         f = ""
         unknown = obj.unknown_tagged_fields
         if unknown:
@@ -538,6 +478,11 @@ _FIELDS_voters_record = (
     _F("voters", "voters", "array", "Voter"),
 )
 
+# The JSON views (Kafka's JsonConverter form), one per distinct shape:
+# _JsonLayout(class, fields, modes, nullable, children). `modes` has one letter per entry of the
+# class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
+# `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
+# field's index to the view of its nested struct or struct array.
 _JSON_endpoint_v0 = _JsonLayout(Endpoint, _FIELDS_endpoint, "III", "", None, _MapKeyList)
 _JSON_k_raft_version_feature_v0 = _JsonLayout(
     KRaftVersionFeature, _FIELDS_k_raft_version_feature, "II"

@@ -1,8 +1,8 @@
 """The ``kraftwire`` command: a thin dispatcher to the subcommand modules of each layer.
 
-Each subcommand module exposes ``configure(parser)`` and ``run(args) -> int``; it is imported only when
-its command runs, so ``kraftwire codegen`` does not load the node and ``kraftwire simulate`` does not
-load jinja2.
+Each subcommand module exposes ``configure(parser, name)`` and ``run(args) -> int``; it is imported only
+when its command runs, so ``kraftwire codegen`` does not load the node and ``kraftwire simulate`` does
+not load jinja2. A ``CliError`` raised by a command is printed as one line with its exit status.
 """
 
 from __future__ import annotations
@@ -11,18 +11,60 @@ import argparse
 import importlib
 import sys
 
+from kraftwire import __version__
+from kraftwire.cli_input import CliError
+
 # command name -> (module implementing it, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "codegen": ("kraftwire.codegen.cli", "generate Python codecs from Kafka message specs"),
-    "spec": ("kraftwire.codegen.check", "validate spec files (`kraftwire spec check DIR...`)"),
+    "specs": ("kraftwire.specs", "list what a generated package knows, or check spec files"),
+    "spec": ("kraftwire.specs", "the same as `specs`"),
     "decode-hex": ("kraftwire.inspect", "decode a hex message body with a generated codec"),
     "encode-json": ("kraftwire.inspect", "encode a Kafka-JSON message file with a generated codec"),
+    "decode-frame": (
+        "kraftwire.decode_frame",
+        "decode whole request/response frames (size, header, body)",
+    ),
     "simulate": ("kraftwire.node.simulation.cli", "run seeded KRaft fault-injection simulations"),
+    "decode": ("kraftwire.spark_decoders.cli", "decode Kafka exchanges from pcap/pcapng captures"),
+    "report": (
+        "kraftwire.spark_decoders.report",
+        "an HTML report with plots of the Kafka traffic in captures",
+    ),
+    "storage": (
+        "kraftwire.node.runtime.cli_storage",
+        "format a node's log directory; make random ids",
+    ),
+    "node": (
+        "kraftwire.node.runtime.cli_node",
+        "run a KRaft controller (`kraftwire node start --config FILE`)",
+    ),
+    "dump-log": (
+        "kraftwire.node.runtime.cli_dump_log",
+        "print the batches and records of log segments and snapshots",
+    ),
+    "cluster": (
+        "kraftwire.node.runtime.cli_cluster",
+        "run a local quorum on 127.0.0.1 (`kraftwire cluster up`)",
+    ),
+    "produce": (
+        "kraftwire.node.runtime.cli_client",
+        "write records to a quorum's metadata log (acks -1/1/0)",
+    ),
+    "consume": (
+        "kraftwire.node.runtime.cli_client",
+        "read committed records from a quorum's metadata log",
+    ),
+    "quorum": (
+        "kraftwire.node.runtime.cli_quorum",
+        "describe a running quorum (like kafka-metadata-quorum.sh)",
+    ),
 }
 
 
 def build_parser(commands: dict[str, tuple[str, str]] = COMMANDS) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kraftwire", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"kraftwire {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in commands.items():
         command_parser = sub.add_parser(name, help=help_text, description=help_text)
@@ -42,4 +84,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kraftwire: {exc}", file=sys.stderr)
         return 2
     args = parser.parse_args(argv)
-    return int(args._run(args) or 0)
+    try:
+        return int(args._run(args) or 0)
+    except CliError as exc:
+        print(f"kraftwire {args.command}: {exc}", file=sys.stderr)
+        return exc.status
+    except BrokenPipeError:  # the reader went away (`kraftwire ... | head`): not an error of ours
+        sys.stdout = None  # type: ignore[assignment]  # nothing more can be written; skip the flush
+        return 0

@@ -7,6 +7,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pytest
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--rewrite",
+        action="store_true",
+        default=False,
+        help="write the actual output over the expected blocks of the datadriven transcripts "
+        "(tests/node/testdata), like etcd's datadriven -rewrite; review the diff before committing",
+    )
+
+
 @pytest.fixture(scope="session")
 def upstream():
     """A package generated from all of Kafka's specs in ../shared (skips when ../shared is absent)."""

@@ -23,18 +23,8 @@ RUNTIME = ImportGraph(Path("codegen/runtime"))
 PACKAGES = [
     pytest.param(NODE, "node", id="node"),
     pytest.param(NODE, "node.core", id="node.core"),
-    pytest.param(
-        NODE,
-        "node.simulation",
-        id="node.simulation",
-        marks=pytest.mark.xfail(strict=True, reason="node/simulation straightened on h-sim"),
-    ),
-    pytest.param(
-        RUNTIME,
-        "runtime",
-        id="codegen.runtime",
-        marks=pytest.mark.xfail(strict=True, reason="records runtime straightened on h-records"),
-    ),
+    pytest.param(NODE, "node.simulation", id="node.simulation"),
+    pytest.param(RUNTIME, "runtime", id="codegen.runtime"),
 ]
 
 

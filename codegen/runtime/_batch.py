@@ -1,19 +1,20 @@
 """Record batches and records: the classes every reader and writer of the records layer shares.
 
 A :class:`RecordBatch` carries every header field of a v2 batch (legacy magic 0/1 message sets map
-onto the same class) and its decoded :class:`Record` list. The v2 wire format lives in ``_v2.py``.
+onto the same class) and its decoded :class:`Record` list. The v2 wire format lives in ``_v2_read.py``
+and ``_v2_write.py``.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from ._compression import CODEC_NAMES
+from ._compression import ATTR_CODEC_MASK, CODEC_NAMES
 from ._runtime import EncodeError
+from ._v2_write import write_v2_batch
 
 __all__ = ["Record", "RecordBatch"]
 
-ATTR_CODEC_MASK = 0x07
 ATTR_LOG_APPEND_TIME = 0x08
 ATTR_TRANSACTIONAL = 0x10
 ATTR_CONTROL = 0x20
@@ -148,8 +149,6 @@ class RecordBatch:
         """Write this batch (v2 only) from its fields; batch length and CRC are recomputed."""
         if self.magic != 2:
             raise EncodeError(f"magic {self.magic} message sets are read-only")
-        from ._v2 import write_v2_batch
-
         return write_v2_batch(
             self.records,
             base_offset=self.base_offset,
@@ -163,14 +162,6 @@ class RecordBatch:
             base_sequence=self.base_sequence,
             compression_level=compression_level,
         )
-
-    def control_records(self, *, package=None) -> list:
-        """The decoded :class:`ControlRecord` of each record of a control batch."""
-        from ._control import decode_control_record
-
-        if not self.is_control:
-            raise ValueError("not a control batch")
-        return [decode_control_record(r.key, r.value, package=package) for r in self.records]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RecordBatch):

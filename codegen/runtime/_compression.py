@@ -1,7 +1,7 @@
 """Record-batch compression codecs: none, gzip, snappy, lz4 and zstd.
 
 gzip uses the standard library's ``zlib``. snappy, lz4 and zstd use the ``cramjam`` package (Rust/C
-bindings for all three), imported lazily, so the records layer still imports (and handles uncompressed
+bindings for all three), which is optional: the records layer still imports (and handles uncompressed
 and gzip batches) when it is missing; using one of those codecs then raises
 :class:`CodecUnavailableError`, which names the package to install.
 
@@ -18,7 +18,13 @@ import zlib
 from ._frames import lz4_frame_compress, lz4_frame_decompress, zstd_frame_bound
 from ._runtime import DecodeError, EncodeError, ProtocolError
 
+try:
+    import cramjam as _cramjam
+except ImportError:  # the codecs it serves then raise CodecUnavailableError
+    _cramjam = None  # type: ignore[assignment]
+
 __all__ = [
+    "ATTR_CODEC_MASK",
     "CODEC_NAMES",
     "CodecUnavailableError",
     "DEFAULT_MAX_DECOMPRESSED_BYTES",
@@ -28,6 +34,7 @@ __all__ = [
 ]
 
 CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
+ATTR_CODEC_MASK = 0x07  # the attribute bits naming the codec, in every magic
 DEFAULT_MAX_DECOMPRESSED_BYTES = 64 * 1024 * 1024
 
 # Kafka's default compression levels (compression.<codec>.level): gzip = Deflater.DEFAULT (6), zstd 3.
@@ -42,26 +49,22 @@ _XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_HEADER = _XERIAL_MAGIC + struct.pack(">ii", 1, 1)
 _XERIAL_BLOCK = 32 * 1024  # snappy-java's default block size
 _INT32 = struct.Struct(">i")
+_GZIP_FIRST_PIECE = 32  # input bytes handed to zlib first for each gzip member
+_ZSTD_FIRST_TRY = 64 * 1024  # buffer slack for a zstd frame without a content size, beyond 16x
+# What cramjam's zstd decompress_into says when the output buffer is full (pinned cramjam 2.14;
+# tests/records/test_hostile.py checks it), as opposed to corrupt data.
+_ZSTD_SHORT_BUFFER = "failed to write whole buffer"
 
 
 class CodecUnavailableError(ProtocolError):
     """A compression codec is needed but the library that implements it is not installed."""
 
 
-_cramjam = None
-
-
 def _lib():
-    global _cramjam
     if _cramjam is None:
-        try:
-            import cramjam
-        except ImportError as exc:
-            raise CodecUnavailableError(
-                "snappy, lz4 and zstd record batches need the 'cramjam' package "
-                "(pip install cramjam)"
-            ) from exc
-        _cramjam = cramjam
+        raise CodecUnavailableError(
+            "snappy, lz4 and zstd record batches need the 'cramjam' package (pip install cramjam)"
+        )
     return _cramjam
 
 
@@ -140,21 +143,33 @@ def _too_big(name: str, limit: int) -> DecodeError:
 
 
 def _gzip_decompress(data, limit: int) -> bytes:
+    """Inflate concatenated gzip members (Java's GZIPInputStream reads them all) in linear time.
+
+    Each member is fed in pieces that double in size, so what zlib hands back after a member ends (its
+    ``unused_data``, a copy) is never more than twice the member: copying the whole rest of the input
+    per member would make a run of tiny members quadratic.
+    """
+    view = memoryview(data)
+    end = len(view)
     parts = []
     total = 0
-    rest = bytes(data)
+    pos = 0
     while True:
         inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        chunk = inflater.decompress(rest, limit - total + 1)
-        total += len(chunk)
-        if total > limit:
-            raise _too_big("gzip", limit)
-        parts.append(chunk)
-        if not inflater.eof:
-            raise DecodeError("truncated gzip data")
-        rest = inflater.unused_data
-        # Java's GZIPInputStream reads concatenated members; anything else after the end is ignored.
-        if len(rest) < 10 or rest[:2] != b"\x1f\x8b":
+        piece = _GZIP_FIRST_PIECE
+        while not inflater.eof:
+            if pos >= end:
+                raise DecodeError("truncated gzip data")
+            chunk = inflater.decompress(view[pos : pos + piece], limit - total + 1)
+            pos = min(pos + piece, end)
+            total += len(chunk)
+            if total > limit:
+                raise _too_big("gzip", limit)
+            parts.append(chunk)
+            piece *= 2
+        pos -= len(inflater.unused_data)
+        # Anything after the last member that does not start another one is ignored, as in Java.
+        if end - pos < 10 or view[pos : pos + 2] != b"\x1f\x8b":
             break
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
@@ -201,14 +216,22 @@ def _zstd_decompress(lib, data, limit: int) -> bytes:
         return bytes(lib.zstd.decompress(data))
     if exact:
         raise _too_big("zstd", limit)
-    # Only an upper bound is known: decode into a buffer of the limit's size; overflowing it fails.
-    out = bytearray(limit)
-    try:
-        size = lib.zstd.decompress_into(data, out)
-    except Exception as exc:
-        raise DecodeError(
-            f"zstd data is corrupt or expands beyond the decompression limit of {limit} bytes "
-            f"(raise max_decompressed_bytes to accept it): {exc}"
-        ) from None
-    del out[size:]
-    return bytes(out)
+    # Frames without a content size: their blocks promise up to 128 KiB each, often far more than
+    # they hold. Decode into a buffer that starts near the input's size and doubles, up to the limit,
+    # only while the data really does not fit.
+    capacity = min(limit, 16 * len(data) + _ZSTD_FIRST_TRY)
+    while True:
+        out = bytearray(capacity)
+        try:
+            size = lib.zstd.decompress_into(data, out)
+        except Exception as exc:
+            if capacity == limit or _ZSTD_SHORT_BUFFER not in str(exc):
+                raise DecodeError(
+                    f"zstd data is corrupt or expands beyond the decompression limit of {limit} "
+                    f"bytes (raise max_decompressed_bytes to accept it): {exc}"
+                ) from None
+            del out
+            capacity = min(limit, 2 * capacity)
+            continue
+        del out[size:]
+        return bytes(out)

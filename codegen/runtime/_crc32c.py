@@ -7,6 +7,10 @@ but is slow for large batches. ``crc32c(data)`` returns the checksum as an unsig
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
+from types import ModuleType
+
 __all__ = ["crc32c", "crc32c_backend"]
 
 _POLY = 0x82F63B78  # Castagnoli polynomial, bit-reversed
@@ -23,7 +27,7 @@ def _build_table() -> list[int]:
     return table
 
 
-def crc32c_python(data, value: int = 0) -> int:
+def crc32c_python(data: bytes | bytearray | memoryview, value: int = 0) -> int:
     """Pure-Python CRC-32C of ``data`` continuing from ``value`` (0 to start)."""
     if not _TABLE:
         _TABLE.extend(_build_table())
@@ -34,20 +38,24 @@ def crc32c_python(data, value: int = 0) -> int:
     return crc ^ 0xFFFFFFFF
 
 
-def _pick():
+def _optional_module(name: str) -> ModuleType | None:
     try:
-        from crc32c import crc32c as fast  # ICRAR "crc32c" package (C, uses SSE4.2/ARMv8 CRC)
-
-        return fast, "crc32c"
+        return importlib.import_module(name)
     except ImportError:
-        pass
-    try:
-        import google_crc32c  # Google's C binding
+        return None
 
-        if google_crc32c.implementation == "c":
-            return (lambda data, value=0: google_crc32c.extend(value, bytes(data))), "google-crc32c"
-    except (ImportError, AttributeError):
-        pass
+
+# The ICRAR "crc32c" package (C, uses SSE4.2/ARMv8 CRC) and Google's C binding, when installed.
+_ICRAR = _optional_module("crc32c")
+_GOOGLE = _optional_module("google_crc32c")
+
+
+def _pick() -> tuple[Callable[..., int], str]:  # (data, value=0) -> checksum
+    if _ICRAR is not None:
+        return _ICRAR.crc32c, "crc32c"
+    google = _GOOGLE
+    if google is not None and getattr(google, "implementation", None) == "c":
+        return (lambda data, value=0: google.extend(value, bytes(data))), "google-crc32c"
     return crc32c_python, "python"
 
 

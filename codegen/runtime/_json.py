@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import uuid
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ._runtime import INT_RANGES, EncodeError, UnsupportedVersionError, extend_path
 
@@ -55,8 +55,8 @@ class JsonLayout:
         )
 
 
-def to_json(layout: JsonLayout, obj: object) -> dict:
-    out: dict = {}
+def to_json(layout: JsonLayout, obj: object) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for fld, mode, _, child in layout.entries:
         if mode == ABSENT:
             continue
@@ -67,10 +67,11 @@ def to_json(layout: JsonLayout, obj: object) -> dict:
     return out
 
 
-def _value_to_json(fld: JsonField, child: JsonLayout | None, value: object) -> object:
+def _value_to_json(fld: JsonField, child: JsonLayout | None, value: Any) -> object:
+    """``value`` has the Python type of the field's kind (checked by the writers, not here)."""
     kind = fld.kind
     if kind == "struct":
-        return to_json(child, value)
+        return to_json(_struct_layout(fld, child), value)
     if kind == "array":
         if child is not None:
             return [to_json(child, item) for item in value]
@@ -78,7 +79,13 @@ def _value_to_json(fld: JsonField, child: JsonLayout | None, value: object) -> o
     return _scalar_to_json(kind, value)
 
 
-def _scalar_to_json(kind: str, value: object) -> object:
+def _struct_layout(fld: JsonField, child: JsonLayout | None) -> JsonLayout:
+    if child is None:  # the generator gives every struct field a layout where it is present
+        raise UnsupportedVersionError(f"no JSON layout for struct {fld.element} here")
+    return child
+
+
+def _scalar_to_json(kind: str, value: Any) -> object:
     if kind == "uuid":
         return uuid_to_json(value)
     if kind in ("bytes", "records"):
@@ -88,7 +95,8 @@ def _scalar_to_json(kind: str, value: object) -> object:
     return value
 
 
-def from_json(layout: JsonLayout, data: object) -> object:
+def from_json(layout: JsonLayout, data: object) -> Any:
+    """A new ``layout.cls`` from its JSON form (an instance of that class, typed by the caller)."""
     data = json_object(data)
     obj = layout.cls()
     key = ""
@@ -122,7 +130,7 @@ def from_json(layout: JsonLayout, data: object) -> object:
 def _value_from_json(fld: JsonField, child: JsonLayout | None, value: object) -> object:
     kind = fld.kind
     if kind == "struct":
-        return from_json(child, value)
+        return from_json(_struct_layout(fld, child), value)
     if kind == "array":
         items = json_list(value)
         if child is not None:
@@ -147,19 +155,19 @@ def _scalar_from_json(kind: str, value: object) -> object:
     if kind == "string":
         if not isinstance(value, str):
             raise EncodeError(f"expected a string, got {_json_type(value)}")
-        return value
+        return _json_text(value)
     if kind == "uuid":
         return uuid_from_json(value)
     return bytes_from_json(value)
 
 
-def json_object(value: object) -> dict:
+def json_object(value: object) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise EncodeError(f"expected a JSON object, got {_json_type(value)}")
     return value
 
 
-def json_list(value: object) -> list:
+def json_list(value: object) -> list[Any]:
     if not isinstance(value, list):
         raise EncodeError(f"expected a JSON array, got {_json_type(value)}")
     return value
@@ -173,6 +181,18 @@ def json_int(value: object, kind: str) -> int:
     low, high = INT_RANGES[kind]
     if not low <= value <= high:
         raise EncodeError(f"{value} is out of range for {kind} [{low}, {high}]")
+    return value
+
+
+def _json_text(value: str) -> str:
+    """``value`` if it can be written as UTF-8. JSON's escapes can spell a lone surrogate
+    (``"\\ud800"``), which no Kafka string can hold: refused here, where the field is known."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise EncodeError(
+            f"not valid Unicode text: lone surrogate {value[exc.start]!r} at index {exc.start}"
+        ) from None
     return value
 
 
@@ -196,7 +216,7 @@ def bytes_to_json(value: bytes) -> str:
     return base64.b64encode(value).decode("ascii")
 
 
-def b64_or_none(value) -> str | None:
+def b64_or_none(value: bytes | bytearray | memoryview | None) -> str | None:
     """Standard base64 of any bytes-like value, or None for None (the records layer's JSON views)."""
     return None if value is None else base64.b64encode(value).decode("ascii")
 

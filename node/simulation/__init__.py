@@ -18,11 +18,17 @@ committing. Scenarios (:mod:`.scenarios`) are generator scripts of faults; :mod:
 seed, and ``kraftwire simulate`` (:mod:`.cli`) prints a summary line per scenario.
 
 A failing run reports its seed and trace; the same scenario, voter count and seed replay it exactly.
+The trace (:mod:`.trace`) opens with a legend and can be filtered by node, API or kind of line.
+
+Layering: modules import strictly downward. At the bottom sit :mod:`.violation`, the clock, the
+network (with the addresses), the codecs and the trace; :mod:`.host` holds the small protocols through
+which the nodes, the operator, the checker and the watchdog see the simulation, so none of them imports
+:mod:`.simulation`; the scenarios, the runner and the CLI sit on top.
 """
 
-from .invariants import Violation
 from .runner import RunResult, run_one, sweep
 from .scenarios import SCENARIOS
 from .simulation import SimOptions, Simulation
+from .violation import Violation
 
 __all__ = ["SCENARIOS", "RunResult", "SimOptions", "Simulation", "Violation", "run_one", "sweep"]

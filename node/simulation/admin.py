@@ -10,26 +10,42 @@ remove mean an earlier attempt already succeeded (its response was lost).
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from kraftwire.generated import describe_quorum_request as _dq
 from kraftwire.node.core import errors
 from kraftwire.node.core.api import METADATA_PARTITION, METADATA_TOPIC, ReplicaKey
 from kraftwire.node.core.messages import add_raft_voter_request, remove_raft_voter_request
 
-from .node import LISTENER, endpoint_of
+from .host import Failure, Host
+from .network import ADMIN_ID, LISTENER, endpoint_of
 from .wire import Envelope
 
-if TYPE_CHECKING:
-    from .simulation import Simulation
-
-ADMIN_ID = 100
 RETRY_BACKOFF_MS = 500
 REQUEST_TIMEOUT_MS = 5000
 MAX_ATTEMPTS = 40
 
 _API_DESCRIBE_QUORUM = 55
+
+
+class AdminHost(Host, Protocol):
+    """What the operator asks of the simulation besides the network."""
+
+    @property
+    def rng(self) -> random.Random: ...
+
+    @property
+    def cluster_id(self) -> str: ...
+
+    def running_voters(self) -> list[int]:
+        """The ids of the running nodes that consider themselves voters, in id order."""
+        ...
+
+    def replica_key(self, node_id: int) -> ReplicaKey | None:
+        """Node ``node_id``'s current key (``None``: no such node)."""
+        ...
 
 
 @dataclass
@@ -46,8 +62,8 @@ class VoterChange:
 class AdminClient:
     """A client endpoint on the simulated network (always reachable, never crashes)."""
 
-    def __init__(self, sim: "Simulation") -> None:
-        self.sim = sim
+    def __init__(self, host: AdminHost) -> None:
+        self.host = host
         self.id = ADMIN_ID
         self.inc = 1
         self.running = True
@@ -83,23 +99,23 @@ class AdminClient:
 
     def _later(self) -> None:
         self._in_flight = None
-        self.sim.queue.after(RETRY_BACKOFF_MS, self._retry)
+        self.host.queue.after(RETRY_BACKOFF_MS, self._retry)
 
     def _send(self, dest: int, request: Any) -> None:
         self._cid += 1
         self._in_flight = (request.API_KEY, self._cid)
-        self.sim.send_request(self, dest, self._cid, request, 0)
-        self.sim.queue.after(REQUEST_TIMEOUT_MS, self._timeout, self._cid)
+        self.host.send_request(self, dest, self._cid, request, 0)
+        self.host.queue.after(REQUEST_TIMEOUT_MS, self._timeout, self._cid)
 
     def _timeout(self, cid: int) -> None:
         if self._in_flight is not None and self._in_flight[1] == cid:
             self._later()
 
     def _describe(self) -> None:
-        voters = [n.id for n in self.sim.running if n.core.is_voter()]
+        voters = self.host.running_voters()
         if not voters:
             return self._later()
-        target = voters[self.sim.rng.randrange(len(voters))]
+        target = voters[self.host.rng.randrange(len(voters))]
         request = _dq.DescribeQuorumRequest(
             topics=[
                 _dq.TopicData(
@@ -111,23 +127,24 @@ class AdminClient:
         self._send(target, request)
 
     def _change(self, leader: int) -> None:
-        change = self.current
-        sim = self.sim
+        change = self._current()
+        cluster_id = self.host.cluster_id
         if change.kind == "add":
-            node = sim.nodes[change.node_id]
-            change.key = node.key
-            request = add_raft_voter_request(
-                sim.cluster_id, node.key, {LISTENER: endpoint_of(node.id)}, 30_000, ack=True
-            )
+            key = self.host.replica_key(change.node_id)
+            assert key is not None, f"no node {change.node_id} to add"
+            change.key = key
+            listeners = {LISTENER: endpoint_of(change.node_id)}
+            request = add_raft_voter_request(cluster_id, key, listeners, 30_000, ack=True)
         else:
-            request = remove_raft_voter_request(sim.cluster_id, change.key)
+            assert change.key is not None
+            request = remove_raft_voter_request(cluster_id, change.key)
         self._send(leader, request)
 
     def _finish(self, result: str) -> None:
-        change = self.current
+        change = self._current()
         change.result = result
-        self.sim.trace.note(
-            self.sim.queue.now, "admin", change.kind, f"n{change.node_id}", "->", result
+        self.host.trace.note(
+            self.host.queue.now, "admin", "admin", change.kind, f"n{change.node_id}", "->", result
         )
         self.current = None
         self._in_flight = None
@@ -139,16 +156,16 @@ class AdminClient:
         if env.is_request or self._in_flight != (env.api_key, env.correlation_id):
             return
         self._in_flight = None
-        body = self.sim.codec.unpack_response(env)
-        self.sim.trace.add((self.sim.queue.now, "recv", "admin", env.src, env.version, body))
+        body = self.host.codec.unpack_response(env)
+        self.host.trace.add((self.host.queue.now, "recv", self.id, env.src, env.version, body))
         if env.api_key == _API_DESCRIBE_QUORUM:
             topics = body.topics
             leader = topics[0].partitions[0].leader_id if topics and topics[0].partitions else -1
-            if leader < 0 or leader not in self.sim.nodes:
+            if leader < 0 or self.host.replica_key(leader) is None:
                 return self._later()
             return self._change(leader)
         code = body.error_code
-        kind = self.current.kind
+        kind = self._current().kind
         if (
             code == errors.NONE
             or (kind == "add" and code == errors.DUPLICATE_VOTER)
@@ -157,7 +174,11 @@ class AdminClient:
             return self._finish(errors.name(code))
         self._later()
 
-    def request_failed(self, failure: tuple[int, int, int, int]) -> None:
+    def request_failed(self, failure: Failure) -> None:
         _, cid, api_key, _ = failure
         if self._in_flight == (api_key, cid):
             self._later()
+
+    def _current(self) -> VoterChange:
+        assert self.current is not None, "no voter change in progress"
+        return self.current

@@ -10,14 +10,10 @@ snapshot at the end of the batch just applied; the snapshot's single record is t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kraftwire.node.core.api import CommittedBatch, LeaderAndEpoch, SnapshotLoaded
 
-from .invariants import Violation
-
-if TYPE_CHECKING:
-    from .invariants import Checker
+from .invariants import Checker
+from .violation import Violation
 
 
 class ReplicatedCounter:
@@ -33,7 +29,7 @@ class ReplicatedCounter:
         "pending_snapshot",
     )
 
-    def __init__(self, node_id: int, checker: "Checker", snapshot_every: int) -> None:
+    def __init__(self, node_id: int, checker: Checker, snapshot_every: int) -> None:
         self.node_id = node_id
         self.checker = checker
         self.value = 0

@@ -35,4 +35,3 @@ class EventQueue:
         time_ms, _, action, arg = heappop(self._heap)
         self.now = time_ms
         return action, arg
-

@@ -24,43 +24,42 @@ the fault being injected; Kafka drops the invariant altogether for that test).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Sequence
 
 from kraftwire.node.batches import decode_batches
 from kraftwire.node.core.api import (
     BOOTSTRAP_SNAPSHOT_ID,
     CommittedBatch,
     ElectionState,
+    QuorumStatus,
     ReplicaKey,
     Role,
+    VoterSpec,
 )
 
-if TYPE_CHECKING:
-    from .node import SimNode
-    from .simulation import Simulation
+from .host import Cluster, Replica
+from .violation import Violation
 
-
-class Violation(Exception):
-    """A broken invariant (or liveness bound); the message names it."""
+CommittedRecords = tuple[int, int, tuple[bytes, ...], tuple[Any, ...]]
+"""A committed batch as compared across nodes: (last offset, epoch, records, control records)."""
 
 
 class Checker:
-    def __init__(self, sim: "Simulation") -> None:
-        self.sim = sim
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
         self.leader_of_epoch: dict[int, int] = {}
         self.persisted_epoch: dict[int, int] = {}
         self.node_hw: dict[int, int] = {}  # per running process; cleared on restart
         self.epoch_hw: dict[int, int] = {}  # leader epoch -> highest HW its leader exposed
         self.wiped_keys: set[ReplicaKey] = set()
-        self.batches: dict[int, tuple] = (
-            {}
-        )  # base offset -> (last offset, epoch, records, control records)
+        # base offset -> (last offset, epoch, records, control records)
+        self.batches: dict[int, CommittedRecords] = {}
         self.value_at: dict[int, int] = {0: 0}  # offset -> counter value of everything below it
         self.committed_end = 0  # highest committed end offset seen anywhere
         self.data_committed_at = 0  # virtual time of the last newly committed data record
-        self.touched: dict[int, "SimNode"] = {}
-        self.top: "SimNode | None" = None  # the running leader of the highest epoch
-        self._last_leader_check: tuple | None = None
+        self.touched: dict[int, Replica] = {}
+        self.top: Replica | None = None  # the running leader of the highest epoch
+        self._last_leader_check: tuple[int, int, int, int | None] | None = None
 
     # -- hooks called by the nodes ---------------------------------------------------------------------
 
@@ -104,7 +103,7 @@ class Checker:
         if end > self.committed_end:
             self.committed_end = end
             if batch.records:
-                self.data_committed_at = self.sim.queue.now
+                self.data_committed_at = self.cluster.queue.now
 
     def on_snapshot_loaded(self, node_id: int, end_offset: int, value: int) -> None:
         known = self.value_at.setdefault(end_offset, value)
@@ -114,7 +113,7 @@ class Checker:
                 f"committed value there is {known}"
             )
 
-    def on_snapshots_changed(self, node: "SimNode") -> None:
+    def on_snapshots_changed(self, node: Replica) -> None:
         """SnapshotAtLogStart, run whenever a node's snapshots or log start may have moved."""
         disk = node.disk
         log, store = disk.log, disk.snaps
@@ -178,95 +177,116 @@ class Checker:
         if not touched:
             return
         top = self.top
-        recompute = top is not None and (top.core is None or top.core.state.role is not Role.LEADER)
+        top_status = None if top is None or top.core is None else top.core.status()
+        recompute = top is not None and (top_status is None or top_status.role is not Role.LEADER)
         for node in touched.values():
             core = node.core
             if core is None:
                 recompute = recompute or node is top
                 continue
-            st = core.state
-            hw = st.high_watermark
-            if hw is not None:
-                prev = self.node_hw.get(node.id)
-                if prev is not None and hw < prev:
-                    raise Violation(
-                        f"MonotonicHighWatermark: node {node.id} HW went from {prev} to {hw}"
-                    )
-                self.node_hw[node.id] = hw
-            if st.role is Role.LEADER:
-                self._claim(st.epoch, node.id, "in memory")
-                if top is None or st.epoch >= top.core.state.epoch:
-                    top = node
-            if node.pending is None:
-                persisted = node.disk.qs.state
-                if (persisted.epoch if persisted is not None else 0) != st.epoch:
-                    raise Violation(
-                        f"MonotonicEpoch: node {node.id} runs at epoch {st.epoch} but persisted "
-                        f"{persisted.epoch if persisted is not None else 'nothing'}"
-                    )
+            status = core.status()
+            self._check_node(node, status)
+            if status.role is Role.LEADER:
+                self._claim(status.epoch, node.id, "in memory")
+                if top_status is None or status.epoch >= top_status.epoch:
+                    top, top_status = node, status
         touched.clear()
         if recompute:
-            top = None
-            for node in self.sim.running:
-                st = node.core.state
-                if st.role is Role.LEADER and (top is None or st.epoch > top.core.state.epoch):
-                    top = node
+            top = self._highest_leader()
         self.top = top
         if top is not None:
             self._check_leader(top)
+
+    def _check_node(self, node: Replica, status: QuorumStatus) -> None:
+        """A node's HW never goes back within one process; with no disk write in progress it runs at
+        exactly the epoch it persisted."""
+        hw = status.high_watermark
+        if hw is not None:
+            prev = self.node_hw.get(node.id)
+            if prev is not None and hw < prev:
+                raise Violation(
+                    f"MonotonicHighWatermark: node {node.id} HW went from {prev} to {hw}"
+                )
+            self.node_hw[node.id] = hw
+        if node.pending is None:
+            persisted = node.disk.qs.state
+            if (persisted.epoch if persisted is not None else 0) != status.epoch:
+                raise Violation(
+                    f"MonotonicEpoch: node {node.id} runs at epoch {status.epoch} but persisted "
+                    f"{persisted.epoch if persisted is not None else 'nothing'}"
+                )
+
+    def _highest_leader(self) -> Replica | None:
+        """The running leader of the highest epoch (the first one found, on a tie)."""
+        top, top_epoch = None, -1
+        for node in self.cluster.running:
+            assert node.core is not None
+            status = node.core.status()
+            if status.role is Role.LEADER and status.epoch > top_epoch:
+                top, top_epoch = node, status.epoch
+        return top
 
     def _claim(self, epoch: int, leader: int, how: str) -> None:
         prev = self.leader_of_epoch.setdefault(epoch, leader)
         if prev != leader:
             raise Violation(f"SingleLeader: epoch {epoch} has leaders {prev} and {leader} ({how})")
 
-    def _check_leader(self, node: "SimNode") -> None:
-        core = node.core
-        epoch, hw = core.state.epoch, core.state.high_watermark
+    def _check_leader(self, node: Replica) -> None:
+        assert node.core is not None
+        status = node.core.status()
+        epoch, hw = status.epoch, status.high_watermark
         if hw is None:
             return
-        key = (node.id, epoch, hw, core.control.last_voters_offset())
+        key = (node.id, epoch, hw, status.voters_offset)
         if key == self._last_leader_check:
             return
         self._last_leader_check = key
+        self._check_leader_hw(node.id, epoch, hw)
+        voters = status.voters
+        if self._reached(voters, hw) >= _majority(voters):
+            return
+        # While the latest VotersRecord is not yet committed, the HW may have been reached under the
+        # voter set before it (a single-member change keeps every new majority overlapping the old one).
+        before = status.committed_voters
+        if (
+            before is not None
+            and before != voters
+            and self._reached(before, hw) >= _majority(before)
+        ):
+            return
+        raise Violation(
+            f"MajorityReachedHighWatermark: leader {node.id} epoch {epoch} HW {hw} is flushed on only "
+            f"{self._reached(voters, hw)} of {len(voters)} voters ({_keys(voters)})"
+        )
+
+    def _check_leader_hw(self, leader: int, epoch: int, hw: int) -> None:
+        """A leader's HW never decreases within its epoch, nor below what earlier leaders exposed."""
         mine = self.epoch_hw.get(epoch, 0)
         if hw < mine:
             raise Violation(
-                f"MonotonicHighWatermark: leader {node.id} of epoch {epoch} HW went from {mine} to {hw}"
+                f"MonotonicHighWatermark: leader {leader} of epoch {epoch} HW went from {mine} to {hw}"
             )
         if hw > mine:
             earlier = max((h for e, h in self.epoch_hw.items() if e < epoch), default=0)
             if hw < earlier:
                 raise Violation(
-                    f"MonotonicHighWatermark: leader {node.id} of epoch {epoch} HW {hw} < earlier leaders' {earlier}"
+                    f"MonotonicHighWatermark: leader {leader} of epoch {epoch} HW {hw} < earlier leaders' {earlier}"
                 )
             self.epoch_hw[epoch] = hw
-        voters = core.voters()
-        if self._reached(voters, hw) >= voters.majority():
-            return
-        # While the latest VotersRecord is not yet committed, the HW may have been reached under the
-        # voter set before it (a single-member change keeps every new majority overlapping the old one).
-        before = core.control.voters_at(hw - 1)
-        if before != voters and self._reached(before, hw) >= before.majority():
-            return
-        raise Violation(
-            f"MajorityReachedHighWatermark: leader {node.id} epoch {epoch} HW {hw} is flushed on only "
-            f"{self._reached(voters, hw)} of {len(voters)} voters ({voters})"
-        )
 
-    def _reached(self, voters: Any, hw: int) -> int:
+    def _reached(self, voters: Sequence[VoterSpec], hw: int) -> int:
         reached = 0
         for spec in voters:
             if spec.key in self.wiped_keys:
                 reached += 1
                 continue
-            n = self.sim.nodes.get(spec.key.id)
+            n = self.cluster.nodes.get(spec.key.id)
             if n is not None and spec.key.matches(n.key) and n.disk.log.flushed_offset() >= hw:
                 reached += 1
         return reached
 
 
-def _describe(rec: tuple) -> str:
+def _describe(rec: CommittedRecords) -> str:
     last, epoch, records, control = rec
     body = (
         ",".join(r.decode() for r in records)
@@ -274,3 +294,11 @@ def _describe(rec: tuple) -> str:
         else ",".join(type(c).__name__ for c in control)
     )
     return f"..{last}@e{epoch}[{body}]"
+
+
+def _majority(voters: Sequence[VoterSpec]) -> int:
+    return len(voters) // 2 + 1
+
+
+def _keys(voters: Sequence[VoterSpec]) -> str:
+    return ",".join(str(v.key) for v in voters)

@@ -11,30 +11,31 @@ loss a scenario uses (kraft-node.md §14: detection <= 2 s, then pre-vote, vote,
 from __future__ import annotations
 
 from itertools import combinations
-from typing import TYPE_CHECKING
 
-from .invariants import Violation
+from kraftwire.node.core import ReplicaKey
 
-if TYPE_CHECKING:
-    from .node import SimNode
-    from .simulation import Simulation
+from .host import Cluster, Replica
+from .invariants import Checker
+from .network import Network
+from .violation import Violation
 
 WATCHDOG_MS = 500
 
 
 class Liveness:
-    def __init__(self, sim: "Simulation", bound_ms: int) -> None:
-        self.sim = sim
+    def __init__(self, cluster: Cluster, checker: Checker, net: Network, bound_ms: int) -> None:
+        self.cluster = cluster
+        self.checker = checker
+        self.net = net
         self.bound_ms = bound_ms
         self.disrupted_at = 0
 
     def disrupted(self) -> None:
-        self.disrupted_at = self.sim.queue.now
+        self.disrupted_at = self.cluster.queue.now
 
     def check(self) -> None:
-        sim = self.sim
-        now = sim.queue.now
-        since = max(sim.checker.data_committed_at, self.disrupted_at)
+        now = self.cluster.queue.now
+        since = max(self.checker.data_committed_at, self.disrupted_at)
         if now - since <= self.bound_ms:
             return
         group = self.connected_majority()
@@ -44,19 +45,19 @@ class Liveness:
                 f"voters {','.join(map(str, group))} are running and connected"
             )
 
-    def reference_node(self) -> "SimNode | None":
+    def reference_node(self) -> Replica | None:
         """The most advanced running node (highest epoch, then longest log): whose voter set counts."""
-        best = None
-        for n in self.sim.running:
-            if best is None or (n.core.epoch, n.disk.log.end_offset()) > (
-                best.core.epoch,
-                best.disk.log.end_offset(),
-            ):
-                best = n
+        best, best_rank = None, (-1, -1)
+        for n in self.cluster.running:
+            assert n.core is not None
+            status = n.core.status()
+            rank = (status.epoch, status.log_end_offset)
+            if rank > best_rank:
+                best, best_rank = n, rank
         return best
 
-    def _alive(self, key) -> bool:
-        node = self.sim.nodes.get(key.id)
+    def _alive(self, key: ReplicaKey) -> bool:
+        node = self.cluster.nodes.get(key.id)
         return node is not None and node.running and not node.stopping and key.matches(node.key)
 
     def connected_majority(self) -> list[int]:
@@ -64,10 +65,11 @@ class Liveness:
         best = self.reference_node()
         if best is None:
             return []
-        voters = best.core.voters()
+        assert best.core is not None
+        voters = best.core.status().voters
         live = [spec.key.id for spec in voters if self._alive(spec.key)]
-        need = voters.majority()
-        net = self.sim.net
+        need = len(voters) // 2 + 1
+        net = self.net
         for size in range(len(live), need - 1, -1):
             for group in combinations(live, size):
                 if all(

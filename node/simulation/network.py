@@ -6,6 +6,9 @@ at send and at delivery, so a message in flight when a partition starts is lost 
 partition fail silently (the sender's request times out, as over a real partitioned TCP link); a
 message lost to random loss is, with probability ``disconnect``, noticed by the sender as a broken
 connection (``RequestFailed``), which exercises the core's failure path as well as its timeouts.
+
+Addresses live here too (the listener name and each node's endpoint), so the nodes, the admin client
+and the simulation all import them from below.
 """
 
 from __future__ import annotations
@@ -13,6 +16,17 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from typing import Iterable
+
+from kraftwire.node.core import Endpoint
+
+LISTENER = "CONTROLLER"
+ADMIN_ID = 100
+"""The operator's client (:mod:`.admin`): a network id no node uses."""
+
+
+def endpoint_of(node_id: int) -> Endpoint:
+    """The address node ``node_id`` listens on (what ``controller.quorum.bootstrap.servers`` names)."""
+    return Endpoint(f"node{node_id}", 9000 + node_id)
 
 
 @dataclass

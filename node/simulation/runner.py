@@ -8,15 +8,15 @@ sweep exactly, trace included.
 from __future__ import annotations
 
 import functools
+import multiprocessing
 import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .invariants import Violation
-from .scenarios import SCENARIOS
-from .script import converge
+from .scenarios import SCENARIOS, converge
 from .simulation import SimOptions, Simulation
+from .violation import Violation
 
 FAULT_PHASE_LIMIT_MS = 300_000
 COUNTED_OBSERVATIONS = ("fatal_exits", "epoch_bumped")
@@ -64,10 +64,17 @@ def run_one(
     encode: bool = True,
     trace_limit: int | None = 400,
     keep_trace: bool = False,
+    trace_filter: tuple[str, ...] = (),
 ) -> RunResult:
     """One seeded run: the scenario's fault phase, then :func:`converge`."""
     sc = SCENARIOS[scenario]
-    options = SimOptions(voters=voters, encode=encode, trace_limit=trace_limit, **sc.options)
+    options = SimOptions(
+        voters=voters,
+        encode=encode,
+        trace_limit=trace_limit,
+        trace_filter=trace_filter,
+        **sc.options,
+    )
     sim = Simulation(f"{scenario}/{voters}/{seed}", options)
     violation = None
     try:
@@ -79,7 +86,7 @@ def run_one(
             traceback.format_exc(limit=-6)
         )
     if violation is not None:
-        sim.trace.note(sim.queue.now, "VIOLATION", violation.splitlines()[0])
+        sim.trace.note(sim.queue.now, "violation", "VIOLATION", violation.splitlines()[0])
     trace = sim.trace.text() if (violation is not None or keep_trace) else ""
     return RunResult(
         scenario,
@@ -136,17 +143,22 @@ def sweep(
     encode: bool = True,
     keep_trace: bool = False,
     trace_limit: int | None = 400,
+    trace_filter: tuple[str, ...] = (),
 ) -> Summary:
     """Run ``scenario`` once per seed; ``jobs > 1`` spreads runs over processes (results stay in seed order)."""
     summary = Summary(scenario, voters)
     seeds = list(seeds)
     one = functools.partial(
-        run_one, scenario, voters, encode=encode, trace_limit=trace_limit, keep_trace=keep_trace
+        run_one,
+        scenario,
+        voters,
+        encode=encode,
+        trace_limit=trace_limit,
+        keep_trace=keep_trace,
+        trace_filter=trace_filter,
     )
     start = time.perf_counter()
     if jobs > 1 and len(seeds) > 1:
-        import multiprocessing
-
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
             results = pool.imap(one, seeds, chunksize=max(1, len(seeds) // (jobs * 8)))
             _collect(summary, results)

@@ -1,18 +1,16 @@
 """The named scenarios. Each is a generator over a :class:`Simulation` (see :mod:`.script`): it waits
-for a leader, injects faults, and the runner then appends :func:`.script.converge`. Invariants are
-checked after every event and liveness by the watchdog, whatever the scenario does.
+for a leader, injects faults, and the runner then appends :func:`converge`. Invariants are checked
+after every event and liveness by the watchdog, whatever the scenario does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator
 
-from .invariants import Violation
-from .script import Until, leader_elected
-
-if TYPE_CHECKING:
-    from .simulation import Simulation
+from .script import Until
+from .simulation import Simulation
+from .violation import Violation
 
 Script = Iterator[Any]
 
@@ -20,7 +18,7 @@ Script = Iterator[Any]
 @dataclass(frozen=True)
 class Scenario:
     name: str
-    run: Callable[["Simulation"], Script]
+    run: Callable[[Simulation], Script]
     doc: str
     options: dict[str, Any] = field(default_factory=dict)
 
@@ -30,8 +28,8 @@ SCENARIOS: dict[str, Scenario] = {}
 
 def scenario(
     **options: Any,
-) -> Callable[[Callable[["Simulation"], Script]], Callable[["Simulation"], Script]]:
-    def register(fn: Callable[["Simulation"], Script]) -> Callable[["Simulation"], Script]:
+) -> Callable[[Callable[[Simulation], Script]], Callable[[Simulation], Script]]:
+    def register(fn: Callable[[Simulation], Script]) -> Callable[[Simulation], Script]:
         SCENARIOS[fn.__name__] = Scenario(
             fn.__name__, fn, (fn.__doc__ or "").strip().splitlines()[0], options
         )
@@ -43,24 +41,62 @@ def scenario(
 # -- helpers -------------------------------------------------------------------------------------------
 
 
-def minority_size(sim: "Simulation") -> int:
+def leader_elected(sim: Simulation, timeout_ms: int = 30_000) -> Until:
+    """Wait for a leader whose application has been told it leads (it is appending)."""
+
+    def ready() -> bool:
+        lid = sim.leader()
+        return lid is not None and sim.nodes[lid].writable
+
+    return Until(ready, timeout_ms, "a leader is elected and accepts appends")
+
+
+def converge(sim: Simulation, timeout_ms: int = 60_000) -> Iterator[Any]:
+    """Heal everything, restart every process, then require: a leader, a freshly appended record
+    committed, and every node's application caught up to the leader's high watermark."""
+    for node in sim.nodes.values():
+        node.kill_on_next_fsync = False
+    yield Until(
+        lambda: not any(n.running and n.stopping for n in sim.nodes.values()),
+        15_000,
+        "shutdowns complete",
+    )
+    sim.set_faults(loss=0.0, duplicate=0.0, reorder=0.0)
+    sim.heal()
+    sim.restart_all()
+    healed_at = sim.queue.now
+    yield leader_elected(sim, timeout_ms)
+    yield Until(
+        lambda: sim.checker.data_committed_at > healed_at,
+        timeout_ms,
+        "a new append commits after healing",
+    )
+    target = sim.checker.committed_end
+
+    def caught_up() -> bool:
+        return all(n.applied_offset >= target for n in sim.running)
+
+    yield Until(caught_up, timeout_ms, f"every node's application reaches offset {target}")
+
+
+def minority_size(sim: Simulation) -> int:
     return (len(sim.voter_ids()) - 1) // 2
 
 
-def followers(sim: "Simulation") -> list[int]:
+def followers(sim: Simulation) -> list[int]:
     lid = sim.leader()
     return [v for v in sim.voter_ids() if v != lid and sim.nodes[v].running]
 
 
-def new_leader(sim: "Simulation", not_id: int, timeout_ms: int = 30_000) -> Until:
+def new_leader(sim: Simulation, not_id: int, timeout_ms: int = 30_000) -> Until:
     def ok() -> bool:
         lid = sim.leader()
-        return lid is not None and lid != not_id and sim.nodes[lid].counter.writable
+        return lid is not None and lid != not_id and sim.nodes[lid].writable
 
     return Until(ok, timeout_ms, f"a leader other than {not_id} is elected")
 
 
-def progress(sim: "Simulation", timeout_ms: int = 30_000) -> Until:
+def progress(sim: Simulation, timeout_ms: int = 30_000) -> Until:
     before = sim.checker.committed_end
     return Until(
         lambda: sim.checker.committed_end > before, timeout_ms, "the majority keeps committing"
@@ -79,14 +115,14 @@ def done(change: Any, timeout_ms: int = 60_000) -> Until:
 
 
 @scenario()
-def steady(sim: "Simulation") -> Script:
+def steady(sim: Simulation) -> Script:
     """No faults: elect a leader, replicate, snapshot."""
     yield leader_elected(sim)
     yield sim.rng.randint(2000, 5000)
 
 
 @scenario()
-def message_loss(sim: "Simulation") -> Script:
+def message_loss(sim: Simulation) -> Script:
     """Random loss (0-20%), duplication, delay and reordering throughout."""
     r = sim.rng
     sim.set_faults(
@@ -102,13 +138,13 @@ def message_loss(sim: "Simulation") -> Script:
 
 
 @scenario()
-def leader_isolation(sim: "Simulation") -> Script:
+def leader_isolation(sim: Simulation) -> Script:
     """The leader is cut off; the rest elect a new one; the old leader rejoins (with light loss)."""
     r = sim.rng
     sim.set_faults(loss=r.uniform(0, 0.05))
     for _ in range(r.randint(1, 3)):
         yield leader_elected(sim)
-        old = sim.leader()
+        old = sim.elected_leader()
         sim.isolate(old)
         yield new_leader(sim, old)
         yield r.randint(500, 5000)
@@ -117,7 +153,7 @@ def leader_isolation(sim: "Simulation") -> Script:
 
 
 @scenario()
-def minority_partition(sim: "Simulation") -> Script:
+def minority_partition(sim: Simulation) -> Script:
     """A random minority (sometimes with the leader) is partitioned away; the majority keeps committing."""
     r = sim.rng
     for _ in range(r.randint(1, 3)):
@@ -132,7 +168,7 @@ def minority_partition(sim: "Simulation") -> Script:
 
 
 @scenario()
-def split_brain(sim: "Simulation") -> Script:
+def split_brain(sim: Simulation) -> Script:
     """Repeated splits: minority/majority (either side holding the leader) and no-majority splits."""
     r = sim.rng
     yield leader_elected(sim)
@@ -152,12 +188,12 @@ def split_brain(sim: "Simulation") -> Script:
 
 
 @scenario()
-def one_way_links(sim: "Simulation") -> Script:
+def one_way_links(sim: Simulation) -> Script:
     """Asymmetric partitions: messages flow one way only between the leader and a follower."""
     r = sim.rng
     for _ in range(r.randint(1, 3)):
         yield leader_elected(sim)
-        lid = sim.leader()
+        lid = sim.elected_leader()
         other = r.choice(followers(sim) or [lid])
         src, dst = (lid, other) if r.random() < 0.5 else (other, lid)
         sim.block(src, dst)
@@ -167,7 +203,7 @@ def one_way_links(sim: "Simulation") -> Script:
 
 
 @scenario()
-def restarts(sim: "Simulation") -> Script:
+def restarts(sim: Simulation) -> Script:
     """Crash and restart a minority at a time, the leader included, with and without unflushed loss."""
     r = sim.rng
     yield leader_elected(sim)
@@ -186,7 +222,7 @@ def restarts(sim: "Simulation") -> Script:
 
 
 @scenario()
-def unflushed_loss(sim: "Simulation") -> Script:
+def unflushed_loss(sim: Simulation) -> Script:
     """Crashes in the middle of an fsync (losing the unflushed log suffix), then a whole-cluster power loss."""
     r = sim.rng
     yield leader_elected(sim)
@@ -208,7 +244,7 @@ def unflushed_loss(sim: "Simulation") -> Script:
 
 
 @scenario()
-def disk_loss(sim: "Simulation") -> Script:
+def disk_loss(sim: Simulation) -> Script:
     """A minority loses its disks; each comes back with a new directory id and auto-joins (KIP-853)."""
     r = sim.rng
     yield leader_elected(sim)
@@ -223,9 +259,7 @@ def disk_loss(sim: "Simulation") -> Script:
 
     def rejoined() -> bool:
         lid = sim.leader()
-        return lid is not None and all(
-            sim.nodes[lid].core.voters().is_voter(k) for k in keys.values()
-        )
+        return lid is not None and all(sim.nodes[lid].status().is_voter(k) for k in keys.values())
 
     yield Until(
         rejoined, 90_000, f"wiped nodes {sorted(keys)} rejoin as voters under new directory ids"
@@ -233,12 +267,12 @@ def disk_loss(sim: "Simulation") -> Script:
 
 
 @scenario()
-def leader_removal(sim: "Simulation") -> Script:
+def leader_removal(sim: Simulation) -> Script:
     """The admin removes the leader (it resigns once the removal commits), then adds it back; light loss."""
     r = sim.rng
     sim.set_faults(loss=r.uniform(0, 0.1))
     yield leader_elected(sim)
-    old = sim.leader()
+    old = sim.elected_leader()
     change = sim.remove_voter(old)
     yield done(change)
     if change.result not in ("NONE", "VOTER_NOT_FOUND"):
@@ -252,14 +286,12 @@ def leader_removal(sim: "Simulation") -> Script:
 
 
 @scenario(observers=1)
-def voter_add_partitioned(sim: "Simulation") -> Script:
+def voter_add_partitioned(sim: Simulation) -> Script:
     """An observer is added as a voter while one follower is partitioned away."""
     r = sim.rng
     new = max(sim.nodes)
     yield leader_elected(sim)
-    yield Until(
-        lambda: sim.nodes[new].counter.next_offset > 0, 30_000, f"observer {new} catches up"
-    )
+    yield Until(lambda: sim.nodes[new].applied_offset > 0, 30_000, f"observer {new} catches up")
     cut = r.choice(followers(sim))
     sim.isolate(cut)
     yield r.randint(0, 2000)
@@ -274,12 +306,12 @@ def voter_add_partitioned(sim: "Simulation") -> Script:
 
 
 @scenario()
-def graceful_shutdown(sim: "Simulation") -> Script:
+def graceful_shutdown(sim: Simulation) -> Script:
     """Graceful shutdowns (mostly of the leader: EndQuorumEpoch hands over quickly), then restarts."""
     r = sim.rng
     for _ in range(r.randint(2, 4)):
         yield leader_elected(sim)
-        lid = sim.leader()
+        lid = sim.elected_leader()
         target = lid if r.random() < 0.7 else r.choice(sim.voter_ids())
         sim.shutdown(target)
         yield Until(
@@ -291,7 +323,7 @@ def graceful_shutdown(sim: "Simulation") -> Script:
         sim.restart(target)
 
 
-def _rejoin(sim: "Simulation") -> Script:
+def _rejoin(sim: Simulation) -> Script:
     r = sim.rng
     yield leader_elected(sim)
     yield 1000
@@ -309,7 +341,7 @@ def _rejoin(sim: "Simulation") -> Script:
 
 
 @scenario()
-def prevote_rejoin(sim: "Simulation") -> Script:
+def prevote_rejoin(sim: Simulation) -> Script:
     """Pre-vote: a partitioned voter heals without bumping the epoch or unseating the leader."""
     yield from _rejoin(sim)
     o = sim.observations
@@ -321,13 +353,13 @@ def prevote_rejoin(sim: "Simulation") -> Script:
 
 
 @scenario(pre_vote=False, vote_max_version=1)
-def classic_rejoin(sim: "Simulation") -> Script:
+def classic_rejoin(sim: Simulation) -> Script:
     """Without pre-vote (3.9 peers on Vote v1) a healed voter bumps the epoch (observed, not an error)."""
     yield from _rejoin(sim)
 
 
 @scenario(kraft_version=0)
-def kraft_upgrade(sim: "Simulation") -> Script:
+def kraft_upgrade(sim: Simulation) -> Script:
     """Static voters (kraft.version 0) upgraded to 1, then a follower removed and re-added under light loss."""
     r = sim.rng
     # Reordering and duplicates, but no loss while the followers report: a silently lost Fetch expires
@@ -342,7 +374,7 @@ def kraft_upgrade(sim: "Simulation") -> Script:
             raise Violation("Liveness: kraft.version was not upgraded within 120000 ms")
         yield r.randint(200, 1000)
     yield Until(
-        lambda: all(n.core.control.kraft_version() == 1 for n in sim.running),
+        lambda: all(n.status().kraft_version == 1 for n in sim.running),
         30_000,
         "every running node reads kraft.version 1",
     )
@@ -359,7 +391,7 @@ def kraft_upgrade(sim: "Simulation") -> Script:
 
 
 @scenario(observers=1)
-def chaos(sim: "Simulation") -> Script:
+def chaos(sim: Simulation) -> Script:
     """Everything at once: loss, partitions, crashes, fsync crashes, shutdowns, a disk loss, voter changes."""
     r = sim.rng
     sim.set_faults(loss=r.uniform(0, 0.2), duplicate=r.uniform(0, 0.03), reorder=r.uniform(0, 0.1))
@@ -400,7 +432,7 @@ def chaos(sim: "Simulation") -> Script:
             wipes += 1
             victim = r.choice(voters)
             sim.wipe(victim)
-            sim.queue.after(r.randint(100, 3000), lambda _, v=victim: sim.restart(v))
+            sim.queue.after(r.randint(100, 3000), sim.restart, victim)
         elif action == "change" and sim.admin.idle():
             obs = max(sim.nodes)
             (sim.remove_voter if obs in voters else sim.add_voter)(obs)
@@ -409,26 +441,23 @@ def chaos(sim: "Simulation") -> Script:
         yield r.randint(200, 4000)
 
 
-SCENARIO_NAMES = list(SCENARIOS)
-
-
 # -- linearizable reads (issue #13): the read workload runs on every node throughout ------------------
 
 
 @scenario(reads=True, observers=1)
-def read_steady(sim: "Simulation") -> Script:
+def read_steady(sim: Simulation) -> Script:
     """Reads on the leader, followers and an observer while the counter grows; no faults."""
     yield leader_elected(sim)
     yield sim.rng.randint(2000, 5000)
 
 
 @scenario(reads=True, observers=1)
-def read_leader_isolation(sim: "Simulation") -> Script:
+def read_leader_isolation(sim: Simulation) -> Script:
     """Reads continue while the leader is cut off (a deposed leader must not answer), then rejoins."""
     r = sim.rng
     for _ in range(r.randint(1, 3)):
         yield leader_elected(sim)
-        old = sim.leader()
+        old = sim.elected_leader()
         sim.isolate(old)
         yield new_leader(sim, old)
         yield r.randint(500, 3000)
@@ -437,7 +466,7 @@ def read_leader_isolation(sim: "Simulation") -> Script:
 
 
 @scenario(reads=True, observers=1)
-def read_partition(sim: "Simulation") -> Script:
+def read_partition(sim: Simulation) -> Script:
     """A random minority, sometimes with the leader, is cut off while reads run everywhere."""
     r = sim.rng
     for _ in range(r.randint(1, 3)):
@@ -451,7 +480,7 @@ def read_partition(sim: "Simulation") -> Script:
 
 
 @scenario(reads=True, observers=1)
-def read_message_loss(sim: "Simulation") -> Script:
+def read_message_loss(sim: Simulation) -> Script:
     """Reads under loss, duplication, delay and reordering (ReadOffset requests and pings get lost)."""
     r = sim.rng
     sim.set_faults(
@@ -465,12 +494,12 @@ def read_message_loss(sim: "Simulation") -> Script:
 
 
 @scenario(reads=True, observers=1)
-def read_restarts(sim: "Simulation") -> Script:
+def read_restarts(sim: Simulation) -> Script:
     """Nodes, the leader among them, crash and restart while reads wait on them and on others."""
     r = sim.rng
     for _ in range(r.randint(1, 3)):
         yield leader_elected(sim)
-        victim = r.choice([sim.leader(), *followers(sim)])
+        victim = r.choice([sim.elected_leader(), *followers(sim)])
         sim.kill(victim)
         yield r.randint(200, 2000)
         sim.restart(victim)

@@ -13,18 +13,21 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from kraftwire.node.core import Role, VoterSpec
+from kraftwire.node.core import Config, Endpoint, ReplicaKey, Role, VoterSpec
 from kraftwire.node.core import errors
 
-from .admin import ADMIN_ID, AdminClient, VoterChange
+from .admin import AdminClient, VoterChange
 from .events import EventQueue
-from .invariants import Checker, Violation
+from .host import Disk, Failure, Party
+from .invariants import Checker
 from .linearizability import History
 from .linearizability import check as check_history
 from .liveness import WATCHDOG_MS, Liveness
-from .network import LinkFaults, Network
-from .node import LISTENER, Disk, SimNode, endpoint_of
-from .trace import Trace
+from .network import ADMIN_ID, LISTENER, LinkFaults, Network, endpoint_of
+from .node import SimNode
+from .script import ScriptRunner
+from .trace import Trace, TraceFilter
+from .violation import Violation
 from .wire import Envelope, WireCodec
 
 VOTE_API_KEY = 52
@@ -40,6 +43,8 @@ class SimOptions:
     vote_max_version: int | None = None
     """Cap the Vote API (1 models Kafka 3.9 peers: no pre-vote)."""
     trace_limit: int | None = 400
+    trace_filter: tuple[str, ...] = ()
+    """``--trace-filter`` terms (see :class:`.trace.TraceFilter`): only matching entries are kept."""
     liveness_bound_ms: int = 60_000
     max_events: int = 5_000_000
     append_interval_ms: tuple[int, int] = (20, 100)
@@ -59,15 +64,16 @@ class Simulation:
         self.queue = EventQueue()
         self.net = Network(rng, exempt=(ADMIN_ID,))
         self.codec = WireCodec(opts.encode)
-        self.trace = Trace(opts.trace_limit)
+        self.trace = Trace(
+            opts.trace_limit, TraceFilter(opts.trace_filter) if opts.trace_filter else None
+        )
         self.checker = Checker(self)
-        self.liveness = Liveness(self, opts.liveness_bound_ms)
+        self.liveness = Liveness(self, self.checker, self.net, opts.liveness_bound_ms)
         self.admin = AdminClient(self)
         self.core_events = 0
         self.history = History()
-        self.read_rng = random.Random(
-            f"{seed}/reads"
-        )  # its own stream: the other draws stay as they were
+        # the read workload's own random stream: the other scenarios' draws stay as they were
+        self.read_rng = random.Random(f"{seed}/reads")
         self.next_read_id = 0
         self.observations: dict[str, Any] = {}  # what a scenario measured, for tests and reports
         self.cluster_id = "sim-" + format(rng.getrandbits(32), "08x")
@@ -80,10 +86,10 @@ class Simulation:
             pre_vote=opts.pre_vote,
         )
         self.nodes: dict[int, SimNode] = {}
-        self.endpoints: dict[int, Any] = {ADMIN_ID: self.admin}
-        self.running: list[SimNode] = []
+        self.endpoints: dict[int, Party] = {ADMIN_ID: self.admin}
         for nid in range(1, opts.voters + opts.observers + 1):
-            node = SimNode(self, nid, Disk(self._new_directory_id()), dict(node_config))
+            disk = Disk(self._new_directory_id())
+            node = SimNode(self, nid, disk, dict(node_config), self.snapshot_every)
             node.fsync_ms = rng.choice((0, 1, 1, 2))
             if opts.vote_max_version is not None:
                 node.versions[VOTE_API_KEY] = opts.vote_max_version
@@ -101,6 +107,7 @@ class Simulation:
             )
         self.trace.note(
             0,
+            "setup",
             "setup",
             f"seed={seed}",
             f"voters={opts.voters}",
@@ -126,9 +133,7 @@ class Simulation:
 
     def run_script(self, script: Iterator[Any], limit_ms: int) -> None:
         """Run events until ``script`` (a generator yielding sleeps and waits) is finished."""
-        from .script import ScriptRunner
-
-        runner = ScriptRunner(self, script)
+        runner = ScriptRunner(self.queue, script)
         deadline = self.queue.now + limit_ms
         self.queue.after(0, runner.resume)
         queue, check, max_events = self.queue, self.checker.after_event, self.options.max_events
@@ -146,15 +151,13 @@ class Simulation:
 
     def _workload(self, _: Any) -> None:
         for node in self.running:
-            if node.counter.writable and node.pending is None and not node.stopping:
+            if node.writable and node.pending is None and not node.stopping:
                 node.append_next()
         self.queue.after(self.rng.randint(*self.options.append_interval_ms), self._workload)
 
     def _read_workload(self, _: Any) -> None:
         """One linearizable read on a random running node (leader, follower or observer)."""
-        ready = [
-            n for n in self.running if n.pending is None and not n.stopping and n.core is not None
-        ]
+        ready = [n for n in self.running if n.pending is None and not n.stopping]
         if ready:
             self.next_read_id += 1
             self.read_rng.choice(ready).read(self.next_read_id, self.options.read_timeout_ms)
@@ -176,47 +179,77 @@ class Simulation:
         self.liveness.check()
         self.queue.after(WATCHDOG_MS, self._watchdog)
 
-    # -- node bookkeeping (called by SimNode) ----------------------------------------------------------
+    # -- the host of the nodes and the admin client (see .node.NodeHost and .admin.AdminHost) ---------
 
-    def node_started(self, node: SimNode) -> None:
-        self.running = sorted([*self.running, node], key=lambda n: n.id)
+    @property
+    def running(self) -> list[SimNode]:
+        """The running processes in id order."""
+        return [node for node in self.nodes.values() if node.core is not None]
 
-    def node_stopped(self, node: SimNode) -> None:
-        self.running = [n for n in self.running if n is not node]
+    def core_config(self, node: SimNode) -> Config:
+        return Config(
+            node_id=node.id,
+            directory_id=node.disk.directory_id,
+            cluster_id=self.cluster_id,
+            voters=self.bootstrap_voters,
+            rng=random.Random(self.rng.getrandbits(64)),
+            start_ms=self.queue.now,
+            listeners={LISTENER: endpoint_of(node.id)},
+            kraft_version=self.options.kraft_version,
+            **node.config,
+        )
 
-    def node_exited(self, node: SimNode) -> None:
-        """A graceful shutdown completed: the process exits cleanly."""
+    def core_event(self, node: SimNode) -> None:
+        self.core_events += 1
+        self.checker.touched[node.id] = node
+
+    def running_voters(self) -> list[int]:
+        return [n.id for n in self.running if n.status().is_voter(n.key)]
+
+    def replica_key(self, node_id: int) -> ReplicaKey | None:
+        node = self.nodes.get(node_id)
+        return None if node is None else node.key
+
+    def exited(self, node: SimNode) -> None:
         node.stop(lose_unflushed=False)
         self.liveness.disrupted()
 
     def fatal_exit(self, node: SimNode, exc: Exception) -> None:
         """The core hit a fatal error: the process exits and its supervisor restarts it later."""
-        self.trace.note(self.queue.now, f"n{node.id}", "FATAL (process exits):", str(exc))
+        self.trace.note(self.queue.now, "fatal", f"n{node.id}", "FATAL (process exits):", str(exc))
         self.observations["fatal_exits"] = self.observations.get("fatal_exits", 0) + 1
         node.stop(lose_unflushed=False)
         self.liveness.disrupted()
-        self.queue.after(self.rng.randint(1000, 3000), lambda _: self.restart(node.id))
+        self.queue.after(self.rng.randint(1000, 3000), self.restart, node.id)
 
     def crash_mid_fsync(self, node: SimNode) -> None:
-        self.trace.note(self.queue.now, f"n{node.id}", "CRASH during fsync (unflushed data lost)")
+        self.trace.note(
+            self.queue.now, "crash", f"n{node.id}", "CRASH during fsync (unflushed data lost)"
+        )
         node.stop(lose_unflushed=True)
         self.liveness.disrupted()
 
     # -- the network -----------------------------------------------------------------------------------
 
     def send_request(
-        self, src: Any, dest_id: int, cid: int, request: Any, min_version: int, endpoint: Any = None
+        self,
+        src: Party,
+        dest_id: int,
+        cid: int,
+        request: Any,
+        min_version: int,
+        endpoint: Endpoint | None = None,
     ) -> None:
         dst = self.endpoints.get(dest_id)
         api_key = request.API_KEY
         if dst is None:
             # not a node id (a bootstrap server's synthetic id): connect by address
-            dst = self.nodes.get(self.by_endpoint.get(endpoint, 0))
-            if dst is None:
+            node = None if endpoint is None else self.nodes.get(self.by_endpoint.get(endpoint, 0))
+            if node is None or not isinstance(src, SimNode):
                 failure = (dest_id, cid, api_key, errors.BROKER_NOT_AVAILABLE)
                 return self._fail_later(src, src.inc, failure, 1)
-            src.alias(dst.id, cid, dest_id)
-            dest_id = dst.id
+            src.alias(node.id, cid, dest_id)
+            dest_id, dst = node.id, node
         version = WireCodec.request_version(request, dst.versions)
         if version < min_version:
             failure = (dest_id, cid, api_key, errors.UNSUPPORTED_VERSION)
@@ -230,7 +263,13 @@ class Simulation:
         )
 
     def send_response(
-        self, src: Any, dest_id: int, dest_inc: int | None, cid: int, version: int, response: Any
+        self,
+        src: SimNode,
+        dest_id: int,
+        dest_inc: int | None,
+        cid: int,
+        version: int,
+        response: Any,
     ) -> None:
         if dest_inc is None:
             return  # the requester's connection is gone
@@ -244,11 +283,11 @@ class Simulation:
     def _transmit(self, env: Envelope) -> None:
         net = self.net
         if not net.connected(env.src, env.dst):
-            self.trace.add((self.queue.now, "drop", env.src, env.dst, env.api_key, "partitioned"))
+            self._dropped(env, "partitioned")
             return
         delays = net.fate()
         if not delays:
-            self.trace.add((self.queue.now, "drop", env.src, env.dst, env.api_key, "lost"))
+            self._dropped(env, "lost")
             if net.notices_loss():  # the connection broke: the requester learns it
                 requester = self.endpoints[env.src if env.is_request else env.dst]
                 inc = env.src_inc if env.is_request else env.dst_inc
@@ -261,9 +300,7 @@ class Simulation:
 
     def _deliver(self, env: Envelope) -> None:
         if not self.net.connected(env.src, env.dst):
-            self.trace.add(
-                (self.queue.now, "drop", env.src, env.dst, env.api_key, "partitioned in flight")
-            )
+            self._dropped(env, "partitioned in flight")
             return
         dst, src = self.endpoints[env.dst], self.endpoints[env.src]
         if dst.inc != env.dst_inc or not dst.running or src.inc != env.src_inc or not src.running:
@@ -274,13 +311,14 @@ class Simulation:
             return
         dst.receive(env)
 
-    def _fail_later(
-        self, requester: Any, inc: int, failure: tuple[int, int, int, int], delay: int
-    ) -> None:
+    def _dropped(self, env: Envelope, why: str) -> None:
+        self.trace.add((self.queue.now, "drop", env.src, env.dst, env.api_key, env.is_request, why))
+
+    def _fail_later(self, requester: Party, inc: int, failure: Failure, delay: int) -> None:
         """``requester`` (incarnation ``inc``) learns after ``delay`` ms that its request failed."""
         self.queue.after(delay, self._fail, (requester, inc, failure))
 
-    def _fail(self, arg: tuple[Any, int, tuple[int, int, int, int]]) -> None:
+    def _fail(self, arg: tuple[Party, int, Failure]) -> None:
         src, inc, failure = arg
         if src.running and src.inc == inc:
             src.request_failed(failure)
@@ -289,25 +327,34 @@ class Simulation:
 
     def leader(self) -> int | None:
         """The running leader of the highest epoch, if any."""
-        best = None
+        best, best_epoch = None, -1
         for n in self.running:
-            if n.core.role is Role.LEADER and (best is None or n.core.epoch > best.core.epoch):
-                best = n
-        return None if best is None else best.id
+            status = n.status()
+            if status.role is Role.LEADER and status.epoch > best_epoch:
+                best, best_epoch = n.id, status.epoch
+        return best
+
+    def elected_leader(self) -> int:
+        """The leader a script has just waited for with :func:`.scenarios.leader_elected`."""
+        lid = self.leader()
+        if lid is None:
+            raise Violation("no leader right after one was elected")
+        return lid
 
     def voter_ids(self) -> list[int]:
         ref = self.liveness.reference_node()
         if ref is None:  # nothing runs: the voters as configured
             return [spec.key.id for spec in self.bootstrap_voters]
-        return list(ref.core.voters().ids())
+        assert ref.core is not None
+        return list(ref.core.status().voter_ids())
 
     def epoch(self) -> int:
-        return max((n.core.epoch for n in self.running), default=0)
+        return max((n.status().epoch for n in self.running), default=0)
 
     # -- faults (each one is traced and restarts the liveness clock) ----------------------------------
 
     def _fault(self, *words: Any) -> None:
-        self.trace.note(self.queue.now, "FAULT", *words)
+        self.trace.note(self.queue.now, "fault", "FAULT", *words)
         self.liveness.disrupted()
 
     def set_faults(self, **changes: Any) -> None:
@@ -386,7 +433,7 @@ class Simulation:
         node = self.nodes[lid]
         outcome = node.upgrade_kraft_version(version)
         self._fault("admin: upgrade kraft.version", f"n{lid}", outcome)
-        return node.core is not None and node.core.control.kraft_version() >= version
+        return node.running and node.status().kraft_version >= version
 
     def restart_all(self) -> None:
         for nid, node in self.nodes.items():

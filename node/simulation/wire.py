@@ -56,7 +56,16 @@ class Envelope:
     )
 
     def __init__(
-        self, src, dst, src_inc, dst_inc, is_request, api_key, version, correlation_id, payload
+        self,
+        src: int,
+        dst: int,
+        src_inc: int,
+        dst_inc: int,
+        is_request: bool,
+        api_key: int,
+        version: int,
+        correlation_id: int,
+        payload: Any,
     ) -> None:
         self.src = src
         self.dst = dst
@@ -81,7 +90,7 @@ class WireCodec:
     def __init__(self, encode: bool = True) -> None:
         self.encode = encode
         self.frames = 0
-        self._classes: dict[tuple[bool, int, int], tuple[type, int]] = {}
+        self._classes: dict[tuple[bool, int, int], tuple[Any, int]] = {}
         # One header object each, re-stamped per message (the simulator is single-threaded).
         self._request_header = _REQUEST_HEADER(client_id=CLIENT_ID)
         self._response_header = _RESPONSE_HEADER()
@@ -89,14 +98,14 @@ class WireCodec:
     @staticmethod
     def request_version(request: Any, peer_versions: Mapping[int, int] | None) -> int:
         """The version to send ``request`` at: our highest, capped by the peer's highest."""
-        ours = request.HIGHEST_VERSION
+        ours: int = request.HIGHEST_VERSION
         if peer_versions:
             theirs = peer_versions.get(request.API_KEY)
             if theirs is not None and theirs < ours:
                 return theirs
         return ours
 
-    def _body_class(self, is_request: bool, api_key: int, version: int) -> tuple[type, int]:
+    def _body_class(self, is_request: bool, api_key: int, version: int) -> tuple[Any, int]:
         """(body class, header version) for one API version, cached."""
         key = (is_request, api_key, version)
         found = self._classes.get(key)
@@ -169,6 +178,6 @@ class WireCodec:
         return body
 
 
-def _check(pos: int, data: bytes, cls: type) -> None:
+def _check(pos: int, data: bytes, cls: Any) -> None:
     if pos != len(data) or _SIZE.unpack_from(data, 0)[0] != len(data) - 4:
         raise DecodeError(f"{cls.__name__}: frame of {len(data)} bytes, message ends at {pos}", pos)

@@ -9,6 +9,7 @@ from kraftwire.generated import DecodeError, UnsupportedVersionError
 from kraftwire.generated.api_versions_response import ApiVersion, ApiVersionsResponse
 from kraftwire.generated.request_header import RequestHeader
 from kraftwire.generated.vote_request import VoteRequest
+from streams import check_stream, decoder_from_reader
 
 
 @pytest.mark.parametrize(
@@ -66,10 +67,15 @@ def test_api_versions_response_always_uses_header_v0():
     assert response.correlation_id == 5 and response.body == body
 
 
-def test_partial_frames_and_bad_sizes():
+def test_frames_read_however_the_stream_is_cut():
+    frames = [kw.encode_request(VoteRequest(voter_id=i), 0, i) for i in range(3)]
+    payloads = [frame[4:] for frame in frames]
+    check_stream(decoder_from_reader(kw.read_frame), b"".join(frames), payloads, trailing=frames[0][:-1])
+    check_stream(decoder_from_reader(kw.read_frame), b"".join(frames), payloads, trailing=frames[0][:3])
+
+
+def test_bad_sizes():
     frame = kw.encode_request(VoteRequest(), 0, 1)
-    for cut in range(len(frame)):
-        assert kw.read_frame(frame[:cut]) == (None, 0)
     with pytest.raises(DecodeError, match="frame size -1"):
         kw.read_frame(b"\xff\xff\xff\xff")
     with pytest.raises(DecodeError, match="outside"):
@@ -86,7 +92,7 @@ def test_lookup_and_classes():
     with pytest.raises(KeyError):
         kw.lookup("NoSuchSpec")
     with pytest.raises(UnsupportedVersionError):
-        kw.request_class(0)  # Produce is not in the bundled KRaft package
+        kw.request_class(3)  # Metadata is not in the bundled KRaft package
 
 
 def test_record_families_follow_spec_directories(tmp_path):

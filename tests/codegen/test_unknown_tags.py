@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import tracemalloc
 import uuid
 
 import pytest
 
 from kraftwire.generated import EncodeError
+from kraftwire.generated.snapshot_footer_record import SnapshotFooterRecord
 from kraftwire.generated.fetch_response import (
     EpochEndOffset,
     FetchResponse,
@@ -81,3 +83,36 @@ def test_repeated_or_known_raw_tags_are_refused():
         FetchResponse(unknown_tagged_fields=[(0, b"")]).encode(17)
     with pytest.raises(EncodeError, match="reuses a known or repeated tag"):
         FetchResponse(unknown_tagged_fields=[(7, b""), (7, b"")]).encode(17)
+
+
+def _uvarint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def test_many_empty_unknown_tags_are_kept_compactly():
+    # 50,000 zero-size unknown tags in a SnapshotFooterRecord (version int16, then the tag section).
+    count = 50_000
+    data = b"\x00\x00" + _uvarint(count) + b"".join(_uvarint(tag) + b"\x00" for tag in range(count))
+    tracemalloc.start()
+    decoded = SnapshotFooterRecord.decode(data, 0)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 16 * len(data) + (1 << 20), (peak, len(data))
+    assert len(decoded.unknown_tagged_fields) == count
+    assert decoded.encode(0) == data
+    assert list(decoded.unknown_tagged_fields)[-1] == (count - 1, b"")
+
+
+def test_raw_tags_compare_equal_to_the_list_they_stand_for():
+    tags = [(3, b""), (9, b"\x01\x02"), (300, b"x" * 200)]
+    message = SnapshotFooterRecord(unknown_tagged_fields=tags)
+    decoded = SnapshotFooterRecord.decode(message.encode(0), 0)
+    assert decoded.unknown_tagged_fields == tags and tags == decoded.unknown_tagged_fields
+    assert decoded == message and message == decoded
+    assert decoded.unknown_tagged_fields[1] == (9, b"\x01\x02")
+    assert repr(decoded.unknown_tagged_fields) == repr(tags)

@@ -6,13 +6,13 @@ File format: a leading ``#`` paragraph (what the file proves), then blocks of::
     ----
     expected output lines
 
-separated by blank lines. Lines starting with ``#`` between blocks are comments. Set
-``KRAFTWIRE_REWRITE=1`` to regenerate the expected output in place.
+separated by blank lines. Lines starting with ``#`` between blocks are comments. Run pytest with
+``--rewrite`` (tests/conftest.py) to write the actual output over the expected blocks in place, as
+etcd's datadriven ``-rewrite`` does; commands and comments are kept as they are.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -84,12 +84,13 @@ def parse_file(text: str) -> tuple[list[str], list[Case], list[str]]:
     return header, cases, lines
 
 
-def run_file(path: Path, handler: Callable[[Command], str]) -> None:
+def run_file(path: Path, handler: Callable[[Command], str], rewrite: bool = False) -> None:
+    """Run every block of ``path`` through ``handler``; stop at the first block whose output differs
+    from the expected one, or (``rewrite``) run them all and write their output into the file."""
     text = path.read_text()
     header, cases, _ = parse_file(text)
     if not header:
         raise AssertionError(f"{path.name}: must open with a '#' paragraph saying what it proves")
-    rewrite = os.environ.get("KRAFTWIRE_REWRITE") == "1"
     actual_blocks = []
     failures = []
     for case in cases:

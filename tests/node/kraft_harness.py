@@ -32,10 +32,13 @@ from kraftwire.node.core.api import (
     ReadFailed,
     ReadReady,
     OutboundResponse,
+    QuorumStatus,
     RequestFailed,
     RequestReceived,
     ResponseReceived,
+    Shutdown,
     SnapshotLoaded,
+    Tick,
 )
 from kraftwire.node.core import errors
 import kraft_requests as requests_dsl
@@ -58,8 +61,14 @@ class FixedJitter:
     def randrange(self, stop: int) -> int:
         return min(self.jitter, stop - 1)
 
-    def random(self) -> float:
-        return 0.0
+
+def _status_line(status: QuorumStatus) -> str:
+    leader = "-" if status.leader_id is None else status.leader_id
+    hw = "-" if status.high_watermark is None else status.high_watermark
+    return (
+        f"{status.role.value} epoch={status.epoch} leader={leader} hw={hw} "
+        f"leo={status.log_end_offset} voters={','.join(map(str, status.voter_ids()))}"
+    )
 
 
 def dir_id(node_id: int) -> uuid.UUID:
@@ -170,9 +179,9 @@ class Env:
 
     def step(self, nid: int, event: Any, out: list[str]) -> None:
         node = self.nodes[nid]
-        before = node.core.state.describe().split(" hw=")[0]  # an HW change alone is not a transition
+        before = node.core.status().describe().split(" hw=")[0]  # an HW change is no transition
         node.core.step(event)
-        after = node.core.state.describe().split(" hw=")[0]
+        after = node.core.status().describe().split(" hw=")[0]
         if before != after:
             out.append(f"{nid}: {before} -> {after}")
         self.process(nid, out)
@@ -248,6 +257,22 @@ class Env:
             if i not in down:  # a configured voter that never runs (a stand-in for scripted peers)
                 self.start(i, out)
 
+    def cmd_bootstrap(self, cmd: Command, out: list[str]) -> None:
+        """bootstrap <n> [leader=<id>] [add-nodes options]: ``add-nodes <n>``, ``campaign <leader>``
+        (default 1) and ``stabilize``, showing only where that leaves each node: the quorum with an
+        elected leader and its first batch committed everywhere that most transcripts start from
+        (election.txt spells the same steps out)."""
+        leader = cmd.kwargs.pop("leader", "1")
+        hidden: list[str] = []
+        self.cmd_add_nodes(cmd, hidden)
+        self.cmd_campaign(Command("campaign", [leader], {}), hidden)
+        self.cmd_stabilize(Command("stabilize", [], {}), hidden)
+        if "(did not stabilize)" in hidden:
+            out.append("(did not stabilize)")
+        for nid, node in sorted(self.nodes.items()):
+            if node.core is not None:
+                out.append(f"{nid}: {_status_line(node.core.status())}")
+
     def cmd_add_observer(self, cmd: Command, out: list[str]) -> None:
         """add-observer 4 auto_join=true dir=44: start node 4 outside the voter set; ``auto_join`` sets
         ``controller.quorum.auto.join.enable``, ``dir`` its directory id (default: its node id), e.g.
@@ -268,8 +293,6 @@ class Env:
 
     def cmd_tick(self, cmd: Command, out: list[str]) -> None:
         self.now += int(cmd.kwargs.get("ms", cmd.arg(0, "0")))
-        from kraftwire.node.core.api import Tick
-
         for nid, node in sorted(self.nodes.items()):
             if node.core is not None:
                 self.step(nid, Tick(self.now), out)
@@ -293,8 +316,6 @@ class Env:
         for attr in ("election_deadline", "fetch_deadline"):
             if hasattr(st, attr):
                 setattr(st, attr, self.now)
-        from kraftwire.node.core.api import Tick
-
         self.step(nid, Tick(self.now), out)
 
     def cmd_deliver(self, cmd: Command, out: list[str]) -> None:
@@ -326,7 +347,8 @@ class Env:
         ids = [int(x) for x in cmd.args] or sorted(i for i, n in self.nodes.items() if n.core is not None)
         for nid in ids:
             c = self.nodes[nid].core
-            out.append(f"{nid}: {c.state.describe()} leo={c.log.end_offset()} start={c.log.start_offset()}")
+            st = c.status()
+            out.append(f"{nid}: {st.describe()} leo={st.log_end_offset} start={st.log_start_offset}")
 
     def cmd_deadline(self, cmd: Command, out: list[str]) -> None:
         """deadline 1 2: when each node asks to be polled next, relative to now ("now" = at once)."""
@@ -336,8 +358,8 @@ class Env:
             out.append(f"{nid}: next poll {'now' if d <= 0 else f'in {d} ms'}")
 
     def cmd_log(self, cmd: Command, out: list[str]) -> None:
-        c = self.nodes[cmd.int_arg(0)].core
-        out.append(" ".join(fmt.batch_summary(b) for b in c.log.batches()) or "(empty)")
+        log = self.nodes[cmd.int_arg(0)].log
+        out.append(" ".join(fmt.batch_summary(b) for b in log.batches()) or "(empty)")
 
     def cmd_append(self, cmd: Command, out: list[str]) -> None:
         nid = cmd.int_arg(0)
@@ -365,8 +387,6 @@ class Env:
 
     def cmd_shutdown(self, cmd: Command, out: list[str]) -> None:
         nid = cmd.int_arg(0)
-        from kraftwire.node.core.api import Shutdown
-
         self.step(nid, Shutdown(int(cmd.kwargs.get("timeout", "5000")), self.now), out)
 
     def cmd_crash(self, cmd: Command, out: list[str]) -> None:
@@ -450,4 +470,4 @@ class Env:
             lo, hi = spec.kraft_version_range
             d = spec.key.directory_id
             out.append(f"{nid}: voter {spec.key.id} dir={'-' if d is None else d.int} {eps} kraft=[{lo},{hi}]")
-        out.append(f"{nid}: kraft.version {core.control.kraft_version()}")
+        out.append(f"{nid}: kraft.version {core.status().kraft_version}")

@@ -1,4 +1,4 @@
-"""Runs every transcript in testdata/ (see kraft_datadriven.py for the format; KRAFTWIRE_REWRITE=1
+"""Runs every transcript in testdata/ (see kraft_datadriven.py for the format; ``pytest --rewrite``
 rewrites the expected output), then checks that together they exercise every edge of the transition
 table in node/core/states.py (style.md example 4)."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kraft_datadriven import run_file
+from kraft_datadriven import parse_command, run_file
 from kraft_harness import Env
 from kraftwire.node.core.states import TRANSITIONS
 
@@ -18,10 +18,10 @@ EDGES_SEEN: set = set()
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
-def test_transcript(path: Path) -> None:
+def test_transcript(path: Path, pytestconfig: pytest.Config) -> None:
     env = Env()
     try:
-        run_file(path, env.handle)
+        run_file(path, env.handle, rewrite=pytestconfig.getoption("rewrite"))
     finally:
         for node in env.nodes.values():
             if node.core is not None:
@@ -31,7 +31,9 @@ def test_transcript(path: Path) -> None:
 def test_every_transition_edge_is_exercised() -> None:
     if not EDGES_SEEN:
         for path in FILES:
-            test_transcript(path)
+            env = Env()
+            run_file(path, env.handle)
+            EDGES_SEEN.update(e for n in env.nodes.values() if n.core for e in n.core.edges_seen)
     missing = sorted(f"{a.value} -> {b.value}" for a, b in set(TRANSITIONS) - EDGES_SEEN)
     assert not missing, f"transition-table edges no transcript reaches: {missing}"
 
@@ -86,3 +88,15 @@ def test_every_documented_error_is_answered_in_some_transcript() -> None:
         if f" {response} {error}" not in text and f" {response} error={error}" not in text
     ]
     assert not missing, f"documented error answers no transcript shows: {missing}"
+
+
+def test_bootstrap_leaves_the_cluster_where_the_spelled_out_election_does() -> None:
+    """``bootstrap 3`` stands for election.txt's opening (add-nodes 3, campaign 1, stabilize)."""
+    spelled, short = Env(), Env()
+    for line in ("add-nodes 3", "campaign 1", "stabilize"):
+        spelled.handle(parse_command(line))
+    short.handle(parse_command("bootstrap 3"))
+    for line in ("state", "log 1", "log 2", "log 3", "deadline"):
+        assert short.handle(parse_command(line)) == spelled.handle(parse_command(line)), line
+    assert not short.net and not spelled.net
+    assert "leader epoch=1" in short.handle(parse_command("state 1"))

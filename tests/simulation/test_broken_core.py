@@ -12,7 +12,7 @@ from kraftwire.node import batches
 from kraftwire.node.core import dispatch, states, transitions
 from kraftwire.node.core.leader import LeaderState
 from kraftwire.node.simulation import Simulation, run_one
-from kraftwire.node.simulation.script import leader_elected
+from kraftwire.node.simulation.scenarios import leader_elected
 from sim_helpers import run_script, sleep
 
 

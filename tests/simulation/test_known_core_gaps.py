@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from kraftwire.node.simulation import Simulation, run_one
-from kraftwire.node.simulation.script import Until, leader_elected
+from kraftwire.node.simulation.scenarios import leader_elected
+from kraftwire.node.simulation.script import Until
 from sim_helpers import run_script
 
 

@@ -1,0 +1,132 @@
+"""Record batch v2 (magic 2): the wire layout and the writer.
+
+Layout (big-endian): baseOffset int64, batchLength int32, partitionLeaderEpoch int32, magic int8,
+crc uint32 (CRC-32C over attributes..end), attributes int16, lastOffsetDelta int32, baseTimestamp int64,
+maxTimestamp int64, producerId int64, producerEpoch int16, baseSequence int32, recordCount int32, then
+the records, compressed as a whole when attributes bits 0-2 say so. Each record is: length varint,
+attributes int8, timestampDelta varlong, offsetDelta varint, key (varint length, -1 = null), value
+(likewise), header count varint, headers (varint key length + UTF-8 key, varint value length + value).
+Record varints are signed (zig-zag). The reader is ``_v2_read.py``.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from ._compression import ATTR_CODEC_MASK, compress
+from ._crc32c import crc32c
+from ._runtime import EncodeError
+
+__all__ = ["CRC_START", "V2_HEADER", "V2_HEADER_SIZE", "write_v2_batch"]
+
+V2_HEADER = struct.Struct(">qiibIhiqqqhii")
+V2_HEADER_SIZE = V2_HEADER.size  # 61
+CRC_START = 21  # attributes: the first byte covered by the CRC
+_CRC = struct.Struct(">I")
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _write_varint(out: bytearray, value: int) -> None:
+    """Signed zig-zag varint/varlong (the caller keeps values within int64)."""
+    value = (value << 1) ^ (value >> 63)
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
+def _write_record(out: bytearray, attributes, ts_delta, offset_delta, key, value, headers) -> None:
+    body = bytearray()
+    body.append(attributes & 0xFF)
+    _write_varint(body, ts_delta)
+    _write_varint(body, offset_delta)
+    if key is None:
+        body.append(1)  # zig-zag -1
+    else:
+        _write_varint(body, len(key))
+        body += key
+    if value is None:
+        body.append(1)
+    else:
+        _write_varint(body, len(value))
+        body += value
+    _write_varint(body, len(headers))
+    for header_key, header_value in headers:
+        if isinstance(header_key, str):
+            header_key = header_key.encode("utf-8", "surrogateescape")
+        _write_varint(body, len(header_key))
+        body += header_key
+        if header_value is None:
+            body.append(1)
+        else:
+            _write_varint(body, len(header_value))
+            body += header_value
+    _write_varint(out, len(body))
+    out += body
+
+
+def write_v2_batch(
+    records,
+    *,
+    base_offset: int,
+    partition_leader_epoch: int,
+    attributes: int,
+    last_offset_delta: int,
+    base_timestamp: int,
+    max_timestamp: int,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+    compression_level: int | None = None,
+) -> bytes:
+    """Write one v2 batch. ``records`` are ``Record`` tuples (absolute offsets and timestamps)."""
+    body = bytearray()
+    for index, record in enumerate(records):
+        offset, timestamp, key, value, headers, record_attributes = record
+        ts_delta = timestamp - base_timestamp
+        offset_delta = offset - base_offset
+        if not (_INT64_MIN <= ts_delta <= _INT64_MAX and _INT32_MIN <= offset_delta <= _INT32_MAX):
+            raise EncodeError(
+                f"record {index}: offset {offset} / timestamp {timestamp} too far from the batch's "
+                f"base offset {base_offset} / base timestamp {base_timestamp}"
+            )
+        try:
+            _write_record(
+                body,
+                record_attributes,
+                ts_delta,
+                offset_delta,
+                # memoryview only checks that other buffers are bytes-like; bytes need no wrapper
+                key if key is None or key.__class__ is bytes else memoryview(key),
+                value if value is None or value.__class__ is bytes else memoryview(value),
+                headers or (),
+            )
+        except (TypeError, ValueError) as exc:
+            raise EncodeError(f"record {index}: {exc}") from None
+    codec = attributes & ATTR_CODEC_MASK
+    payload = compress(codec, bytes(body), compression_level) if codec else body
+    out = bytearray(V2_HEADER_SIZE)
+    out += payload
+    try:
+        V2_HEADER.pack_into(
+            out,
+            0,
+            base_offset,
+            len(out) - 12,
+            partition_leader_epoch,
+            2,
+            0,
+            attributes,
+            last_offset_delta,
+            base_timestamp,
+            max_timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            len(records),
+        )
+    except struct.error as exc:
+        raise EncodeError(f"record batch header field out of range: {exc}") from None
+    _CRC.pack_into(out, 17, crc32c(memoryview(out)[CRC_START:]))
+    return bytes(out)

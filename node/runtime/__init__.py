@@ -1,0 +1,16 @@
+"""The KRaft node runtime: :class:`KRaftNode` (asyncio driver of the core on TCP and disk, and the
+embedding API), its configuration, and the command-line tools built on it."""
+
+from .config import ConfigError, NodeConfig, config_from_properties, load_config
+from .errors import NodeFailed, NotLeaderError
+from .node import KRaftNode
+
+__all__ = [
+    "ConfigError",
+    "KRaftNode",
+    "NodeConfig",
+    "NodeFailed",
+    "NotLeaderError",
+    "config_from_properties",
+    "load_config",
+]

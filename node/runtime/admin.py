@@ -1,0 +1,109 @@
+"""What ``kraftwire quorum`` asks a quorum, as Kafka's admin client asks it: DescribeCluster to find
+the leader, then DescribeQuorum, AddRaftVoter or RemoveRaftVoter there, with the inputs and messages of
+``kafka-metadata-quorum.sh`` (kraft-operations.md §2-3).
+
+``add-controller`` reads the new controller's properties file and the directory id from the
+``meta.properties`` of its metadata.log.dir, as Kafka's tool does on the machine it runs on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kraftwire.generated import add_raft_voter_request as _add
+from kraftwire.generated import describe_cluster_request as _dc
+from kraftwire.generated import describe_quorum_request as _dq
+from kraftwire.generated import remove_raft_voter_request as _remove
+from kraftwire.node.core.api import Endpoint
+from kraftwire.node.storage import StorageError, uuid_from_str, uuid_to_str
+from kraftwire.node.storage.layout import read_meta_properties
+
+from .client import ClientError, KafkaConnection
+from .config import ConfigError, load_config
+
+
+class UsageError(ValueError):
+    """A bad argument or configuration file."""
+
+
+def find_leader(host: str, port: int) -> tuple[str, Any]:
+    """(cluster id, the leader's DescribeCluster entry), as Kafka's admin client finds the controller."""
+    with KafkaConnection(host, port) as bootstrap:
+        cluster = bootstrap.call(
+            _dc.DescribeClusterRequest(endpoint_type=2, include_cluster_authorized_operations=False)
+        )
+    if cluster.error_code != 0:
+        raise ClientError(
+            f"DescribeCluster failed: error {cluster.error_code} {cluster.error_message or ''}".rstrip()
+        )
+    leader = [b for b in cluster.brokers if b.broker_id == cluster.controller_id]
+    if not leader:
+        raise ClientError("the quorum has no leader right now")
+    return cluster.cluster_id, leader[0]
+
+
+def describe_quorum(host: str, port: int) -> tuple[str, Any]:
+    """(cluster id, DescribeQuorum response from the leader); ClientError when there is no leader."""
+    cluster_id, leader = find_leader(host, port)
+    with KafkaConnection(leader.host, leader.port) as connection:
+        response = connection.call(_describe_quorum_request())
+    if response.error_code != 0:
+        raise ClientError(f"DescribeQuorum failed: error {response.error_code}")
+    partition = response.topics[0].partitions[0]
+    if partition.error_code != 0:
+        raise ClientError(f"DescribeQuorum failed: partition error {partition.error_code}")
+    return cluster_id, response
+
+
+def _describe_quorum_request() -> Any:
+    return _dq.DescribeQuorumRequest(
+        topics=[
+            _dq.TopicData(
+                topic_name="__cluster_metadata", partitions=[_dq.PartitionData(partition_index=0)]
+            )
+        ]
+    )
+
+
+def _leader_call(bootstrap: Endpoint, request):
+    _, leader = find_leader(bootstrap.host, bootstrap.port)
+    with KafkaConnection(leader.host, leader.port, timeout_s=40) as connection:
+        response = connection.call(request)
+    if response.error_code != 0:
+        detail = f": {response.error_message}" if response.error_message else ""
+        raise ClientError(f"the leader refused with error {response.error_code}{detail}")
+    return response
+
+
+def add_controller(bootstrap: Endpoint, config_path: str) -> str:
+    try:
+        config = load_config(config_path)
+        meta = read_meta_properties(config.log_dir)
+    except (ConfigError, StorageError) as exc:
+        raise UsageError(str(exc)) from None
+    listeners = [
+        _add.Listener(name=n, host=e.host, port=e.port) for n, e in config.listeners.items()
+    ]
+    request = _add.AddRaftVoterRequest(
+        timeout_ms=30000,
+        voter_id=config.node_id,
+        voter_directory_id=meta.directory_id,
+        listeners=listeners,
+    )
+    request.cluster_id = None
+    _leader_call(bootstrap, request)
+    endpoints = ", ".join(f"{n}://{e.host}:{e.port}" for n, e in config.listeners.items())
+    return f"Added controller {config.node_id} with directory id {uuid_to_str(meta.directory_id)} and endpoints: {endpoints}"
+
+
+def remove_controller(bootstrap: Endpoint, node_id: int, directory_id: str) -> str:
+    if node_id < 0:
+        raise UsageError(f"Invalid negative --controller-id: {node_id}")
+    try:
+        directory = uuid_from_str(directory_id)
+    except ValueError as exc:
+        raise UsageError(f"Failed to parse --controller-directory-id: {exc}") from None
+    request = _remove.RemoveRaftVoterRequest(voter_id=node_id, voter_directory_id=directory)
+    request.cluster_id = None
+    _leader_call(bootstrap, request)
+    return f"Removed KRaft controller {node_id} with directory id {directory_id}"

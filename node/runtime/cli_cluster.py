@@ -1,0 +1,79 @@
+"""``kraftwire cluster up --controllers 3 [--dir DIR] [--base-port P]``: format (first time) and start a
+local quorum of ``kraftwire node start`` processes on 127.0.0.1, print the quorum each time its leader,
+epoch or membership changes, and stop every node cleanly on Ctrl-C (or after ``--duration``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import tempfile
+import time
+
+from .cli_quorum import render_status, status_fields
+from .local_cluster import LocalCluster
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    up = sub.add_parser("up", help="format and start a local quorum; Ctrl-C stops it")
+    up.add_argument("--controllers", type=int, default=3, help="number of voters (default 3)")
+    up.add_argument(
+        "--dir", help="where nodes keep configs, logs and data (default: a new temporary directory)"
+    )
+    up.add_argument("--base-port", type=int, help="node N listens on BASE+N (default: free ports)")
+    up.add_argument("--duration", type=float, help="stop by itself after this many seconds")
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 1 <= args.controllers <= 9:
+        print("kraftwire cluster up: --controllers must be 1..9", file=sys.stderr)
+        return 2
+    directory = args.dir or tempfile.mkdtemp(prefix="kraftwire-cluster-")
+    if os.path.exists(os.path.join(directory, "node1.properties")):
+        print(
+            f"kraftwire cluster up: {directory} already holds a cluster; use a new --dir",
+            file=sys.stderr,
+        )
+        return 1
+    cluster = LocalCluster(directory, args.controllers, args.base_port)
+    cluster.format()
+    stop = {"now": False}
+    signal.signal(signal.SIGINT, lambda *_: stop.update(now=True))
+    signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
+    cluster.start_all()
+    print(
+        f"cluster {cluster.cluster_id}: {args.controllers} controllers in {directory}; Ctrl-C stops them"
+    )
+    for i in cluster.ids:
+        print(f"  node {i}: 127.0.0.1:{cluster.endpoints[i].port}  config {cluster.config_path(i)}")
+    deadline = None if args.duration is None else time.monotonic() + args.duration
+    shown = None
+    try:
+        while not stop["now"] and (deadline is None or time.monotonic() < deadline):
+            described = cluster.describe()
+            if described is not None:
+                fields = status_fields(*described)
+                key = (
+                    fields["LeaderId"],
+                    fields["LeaderEpoch"],
+                    str(fields["CurrentVoters"]),
+                    str(fields["CurrentObservers"]),
+                )
+                if key != shown:
+                    shown = key
+                    print(time.strftime("%H:%M:%S"), "quorum:")
+                    print(render_status(fields), flush=True)
+            for i in cluster.ids:
+                if i not in cluster.running():
+                    print(
+                        f"node {i} exited; see {os.path.join(directory, f'node{i}.log')}",
+                        flush=True,
+                    )
+                    cluster.processes.pop(i, None)
+            time.sleep(0.5)
+    finally:
+        cluster.stop_all()
+    print("all nodes stopped")
+    return 0

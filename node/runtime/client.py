@@ -1,0 +1,98 @@
+"""A small blocking Kafka client for the command-line tools and tests: one connection, ApiVersions
+first, then requests at the highest version both sides support."""
+
+from __future__ import annotations
+
+import socket
+import struct
+from typing import Any
+
+from kraftwire.generated import APIS, ProtocolError, lookup
+
+from .wire import FrameError, frame_request, parse_response
+
+_SIZE = struct.Struct(">i")
+
+
+class ClientError(Exception):
+    """The node could not be reached or answered something unreadable."""
+
+
+class KafkaConnection:
+    def __init__(
+        self, host: str, port: int, timeout_s: float = 10.0, client_id: str = "kraftwire-tool"
+    ) -> None:
+        self.address = f"{host}:{port}"
+        self.client_id = client_id
+        try:
+            self.sock = socket.create_connection((host, port), timeout=timeout_s)
+        except OSError as exc:
+            raise ClientError(f"cannot connect to {self.address}: {exc.strerror or exc}") from None
+        self._next_id = 0
+        self.versions: dict[int, tuple[int, int]] = {}
+        answer = self.call(
+            lookup("ApiVersionsRequest")(
+                client_software_name="kraftwire", client_software_version="0.1.0"
+            ),
+            3,
+        )
+        if answer.error_code != 0:
+            raise ClientError(f"{self.address} answered ApiVersions with error {answer.error_code}")
+        self.versions = {k.api_key: (k.min_version, k.max_version) for k in answer.api_keys}
+
+    def version_for(self, api_key: int) -> int:
+        if api_key not in self.versions:
+            raise ClientError(f"{self.address} does not serve API key {api_key}")
+        low, high = self.versions[api_key]
+        version = min(high, APIS[api_key].highest_version)
+        if version < max(low, APIS[api_key].lowest_version):
+            raise ClientError(f"{self.address} and kraftwire share no version of API key {api_key}")
+        return version
+
+    def call(self, request: Any, version: int | None = None) -> Any:
+        """Send ``request`` and return the decoded response body."""
+        version = self.version_for(request.API_KEY) if version is None else version
+        self.send(request, version)
+        return self.receive(request.API_KEY, version)
+
+    def send(self, request: Any, version: int) -> int:
+        self._next_id += 1
+        try:
+            self.sock.sendall(frame_request(request, version, self._next_id, self.client_id))
+        except OSError as exc:
+            raise ClientError(f"{self.address}: {exc.strerror or exc}") from None
+        return self._next_id
+
+    def receive(self, api_key: int, version: int) -> Any:
+        payload = self._read(_SIZE.unpack(self._read(4))[0])
+        try:
+            correlation_id, body = parse_response(payload, api_key, version)
+        except (FrameError, ProtocolError) as exc:
+            raise ClientError(f"{self.address}: unreadable response: {exc}") from None
+        if correlation_id != self._next_id:
+            raise ClientError(
+                f"{self.address}: response to request {correlation_id}, expected {self._next_id}"
+            )
+        return body
+
+    def _read(self, size: int) -> bytes:
+        chunks, left = [], size
+        while left:
+            try:
+                chunk = self.sock.recv(min(left, 1 << 20))
+            except OSError as exc:
+                raise ClientError(f"{self.address}: {exc.strerror or exc}") from None
+            if not chunk:
+                raise ClientError(f"{self.address} closed the connection")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> "KafkaConnection":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

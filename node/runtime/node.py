@@ -1,0 +1,508 @@
+"""KRaftNode: one KRaft controller on TCP and disk, driven by one asyncio loop, and the embedding API.
+
+The loop feeds the core one input at a time (requests from the server, responses and failures from
+peer channels, application appends, the clock) and after each input handles the core's Ready in the
+order the contract demands: the quorum state written (temp file, fsync, rename, directory fsync), then
+the log flushed, only then the messages released, then the application notified, then ``advance``.
+The fsyncs run on the loop thread, as Kafka's raft thread blocks in them: nothing else happens
+meanwhile, which is exactly the ordering the core relies on.
+
+Embedding, in the manner of Kafka's ``RaftClient``::
+
+    node = KRaftNode(load_config("node1.properties"), listener=my_state_machine)
+    await node.start()
+    offset = await node.append([b"record"])      # resolves once committed; NotLeaderError otherwise
+    await node.shutdown()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from kraftwire.node.core import KRaftCore
+from kraftwire.node.core.api import (
+    AppendResult,
+    CommittedBatch,
+    Config,
+    Endpoint,
+    InvariantViolation,
+    LeaderAndEpoch,
+    LeaderChanged,
+    Listener,
+    NotLeaderError as CoreNotLeaderError,
+    OutboundRequest,
+    QuorumStatus,
+    ReplicaKey,
+    Role,
+    RequestFailed,
+    RequestReceived,
+    ResponseReceived,
+    SnapshotId,
+    SnapshotLoaded,
+    Tick,
+    VoterSpec,
+)
+from kraftwire.node.storage import FileOps, NodeStorage, StorageError, open_directory
+
+from . import client_path, local_apis
+from .errors import NodeFailed, NotLeaderError
+from .metrics import RaftMetrics
+from .capture import Capture
+from .config import NodeConfig
+from .peers import PeerNetwork
+from .server import InboundRequest, RequestServer
+
+log = logging.getLogger("kraftwire.node")
+
+
+@dataclass
+class _Waiter:
+    last_offset: int
+    epoch: int
+    future: asyncio.Future
+
+
+class KRaftNode:
+    def __init__(
+        self,
+        config: NodeConfig,
+        listener: Listener | None = None,
+        file_ops: FileOps | None = None,
+        capture_path: str | None = None,
+    ) -> None:
+        self.config = config
+        self.capture_path = capture_path  # --capture: every frame sent and received, as pcapng
+        self.capture: Capture | None = None
+        self.listener = listener
+        self.file_ops = file_ops
+        self.storage: NodeStorage | None = None
+        self.core: KRaftCore | None = None
+        self.failure: str | None = None
+        self.served = local_apis.served_versions(extra=(client_path.PRODUCE,))
+        self._inbox: collections.deque = collections.deque()
+        self._wakeup = asyncio.Event()
+        self._answers: dict[tuple[int, int], asyncio.Future] = {}
+        self._waiters: list[_Waiter] = []  # appends waiting to be committed
+        self._flush_waiters: list[tuple[AppendResult, asyncio.Future]] = []  # ... to be on disk
+        self._endpoints: dict[int, Endpoint] = {}
+        self._endpoints_from: tuple[VoterSpec, ...] | None = (
+            None  # the voter set they were read from
+        )
+        self._last_state: tuple | None = None
+        self._last_ms = 0
+        self._loop_task: asyncio.Task | None = None
+        self._stopped = asyncio.Event()
+        self.metrics: RaftMetrics | None = None  # set by enable_metrics()
+        self._shutdown_done = False
+        self.server = RequestServer(
+            self._handle_request,
+            self._is_served,
+            lambda: local_apis.unsupported_api_versions(self.served),
+            config.max_frame_bytes,
+        )
+        self.network = PeerNetwork(
+            lambda src, cid, version, body: self._post(
+                ResponseReceived(src, cid, version, body, 0)
+            ),
+            lambda dst, cid, error: self._post(RequestFailed(dst, cid, error, 0)),
+            config.request_timeout_ms,
+            config.max_frame_bytes,
+            f"raft-client-{config.node_id}",
+        )
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Open (and lock) the log directory, build the core, listen, start the loop."""
+        cfg = self.config
+        self.storage = storage = open_directory(cfg.log_dir, self.file_ops, cfg.segment_bytes)
+        try:
+            for line in storage.repairs:
+                log.warning("node %s: log recovery: %s", cfg.node_id, line)
+            if storage.meta.node_id != cfg.node_id:
+                raise StorageError(
+                    f"{cfg.log_dir} was formatted for node.id {storage.meta.node_id}, not {cfg.node_id}"
+                )
+            self.core = KRaftCore(
+                self._core_config(storage), storage.log, storage.quorum_state, storage.snapshots
+            )
+            if self.capture_path is not None:
+                self.capture = self.server.capture = self.network.capture = Capture(
+                    self.capture_path
+                )
+            for endpoint in cfg.bind.values():
+                await self.server.listen(endpoint.host, endpoint.port)
+        except BaseException:
+            storage.close()
+            raise
+        self._loop_task = asyncio.ensure_future(self._run())
+        log.info("node %s: listening on %s, log %s", cfg.node_id, _fmt(cfg.bind), cfg.log_dir)
+
+    def _core_config(self, storage: NodeStorage) -> Config:
+        cfg = self.config
+        bootstrap = storage.bootstrap()
+        if cfg.voters:
+            voters = [
+                VoterSpec(ReplicaKey(i, None), {cfg.listener_name: ep})
+                for i, ep in cfg.voters.items()
+            ]
+            kraft_version = bootstrap.kraft_version if bootstrap.voters else 0
+            voters = list(bootstrap.voters) or voters
+        else:
+            voters, kraft_version = list(bootstrap.voters), max(1, bootstrap.kraft_version)
+        return Config(
+            node_id=cfg.node_id,
+            directory_id=storage.meta.directory_id,
+            cluster_id=storage.meta.cluster_id,
+            voters=voters,
+            rng=random.Random(),
+            start_ms=self._now(),
+            kraft_version=kraft_version,
+            listeners=dict(cfg.listeners),
+            supported_kraft_version=local_apis.SUPPORTED_KRAFT_VERSION,
+            bootstrap_servers=tuple(cfg.bootstrap_servers),
+            election_timeout_ms=cfg.election_timeout_ms,
+            fetch_timeout_ms=cfg.fetch_timeout_ms,
+            election_backoff_max_ms=cfg.election_backoff_max_ms,
+            request_timeout_ms=cfg.request_timeout_ms,
+            retry_backoff_ms=cfg.retry_backoff_ms,
+            append_linger_ms=cfg.append_linger_ms,
+            fetch_max_bytes=cfg.fetch_max_bytes,
+            fetch_snapshot_max_bytes=cfg.fetch_snapshot_max_bytes,
+            auto_join=cfg.auto_join,
+        )
+
+    async def shutdown(self, timeout_ms: int = 5000) -> None:
+        """Graceful stop: a leader resigns (EndQuorumEpoch), then the node closes its sockets and files."""
+        if self.core is not None and self.failure is None and not self._stopped.is_set():
+            self._post(("shutdown", timeout_ms))
+            try:
+                await asyncio.wait_for(self._stopped.wait(), timeout_ms / 1000 + 1)
+            except asyncio.TimeoutError:
+                pass
+        await self._close()
+
+    async def abort(self) -> None:
+        """Stop at once, as a crash would: no resignation, sockets and files just closed (a test and
+        demo tool; flushed data is on disk, anything unflushed is as a kill -9 would leave it)."""
+        await self._close()
+
+    async def wait_stopped(self) -> None:
+        await self._stopped.wait()
+
+    async def _close(self) -> None:
+        self._stopped.set()
+        if self._loop_task is not None and self._loop_task is not asyncio.current_task():
+            self._loop_task.cancel()
+            await asyncio.gather(self._loop_task, return_exceptions=True)
+        await self.server.close()
+        self.network.close()
+        stopped = NodeFailed(self.failure or "the node shut down")
+        for waiter in self._waiters:
+            _fail(waiter.future, stopped)
+        for _, future in self._flush_waiters:
+            _fail(future, stopped)
+        self._waiters.clear()
+        self._flush_waiters.clear()
+        if self.storage is not None:
+            self.storage.close()
+            self.storage = None
+        if self.capture is not None:
+            self.capture.close()
+            self.capture = None
+
+    # -- embedding API -----------------------------------------------------------------------------------
+
+    def enable_metrics(self) -> RaftMetrics:
+        """Keep Kafka's raft metrics (see :mod:`.metrics`); call before :meth:`start`."""
+        self.metrics = RaftMetrics(self.config.node_id)
+        return self.metrics
+
+    def register_listener(self, listener: Listener) -> None:
+        self.listener = listener
+
+    async def append(self, records: Sequence[bytes]) -> int:
+        """Append on the leader; resolves with the offset of the last record once it is committed."""
+        _, committed = self.submit(records)
+        return await committed
+
+    def submit(self, records: Sequence[bytes]) -> tuple[asyncio.Future, asyncio.Future]:
+        """Append without waiting: (future of the AppendResult, resolved once the records are in the
+        leader's log and fsynced; future of the last offset, resolved once committed). Both fail with
+        :class:`NotLeaderError` on a node that does not lead."""
+        loop = asyncio.get_running_loop()
+        appended, committed = loop.create_future(), loop.create_future()
+        self._post(("append", tuple(records), appended, committed))
+        return appended, committed
+
+    async def create_snapshot(self, end_offset: int, records: Sequence[bytes]) -> SnapshotId | None:
+        """Snapshot the application's state as of committed ``end_offset`` (exclusive)."""
+        future = asyncio.get_running_loop().create_future()
+        self._post(("snapshot", end_offset, tuple(records), future))
+        return await future
+
+    def status(self) -> QuorumStatus:
+        return self.core.status()
+
+    def leader_endpoint(self) -> Endpoint | None:
+        status = self.core.status()
+        return None if status.leader_id is None else self._endpoint_of(status.leader_id)
+
+    # -- inputs ------------------------------------------------------------------------------------------
+
+    def _post(self, item: Any) -> None:
+        self._inbox.append(item)
+        self._wakeup.set()
+
+    async def _handle_request(self, request: InboundRequest) -> tuple[int, Any] | None:
+        if request.api_key == local_apis.API_VERSIONS:
+            status = self.core.status()
+            epoch = -1 if status.high_watermark is None else status.high_watermark - 1
+            return request.api_version, local_apis.api_versions_response(
+                request.api_version, request.body, self.served, status.kraft_version, epoch
+            )
+        if request.api_key == client_path.PRODUCE:
+            answer = await client_path.handle_produce(self, request.api_version, request.body)
+            return None if answer is None else (request.api_version, answer)
+        if request.api_key == client_path.FETCH and client_path.is_client_fetch(
+            request.api_version, request.body
+        ):
+            return request.api_version, client_path.handle_client_fetch(
+                self, request.api_version, request.body
+            )
+        if request.api_key == local_apis.DESCRIBE_CLUSTER:
+            body = local_apis.describe_cluster_response(
+                request.api_version,
+                request.body,
+                self.storage.meta.cluster_id,
+                self.core.status(),
+                self.config.listener_name,
+            )
+            return request.api_version, body
+        future = asyncio.get_running_loop().create_future()
+        key = (request.connection, request.correlation_id)
+        self._answers[key] = future
+        self._post(
+            RequestReceived(
+                request.connection, request.correlation_id, request.api_version, request.body, 0
+            )
+        )
+        try:
+            return await asyncio.wait_for(
+                future, max(30.0, self.config.request_timeout_ms / 1000 * 4)
+            )
+        finally:
+            self._answers.pop(key, None)
+
+    def _is_served(self, api_key: int, version: int) -> bool:
+        versions = self.served.get(api_key)
+        return versions is not None and versions[0] <= version <= versions[1]
+
+    def _now(self) -> int:
+        self._last_ms = max(self._last_ms, int(time.time() * 1000))
+        return self._last_ms
+
+    # -- the loop ----------------------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        core = self.core
+        try:
+            self._drain()
+            while not self._stopped.is_set():
+                if not self._inbox:
+                    delay = max(0, core.next_deadline_ms() - self._now()) / 1000
+                    self._wakeup.clear()
+                    try:
+                        await asyncio.wait_for(self._wakeup.wait(), min(delay, 0.5))
+                    except asyncio.TimeoutError:
+                        pass
+                self.network.expire()
+                if self._inbox:
+                    self._feed(self._inbox.popleft())
+                else:
+                    core.step(Tick(self._now()))
+                self._drain()
+                self._log_state()
+                if self._shutdown_done:
+                    break
+        except (InvariantViolation, StorageError) as exc:
+            self.failure = f"{type(exc).__name__}: {exc}"
+            log.error("node %s stopping: %s", self.config.node_id, self.failure)
+        except asyncio.CancelledError:
+            return
+        self._stopped.set()
+        asyncio.ensure_future(self._close())
+
+    def _feed(self, item: Any) -> None:
+        core, now = self.core, self._now()
+        if isinstance(item, tuple):
+            kind = item[0]
+            if kind == "append":
+                self._append(item[1], item[2], item[3])
+            elif kind == "snapshot":
+                _settle(item[3], lambda: core.create_snapshot(item[1], item[2], now))
+            else:
+                core.shutdown(item[1], now)
+            return
+        item.now_ms = now
+        core.step(item)
+
+    def _append(
+        self, records: tuple[bytes, ...], appended: asyncio.Future, committed: asyncio.Future
+    ) -> None:
+        try:
+            result = self.core.append(records, self._now())
+        except CoreNotLeaderError:
+            error: Exception = self.not_leader_error()
+        except ValueError as exc:
+            error = exc
+        else:
+            self._flush_waiters.append((result, appended))
+            self._waiters.append(_Waiter(result.last_offset, result.epoch, committed))
+            return
+        _fail(appended, error)
+        _fail(committed, error)
+
+    def not_leader_error(self) -> NotLeaderError:
+        status = self.core.status()
+        leader = LeaderAndEpoch(status.leader_id, status.epoch)
+        return NotLeaderError(
+            leader, None if status.leader_id is None else self._endpoint_of(status.leader_id)
+        )
+
+    def _drain(self) -> None:
+        core, storage = self.core, self.storage
+        while core.has_ready():
+            ready = core.ready()
+            if ready.quorum_state is not None:
+                storage.quorum_state.write(ready.quorum_state)
+            if ready.flush_log_to is not None:
+                storage.log.flush(ready.flush_log_to)
+                self._settle_flushed(ready.flush_log_to)
+            for message in ready.messages:
+                if type(message) is OutboundRequest:
+                    self.network.send(
+                        message, message.endpoint or self._endpoint_of(message.destination)
+                    )
+                else:
+                    future = self._answers.pop((message.destination, message.correlation_id), None)
+                    if future is not None and not future.done():
+                        future.set_result((message.api_version, message.response))
+            for note in ready.notifications:
+                self._notify(note)
+            core.advance(ready)
+            if self.metrics is not None:
+                self.metrics.on_ready(ready, core.status(), self._last_ms)
+            if ready.shutdown_complete:
+                self._shutdown_done = True
+
+    def _notify(self, note: Any) -> None:
+        if type(note) is CommittedBatch:
+            self._settle_waiters(note)
+        elif type(note) is SnapshotLoaded:
+            self._fail_waiters_below(note.snapshot_id.end_offset)
+        listener = self.listener
+        if listener is None:
+            return
+        try:
+            if type(note) is CommittedBatch:
+                listener.handle_commit(note)
+            elif type(note) is SnapshotLoaded:
+                listener.handle_load_snapshot(note)
+            elif type(note) is LeaderChanged:
+                listener.handle_leader_change(note.leader)
+        except Exception:  # the application's bug must not stop replication
+            log.exception("node %s: listener raised", self.config.node_id)
+
+    def _settle_flushed(self, flushed_to: int) -> None:
+        """Appends now in the leader's log and on disk (what Produce acks=1 waits for). Records
+        still in a leader's accumulator when it loses leadership are never appended."""
+        status, still = self.core.status(), []
+        for result, future in self._flush_waiters:
+            if status.role is not Role.LEADER or status.epoch != result.epoch:
+                _fail(future, self.not_leader_error())
+            elif result.last_offset < flushed_to:
+                _resolve(future, result)
+            else:
+                still.append((result, future))
+        self._flush_waiters = still
+
+    def _settle_waiters(self, batch: CommittedBatch) -> None:
+        keep = []
+        for waiter in self._waiters:
+            if waiter.last_offset > batch.last_offset:
+                keep.append(waiter)
+            elif waiter.future.done():
+                continue
+            elif waiter.last_offset >= batch.base_offset and batch.epoch != waiter.epoch:
+                lost = f"offset {waiter.last_offset} was committed by epoch {batch.epoch}, not {waiter.epoch}"
+                _fail(waiter.future, NodeFailed(f"{lost}: the append was lost"))
+            else:
+                waiter.future.set_result(waiter.last_offset)
+        self._waiters = keep
+
+    def _fail_waiters_below(self, offset: int) -> None:
+        for waiter in [w for w in self._waiters if w.last_offset < offset]:
+            self._waiters.remove(waiter)
+            _fail(
+                waiter.future, NodeFailed(f"offset {waiter.last_offset} was replaced by a snapshot")
+            )
+
+    def _endpoint_of(self, node_id: int) -> Endpoint | None:
+        voters = self.core.status().voters
+        if voters is not self._endpoints_from:
+            self._endpoints_from = voters
+            for voter in voters:
+                endpoint = voter.listeners.get(self.config.listener_name) or next(
+                    iter(voter.listeners.values()), None
+                )
+                if endpoint is not None:
+                    self._endpoints[voter.key.id] = endpoint
+        return self._endpoints.get(node_id)
+
+    def _log_state(self) -> None:
+        status = self.core.status()
+        state = (status.role, status.epoch, status.leader_id)
+        if state != self._last_state:
+            self._last_state = state
+            log.info(
+                "node %s: %s epoch %s leader %s",
+                self.config.node_id,
+                status.role.value,
+                status.epoch,
+                "none" if status.leader_id is None else status.leader_id,
+            )
+
+
+def _fail(future: asyncio.Future, error: Exception) -> None:
+    """Fail ``future`` and mark the error retrieved: a caller may await only one of an append's two
+    futures (Produce acks=1 never awaits the commit), and an unretrieved error would be logged from a
+    finalizer at an arbitrary moment."""
+    if not future.done():
+        future.set_exception(error)
+        future.exception()
+
+
+def _resolve(future: asyncio.Future, value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _settle(future: asyncio.Future, action) -> None:
+    try:
+        result = action()
+    except Exception as exc:
+        if not future.done():
+            future.set_exception(exc)
+        return
+    _resolve(future, result)
+
+
+def _fmt(endpoints: dict[str, Endpoint]) -> str:
+    return ", ".join(f"{name}://{e.host}:{e.port}" for name, e in endpoints.items())

@@ -1,0 +1,162 @@
+"""A blocking client for ``__cluster_metadata-0`` on a quorum: finds the leader with DescribeCluster,
+produces with acks -1/1/0 and reads committed records back. Used by ``kraftwire produce/consume``, the
+tests and ``bench/node.py``.
+
+It never re-sends a record on its own: after a disconnect or timeout the outcome is unknown, and a
+resend could commit the record twice. :meth:`MetadataClient.produce` raises :class:`ProduceRefused` for
+a definite refusal and :class:`~.client.ClientError` for an unknown outcome; only a NOT_LEADER answer
+(the records were certainly not taken) is retried, at the leader it names.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from kraftwire.generated import describe_cluster_request as _dc
+from kraftwire.generated import fetch_request as _fq
+from kraftwire.generated import produce_request as _pq
+from kraftwire.node.core.api import METADATA_TOPIC, METADATA_TOPIC_ID, Endpoint
+from kraftwire.records import decode_batches, encode_batch
+
+from .client import ClientError, KafkaConnection
+
+NOT_LEADER_OR_FOLLOWER = 6
+FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH = 74, 75
+
+
+class ProduceRefused(Exception):
+    """The leader answered with an error: the records were not written."""
+
+
+class MetadataClient:
+    def __init__(
+        self, bootstrap: Endpoint, deadline_s: float = 30.0, timeout_s: float = 10.0
+    ) -> None:
+        self.bootstrap = bootstrap
+        self.deadline_s = deadline_s
+        self.timeout_s = timeout_s
+        self.leader: KafkaConnection | None = None
+        self.epoch = 0  # the leader epoch a Fetch names; corrected from the leader's answers
+
+    def close(self) -> None:
+        if self.leader is not None:
+            self.leader.close()
+            self.leader = None
+
+    def _leader(self) -> KafkaConnection:
+        if self.leader is None:
+            with KafkaConnection(
+                self.bootstrap.host, self.bootstrap.port, self.timeout_s
+            ) as bootstrap:
+                cluster = bootstrap.call(_dc.DescribeClusterRequest(endpoint_type=2))
+            leader = [b for b in cluster.brokers if b.broker_id == cluster.controller_id]
+            if cluster.error_code != 0 or not leader:
+                raise ClientError("no leader known yet")
+            self.leader = KafkaConnection(leader[0].host, leader[0].port, self.timeout_s)
+        return self.leader
+
+    def _retrying(self, attempt) -> Any:
+        """Run ``attempt(connection)`` until it returns non-None; a NOT_LEADER answer returns None."""
+        stop = time.monotonic() + self.deadline_s
+        while True:
+            try:
+                result = attempt(self._leader())
+                if result is not None:
+                    return result
+            except ClientError:
+                if time.monotonic() > stop:
+                    raise
+            self.close()
+            if time.monotonic() > stop:
+                raise ClientError(f"no leader accepted the request within {self.deadline_s:.0f} s")
+            time.sleep(0.1)
+
+    def produce(self, values: list[bytes], acks: int = -1, timeout_ms: int = 10000) -> int:
+        """Write ``values`` in one batch; returns the base offset (-1 for acks=0)."""
+        batch = encode_batch([(None, v, None, int(time.time() * 1000)) for v in values])
+        state = {"sent": False}
+
+        def attempt(connection: KafkaConnection) -> int | None:
+            version = connection.version_for(0)
+            topic = _pq.TopicProduceData(
+                partition_data=[_pq.PartitionProduceData(index=0, records=batch)],
+                **({"topic_id": METADATA_TOPIC_ID} if version >= 13 else {"name": METADATA_TOPIC}),
+            )
+            request = _pq.ProduceRequest(acks=acks, timeout_ms=timeout_ms, topic_data=[topic])
+            if acks == 0:
+                connection.send(request, version)
+                return -1
+            if state["sent"]:
+                # An earlier attempt may have been written: its outcome is unknown, never resend.
+                raise ClientError("connection lost after sending; outcome unknown")
+            state["sent"] = True
+            response = connection.call(request, version)
+            partition = response.responses[0].partition_responses[0]
+            if partition.error_code == NOT_LEADER_OR_FOLLOWER:
+                state["sent"] = False  # definitely not written
+                return None
+            if partition.error_code != 0:
+                raise ProduceRefused(f"produce failed with error {partition.error_code}")
+            return partition.base_offset
+
+        try:
+            return self._retrying(attempt)
+        except ClientError as exc:
+            if state["sent"]:
+                raise ClientError(f"outcome unknown: {exc}") from None
+            raise
+
+    def fetch_committed(
+        self, offset: int, max_bytes: int = 1 << 20
+    ) -> tuple[list[tuple[int, bytes]], int]:
+        """Committed data records from ``offset``: ([(offset, value)], next offset)."""
+
+        def attempt(connection: KafkaConnection):
+            version = connection.version_for(1)
+            # Kafka's leader validates the epochs of every Fetch. A reader that never truncates can
+            # name the leader's epoch as its last fetched one: that epoch ends at the leader's LEO,
+            # at or past any offset worth asking for, so the pair is always consistent.
+            partition = _fq.FetchPartition(
+                partition=0,
+                fetch_offset=offset,
+                partition_max_bytes=max_bytes,
+                current_leader_epoch=self.epoch,
+                last_fetched_epoch=self.epoch,
+            )
+            topic = _fq.FetchTopic(
+                partitions=[partition],
+                **({"topic_id": METADATA_TOPIC_ID} if version >= 13 else {"topic": METADATA_TOPIC}),
+            )
+            request = _fq.FetchRequest(
+                max_wait_ms=0, min_bytes=1, max_bytes=max_bytes, topics=[topic]
+            )
+            if version >= 15:
+                request.replica_state = _fq.ReplicaState(replica_id=-1)
+            else:
+                request.replica_id = -1
+            answer = connection.call(request, version).responses[0].partitions[0]
+            if answer.error_code in (
+                FENCED_LEADER_EPOCH,
+                UNKNOWN_LEADER_EPOCH,
+                NOT_LEADER_OR_FOLLOWER,
+            ):
+                leader = getattr(answer, "current_leader", None)
+                if leader is not None and leader.leader_epoch >= 0:
+                    self.epoch = leader.leader_epoch
+                return None
+            if answer.error_code != 0:
+                raise ProduceRefused(f"fetch failed with error {answer.error_code}")
+            return answer
+
+        answer = self._retrying(attempt)
+        batches, _ = decode_batches(answer.records or b"")
+        out, next_offset = [], offset
+        # Kafka's leader serves a replica -1 Fetch uncommitted records too: keep those below its HW.
+        for batch in batches:
+            if batch.last_offset >= answer.high_watermark:
+                break
+            next_offset = batch.last_offset + 1
+            if not batch.is_control:
+                out.extend((r.offset, r.value or b"") for r in batch.records if r.offset >= offset)
+        return out, next_offset

@@ -1,0 +1,135 @@
+"""The public entry points: local decoding, Spark registration and reading.
+
+from kraftwire.spark_decoders import register, read_exchanges, decode_local
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .bodies import BodyDecoder
+from .codecs import CodecBundle, generated_codecs, load_codecs, parse_schema_dirs
+from .connection import DEFAULT_SERVER_PORTS
+from .pipeline import (
+    DecodeOptions,
+    FlowTable,
+    decode_files,
+    flow_key,
+    first_timestamp,
+    map_file,
+    segments,
+)
+from .capture import CaptureStats
+from .exchanges import packet_ref
+from .rows import sort_key
+
+
+def codec_bundle(schemas: str | None) -> CodecBundle | None:
+    """The generated codecs for ``schemas`` (DIR[,DIR...]) by value; None for the bundled ones."""
+    dirs = parse_schema_dirs(schemas)
+    if not dirs:
+        return None
+    _, bundle = generated_codecs(dirs)
+    return bundle
+
+
+def local_decoder(schemas: str | None = None) -> BodyDecoder:
+    dirs = parse_schema_dirs(schemas)
+    if not dirs:
+        return BodyDecoder(load_codecs(None))
+    package, _ = generated_codecs(dirs)
+    return BodyDecoder(package)
+
+
+def decode_local(
+    paths: list[str], schemas: str | None = None, ports: frozenset[int] = DEFAULT_SERVER_PORTS
+) -> list[dict]:
+    """Rows of the captures, decoded in this process."""
+    rows, _ = decode_files(paths, local_decoder(schemas), DecodeOptions(server_ports=ports))
+    return rows
+
+
+def decode_shard(
+    paths: list[str], bundle: CodecBundle | None, ports: frozenset[int], shard: int, shards: int
+) -> list[dict]:
+    """Rows of the connections in one shard (see ``datasource``), in local mode's order."""
+    from .datasource import shard_of
+
+    files = tuple(
+        sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p))
+    )
+    rows: list[dict] = []
+    table = FlowTable(
+        files, BodyDecoder(load_codecs(bundle)), rows.append, DecodeOptions(server_ports=ports)
+    )
+    mine: dict[tuple, bool] = {}
+    for index, path in enumerate(files):
+        buf = map_file(path)
+        try:
+            for number, ts_ns, seg in segments(buf, None, len(buf), CaptureStats()):
+                key = flow_key(seg)
+                owned = mine.get(key)
+                if owned is None:
+                    owned = mine[key] = shard_of(key, shards) == shard
+                if owned:
+                    table.segment(seg, packet_ref(index, number), ts_ns)
+        except ValueError:
+            continue  # not a capture: local mode reports it; here it simply yields nothing
+    table.finish()
+    rows.sort(key=sort_key)
+    return rows
+
+
+def register(spark) -> None:
+    """Make ``spark.read.format("kafka-pcap")`` available in this session."""
+    from .datasource import KafkaPcapDataSource
+
+    spark.dataSource.register(KafkaPcapDataSource)
+
+
+def read_exchanges(
+    spark,
+    paths: list[str],
+    schemas: str | None = None,
+    ports: frozenset[int] = DEFAULT_SERVER_PORTS,
+    shards: int | None = None,
+    split_bytes: int | None = None,
+):
+    """A DataFrame of the exchanges in ``paths``.
+
+    By default through the ``kafka-pcap`` data source (connection shards, every file read by every
+    shard); with ``split_bytes``, through the split plan (``stitch``): files cut into byte ranges read
+    in parallel, connections stitched across them in a second stage. Both give local mode's rows.
+    """
+    if split_bytes:
+        from .stitch import read_split_exchanges
+
+        return read_split_exchanges(
+            spark, [os.path.abspath(p) for p in paths], codec_bundle(schemas), ports, split_bytes
+        )
+    register(spark)
+    reader = spark.read.format("kafka-pcap").option(
+        "ports", ",".join(str(p) for p in sorted(ports))
+    )
+    if schemas:
+        reader = reader.option(
+            "schemas", ",".join(str(Path(d).resolve()) for d in parse_schema_dirs(schemas))
+        )
+    if shards:
+        reader = reader.option("shards", str(shards))
+    return reader.load(",".join(os.path.abspath(p) for p in paths))
+
+
+def spark_rows_as_dicts(frame) -> list[dict]:
+    """Collected rows as local mode's dicts (UTC-aware timestamps), in local mode's order."""
+    import datetime as dt
+
+    rows = []
+    for row in frame.toArrow().to_pylist():
+        for name in ("request_ts", "response_ts"):
+            if row[name] is not None and row[name].tzinfo is None:
+                row[name] = row[name].replace(tzinfo=dt.timezone.utc)
+        rows.append(row)
+    rows.sort(key=sort_key)
+    return rows

@@ -1,0 +1,199 @@
+"""Body decoding with a generated codec package, and the JSON view of a decoded body.
+
+The JSON is Kafka's JsonConverter form from the codec, except that each ``records`` field holds the
+records layer's view of its batches instead of base64: control records decoded, and in
+``__cluster_metadata`` traffic each record value decoded as a metadata-log record when the package has
+the metadata specs. ``error_codes`` collects every ``errorCode`` in the body, depth first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import uuid
+from types import ModuleType
+from typing import NamedTuple
+
+from .guard import DecodeTimeout, guarded
+
+METADATA_TOPIC = "__cluster_metadata"
+METADATA_TOPIC_ID = uuid.UUID(int=1)
+UNSUPPORTED, FAILED = "unsupported_version", "decode_error"
+
+
+class Decoded(NamedTuple):
+    json_text: str | None
+    error_code: int | None
+    error_codes: list[int]
+    throttle_time_ms: int | None
+    problem: str | None  # None, UNSUPPORTED or FAILED
+    message: str | None
+
+
+class BodyDecoder:
+    """Decodes request and response frames of one codec package."""
+
+    def __init__(self, package: ModuleType, limit_s: float = 5.0) -> None:
+        self.package = package
+        self.limit_s = limit_s
+        self.has_metadata = "metadata" in getattr(package, "METADATA_RECORDS", {})
+        from kraftwire.generated import ProtocolError
+
+        self._protocol_error = (ProtocolError, getattr(package, "ProtocolError", ProtocolError))
+        self._unsupported = package.UnsupportedVersionError
+
+    def api_name(self, api_key: int) -> str | None:
+        info = self.package.APIS.get(api_key)
+        return info.name if info is not None else None
+
+    def request_flexible(self, api_key: int, api_version: int) -> bool | None:
+        info = self.package.APIS.get(api_key)
+        if info is None:
+            return None
+        return info.request_flexible is not None and api_version >= info.request_flexible
+
+    def knows(self, api_key: int, api_version: int) -> bool:
+        info = self.package.APIS.get(api_key)
+        return info is not None and info.lowest_version <= api_version <= info.highest_version
+
+    def request(self, payload: bytes, api_key: int, api_version: int) -> Decoded:
+        header = self.package.lookup("RequestHeader")
+        header_version = self.package.request_header_version(api_key, api_version)
+        return self._decode(
+            payload,
+            header,
+            header_version,
+            self.package.request_class(api_key),
+            api_version,
+            "request",
+        )
+
+    def response(self, payload: bytes, api_key: int, api_version: int) -> Decoded:
+        header = self.package.lookup("ResponseHeader")
+        header_version = self.package.response_header_version(api_key, api_version)
+        return self._decode(
+            payload,
+            header,
+            header_version,
+            self.package.response_class(api_key),
+            api_version,
+            "response",
+        )
+
+    def _read(self, payload: bytes, header, header_version: int, body_class, version: int):
+        _, pos = header.read(payload, 0, header_version)
+        return body_class.read(payload, pos, version)
+
+    def _decode(
+        self, payload: bytes, header, header_version: int, body_class, version: int, side: str
+    ) -> Decoded:
+        """Header and body; bytes after the body are reported but, as Kafka's broker does, ignored."""
+        try:
+            body, end = guarded(
+                lambda: self._read(payload, header, header_version, body_class, version),
+                self.limit_s,
+            )
+            view = body.to_json(version)
+            if _may_hold_records(body):
+                self._expand_records(body, view, None)
+            text = json.dumps(view, ensure_ascii=False, separators=(",", ":"))
+        except self._unsupported as exc:
+            return Decoded(None, None, [], None, UNSUPPORTED, f"{side}: {exc}")
+        except (DecodeTimeout, RecursionError, MemoryError) as exc:
+            return Decoded(None, None, [], None, FAILED, f"{side}: {exc}")
+        except self._protocol_error as exc:
+            return Decoded(None, None, [], None, FAILED, f"{side}: {exc}")
+        except Exception as exc:  # a codec bug must not fail the job; the row says what happened
+            return Decoded(None, None, [], None, FAILED, f"{side}: {type(exc).__name__}: {exc}")
+        # In document order, which is the depth-first order of the body (a C-speed scan).
+        codes = [int(code) for code in _ERROR_CODE.findall(text)] if '"errorCode"' in text else []
+        top = view.get("errorCode")
+        throttle = view.get("throttleTimeMs")
+        note = (
+            f"{side}: {len(payload) - end} bytes after the body ignored"
+            if end != len(payload)
+            else None
+        )
+        return Decoded(
+            text,
+            top if isinstance(top, int) else None,
+            codes,
+            throttle if isinstance(throttle, int) else None,
+            None,
+            note,
+        )
+
+    def _expand_records(self, obj, view: dict, topic_is_metadata: bool | None) -> None:
+        """Replace the base64 of each records field in ``view`` by the batches' JSON view."""
+        kinds = getattr(obj, "_KINDS", None)
+        if not kinds:
+            return
+        topic_is_metadata = _names_metadata_topic(obj, topic_is_metadata)
+        for attr, kind in kinds.items():
+            value = getattr(obj, attr, None)
+            key = _json_key(attr)
+            if key not in view or value is None:
+                continue
+            if kind == "records":
+                view[key] = self._records_view(value, topic_is_metadata)
+            elif kind == "struct":
+                self._expand_records(value, view[key], topic_is_metadata)
+            elif kind == "array" and value and hasattr(value[0], "_KINDS"):
+                for item, item_view in zip(value, view[key]):
+                    self._expand_records(item, item_view, topic_is_metadata)
+
+    def _records_view(self, data: bytes, metadata: bool | None) -> dict:
+        from kraftwire.records import batches_to_json
+
+        options = {"package": self.package}
+        if metadata and self.has_metadata:
+            options.update(values="metadata", family="metadata")
+        try:
+            return batches_to_json(data, **options)
+        except Exception as exc:  # corrupt batches: keep the bytes and say why
+            import base64
+
+            return {
+                "decodeError": f"{type(exc).__name__}: {exc}",
+                "base64": base64.b64encode(bytes(data)).decode("ascii"),
+            }
+
+
+_ERROR_CODE = re.compile(r'"errorCode":(-?\d+)')
+_JSON_KEYS: dict[str, str] = {}
+_HAS_RECORDS: dict[str, bool] = {}
+
+
+def _json_key(attr: str) -> str:
+    key = _JSON_KEYS.get(attr)
+    if key is None:
+        head, *rest = attr.split("_")
+        key = _JSON_KEYS[attr] = head + "".join(part[:1].upper() + part[1:] for part in rest)
+    return key
+
+
+def _may_hold_records(message) -> bool:
+    """Whether any struct of the message's module (one generated module per spec) has a records
+    field; most messages have none, and skipping their walk is most of the JSON cost saved."""
+    module_name = type(message).__module__
+    found = _HAS_RECORDS.get(module_name)
+    if found is None:
+        module = sys.modules[module_name]
+        found = _HAS_RECORDS[module_name] = any(
+            "records" in getattr(value, "_KINDS", {}).values()
+            for value in vars(module).values()
+            if isinstance(value, type)
+        )
+    return found
+
+
+def _names_metadata_topic(obj, inherited: bool | None) -> bool | None:
+    for attr in ("topic", "name", "topic_name"):
+        value = getattr(obj, attr, None)
+        if isinstance(value, str):
+            return value == METADATA_TOPIC
+    value = getattr(obj, "topic_id", None)
+    if isinstance(value, uuid.UUID):
+        return value == METADATA_TOPIC_ID
+    return inherited

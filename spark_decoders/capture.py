@@ -1,0 +1,198 @@
+"""Reading packet records out of pcap and pcapng files.
+
+A capture is read from a bytes-like buffer (usually an mmap of the file) between two byte offsets, so
+the same reader serves a whole file and a split of it. Each packet comes out as a ``Packet`` tuple; the
+per-packet path is plain ``struct`` on a memoryview. Damage (a bogus record length, garbage between
+records, a truncated last record) never stops reading: the reader looks for the next plausible record
+(``resync``) and counts what it skipped in ``CaptureStats``.
+
+Layouts read once per file or section (pcap file header, pcapng section and interface blocks) are
+declared with construct, where a declarative layout reads better than offsets.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Iterator, NamedTuple
+
+import construct as cs
+
+PCAP_MAGIC_US = 0xA1B2C3D4
+PCAP_MAGIC_NS = 0xA1B23C4D
+PCAPNG_SHB = 0x0A0D0D0A
+PCAPNG_BOM = 0x1A2B3C4D
+MAX_RECORD = 262144  # the largest snaplen libpcap writes
+
+
+class CaptureError(ValueError):
+    """The buffer is not a pcap or pcapng capture at all (its first bytes say so)."""
+
+
+class Packet(NamedTuple):
+    number: int  # 1-based, as tshark counts frames (relative to the reader's first_number)
+    ts_ns: int  # nanoseconds since the epoch (0 when the block carries none, as an SPB)
+    linktype: int
+    data: memoryview
+    # length on the wire: larger than len(data) when the snaplen cut the packet (some writers store
+    # less than len(data), e.g. without the cooked header, which is not a cut)
+    orig_len: int
+    offset: int  # byte offset of the record in the file
+
+
+@dataclass
+class CaptureStats:
+    packets: int = 0
+    resyncs: int = 0  # times the reader skipped damaged bytes to find the next record
+    skipped_bytes: int = 0
+    truncated_tail: bool = False
+    problems: list[str] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        if len(self.problems) < 20:
+            self.problems.append(text)
+
+
+PcapHeader = cs.Struct(
+    "magic" / cs.Int32ul,
+    "version_major" / cs.Int16ul,
+    "version_minor" / cs.Int16ul,
+    "thiszone" / cs.Int32sl,
+    "sigfigs" / cs.Int32ul,
+    "snaplen" / cs.Int32ul,
+    "network" / cs.Int32ul,
+)
+
+
+def capture_format(buf) -> str:
+    """``"pcap"`` or ``"pcapng"`` from the first four bytes; CaptureError otherwise."""
+    if len(buf) < 4:
+        raise CaptureError(f"{len(buf)} bytes is too short for a capture file header")
+    (magic_le,) = struct.unpack_from("<I", buf, 0)
+    (magic_be,) = struct.unpack_from(">I", buf, 0)
+    if magic_le == PCAPNG_SHB:
+        return "pcapng"
+    if PCAP_MAGIC_US in (magic_le, magic_be) or PCAP_MAGIC_NS in (magic_le, magic_be):
+        return "pcap"
+    raise CaptureError(f"not a pcap or pcapng file (magic {bytes(buf[:4]).hex()})")
+
+
+@dataclass(frozen=True)
+class PcapFile:
+    """What the 24-byte pcap file header says."""
+
+    endian: str  # "<" or ">"
+    nanosecond: bool
+    snaplen: int
+    linktype: int
+
+    @classmethod
+    def parse(cls, buf) -> "PcapFile":
+        if len(buf) < 24:
+            raise CaptureError("pcap file header truncated (fewer than 24 bytes)")
+        (magic_le,) = struct.unpack_from("<I", buf, 0)
+        endian = "<" if magic_le in (PCAP_MAGIC_US, PCAP_MAGIC_NS) else ">"
+        header = PcapHeader.parse(
+            bytes(buf[:24]) if endian == "<" else _swap_words(bytes(buf[:24]))
+        )
+        return cls(
+            endian=endian,
+            nanosecond=header.magic == PCAP_MAGIC_NS,
+            snaplen=header.snaplen or MAX_RECORD,
+            linktype=header.network & 0x0FFFFFFF,  # the upper bits carry FCS information
+        )
+
+
+def _swap_words(header: bytes) -> bytes:
+    """A big-endian pcap header rewritten little-endian, so one construct layout reads both."""
+    out = bytearray()
+    for fmt_pos, size in ((0, 4), (4, 2), (6, 2), (8, 4), (12, 4), (16, 4), (20, 4)):
+        out += header[fmt_pos : fmt_pos + size][::-1]
+    return bytes(out)
+
+
+class PcapReader:
+    """Records of a pcap file whose header is ``info``; resynchronises after damage."""
+
+    def __init__(self, buf, info: PcapFile, stats: CaptureStats | None = None) -> None:
+        self.buf = buf
+        self.info = info
+        self.stats = stats if stats is not None else CaptureStats()
+        self._record = struct.Struct(info.endian + "IIII")
+        self._frac_limit = 1_000_000_000 if info.nanosecond else 1_000_000
+        self._scale = 1 if info.nanosecond else 1000
+        self._max_len = max(info.snaplen, MAX_RECORD)
+        self.last_sec: int | None = None  # the ±1 day timestamp check of resync is relative to it
+
+    def plausible(self, pos: int, chain: int = 1) -> bool:
+        """Whether a record header can start at ``pos``: sane fields and a timestamp within a day of
+        the previous record's, and ``chain`` more such headers after it (one more is already about a
+        billion to one against a false start; more would reject a true start followed by damage)."""
+        buf, end = self.buf, len(self.buf)
+        unpack = self._record.unpack_from
+        for _ in range(chain + 1):
+            if pos == end:
+                return True
+            if pos + 16 > end:
+                return False
+            sec, frac, incl, orig = unpack(buf, pos)
+            if frac >= self._frac_limit or not 0 < incl <= self._max_len or orig > MAX_RECORD * 4:
+                return False
+            if self.last_sec is not None and abs(sec - self.last_sec) > 86400:
+                return False
+            pos += 16 + incl
+            if pos > end:
+                return True  # a cut-off last record still starts where the header says
+        return True
+
+    def resync(self, pos: int, limit: int | None = None) -> int | None:
+        """The first offset at or after ``pos`` (and before ``limit``) where records plausibly start."""
+        stop = len(self.buf) - 16 if limit is None else min(limit, len(self.buf) - 16)
+        while pos <= stop:
+            if self.plausible(pos):
+                return pos
+            pos += 1
+        return None
+
+    def records(self, start: int, stop: int, first_number: int = 1) -> Iterator[Packet]:
+        """Packets whose record header starts in ``[start, stop)``; ``start`` must be a record start."""
+        buf, end = self.buf, len(self.buf)
+        unpack = self._record.unpack_from
+        frac_limit, scale, max_len = self._frac_limit, self._scale, self._max_len
+        linktype = self.info.linktype
+        view = memoryview(buf)
+        number = first_number
+        pos = start
+        while pos < stop:
+            if pos + 16 > end:
+                self._cut_tail(pos, "record header")
+                break
+            sec, frac, incl, orig = unpack(buf, pos)
+            if frac >= frac_limit or not 0 < incl <= max_len:
+                found = self.resync(pos + 1, stop)
+                self.stats.note(f"bad pcap record header at offset {pos}")
+                if found is None:
+                    break
+                self.stats.resyncs += 1
+                self.stats.skipped_bytes += found - pos
+                pos = found
+                continue
+            if pos + 16 + incl > end:
+                self._cut_tail(pos, f"record of {incl} bytes")
+                break
+            self.last_sec = sec
+            yield Packet(
+                number,
+                sec * 1_000_000_000 + frac * scale,
+                linktype,
+                view[pos + 16 : pos + 16 + incl],
+                orig,
+                pos,
+            )
+            number += 1
+            pos += 16 + incl
+        self.stats.packets += number - first_number
+
+    def _cut_tail(self, pos: int, what: str) -> None:
+        self.stats.truncated_tail = True
+        self.stats.note(f"capture ends inside a {what} at offset {pos}")

@@ -1,0 +1,169 @@
+"""``kraftwire decode CAPTURE... [--schemas DIR[,DIR...]] [--format table|jsonl|parquet] [--out PATH]
+[--spark [--master URL]]``: one row per Kafka exchange in the captures."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    parser.add_argument("captures", nargs="+", metavar="CAPTURE", help="pcap or pcapng files")
+    parser.add_argument(
+        "--schemas",
+        default=None,
+        metavar="DIR[,DIR...]",
+        help="spec directories to generate codecs from (default: the bundled KRaft codecs)",
+    )
+    parser.add_argument("--format", choices=("table", "jsonl", "parquet"), default="table")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output file (default: standard output; " "required for parquet)",
+    )
+    parser.add_argument("--ports", default="9092,9093", help="server ports, comma-separated")
+    parser.add_argument("--spark", action="store_true", help="decode with Spark instead of locally")
+    parser.add_argument("--master", default="local[*]", help="Spark master URL (with --spark)")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        ports = frozenset(int(p) for p in args.ports.split(",") if p.strip())
+    except ValueError:
+        return _fail(f"--ports must be comma-separated numbers, not {args.ports!r}", 2)
+    if args.format == "parquet" and args.out is None:
+        return _fail("--format parquet needs --out PATH", 2)
+    if args.out is not None and args.out.exists():
+        return _fail(f"{args.out} exists; choose a new output path", 2)
+    missing = [c for c in args.captures if not Path(c).is_file()]
+    if missing:
+        return _fail(f"no such capture file: {missing[0]}", 2)
+    try:
+        rows, unreadable = _spark_rows(args, ports) if args.spark else _local_rows(args, ports)
+    except (OSError, ValueError) as exc:  # unreadable specs, a file that is no capture, ...
+        return _fail(str(exc), 1)
+    except ImportError as exc:
+        return _fail(f"{exc} (is the spec directory a kraftwire-generatable set?)", 1)
+    _write(rows, args)
+    for path in unreadable:
+        print(f"kraftwire: {path}: not a pcap or pcapng file", file=sys.stderr)
+    return 1 if unreadable else 0
+
+
+def _local_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[dict], list[str]]:
+    from .api import local_decoder
+    from .pipeline import DecodeOptions, decode_files
+
+    bodies = local_decoder(args.schemas)
+    progress = _Progress() if sys.stderr.isatty() else None
+    rows, stats = decode_files(args.captures, bodies, DecodeOptions(server_ports=ports), progress)
+    if progress:
+        progress.done()
+    unreadable = []
+    for path, file_stats in stats.items():
+        if file_stats.problems and file_stats.problems[0].startswith("not a pcap"):
+            unreadable.append(path)
+            continue
+        for problem in file_stats.problems[:3]:
+            print(f"kraftwire: warning: {path}: {problem}", file=sys.stderr)
+    return rows, unreadable
+
+
+def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[dict], list[str]]:
+    from pyspark.sql import SparkSession
+
+    from .api import read_exchanges, spark_rows_as_dicts
+
+    from .capture import CaptureError, capture_format
+
+    unreadable = []
+    for path in args.captures:
+        with open(path, "rb") as handle:
+            try:
+                capture_format(handle.read(4))
+            except CaptureError:
+                unreadable.append(path)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = (
+        SparkSession.builder.master(args.master)
+        .appName("kraftwire decode")
+        .config("spark.ui.enabled", "false")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        frame = read_exchanges(spark, args.captures, schemas=args.schemas, ports=ports)
+        if args.format == "parquet":
+            frame.write.parquet(str(args.out))
+            return [], unreadable
+        return spark_rows_as_dicts(frame), unreadable
+    finally:
+        spark.stop()
+
+
+def _write(rows: list[dict], args: argparse.Namespace) -> None:
+    from .rows import json_ready, to_arrow
+
+    if args.format == "parquet":
+        if rows or not args.spark:
+            import pyarrow.parquet as pq
+
+            pq.write_table(
+                __import__("pyarrow").Table.from_batches([to_arrow(rows)]), str(args.out)
+            )
+        return
+    out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
+    try:
+        if args.format == "jsonl":
+            for row in rows:
+                out.write(json.dumps(json_ready(row), ensure_ascii=False) + "\n")
+        else:
+            _table(rows, out)
+    finally:
+        if args.out:
+            out.close()
+
+
+def _table(rows: list[dict], out) -> None:
+    shown = (
+        "request_frame",
+        "response_frame",
+        "client_port",
+        "server_port",
+        "api_name",
+        "api_version",
+        "correlation_id",
+        "client_id",
+        "latency_us",
+        "error_code",
+        "status",
+    )
+    texts = [
+        [
+            ("" if row[c] is None else str(row[c] if c != "api_name" or row[c] else row["api_key"]))
+            for c in shown
+        ]
+        for row in rows
+    ]
+    widths = [max([len(c)] + [len(t[i]) for t in texts]) for i, c in enumerate(shown)]
+    out.write("  ".join(c.ljust(w) for c, w in zip(shown, widths)) + "\n")
+    for text in texts:
+        out.write("  ".join(t.ljust(w) for t, w in zip(text, widths)) + "\n")
+    out.write(f"{len(rows)} exchanges\n")
+
+
+class _Progress:
+    def __call__(self, packets: int) -> None:
+        print(f"\r{packets:,} packets", end="", file=sys.stderr, flush=True)
+
+    def done(self) -> None:
+        print(file=sys.stderr)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"kraftwire: {message}", file=sys.stderr)
+    return code

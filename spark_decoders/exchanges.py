@@ -1,0 +1,180 @@
+"""Pairing the frames of one connection into exchanges, and the row of each exchange.
+
+Requests wait by correlation id; a response takes the latest request with its id (ids may be reused,
+as tshark also assumes). Pairing reads only the headers (``headers``), so a body that does not decode
+keeps its pair. Produce with acks=0 gets no response and is reported at once. Bodies are decoded when
+the row is built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .bodies import FAILED, UNSUPPORTED, BodyDecoder
+from .framing import Frame
+from .headers import RequestHead, produce_acks, read_correlation_id, read_request_head
+from .rows import timestamp
+
+FILE_SHIFT = 40  # a packet reference is file_index << FILE_SHIFT | packet number in that file
+_NUMBER = (1 << FILE_SHIFT) - 1
+
+
+def packet_ref(file_index: int, number: int) -> int:
+    return (file_index << FILE_SHIFT) | number
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    capture_files: tuple[str, ...]  # indexed by the file part of packet references
+    conn_id: str
+    client_ip: str
+    client_port: int
+    server_ip: str
+    server_port: int
+
+
+class Matcher:
+    def __init__(
+        self, endpoints: Endpoints, bodies: BodyDecoder, emit: Callable[[dict], None]
+    ) -> None:
+        self.endpoints = endpoints
+        self.bodies = bodies
+        self.emit = emit
+        self.pending: dict[int, tuple[Frame, RequestHead]] = {}
+        self.unreadable_frames = 0
+
+    def request(self, frame: Frame) -> None:
+        head = read_request_head(frame.payload)
+        if head is None:
+            self.unreadable_frames += 1
+            return
+        if frame.damage is None and head.api_key == 0:
+            flexible = self.bodies.request_flexible(head.api_key, head.api_version)
+            if produce_acks(frame.payload, head, flexible) == 0:
+                self.emit(self._row(frame, head, None, "acks0"))
+                return
+        earlier = self.pending.pop(head.correlation_id, None)
+        if earlier is not None:
+            self.emit(self._row(*earlier, None, "no_response"))
+        self.pending[head.correlation_id] = (frame, head)
+
+    def response(self, frame: Frame) -> None:
+        correlation_id = read_correlation_id(frame.payload)
+        if correlation_id is None:
+            self.unreadable_frames += 1
+            return
+        waiting = self.pending.pop(correlation_id, None)
+        if waiting is None:
+            self.emit(self._row(None, None, frame, "no_request", correlation_id))
+        else:
+            self.emit(self._row(*waiting, frame, "ok"))
+
+    def finish(self) -> None:
+        for frame, head in sorted(self.pending.values(), key=lambda item: item[0].last_packet):
+            self.emit(self._row(frame, head, None, "no_response"))
+        self.pending.clear()
+
+    def _row(
+        self,
+        request: Frame | None,
+        head: RequestHead | None,
+        response: Frame | None,
+        status: str,
+        correlation_id: int | None = None,
+    ) -> dict:
+        ends = self.endpoints
+        first = request if request is not None else response
+        row = {
+            "capture_file": ends.capture_files[first.last_packet >> FILE_SHIFT],
+            "conn_id": ends.conn_id,
+            "client_ip": ends.client_ip,
+            "client_port": ends.client_port,
+            "server_ip": ends.server_ip,
+            "server_port": ends.server_port,
+            "request_ts": None,
+            "response_ts": None,
+            "latency_us": None,
+            "api_key": None,
+            "api_name": None,
+            "api_version": None,
+            "correlation_id": correlation_id,
+            "client_id": None,
+            "request_size": None,
+            "response_size": None,
+            "request_frame": None,
+            "response_frame": None,
+            "error_code": None,
+            "error_codes": None,
+            "throttle_time_ms": None,
+            "request_json": None,
+            "response_json": None,
+            "status": status,
+            "decode_error": None,
+        }
+        problems: list[str] = []
+        if request is not None:
+            row.update(
+                request_ts=timestamp(request.ts_ns),
+                api_key=head.api_key,
+                api_version=head.api_version,
+                api_name=self.bodies.api_name(head.api_key),
+                correlation_id=head.correlation_id,
+                client_id=head.client_id,
+                request_size=request.size,
+                request_frame=request.last_packet & _NUMBER,
+            )
+        if response is not None:
+            row.update(
+                response_ts=timestamp(response.ts_ns),
+                response_size=response.size,
+                response_frame=response.last_packet & _NUMBER,
+            )
+        if request is not None and response is not None:
+            row["latency_us"] = (response.ts_ns - request.ts_ns) / 1000.0
+        damage = [f.damage for f in (request, response) if f is not None and f.damage]
+        if damage:
+            row["status"] = "truncated" if "truncated" in damage else "gap"
+            problems.append(
+                f"frame cut by a {'snaplen truncation' if 'truncated' in damage else 'stream gap'}"
+            )
+        elif request is not None:
+            self._decode_bodies(row, request, head, response, problems)
+        if problems:
+            row["decode_error"] = "; ".join(problems)
+        return row
+
+    def _decode_bodies(
+        self,
+        row: dict,
+        request: Frame,
+        head: RequestHead,
+        response: Frame | None,
+        problems: list[str],
+    ) -> None:
+        if not self.bodies.knows(head.api_key, head.api_version):
+            name = row["api_name"] or f"API key {head.api_key}"
+            problems.append(f"no codec for {name} v{head.api_version}")
+            if row["status"] == "ok":
+                row["status"] = UNSUPPORTED
+            return
+        decoded = [self.bodies.request(request.payload, head.api_key, head.api_version)]
+        if response is not None:
+            decoded.append(self.bodies.response(response.payload, head.api_key, head.api_version))
+            answer = decoded[1]
+            row.update(
+                error_code=answer.error_code,
+                error_codes=answer.error_codes,
+                throttle_time_ms=answer.throttle_time_ms,
+                response_json=answer.json_text,
+            )
+        row["request_json"] = decoded[0].json_text
+        for part in decoded:
+            if part.message is not None:
+                problems.append(part.message)
+            if part.problem is not None:
+                if row["status"] in (
+                    "ok",
+                    UNSUPPORTED,
+                ):  # a decode failure outranks a missing codec
+                    row["status"] = FAILED if part.problem == FAILED else UNSUPPORTED

@@ -1,0 +1,163 @@
+"""Kafka frames (``int32 size`` + payload) out of one direction's reassembled byte stream.
+
+``FrameReader`` is a reassembly sink (``data`` / ``gap``) and hands each complete frame to a callback
+with the number of the packet that brought its first byte and of the one that completed it (tshark's
+frame number for the PDU) and that packet's timestamp. After a gap, or at a mid-stream start, it
+resynchronises: it looks for the next offset where a frame plausibly starts, as judged by the
+``plausible(buf, pos, packet_starts)`` function of its direction (True, False, or None when more bytes
+are needed to tell). A frame that a gap or the snaplen
+cut through is still handed on, marked ``gap`` / ``truncated``, so its header can be reported.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Callable, NamedTuple
+
+from .reassembly import TRUNCATED
+
+MAX_FRAME = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
+_SIZE = struct.Struct(">i")
+
+
+class Frame(NamedTuple):
+    payload: bytes  # without the size prefix; shorter than ``size`` when damaged
+    size: int
+    first_packet: int
+    last_packet: int
+    ts_ns: int
+    damage: str | None  # None, "gap" or "truncated"
+
+
+Plausible = Callable[[bytes, int, frozenset], "bool | None"]
+
+
+class FrameReader:
+    def __init__(
+        self, on_frame: Callable[[Frame], None], plausible: Plausible, max_frame: int = MAX_FRAME
+    ) -> None:
+        self.on_frame = on_frame
+        self.plausible = plausible
+        self.max_frame = max_frame
+        self.buf = bytearray()
+        self.synced = True
+        self.first_packet = 0  # packet that brought the buffer's first byte
+        # (buffer offset, packet number) where each delivered packet's bytes begin
+        self.packet_starts: list[tuple[int, int]] = []
+        self.last_packet = 0
+        self.last_ts = 0
+        self.resyncs = 0
+
+    def data(self, payload: bytes, packet: int, ts_ns: int) -> None:
+        if not self.buf:
+            self.first_packet = packet
+        self.packet_starts.append((len(self.buf), packet))
+        self.buf += payload
+        self.last_packet, self.last_ts = packet, ts_ns
+        if not self.synced:
+            self._resync()
+        if self.synced:
+            self._frames()
+
+    def gap(self, kind: str) -> None:
+        """Bytes are missing here: a frame in progress is damaged, and the next one must be found."""
+        if self.synced and len(self.buf) >= 4:
+            (size,) = _SIZE.unpack_from(self.buf, 0)
+            if 0 <= size <= self.max_frame:
+                damage = "truncated" if kind == TRUNCATED else "gap"
+                self.on_frame(
+                    Frame(
+                        bytes(self.buf[4:]),
+                        size,
+                        self.first_packet,
+                        self.last_packet,
+                        self.last_ts,
+                        damage,
+                    )
+                )
+        self.buf.clear()
+        self.packet_starts.clear()
+        self.synced = False
+
+    def finish(self) -> None:
+        """The stream ended; a frame in progress is reported as cut off by the end of the capture."""
+        if self.buf and self.synced:
+            self.gap(TRUNCATED)
+        self.buf.clear()
+
+    def _frames(self) -> None:
+        buf = self.buf
+        pos, end = 0, len(buf)
+        starts = self._starts()
+        while end - pos >= 4:
+            (size,) = _SIZE.unpack_from(buf, pos)
+            verdict = self.plausible(buf, pos, starts) if size <= self.max_frame else False
+            if verdict is None:
+                break  # too few bytes yet to judge this frame's header
+            if not verdict:  # lost the frame boundaries (a damaged size): find them again
+                self._trim(pos)
+                self.synced = False
+                self._resync(skip_first=True)
+                return
+            stop = pos + 4 + size
+            if stop > end:
+                break
+            first = self.first_packet if pos == 0 else self._packet_at(pos)
+            self.on_frame(
+                Frame(bytes(buf[pos + 4 : stop]), size, first, self.last_packet, self.last_ts, None)
+            )
+            pos = stop
+        self._trim(pos)
+
+    def _starts(self) -> "_Offsets":
+        return _Offsets(self.packet_starts)
+
+    def _packet_at(self, pos: int) -> int:
+        """The packet that brought byte ``pos`` of the buffer."""
+        for offset, packet in reversed(self.packet_starts):
+            if offset <= pos:
+                return packet
+        return self.first_packet
+
+    def _trim(self, pos: int) -> None:
+        if not pos:
+            return
+        first = self._packet_at(pos) if pos < len(self.buf) else self.last_packet
+        del self.buf[:pos]
+        kept = [(offset - pos, packet) for offset, packet in self.packet_starts if offset > pos]
+        self.packet_starts = [(0, first)] + kept
+        self.first_packet = first
+
+    def _resync(self, skip_first: bool = False) -> None:
+        """Find the first plausible frame start; one still undecided (needing more bytes) keeps the
+        buffer from there, but a decided start after it wins (it answers a pending request)."""
+        buf = bytes(self.buf)
+        starts = self._starts()
+        pos = 1 if skip_first else 0
+        undecided = None
+        while pos + 4 <= len(buf):
+            verdict = self.plausible(buf, pos, starts)
+            if verdict:
+                self.resyncs += 1
+                self._trim(pos)
+                self.synced = True
+                return
+            if verdict is None and undecided is None:
+                undecided = pos
+            pos += 1
+        self._trim(pos if undecided is None else undecided)
+
+
+class _Offsets:
+    """The buffer offsets where packets start, as a set built only if a check asks."""
+
+    __slots__ = ("starts", "_set")
+
+    def __init__(self, starts: list[tuple[int, int]]) -> None:
+        self.starts = starts
+        self._set: frozenset | None = None
+
+    def __contains__(self, offset: int) -> bool:
+        if self._set is None:
+            self._set = frozenset(start for start, _ in self.starts)
+        return offset in self._set

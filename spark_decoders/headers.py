@@ -1,0 +1,155 @@
+"""Kafka request and response headers read on their own, without any body codec.
+
+Pairing needs only the header: a request header always starts ``int16 api key, int16 api version,
+int32 correlation id, int16-length client id`` (the client id keeps its classic encoding even in
+flexible versions), and a response header starts with the correlation id. So pairing never depends on
+whether a body decodes. This module also judges where a frame plausibly starts (for resynchronising
+after a gap) and reads Produce's ``acks`` (acks=0 gets no response).
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from typing import NamedTuple
+
+_REQUEST_HEAD = struct.Struct(">hhih")
+_INT32 = struct.Struct(">i")
+_INT16 = struct.Struct(">h")
+_PRINTABLE = re.compile(rb"[\x20-\x7e]*")
+MAX_API_KEY = 127
+MAX_API_VERSION = 40
+PRODUCE = 0
+
+
+class RequestHead(NamedTuple):
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    end: int  # offset after the client id (the tagged fields of header v2 follow)
+
+
+def read_request_head(payload: bytes) -> RequestHead | None:
+    """The fixed part of a request header, or None when the payload is too short to hold it."""
+    if len(payload) < 10:
+        return None
+    api_key, api_version, correlation_id, length = _REQUEST_HEAD.unpack_from(payload, 0)
+    if length < 0:
+        return RequestHead(api_key, api_version, correlation_id, None, 10)
+    if 10 + length > len(payload):
+        return None
+    client_id = payload[10 : 10 + length].decode("utf-8", "replace")
+    return RequestHead(api_key, api_version, correlation_id, client_id, 10 + length)
+
+
+def read_correlation_id(payload: bytes) -> int | None:
+    return _INT32.unpack_from(payload, 0)[0] if len(payload) >= 4 else None
+
+
+def plausible_request(
+    buf: bytes, pos: int, boundaries: frozenset[int] = frozenset()
+) -> bool | None:
+    """Whether a request frame can start at ``pos``: sane size, API key, version and client id
+    (None: not enough bytes yet to tell)."""
+    if len(buf) - pos < 14:
+        return None
+    size, api_key, api_version, correlation_id, length = struct.unpack_from(">ihhih", buf, pos)
+    if size < 10 or size > 100 * 1024 * 1024 or not 0 <= api_key <= MAX_API_KEY:
+        return False
+    if not 0 <= api_version <= MAX_API_VERSION or correlation_id < 0:
+        return False
+    if length == -1:
+        return True
+    if length < 0 or length > size - 10:
+        return False
+    return _PRINTABLE.fullmatch(buf, pos + 14, pos + 14 + length) is not None
+
+
+WEAK_RESPONSE_MAX = 64 * 1024
+
+
+def plausible_response(pending):
+    """A response can start where its correlation id answers a pending request; or, when no request
+    waits (the capture missed them), where a packet starts and a small frame ends exactly where a
+    packet ends (``boundaries`` holds the buffer offsets where packets start, and its end)."""
+
+    def check(buf: bytes, pos: int, boundaries: frozenset[int] = frozenset()) -> bool | None:
+        if len(buf) - pos < 8:
+            return None
+        size, correlation_id = struct.unpack_from(">ii", buf, pos)
+        if size < 4 or size > 100 * 1024 * 1024 or correlation_id < 0:
+            return False
+        if correlation_id in pending:
+            return pos in boundaries or _next_answers(buf, pos + 4 + size, boundaries, pending)
+        if pending or pos not in boundaries or size > WEAK_RESPONSE_MAX:
+            # While requests wait, a response answering none of them means lost frame boundaries.
+            return False
+        end = pos + 4 + size
+        if end > len(buf):
+            return None
+        return end in boundaries or end == len(buf)
+
+    return check
+
+
+def _next_answers(
+    buf: bytes, end: int, boundaries: frozenset[int], pending, depth: int = 3
+) -> bool | None:
+    """For a response start inside a packet: its end must be a packet boundary or the start of
+    another response to a waiting request, and so on up to ``depth`` frames (small ids abound
+    inside response bodies, so one match alone proves little)."""
+    if end in boundaries or end == len(buf) or depth == 0:
+        return True
+    if end + 8 > len(buf):
+        return None
+    size, correlation_id = struct.unpack_from(">ii", buf, end)
+    if not 4 <= size <= 100 * 1024 * 1024 or correlation_id not in pending:
+        return False
+    return _next_answers(buf, end + 4 + size, boundaries, pending, depth - 1)
+
+
+def produce_acks(payload: bytes, head: RequestHead, flexible: bool | None) -> int | None:
+    """Produce's ``acks`` (after the transactional id from v3 on); None when it cannot be read."""
+    if head.api_key != PRODUCE:
+        return None
+    if flexible is None:
+        flexible = head.api_version >= 9
+    pos = head.end
+    try:
+        if flexible:
+            pos = _skip_tagged_fields(payload, pos)
+        if head.api_version >= 3:
+            if flexible:
+                length, pos = _uvarint(payload, pos)
+                pos += max(length - 1, 0)
+            else:
+                (length,) = _INT16.unpack_from(payload, pos)
+                pos += 2 + max(length, 0)
+        (acks,) = _INT16.unpack_from(payload, pos)
+    except (struct.error, IndexError):
+        return None
+    return acks
+
+
+def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while shift < 35:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
+    raise IndexError("varint too long")
+
+
+def _skip_tagged_fields(data: bytes, pos: int) -> int:
+    count, pos = _uvarint(data, pos)
+    if count > len(data):
+        raise IndexError("tagged field count past the end")
+    for _ in range(count):
+        _, pos = _uvarint(data, pos)
+        size, pos = _uvarint(data, pos)
+        pos += size
+    return pos

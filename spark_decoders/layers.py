@@ -1,0 +1,221 @@
+"""From a link-layer packet to a TCP segment: link types, IPv4, IPv6, TCP.
+
+``tcp_segment(linktype, data, orig_len)`` returns a ``Segment`` or None (not TCP, or an IP fragment
+after the first, which carries no TCP header). Checksums are not verified: offloaded captures carry
+wrong ones. Packets cut by the snaplen keep the bytes that were captured and say how many are missing.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+from typing import NamedTuple
+
+LINK_NULL, LINK_ETHERNET, LINK_RAW, LINK_LOOP = 0, 1, 101, 108
+LINK_SLL, LINK_SLL2, LINK_IPV4, LINK_IPV6 = 113, 276, 228, 229
+RAW_ALIASES = (12, 14)  # DLT_RAW on some BSDs
+ETH_IPV4, ETH_IPV6 = 0x0800, 0x86DD
+VLAN_TAGS = (0x8100, 0x88A8, 0x9100)
+AF_INET6_VALUES = (10, 24, 28, 30)  # Linux, NetBSD/OpenBSD, FreeBSD, macOS
+IPV6_EXTENSIONS = (0, 43, 60, 51, 135, 139, 140)
+IPV6_FRAGMENT = 44
+PROTO_TCP = 6
+
+FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
+
+_U16 = struct.Struct(">H")
+_TCP = struct.Struct(">HHIIBB")
+
+
+class Segment(NamedTuple):
+    src: str
+    sport: int
+    dst: str
+    dport: int
+    seq: int
+    ack: int
+    flags: int
+    payload: bytes
+    missing: int  # payload bytes the snaplen cut off (the stream has a gap there)
+    fragment: (
+        bool  # the first fragment of a fragmented IP packet: the rest of its payload is absent
+    )
+
+
+_ADDRESS_TEXT: dict[bytes, str] = {}
+
+
+def _address(raw: bytes) -> str:
+    text = _ADDRESS_TEXT.get(raw)
+    if text is None:
+        family = socket.AF_INET if len(raw) == 4 else socket.AF_INET6
+        text = _ADDRESS_TEXT[raw] = socket.inet_ntop(family, raw)
+        if len(_ADDRESS_TEXT) > 100_000:
+            _ADDRESS_TEXT.clear()
+    return text
+
+
+def network_payload(linktype: int, data) -> tuple[int, int]:
+    """``(ethertype-like protocol, offset of the IP header)``; protocol 0 when not IP."""
+    if linktype == LINK_ETHERNET:
+        if len(data) < 14:
+            return 0, 0
+        pos = 12
+        (proto,) = _U16.unpack_from(data, pos)
+        while proto in VLAN_TAGS and pos + 6 <= len(data):
+            pos += 4
+            (proto,) = _U16.unpack_from(data, pos)
+        return proto, pos + 2
+    if linktype == LINK_SLL:
+        return (_U16.unpack_from(data, 14)[0], 16) if len(data) >= 16 else (0, 0)
+    if linktype == LINK_SLL2:
+        return (_U16.unpack_from(data, 0)[0], 20) if len(data) >= 20 else (0, 0)
+    if linktype in (LINK_RAW, LINK_IPV4, LINK_IPV6) or linktype in RAW_ALIASES:
+        if not data:
+            return 0, 0
+        version = data[0] >> 4
+        return (ETH_IPV4 if version == 4 else ETH_IPV6 if version == 6 else 0), 0
+    if linktype in (LINK_NULL, LINK_LOOP):
+        if len(data) < 4:
+            return 0, 0
+        raw = bytes(data[:4])
+        family = int.from_bytes(raw, "big") if linktype == LINK_LOOP else _host_order_family(raw)
+        if family == socket.AF_INET:
+            return ETH_IPV4, 4
+        return (ETH_IPV6, 4) if family in AF_INET6_VALUES else (0, 0)
+    return 0, 0
+
+
+def _host_order_family(raw: bytes) -> int:
+    """DLT_NULL stores the family in the capturing host's byte order: the small value is the right one."""
+    little, big = int.from_bytes(raw, "little"), int.from_bytes(raw, "big")
+    return little if little < big else big
+
+
+# The common case in one unpack: Ethernet without tags, IPv4 without options, TCP.
+_ETH_IPV4_TCP = struct.Struct(">12xHBxH2xHBx2x4s4sHHIIBB")
+
+
+def tcp_segment(linktype: int, data, orig_len: int) -> Segment | None:
+    if linktype == LINK_ETHERNET and len(data) >= 54:
+        (
+            ethertype,
+            version_ihl,
+            total,
+            frag,
+            proto,
+            src,
+            dst,
+            sport,
+            dport,
+            seq,
+            ack,
+            offset,
+            flags,
+        ) = _ETH_IPV4_TCP.unpack_from(data, 0)
+        if (
+            ethertype == ETH_IPV4
+            and version_ihl == 0x45
+            and proto == PROTO_TCP
+            and not frag & 0x1FFF
+        ):
+            start = 34 + (offset >> 4) * 4
+            ip_end = 14 + total if total else orig_len
+            if start <= ip_end:
+                captured_end = min(ip_end, len(data))
+                missing = ip_end - max(captured_end, start) if orig_len > len(data) else 0
+                return Segment(
+                    _address(src),
+                    sport,
+                    _address(dst),
+                    dport,
+                    seq,
+                    ack,
+                    flags,
+                    bytes(data[start:captured_end]) if captured_end > start else b"",
+                    max(missing, 0),
+                    bool(frag & 0x2000),
+                )
+    proto, pos = network_payload(linktype, data)
+    if proto == ETH_IPV4:
+        return _ipv4(data, pos, orig_len)
+    if proto == ETH_IPV6:
+        return _ipv6(data, pos, orig_len)
+    return None
+
+
+def _ipv4(data, pos: int, orig_len: int) -> Segment | None:
+    if len(data) < pos + 20:
+        return None
+    first = data[pos]
+    header_len = (first & 0x0F) * 4
+    if first >> 4 != 4 or header_len < 20 or data[pos + 9] != PROTO_TCP:
+        return None
+    (total,) = _U16.unpack_from(data, pos + 2)
+    (frag,) = _U16.unpack_from(data, pos + 6)
+    if frag & 0x1FFF:  # a later fragment: no TCP header in it
+        return None
+    end = pos + total if total else orig_len  # total 0: TSO, the length is the capture's
+    return _tcp(
+        data,
+        pos + header_len,
+        end,
+        orig_len,
+        bytes(data[pos + 12 : pos + 16]),
+        bytes(data[pos + 16 : pos + 20]),
+        bool(frag & 0x2000),
+    )
+
+
+def _ipv6(data, pos: int, orig_len: int) -> Segment | None:
+    if len(data) < pos + 40 or data[pos] >> 4 != 6:
+        return None
+    (payload_len,) = _U16.unpack_from(data, pos + 4)
+    next_header = data[pos + 6]
+    src, dst = bytes(data[pos + 8 : pos + 24]), bytes(data[pos + 24 : pos + 40])
+    end = pos + 40 + payload_len if payload_len else orig_len  # 0: a jumbogram or TSO
+    pos += 40
+    fragment = False
+    while next_header != PROTO_TCP:
+        if len(data) < pos + 8:
+            return None
+        if next_header == IPV6_FRAGMENT:
+            (offset_flags,) = _U16.unpack_from(data, pos + 2)
+            if offset_flags & 0xFFF8:
+                return None
+            fragment = bool(offset_flags & 1)
+            next_header, pos = data[pos], pos + 8
+        elif next_header == 51:  # AH counts its length in 4-byte words, minus 2
+            next_header, pos = data[pos], pos + (data[pos + 1] + 2) * 4
+        elif next_header in IPV6_EXTENSIONS:
+            next_header, pos = data[pos], pos + (data[pos + 1] + 1) * 8
+        else:
+            return None
+    return _tcp(data, pos, end, orig_len, src, dst, fragment)
+
+
+def _tcp(
+    data, pos: int, ip_end: int, orig_len: int, src: bytes, dst: bytes, fragment: bool
+) -> Segment | None:
+    if len(data) < pos + 20:
+        return None
+    sport, dport, seq, ack, offset, flags = _TCP.unpack_from(data, pos)
+    start = pos + (offset >> 4) * 4
+    if start > ip_end:
+        return None
+    captured_end = min(ip_end, len(data))
+    payload = bytes(data[start:captured_end]) if captured_end > start else b""
+    # Bytes the IP header promises but the capture lacks; only real when the snaplen cut the packet.
+    missing = ip_end - max(captured_end, start) if orig_len > len(data) else 0
+    return Segment(
+        _address(src),
+        sport,
+        _address(dst),
+        dport,
+        seq,
+        ack,
+        flags,
+        payload,
+        max(missing, 0),
+        fragment,
+    )

@@ -1,0 +1,189 @@
+"""pcapng: sections, interfaces and packet blocks.
+
+Each section header block (SHB) sets the byte order of its section and starts a new interface list;
+each interface description block (IDB) gives an interface's link type and timestamp resolution
+(``if_tsresol``, default microseconds) and offset (``if_tsoffset``). Packets come in enhanced (EPB),
+simple (SPB, interface 0, no timestamp) and obsolete (PB) packet blocks; every other block is skipped
+by its length. The total length is repeated at the end of every block, which is how a damaged block is
+recognised and how the reader finds the next block after damage.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Iterator
+
+import construct as cs
+
+from .capture import PCAPNG_BOM, PCAPNG_SHB, CaptureStats, Packet
+
+BLOCK_IDB, BLOCK_PB, BLOCK_SPB, BLOCK_EPB = 1, 2, 3, 6
+# Block types a resynchronising reader accepts as a block start (SHB, IDB, PB, SPB, NRB, ISB, EPB, DSB,
+# and the two custom block types).
+KNOWN_BLOCKS = frozenset({PCAPNG_SHB, 1, 2, 3, 4, 5, 6, 0x0A, 0x0BAD, 0x40000BAD})
+MAX_BLOCK = 16 * 1024 * 1024
+OPT_TSRESOL, OPT_TSOFFSET = 9, 14
+
+
+def _options(endian: str) -> cs.Construct:
+    """The option list at the end of an SHB or IDB: (code, length, value padded to 4)."""
+    int16 = cs.Int16ul if endian == "<" else cs.Int16ub
+    option = cs.Struct(
+        "code" / int16,
+        "length" / int16,
+        "value" / cs.Bytes(cs.this.length),
+        cs.Padding(lambda ctx: -ctx.length % 4),
+    )
+    return cs.GreedyRange(option)
+
+
+_IDB_FIXED = {
+    e: cs.Struct(
+        "linktype" / (cs.Int16ul if e == "<" else cs.Int16ub),
+        cs.Padding(2),
+        "snaplen" / (cs.Int32ul if e == "<" else cs.Int32ub),
+    )
+    for e in "<>"
+}
+_OPTIONS = {e: _options(e) for e in "<>"}
+
+
+@dataclass(frozen=True)
+class Interface:
+    linktype: int
+    # timestamp units per second: 10**n or 2**n
+    units_per_second: int
+    offset_ns: int
+
+    def to_ns(self, ticks: int) -> int:
+        if self.units_per_second == 1_000_000_000:
+            return ticks + self.offset_ns
+        return ticks * 1_000_000_000 // self.units_per_second + self.offset_ns
+
+
+def parse_interface(body: bytes, endian: str) -> Interface:
+    """An IDB's body (after type and length): link type, then options (tsresol, tsoffset)."""
+    fixed = _IDB_FIXED[endian].parse(body[:8])
+    units, offset_ns = 1_000_000, 0
+    try:
+        options = _OPTIONS[endian].parse(body[8:])
+    except cs.ConstructError:
+        options = []
+    for option in options:
+        if option.code == 0:
+            break
+        if option.code == OPT_TSRESOL and option.length >= 1:
+            exponent = option.value[0]
+            units = 2 ** (exponent & 0x7F) if exponent & 0x80 else 10 ** min(exponent, 18)
+        elif option.code == OPT_TSOFFSET and option.length == 8:
+            (seconds,) = struct.unpack(endian + "q", option.value)
+            offset_ns = seconds * 1_000_000_000
+    return Interface(fixed.linktype, units, offset_ns)
+
+
+class PcapngReader:
+    """Blocks of a pcapng buffer, from a block start; keeps the section's interfaces."""
+
+    def __init__(self, buf, stats: CaptureStats | None = None) -> None:
+        self.buf = buf
+        self.stats = stats if stats is not None else CaptureStats()
+        self.endian = "<"
+        self.interfaces: list[Interface] = []
+
+    def block_at(self, pos: int) -> tuple[int, int] | None:
+        """``(type, total length)`` of a sound block at ``pos`` (lengths agree, fits), else None."""
+        buf = self.buf
+        if pos + 12 > len(buf):
+            return None
+        if struct.unpack_from("<I", buf, pos)[0] == PCAPNG_SHB:
+            (bom,) = struct.unpack_from("<I", buf, pos + 8)
+            endian = "<" if bom == PCAPNG_BOM else ">" if bom == 0x4D3C2B1A else None
+            if endian is None:
+                return None
+            self.endian = endian
+        kind, length = struct.unpack_from(self.endian + "II", buf, pos)
+        if length < 12 or length % 4 or length > MAX_BLOCK or pos + length > len(buf):
+            return None
+        if struct.unpack_from(self.endian + "I", buf, pos + length - 4)[0] != length:
+            return None
+        return kind, length
+
+    def resync(self, pos: int, limit: int) -> int | None:
+        """The next offset (4-aligned from ``pos``) before ``limit`` holding a sound known block."""
+        limit = min(limit, len(self.buf) - 12)
+        while pos <= limit:
+            found = self.block_at(pos)
+            if found is not None and found[0] in KNOWN_BLOCKS:
+                return pos
+            pos += 4
+        return None
+
+    def records(self, start: int, stop: int, first_number: int = 1) -> Iterator[Packet]:
+        """Packets of the blocks that start in ``[start, stop)``; section state carries over calls."""
+        buf, number, pos = self.buf, first_number, start
+        view = memoryview(buf)
+        while pos < stop:
+            found = self.block_at(pos)
+            if found is None:
+                if pos + 12 > len(buf) or (pos + 8 <= len(buf) and self._claims_past_end(pos)):
+                    self.stats.truncated_tail = True
+                    self.stats.note(f"capture ends inside a block at offset {pos}")
+                    break
+                self.stats.note(f"damaged pcapng block at offset {pos}")
+                resumed = self.resync(pos + 4, stop)
+                if resumed is None:
+                    break
+                self.stats.resyncs += 1
+                self.stats.skipped_bytes += resumed - pos
+                pos = resumed
+                continue
+            kind, length = found
+            packet = self._packet(kind, view, pos, length, number)
+            if packet is not None:
+                yield packet
+                number += 1
+            pos += length
+        self.stats.packets += number - first_number
+
+    def _claims_past_end(self, pos: int) -> bool:
+        (length,) = struct.unpack_from(self.endian + "I", self.buf, pos + 4)
+        return 12 <= length <= MAX_BLOCK and length % 4 == 0 and pos + length > len(self.buf)
+
+    def _packet(
+        self, kind: int, view: memoryview, pos: int, length: int, number: int
+    ) -> Packet | None:
+        endian = self.endian
+        if kind == BLOCK_EPB or kind == BLOCK_PB:
+            iface_id, ts_hi, ts_lo, incl, orig = struct.unpack_from(endian + "IIIII", view, pos + 8)
+            if kind == BLOCK_PB:
+                iface_id &= 0xFFFF
+            data_at = pos + 28
+        elif kind == BLOCK_SPB:
+            (orig,) = struct.unpack_from(endian + "I", view, pos + 8)
+            iface_id, ts_hi, ts_lo, data_at = 0, 0, 0, pos + 12
+            incl = min(orig, length - 16)
+        else:
+            self.control_block(kind, view, pos, length)
+            return None
+        if iface_id >= len(self.interfaces) or data_at + incl > pos + length - 4:
+            self.stats.note(
+                f"packet block at offset {pos} names no interface or overruns its block"
+            )
+            return None
+        iface = self.interfaces[iface_id]
+        ts_ns = iface.to_ns((ts_hi << 32) | ts_lo) if kind != BLOCK_SPB else 0
+        return Packet(
+            number, ts_ns, iface.linktype, view[data_at : data_at + incl], max(orig, incl), pos
+        )
+
+    def control_block(self, kind: int, view: memoryview, pos: int, length: int) -> None:
+        if kind == PCAPNG_SHB:
+            self.interfaces = []
+        elif kind == BLOCK_IDB:
+            body = bytes(view[pos + 8 : pos + length - 4])
+            try:
+                self.interfaces.append(parse_interface(body, self.endian))
+            except cs.ConstructError:
+                self.stats.note(f"unreadable interface block at offset {pos}")
+                self.interfaces.append(Interface(-1, 1_000_000, 0))

@@ -1,0 +1,161 @@
+"""One direction of a TCP connection, put back in order.
+
+``TcpStream`` is fed that direction's segments in capture order and the other direction's
+acknowledgements; it hands its ``sink`` the payload bytes in sequence order exactly once:
+
+* sequence numbers compare modulo 2**32 (wrap-around is ordinary);
+* retransmissions and overlaps are cut to the bytes not yet delivered;
+* segments from the future wait in a bounded buffer until the hole fills, the peer acknowledges past
+  the hole (the capture missed those bytes, the receiver did not), the buffer is full, or the stream
+  ends; then the hole is reported as a gap and delivery resumes after it;
+* a stream whose SYN was not captured starts mid-stream (reported like a gap: the sink resynchronises);
+* bytes the snaplen cut off are reported as a ``truncated`` gap.
+
+The sink has two methods: ``data(payload, packet_number, ts_ns)`` and ``gap(kind)``.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from .layers import FIN, RST, SYN
+
+MAX_BUFFERED_SEGMENTS = 256
+MAX_BUFFERED_BYTES = 8 * 1024 * 1024
+GAP, MIDSTREAM, TRUNCATED = "gap", "midstream", "truncated"
+
+
+class Sink(Protocol):
+    def data(self, payload: bytes, packet: int, ts_ns: int) -> None: ...
+
+    def gap(self, kind: str) -> None: ...
+
+
+def seq_diff(a: int, b: int) -> int:
+    """``a - b`` as a signed 32-bit distance."""
+    d = (a - b) & 0xFFFFFFFF
+    return d - 0x100000000 if d & 0x80000000 else d
+
+
+class TcpStream:
+    def __init__(self, sink: Sink) -> None:
+        self.sink = sink
+        self.next_seq: int | None = None
+        self.peer_acked: int | None = None
+        self.pending: dict[int, tuple[bytes, int, int, int, int]] = {}  # seq -> segment
+        self.pending_bytes = 0
+        self.fin = False
+        self.delivered = False  # any payload byte handed on yet
+        self.retransmits = 0
+        self.gaps = 0
+
+    def segment(
+        self, seq: int, flags: int, payload: bytes, missing: int, packet: int, ts_ns: int
+    ) -> None:
+        if flags & SYN:
+            if self.next_seq is None:
+                self.next_seq = (seq + 1) & 0xFFFFFFFF
+            return  # a retransmitted SYN changes nothing
+        if self.next_seq is None:
+            self.next_seq = seq
+            if payload or missing:
+                self._gap(MIDSTREAM)
+        if flags & RST:
+            self.fin = True
+        if not payload and not missing:
+            if flags & FIN and seq_diff(seq, self.next_seq) <= 0:
+                self.fin = True
+            return
+        ahead = seq_diff(seq, self.next_seq)
+        if ahead < 0 and not self.delivered:
+            # Data from before the first byte the SYN promised: the SYN's sequence number was
+            # wrong (damaged), so start over from this segment as if mid-stream.
+            self.next_seq, ahead = seq, 0
+            self._gap(MIDSTREAM)
+        if ahead > 0 and not self._lost_before(seq):
+            self._hold(seq, payload, missing, packet, ts_ns, flags)
+            return
+        if ahead > 0:
+            self._skip_to(seq)
+        self._deliver(seq, payload, missing, packet, ts_ns, flags)
+        self._drain()
+
+    def peer_ack(self, ack: int) -> None:
+        """The other side acknowledged ``ack``: everything before it reached the receiver."""
+        if self.peer_acked is None or seq_diff(ack, self.peer_acked) > 0:
+            self.peer_acked = ack
+        if self.pending and self.next_seq is not None:
+            lowest = self._lowest_pending()
+            if seq_diff(ack, lowest) >= 0 and self._lost_before(lowest):
+                self._skip_to(lowest)
+                self._drain()
+
+    def finish(self) -> None:
+        """The capture (or the connection) ended: deliver what waits, with the holes as gaps."""
+        while self.pending:
+            self._skip_to(self._lowest_pending())
+            self._drain()
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _lost_before(self, seq: int) -> bool:
+        """Whether the bytes between next_seq and ``seq`` were acknowledged, i.e. lost by the capture."""
+        return self.peer_acked is not None and seq_diff(self.peer_acked, seq) >= 0
+
+    def _hold(
+        self, seq: int, payload: bytes, missing: int, packet: int, ts_ns: int, flags: int
+    ) -> None:
+        if seq in self.pending:
+            self.retransmits += 1
+            return
+        self.pending[seq] = (payload, missing, packet, ts_ns, flags)
+        self.pending_bytes += len(payload)
+        if len(self.pending) > MAX_BUFFERED_SEGMENTS or self.pending_bytes > MAX_BUFFERED_BYTES:
+            self._skip_to(self._lowest_pending())
+            self._drain()
+
+    def _lowest_pending(self) -> int:
+        base = self.next_seq
+        return min(self.pending, key=lambda s: seq_diff(s, base))
+
+    def _skip_to(self, seq: int) -> None:
+        self._gap(GAP)
+        self.next_seq = seq
+
+    def _gap(self, kind: str) -> None:
+        self.gaps += 1
+        self.sink.gap(kind)
+
+    def _deliver(
+        self, seq: int, payload: bytes, missing: int, packet: int, ts_ns: int, flags: int
+    ) -> None:
+        overlap = -seq_diff(seq, self.next_seq)
+        if overlap >= len(payload) + missing:
+            if payload or missing:
+                self.retransmits += 1
+            return
+        if overlap:
+            self.retransmits += 1
+        if overlap < len(payload):
+            fresh = payload[overlap:]
+            self.delivered = True
+            self.next_seq = (self.next_seq + len(fresh)) & 0xFFFFFFFF
+            self.sink.data(fresh, packet, ts_ns)
+            overlap = 0
+        else:
+            overlap -= len(payload)
+        if missing > overlap:
+            self._gap(TRUNCATED)
+            self.next_seq = (self.next_seq + missing - overlap) & 0xFFFFFFFF
+        if flags & FIN:
+            self.fin = True
+
+    def _drain(self) -> None:
+        while self.pending:
+            ready = [s for s in self.pending if seq_diff(s, self.next_seq) <= 0]
+            if not ready:
+                return
+            for seq in sorted(ready, key=lambda s: seq_diff(s, self.next_seq)):
+                payload, missing, packet, ts_ns, flags = self.pending.pop(seq)
+                self.pending_bytes -= len(payload)
+                self._deliver(seq, payload, missing, packet, ts_ns, flags)

@@ -1,0 +1,101 @@
+"""The output row: one per request/response exchange, with the columns of issue #11.
+
+``COLUMNS`` fixes the names and order; ``arrow_schema()`` and ``spark_ddl()`` give the types for
+pyarrow and Spark (timestamps in microseconds, UTC). Rows are plain dicts in local mode.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+STATUSES = (
+    "ok",
+    "no_response",
+    "no_request",
+    "acks0",
+    "gap",
+    "truncated",
+    "unsupported_version",
+    "decode_error",
+)
+
+# name, Spark SQL type, pyarrow type name
+_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("capture_file", "STRING", "string"),
+    ("conn_id", "STRING", "string"),
+    ("client_ip", "STRING", "string"),
+    ("client_port", "INT", "int32"),
+    ("server_ip", "STRING", "string"),
+    ("server_port", "INT", "int32"),
+    ("request_ts", "TIMESTAMP", "timestamp"),
+    ("response_ts", "TIMESTAMP", "timestamp"),
+    ("latency_us", "DOUBLE", "float64"),
+    ("api_key", "SMALLINT", "int16"),
+    ("api_name", "STRING", "string"),
+    ("api_version", "SMALLINT", "int16"),
+    ("correlation_id", "INT", "int32"),
+    ("client_id", "STRING", "string"),
+    ("request_size", "INT", "int32"),
+    ("response_size", "INT", "int32"),
+    ("request_frame", "BIGINT", "int64"),
+    ("response_frame", "BIGINT", "int64"),
+    ("error_code", "SMALLINT", "int16"),
+    ("error_codes", "ARRAY<SMALLINT>", "list<int16>"),
+    ("throttle_time_ms", "INT", "int32"),
+    ("request_json", "STRING", "string"),
+    ("response_json", "STRING", "string"),
+    ("status", "STRING", "string"),
+    ("decode_error", "STRING", "string"),
+)
+COLUMNS: tuple[str, ...] = tuple(name for name, _, _ in _COLUMNS)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def spark_ddl() -> str:
+    return ", ".join(f"{name} {kind}" for name, kind, _ in _COLUMNS)
+
+
+def arrow_schema():
+    import pyarrow as pa
+
+    types = {
+        "string": pa.string(),
+        "int16": pa.int16(),
+        "int32": pa.int32(),
+        "int64": pa.int64(),
+        "float64": pa.float64(),
+        "timestamp": pa.timestamp("us", tz="UTC"),
+        "list<int16>": pa.list_(pa.int16()),
+    }
+    return pa.schema([pa.field(name, types[kind]) for name, _, kind in _COLUMNS])
+
+
+def to_arrow(rows: list[dict]):
+    """A pyarrow RecordBatch of ``rows`` with exactly the declared types (Spark requires them)."""
+    import pyarrow as pa
+
+    schema = arrow_schema()
+    columns = {name: [row[name] for row in rows] for name in COLUMNS}
+    return pa.RecordBatch.from_pydict(columns, schema=schema)
+
+
+def timestamp(ts_ns: int | None) -> dt.datetime | None:
+    """Nanoseconds since the epoch as an aware UTC datetime (microsecond precision)."""
+    if ts_ns is None:
+        return None
+    return _EPOCH + dt.timedelta(microseconds=ts_ns // 1000)
+
+
+def sort_key(row: dict) -> tuple:
+    """Rows in the order of the packet that completed their first frame, per file."""
+    first = row["request_frame"] if row["request_frame"] is not None else row["response_frame"]
+    return (row["capture_file"], first or 0, row["response_frame"] or 0, row["conn_id"])
+
+
+def json_ready(row: dict) -> dict:
+    """The row with timestamps as ISO-8601 text, for jsonl output."""
+    out = dict(row)
+    for name in ("request_ts", "response_ts"):
+        if out[name] is not None:
+            out[name] = out[name].isoformat().replace("+00:00", "Z")
+    return out

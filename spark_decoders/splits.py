@@ -1,0 +1,71 @@
+"""Byte-range splits of a capture: where a split's first record is, and the packets it owns.
+
+A split owns the records whose header starts inside its byte range (as Hadoop's text splits own the
+lines that start in them). A pcap has no sync marker, so a split finds its first record with the
+reader's resynchronisation (a sane header with a timestamp within a day of the file's first record,
+and a sane header after it). A pcapng split walks the block lengths from the start of the file,
+reading 8 bytes per block, which also gives it the section's byte order and interfaces. Packet
+numbers within a split start at 1; the second stage adds the counts of the splits before it.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Iterator
+
+from .capture import CaptureStats, PcapFile, PcapReader, capture_format
+from .layers import Segment, tcp_segment
+from .pcapng import PcapngReader
+
+
+def plan_splits(size: int, split_bytes: int) -> list[tuple[int, int]]:
+    """``[(start, stop), ...]`` covering ``[0, size)`` in pieces of about ``split_bytes``."""
+    split_bytes = max(split_bytes, 1)
+    return [
+        (start, min(start + split_bytes, size)) for start in range(0, max(size, 1), split_bytes)
+    ]
+
+
+def split_segments(
+    buf, start: int, stop: int, stats: CaptureStats
+) -> Iterator[tuple[int, int, Segment]]:
+    """``(packet number within the split, ts_ns, segment)`` for the TCP packets the split owns."""
+    if capture_format(buf) == "pcapng":
+        reader = PcapngReader(buf, stats)
+        first = _pcapng_first_block(reader, start)
+    else:
+        reader = PcapReader(buf, PcapFile.parse(buf), stats)
+        first = _pcap_first_record(reader, start, stop)
+    if first is None or first >= stop:
+        return
+    for packet in reader.records(first, stop):
+        seg = tcp_segment(packet.linktype, packet.data, packet.orig_len)
+        if seg is not None:
+            yield packet.number, packet.ts_ns, seg
+
+
+def _pcap_first_record(reader: PcapReader, start: int, stop: int) -> int | None:
+    if start <= 24:
+        return 24
+    if len(reader.buf) >= 40:
+        (reader.last_sec,) = struct.unpack_from(reader.info.endian + "I", reader.buf, 24)
+    return reader.resync(start, stop)
+
+
+def _pcapng_first_block(reader: PcapngReader, start: int) -> int | None:
+    """Walk block lengths from offset 0 to the first block starting at or after ``start``, applying
+    the section and interface blocks on the way."""
+    buf, pos = reader.buf, 0
+    while pos < start:
+        found = reader.block_at(pos)
+        if found is None:
+            resumed = reader.resync(pos + 4, len(buf))
+            if resumed is None:
+                return None
+            pos = resumed
+            continue
+        kind, length = found
+        if kind in (0x0A0D0D0A, 1):
+            reader.control_block(kind, memoryview(buf), pos, length)
+        pos += length
+    return pos

@@ -1,0 +1,102 @@
+"""A replica -1 Fetch is validated as a Kafka controller validates it.
+
+Found by hand against Apache Kafka's own KafkaRaftClient (a mixed quorum of kraftwire and Kafka voters):
+Kafka answers any Fetch whose LastFetchedEpoch is negative, or above CurrentLeaderEpoch, with
+INVALID_REQUEST, and fences a CurrentLeaderEpoch that is not its own; kraftwire's client path ignored both
+fields, and ``kraftwire consume`` sent the defaults (-1, -1), so it could not read from a Kafka leader.
+These tests talk to a real node process over TCP.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from runtime_settings import TEST_SETTINGS
+from kraftwire.generated import fetch_request as fq
+from kraftwire.node.core.api import METADATA_TOPIC_ID
+from kraftwire.node.runtime.client import KafkaConnection
+from kraftwire.node.runtime.local_cluster import LocalCluster
+from kraftwire.node.runtime.producer import MetadataClient
+
+pytestmark = pytest.mark.timeout(120)
+
+INVALID_REQUEST, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH = 42, 74, 75
+
+
+@pytest.fixture(scope="module")
+def leader(tmp_path_factory):
+    """One running cluster with a leader holding a few committed records: (endpoint, epoch)."""
+    root = tmp_path_factory.mktemp("fetch-epochs")
+    cluster = LocalCluster(str(root / "c"), 3, settings=TEST_SETTINGS)
+    cluster.format()
+    try:
+        cluster.start_all()
+        node, epoch = cluster.wait_for_leader()
+        client = MetadataClient(cluster.endpoints[node], deadline_s=60)
+        for value in (b"a", b"b", b"c"):
+            client.produce([value], -1)
+        client.close()
+        node, epoch = cluster.wait_for_leader()
+        yield cluster.endpoints[node], epoch
+    finally:
+        cluster.stop_all(graceful_s=5)
+
+
+def client_fetch(endpoint, current_leader_epoch: int, last_fetched_epoch: int, offset: int = 0):
+    with KafkaConnection(endpoint.host, endpoint.port) as connection:
+        version = connection.version_for(1)
+        assert version >= 13
+        partition = fq.FetchPartition(
+            partition=0,
+            fetch_offset=offset,
+            partition_max_bytes=1 << 20,
+            current_leader_epoch=current_leader_epoch,
+            last_fetched_epoch=last_fetched_epoch,
+        )
+        request = fq.FetchRequest(
+            max_wait_ms=0,
+            min_bytes=1,
+            max_bytes=1 << 20,
+            topics=[fq.FetchTopic(topic_id=METADATA_TOPIC_ID, partitions=[partition])],
+        )
+        if version >= 15:
+            request.replica_state = fq.ReplicaState(replica_id=-1)
+        else:
+            request.replica_id = -1
+        return connection.call(request, version).responses[0].partitions[0]
+
+
+def test_unset_epochs_are_an_invalid_request(leader):
+    endpoint, _ = leader
+    assert client_fetch(endpoint, -1, -1).error_code == INVALID_REQUEST
+
+
+def test_last_fetched_epoch_above_current_is_an_invalid_request(leader):
+    endpoint, epoch = leader
+    assert client_fetch(endpoint, epoch, epoch + 1).error_code == INVALID_REQUEST
+
+
+def test_stale_and_future_epochs_are_fenced_naming_the_leader(leader):
+    endpoint, epoch = leader
+    stale = client_fetch(endpoint, epoch - 1, 0)
+    assert stale.error_code == FENCED_LEADER_EPOCH
+    assert stale.current_leader.leader_epoch == epoch
+    future = client_fetch(endpoint, epoch + 1, 0)
+    assert future.error_code == UNKNOWN_LEADER_EPOCH
+    assert future.current_leader.leader_epoch == epoch
+
+
+def test_the_leaders_epoch_reads_committed_records(leader):
+    endpoint, epoch = leader
+    answer = client_fetch(endpoint, epoch, epoch)
+    assert answer.error_code == 0 and answer.records
+
+
+def test_metadata_client_learns_the_epoch_and_reads_everything(leader):
+    endpoint, _ = leader
+    client = MetadataClient(endpoint, deadline_s=30)
+    try:
+        values = [v for _, v in client.fetch_committed(0)[0]]
+    finally:
+        client.close()
+    assert values == [b"a", b"b", b"c"]

@@ -1,0 +1,75 @@
+"""``kraftwire decode``: outputs, columns, and one-line errors with the right exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from captures import conversation, pcap_of, write
+from kraftwire.cli import main
+from kraftwire.spark_decoders.rows import COLUMNS
+from kraftwire.spark_decoders.traffic import kraft_exchanges
+from shared import shared_path
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory):
+    conv = conversation(kraft_exchanges(7, seed=2))
+    return write(tmp_path_factory.mktemp("cli"), "kraft.pcap", pcap_of(conv.packets))
+
+
+def test_jsonl_rows_have_exactly_the_columns(capture, tmp_path, capsys):
+    out = tmp_path / "rows.jsonl"
+    assert main(["decode", capture, "--format", "jsonl", "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 7 and all(list(row) == list(COLUMNS) for row in rows)
+    assert rows[0]["request_ts"].endswith("Z") and rows[0]["status"] == "ok"
+    assert [r["api_name"] for r in rows] == [
+        "Vote",
+        "BeginQuorumEpoch",
+        "EndQuorumEpoch",
+        "Fetch",
+        "DescribeQuorum",
+        "ApiVersions",
+        "FetchSnapshot",
+    ]
+
+
+def test_table_with_upstream_schemas(capsys, upstream):
+    path = str(shared_path("captures") / "go-sniffer-kafka.pcap")
+    assert main(["decode", path, "--schemas", str(shared_path("kafka-schemas"))]) == 0
+    text = capsys.readouterr().out
+    assert (
+        "Metadata" in text and "kafka-python-producer-1" in text and text.endswith("2 exchanges\n")
+    )
+
+
+def test_parquet(capture, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    out = tmp_path / "rows.parquet"
+    assert main(["decode", capture, "--format", "parquet", "--out", str(out)]) == 0
+    table = pq.read_table(out)
+    assert table.column_names == list(COLUMNS) and table.num_rows == 7
+
+
+@pytest.mark.parametrize(
+    "argv,code,message",
+    [
+        (["decode", "/nonexistent.pcap"], 2, "no such capture file"),
+        (["decode", "{capture}", "--format", "parquet"], 2, "needs --out"),
+        (["decode", "{capture}", "--out", "{capture}"], 2, "exists"),
+        (["decode", "{capture}", "--ports", "x"], 2, "--ports"),
+        (["decode", "{text}"], 1, "not a pcap or pcapng file"),
+        (["decode", "{capture}", "--schemas", "/nonexistent-dir"], 1, "does not exist"),
+    ],
+)
+def test_errors_are_one_line(argv, code, message, capture, tmp_path, capsys):
+    text = tmp_path / "notes.txt"
+    text.write_text("not a capture\n")
+    argv = [a.format(capture=capture, text=text) for a in argv]
+    assert main(argv) == code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and "Traceback" not in err[0]

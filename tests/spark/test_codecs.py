@@ -1,0 +1,82 @@
+"""Codecs from spec directories: generated once, cached by content hash, shippable by value; and the
+CPU-time guard around body decodes."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from kraftwire.spark_decoders.codecs import CodecBundle, generated_codecs, specs_fingerprint
+from kraftwire.spark_decoders.guard import DecodeTimeout, guarded
+from shared import shared_path
+
+pytestmark = pytest.mark.timeout(600)
+
+
+@pytest.fixture()
+def spec_dir(tmp_path):
+    source = (
+        shared_path("kafka-schemas")
+        / "clients"
+        / "src"
+        / "main"
+        / "resources"
+        / "common"
+        / "message"
+    )
+    target = tmp_path / "specs"
+    target.mkdir()
+    for name in ("RequestHeader", "ResponseHeader", "VoteRequest", "VoteResponse"):
+        shutil.copy(source / f"{name}.json", target)
+    return target
+
+
+def test_generated_once_then_cached_and_keyed_by_content(spec_dir, tmp_path):
+    cache = tmp_path / "cache"
+    package, bundle = generated_codecs([spec_dir], cache)
+    marker = cache / package.__name__ / package.__name__ / "__init__.py"
+    stamp = marker.stat().st_mtime_ns
+    again, _ = generated_codecs([spec_dir], cache)
+    assert again is package and marker.stat().st_mtime_ns == stamp  # not regenerated
+    assert sorted(package.APIS) == [52]
+    (spec_dir / "VoteRequest.json").write_text((spec_dir / "VoteRequest.json").read_text() + "\n")
+    assert specs_fingerprint([spec_dir]) not in package.__name__  # an edit is a new package
+    assert {name for name, _ in bundle.files} >= {"__init__.py", "vote_request.py"}
+
+
+def test_bundle_materialises_on_a_machine_without_the_specs(spec_dir, tmp_path):
+    _, bundle = generated_codecs([spec_dir], tmp_path / "driver-cache")
+    shutil.rmtree(spec_dir)  # the executor has no specs and no shared cache
+    code = (
+        "import pickle, sys\n"
+        "from pathlib import Path\n"
+        "bundle = pickle.loads(sys.stdin.buffer.read())\n"
+        "package = bundle.materialise(Path(sys.argv[1]))\n"
+        "print(package.APIS[52].name)\n"
+    )
+    import pickle
+
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "executor-cache")],
+        input=pickle.dumps(bundle),
+        capture_output=True,
+        check=True,
+    )
+    assert result.stdout.decode().strip() == "Vote"
+    assert isinstance(bundle, CodecBundle)
+
+
+def test_guard_interrupts_a_runaway_decode():
+    def spin():
+        while True:
+            pass
+
+    started = time.process_time()
+    with pytest.raises(DecodeTimeout):
+        guarded(spin, 0.2)
+    assert time.process_time() - started < 5
+    assert guarded(lambda: 42) == 42  # back to the default limit; ordinary calls pass

@@ -1,0 +1,94 @@
+"""Spark gives local mode's rows: the kafka-pcap data source, and the split plan at any split size."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from captures import T0, conversation, pcap_of, write
+from kraftwire.spark_decoders import decode_local, read_exchanges
+from kraftwire.spark_decoders.api import spark_rows_as_dicts
+from kraftwire.spark_decoders.layers import LINK_SLL2
+from kraftwire.spark_decoders.synth import link_frame, pcapng_section
+from kraftwire.spark_decoders.traffic import kraft_exchanges
+from shared import shared_path
+
+pytest.importorskip("pyspark")
+pytestmark = pytest.mark.timeout(900)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("kraftwire-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    """Two files: several connections (IPv4 and IPv6), one continuing from the first file into the
+    second (a rotated capture), in pcap and multi-interface pcapng."""
+    tmp = tmp_path_factory.mktemp("spark")
+    convs = [
+        conversation(
+            kraft_exchanges(14, seed=i, first_correlation_id=100 * i + 1),
+            client=(f"10.0.0.{i + 1}", 40000 + i),
+            t0=T0 + i * 10**6,
+            mss=300 + 100 * i,
+        )
+        for i in range(4)
+    ]
+    convs.append(
+        conversation(
+            kraft_exchanges(14, seed=9), client=("fd00::9", 41000), server=("fd00::1", 9092)
+        )
+    )
+    packets = sorted(p for c in convs for p in c.packets)
+    half = len(packets) // 2
+    first = write(tmp, "rotated-0.pcap", pcap_of(packets[:half]))
+    second = write(
+        tmp,
+        "rotated-1.pcapng",
+        pcapng_section(
+            [(1, None), (LINK_SLL2, 9)],
+            [
+                (i % 2, ts, link_frame(1 if i % 2 == 0 else LINK_SLL2, ip))
+                for i, (ts, ip) in enumerate(packets[half:])
+            ],
+        ),
+    )
+    return [first, second]
+
+
+def test_data_source_equals_local_on_real_and_synthetic_captures(spark, synthetic, upstream):
+    real = [
+        str(shared_path("captures") / n)
+        for n in ("ndpi-kafka.pcapng", "go-sniffer-kafka.pcap", "arkime-kafka.pcap")
+    ]
+    schemas = str(shared_path("kafka-schemas"))
+    local = decode_local(real, schemas=schemas)
+    assert len(local) == 20
+    assert spark_rows_as_dicts(read_exchanges(spark, real, schemas=schemas)) == local
+    local = decode_local(synthetic)
+    assert sum(r["status"] == "ok" for r in local) == 5 * 14  # the rotated connection is stitched
+    assert spark_rows_as_dicts(read_exchanges(spark, synthetic, shards=3)) == local
+
+
+@pytest.mark.parametrize("split_bytes", [997, 4096, 1 << 30])
+def test_split_plan_equals_unsplit(spark, synthetic, split_bytes):
+    local = decode_local(synthetic)
+    rows = spark_rows_as_dicts(read_exchanges(spark, synthetic, split_bytes=split_bytes))
+    assert rows == local
