@@ -1,4 +1,5 @@
-"""``kraftwire specs check DIR...``: validate spec files and print one line per problem.
+"""``kraftwire specs check [--strict] DIR...``: validate spec files and print one line per problem
+(warnings, such as a field present in no valid version, fail the check only with ``--strict``).
 
 Besides the validator's rules (``validate.RULES``), the command reports three of its own: ``missing-path``
 (an argument that does not exist), ``json-syntax`` (not JSON once comments are removed) and ``unreadable``.
@@ -11,13 +12,14 @@ import sys
 from pathlib import Path
 
 from .generate import read_sources
-from .validate import SpecError
+from .validate import SpecError, spec_warnings
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "dirs", nargs="+", type=Path, help="spec folders, single spec files, Kafka jars or tarballs"
     )
+    parser.add_argument("--strict", action="store_true", help="fail on warnings too")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,7 +29,11 @@ def run(args: argparse.Namespace) -> int:
     ]
     found = read_sources([path for path in args.dirs if path.exists()])
     errors.extend(found.errors)
+    warnings = spec_warnings(found.raws)
     for error in errors:
         print(error)
-    print(f"{found.file_count} files, {len(errors)} errors", file=sys.stderr)
-    return 1 if errors else 0
+    for warning in warnings:
+        print(f"warning: {warning}")
+    summary = f"{found.file_count} files, {len(errors)} errors"
+    print(summary + (f", {len(warnings)} warnings" if warnings else ""), file=sys.stderr)
+    return 1 if errors or (args.strict and warnings) else 0

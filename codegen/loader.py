@@ -81,10 +81,26 @@ def load_raw(path: Path) -> RawSpec:
 def parse_raw(path: Path, text: str) -> RawSpec:
     """A spec from its text; ``path`` names it (for a spec read from an archive, a path inside it)."""
     try:
-        data = json.loads(strip_comments(text))
-    except (json.JSONDecodeError, SpecSyntaxError) as exc:
+        stripped = strip_comments(text)
+        data = json.loads(stripped)
+    except json.JSONDecodeError as exc:
+        raise SpecSyntaxError(f"not valid spec JSON: {_describe(exc, stripped)}") from None
+    except SpecSyntaxError as exc:
         raise SpecSyntaxError(f"not valid spec JSON: {exc}") from None
     return RawSpec(path, data, text)
+
+
+def _describe(error: json.JSONDecodeError, text: str) -> str:
+    """The decoder's message, or for a trailing comma (JSON has none, Kafka's parser rejects them)
+    the comma's own line and column, which the decoder's message points past."""
+    before = text[: error.pos].rstrip()
+    if before.endswith(",") and text[error.pos : error.pos + 1] in ("}", "]"):
+        comma = len(before) - 1
+        line = text.count("\n", 0, comma) + 1
+        column = comma - (text.rfind("\n", 0, comma) + 1) + 1
+        closer = text[error.pos]
+        return f"trailing comma before '{closer}': line {line} column {column} (char {comma})"
+    return str(error)
 
 
 def spec_files(directories: list[Path]) -> list[Path]:

@@ -92,6 +92,15 @@ RULES: dict[str, str] = {
     "coordinator-missing-key": "no {partner} spec in this directory has apiKey {key}",
 }
 
+# Problems Kafka's generator accepts but a spec author almost certainly did not mean; ``spec check``
+# prints them as warnings and fails on them only with ``--strict``.
+WARNINGS: dict[str, str] = {
+    # Kafka generates such a field but never reads or writes it (ShareFetchRequest's
+    # PartitionMaxBytes, versions "0" in a spec valid for "1-2", is the one case in Kafka's tree).
+    "field-outside-valid-versions": "versions {versions} share no version with validVersions {valid}: "
+    "the field is never on the wire",
+}
+
 FIELD_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*")  # FieldSpec.java:31
 STRUCT_TYPE_NAME = re.compile(r"[A-Z][A-Za-z0-9]*")
 PRIMITIVE_TYPES = frozenset(PRIMITIVE_SIZES) | frozenset(VARIABLE_KINDS)
@@ -151,6 +160,45 @@ def validate_specs(raws: list[RawSpec]) -> list[SpecError]:
     for directory in sorted(by_directory):
         errors += _cross_file_errors(sorted(by_directory[directory], key=lambda r: r.path.name))
     return errors
+
+
+def spec_warnings(raws: list[RawSpec]) -> list[SpecError]:
+    """The ``WARNINGS`` of every spec; shapes that did not validate are skipped (already errors)."""
+    warnings: list[SpecError] = []
+    for raw in raws:
+        data = raw.data
+        if not isinstance(data, dict) or _schema_errors(raw.path.name, data):
+            continue
+        valid = _parsed(data.get("validVersions"))
+        if valid is None or valid.empty:
+            continue  # placeholders have no wire form at all
+        common = data.get("commonStructs") or []
+        structs = [(f"commonStructs.{s['name']}", s.get("fields")) for s in common]
+        for prefix, fields in [("", data.get("fields")), *structs]:
+            warnings += _fields_outside(raw.path.name, fields or [], prefix, valid)
+    return warnings
+
+
+def _fields_outside(file: str, fields: list, prefix: str, valid: Versions) -> list[SpecError]:
+    found: list[SpecError] = []
+    for raw in fields:
+        path = f"{prefix}.{raw['name']}" if prefix else raw["name"]
+        versions = _parsed(raw.get("versions") or raw.get("taggedVersions"))
+        if versions is not None and versions.intersect(valid).empty:
+            message = WARNINGS["field-outside-valid-versions"].format(
+                versions=versions, valid=valid
+            )
+            found.append(SpecError(file, path, "field-outside-valid-versions", message))
+        child = path + ("[]" if str(raw["type"]).strip().startswith("[]") else "")
+        found += _fields_outside(file, raw.get("fields") or [], child, valid)
+    return found
+
+
+def _parsed(text: object) -> Versions | None:
+    try:
+        return Versions.parse(text)  # type: ignore[arg-type]
+    except ValueError:  # VersionSyntaxError: reported by validation already
+        return None
 
 
 # ---- stage 1

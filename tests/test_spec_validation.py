@@ -19,7 +19,13 @@ from shared import shared_path
 from kraftwire import cli
 from kraftwire.codegen.defaults import EMPTY_STRUCT, DefaultError, NullDefaultError, parse_default
 from kraftwire.codegen.loader import RawSpec, load_raw, spec_files, strip_comments
-from kraftwire.codegen.validate import RULES, load_and_validate, validate_spec, validate_specs
+from kraftwire.codegen.validate import (
+    RULES,
+    load_and_validate,
+    spec_warnings,
+    validate_spec,
+    validate_specs,
+)
 
 BROKEN = Path(__file__).parent / "specs_broken"
 EXPECTED: dict[str, dict] = json.loads((BROKEN / "expected.json").read_text(encoding="utf-8"))
@@ -159,8 +165,11 @@ def test_cli_accepts_the_kafka_specs(capsys):
 
     assert cli.main(["spec", "check", str(specs)]) == 0
     out, err = capsys.readouterr()
-    assert out == ""
-    assert err.strip() == "292 files, 0 errors"
+    assert out == (
+        "warning: ShareFetchRequest.json: Topics[].Partitions[].PartitionMaxBytes: versions 0 share no "
+        "version with validVersions 1-2: the field is never on the wire\n"
+    )
+    assert err.strip() == "292 files, 0 errors, 1 warnings"
 
 
 def test_cli_rejects_the_broken_fixtures(capsys):
@@ -280,3 +289,84 @@ def test_a_placeholder_spec_reserves_its_key_without_its_fields(tmp_path):
     assert load_and_validate(spec_files([tmp_path]))[1] == []
     loaded = {s.stem: s for s in load_specs([tmp_path])}
     assert loaded["RetiredRequest"].is_placeholder and loaded["RetiredRequest"].root.fields == []
+
+
+# ---- the ReadOffset draft of issue #13 (tests/specs_draft), as written and repaired
+
+DRAFT = Path(__file__).parent / "specs_draft"
+
+
+def test_draft_as_written_is_a_syntax_error_with_line_and_column(capsys):
+    assert cli.main(["spec", "check", str(DRAFT / "as_written")]) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        "ReadOffsetRequest.json: not valid spec JSON: trailing comma before ']': line 21 column 44 (char 910)",
+        "ReadOffsetResponse.json: not valid spec JSON: trailing comma before ']': line 20 column 64 (char 893)",
+    ]
+    lines = (
+        (DRAFT / "as_written" / "ReadOffsetRequest.json").read_text(encoding="utf-8").splitlines()
+    )
+    assert lines[20][43] == ","  # line 21, column 44 is the comma itself
+    assert err.strip() == "2 files, 2 errors"
+
+
+def test_trailing_comma_in_an_object_points_at_the_comma(tmp_path):
+    path = tmp_path / "Broken.json"
+    path.write_text('{\n  "name": "Broken", // why\n  "type": "data",\n}\n')
+    with pytest.raises(ValueError, match=r"trailing comma before '}': line 3 column 17 "):
+        load_raw(path)
+
+
+def test_repaired_draft_passes_with_a_warning_naming_read_timestamp(capsys):
+    assert cli.main(["spec", "check", str(DRAFT / "repaired")]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        "warning: ReadOffsetRequest.json: ReadTimestamp: versions 1 share no version with "
+        "validVersions 0: the field is never on the wire"
+    ]
+    assert err.strip() == "2 files, 0 errors, 1 warnings"
+
+
+def test_strict_turns_the_warning_into_a_failure(capsys):
+    assert cli.main(["spec", "check", "--strict", str(DRAFT / "repaired")]) == 1
+    out, _ = capsys.readouterr()
+    assert "ReadTimestamp" in out
+
+
+def test_our_read_offset_spec_passes_strict(capsys):
+    schemas = Path(__file__).resolve().parents[1] / "schemas"
+    assert cli.main(["spec", "check", "--strict", str(schemas)]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_warning_covers_nested_and_common_struct_fields():
+    spec = {
+        "type": "data",
+        "name": "W",
+        "validVersions": "2-3",
+        "flexibleVersions": "none",
+        "fields": [
+            {
+                "name": "A",
+                "type": "[]S",
+                "versions": "0+",
+                "fields": [
+                    {"name": "Old", "type": "int32", "versions": "0-1"},
+                    {"name": "Kept", "type": "int32", "versions": "1-2"},
+                ],
+            },
+            {"name": "C", "type": "C", "versions": "0+"},
+        ],
+        "commonStructs": [
+            {
+                "name": "C",
+                "versions": "0+",
+                "fields": [{"name": "Gone", "type": "int8", "versions": "4+"}],
+            }
+        ],
+    }
+    warnings = spec_warnings([RawSpec(Path("W.json"), spec)])
+    assert [(w.path, w.rule) for w in warnings] == [
+        ("A[].Old", "field-outside-valid-versions"),
+        ("commonStructs.C.Gone", "field-outside-valid-versions"),
+    ]

@@ -108,6 +108,7 @@ __all__ = [
     "CreateSnapshot",
     "Shutdown",
     "UpgradeKRaftVersion",
+    "ReadIndex",
     "Event",
     # outputs
     "OutboundRequest",
@@ -116,6 +117,8 @@ __all__ = [
     "CommittedBatch",
     "SnapshotLoaded",
     "LeaderChanged",
+    "ReadReady",
+    "ReadFailed",
     "Notification",
     "SnapshotWrite",
     "Ready",
@@ -251,8 +254,30 @@ class UpgradeKRaftVersion:
     validate_only: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class ReadIndex:
+    """Ask for a linearizable read (issue #13), on any replica. The core learns the offset the read must
+    wait for (the leader's confirmed high watermark: at once on a leader, by ReadOffset elsewhere, asked
+    again of a new leader when the old one fails) and notifies :class:`ReadReady` once every committed
+    batch below it has been delivered, so the application may serve the read from its own state; or
+    :class:`ReadFailed` at ``now_ms + timeout_ms``, or at once when too many reads wait. ``read_id`` is
+    the application's, echoed back. Prefer :meth:`KRaftCore.read_index`."""
+
+    read_id: int
+    timeout_ms: int
+    now_ms: int
+
+
 Event = Union[
-    RequestReceived, ResponseReceived, RequestFailed, Tick, Append, CreateSnapshot, Shutdown, UpgradeKRaftVersion
+    RequestReceived,
+    ResponseReceived,
+    RequestFailed,
+    Tick,
+    Append,
+    CreateSnapshot,
+    Shutdown,
+    UpgradeKRaftVersion,
+    ReadIndex,
 ]
 """Everything :meth:`KRaftCore.step` accepts."""
 
@@ -342,7 +367,24 @@ class LeaderChanged:
     leader: LeaderAndEpoch
 
 
-Notification = Union[CommittedBatch, SnapshotLoaded, LeaderChanged]
+@dataclass(frozen=True, slots=True)
+class ReadReady:
+    """A :class:`ReadIndex` may be served: every batch below ``offset`` has been delivered."""
+
+    read_id: int
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReadFailed:
+    """A :class:`ReadIndex` gave up: ``REQUEST_TIMED_OUT`` at its deadline, ``BROKER_NOT_AVAILABLE``
+    when too many reads already wait (``reads.MAX_WAITING_READS``)."""
+
+    read_id: int
+    error_code: int
+
+
+Notification = Union[CommittedBatch, SnapshotLoaded, LeaderChanged, ReadReady, ReadFailed]
 
 
 @dataclass(frozen=True, slots=True)
@@ -434,11 +476,12 @@ class Listener(Protocol):
 
 
 def deliver(ready: Ready, listener: Listener) -> None:
-    """Dispatch ``ready.notifications`` to ``listener`` in order."""
+    """Dispatch ``ready.notifications`` to ``listener`` in order. ``ReadReady``/``ReadFailed`` answer
+    the caller of :class:`ReadIndex`, not the listener: they are left for that caller to pick out."""
     for n in ready.notifications:
         if isinstance(n, CommittedBatch):
             listener.handle_commit(n)
         elif isinstance(n, SnapshotLoaded):
             listener.handle_load_snapshot(n)
-        else:
+        elif isinstance(n, LeaderChanged):
             listener.handle_leader_change(n.leader)

@@ -71,7 +71,7 @@ def partition_info(replica: Replica, response: Any) -> PartitionInfo | None:
     if top != errors.NONE or not topics or not topics[0].partitions:
         return None
     p = topics[0].partitions[0]
-    if name in ("FetchResponse", "FetchSnapshotResponse"):
+    if name in ("FetchResponse", "FetchSnapshotResponse", "ReadOffsetResponse"):
         lid, epoch = p.current_leader.leader_id, p.current_leader.leader_epoch
     else:
         lid, epoch = p.leader_id, p.leader_epoch

@@ -15,13 +15,14 @@ The modules stack top-down; each imports only modules below it (``tests/test_lay
 * ``dispatch`` (requests, responses, failures by API key), ``poll`` (timed work per state),
   ``startup`` (recovery and the initial state), ``delivery`` (application notifications);
 * the handlers: ``vote``, ``quorum_epoch``, ``fetch_leader``, ``fetch_follower``, ``snapshots``,
-  ``describe``, ``voter_changes``, ``voter_client``, ``kraft_upgrade``;
+  ``describe``, ``voter_changes``, ``voter_client``, ``kraft_upgrade``, ``read_offset``;
 * ``common``: validation and response handling shared by the handlers;
 * ``transitions``: every state change;
 * ``leader_ops``: the leader's appends and the answers it owes;
 * ``replica``: the replica's state and its primitives (respond, send, append, truncate);
 * ``leader``: the leader's epoch state, over the other state and value modules: ``states``,
-  ``voters``, ``requests``, ``outbox``, ``log_ops``, ``messages``, ``responses``, ``memory``;
+  ``voters``, ``requests``, ``outbox``, ``log_ops``, ``messages``, ``responses``, ``memory``,
+  ``reads``;
 * ``api``, the public contract, over ``config`` and ``storage``, over ``values`` and ``errors``.
 """
 
@@ -40,6 +41,7 @@ from .api import (
     QuorumStateStore,
     QuorumStatus,
     RaftLog,
+    ReadIndex,
     Ready,
     ReplicaStatus,
     RequestFailed,
@@ -59,6 +61,7 @@ from .kraft_upgrade import upgrade_kraft_version
 from .leader import LeaderState
 from .leader_ops import answer_abandoned
 from .poll import poll_state, shutdown_complete, state_deadline
+from .read_offset import poll_reads, read_deadline, start_read
 from .replica import Replica
 from .requests import RequestManager
 from .snapshots import create_snapshot
@@ -126,6 +129,8 @@ class KRaftCore:
             result = create_snapshot(replica, event)  # type: ignore[arg-type]
         elif t is UpgradeKRaftVersion:
             result = upgrade_kraft_version(replica, event)  # type: ignore[arg-type]
+        elif t is ReadIndex:
+            start_read(replica, event)  # type: ignore[arg-type]
         elif t is Shutdown:
             # Like Kafka's shutdown(): only flag it; the next poll (any later event or tick) acts on it,
             # so a request handled in between still sees a leader that is shutting down.
@@ -157,6 +162,10 @@ class KRaftCore:
         now = self._replica.now if now_ms is None else now_ms
         return cast(bool, self.step(UpgradeKRaftVersion(version, now, epoch, validate_only)))
 
+    def read_index(self, read_id: int, timeout_ms: int, now_ms: int | None = None) -> None:
+        """Start a linearizable read (see :class:`ReadIndex`); watch for ReadReady / ReadFailed."""
+        self.step(ReadIndex(read_id, timeout_ms, self._replica.now if now_ms is None else now_ms))
+
     def shutdown(self, timeout_ms: int, now_ms: int | None = None) -> None:
         self.step(Shutdown(timeout_ms, self._replica.now if now_ms is None else now_ms))
 
@@ -183,9 +192,9 @@ class KRaftCore:
         replica = self._replica
         now = replica.now
         d = state_deadline(replica)
-        w = replica.requests.next_wakeup(now)
-        if w is not None and w < d:
-            d = w
+        for w in (replica.requests.next_wakeup(now), read_deadline(replica)):
+            if w is not None and w < d:
+                d = w
         shutdown = replica.shutdown_deadline
         if shutdown is not None and not self._shutdown_done and shutdown < d:
             d = shutdown
@@ -298,12 +307,14 @@ class KRaftCore:
             poll_state(replica)
             if replica.state is before:
                 break
+        poll_reads(replica)
 
     def _after(self) -> None:
         replica = self._replica
         if replica.abandoned:
             answer_abandoned(replica)
         self._delivery.deliver_committed(replica)
+        self._delivery.deliver_reads(replica)
         self._delivery.maybe_fire_leader_change(replica)
         if replica.shutdown_deadline is not None and not self._shutdown_done:
             self._shutdown_done = shutdown_complete(replica)

@@ -4,6 +4,7 @@
   downloaded one) or, at startup, when a snapshot exists (Kafka's listener registration).
 * Committed batches are delivered whole, in offset order, once the high watermark passes their last
   offset.
+* A linearizable read is ready once the batches below its read offset are delivered (issue #13).
 * Leader changes fire whenever (leader, epoch) changes, except that the local node's own leadership is
   announced only after the application has consumed everything before the epoch start (§5.1), and a
   Resigned node never announces itself (KAFKA-17333).
@@ -11,7 +12,15 @@
 
 from __future__ import annotations
 
-from .api import CommittedBatch, InvariantViolation, LeaderAndEpoch, LeaderChanged, LogBatch, Role
+from .api import (
+    CommittedBatch,
+    InvariantViolation,
+    LeaderAndEpoch,
+    LeaderChanged,
+    LogBatch,
+    ReadReady,
+    Role,
+)
 from .leader import LeaderState
 from .log_ops import latest_snapshot, read_snapshot
 from .replica import Replica
@@ -49,6 +58,16 @@ class Delivery:
             replica.out.notify(_committed(batch))
             offset = batch.next_offset
         self.delivered_offset = offset
+
+    def deliver_reads(self, replica: Replica) -> None:
+        """A read whose offset the application has now been given every batch below may be served."""
+        reads = replica.local_reads
+        if not reads:
+            return
+        done = [r for r in reads.values() if r.offset is not None and r.offset <= self.delivered_offset]
+        for read in done:
+            del reads[read.read_id]
+            replica.out.notify(ReadReady(read.read_id, read.offset))  # type: ignore[arg-type]
 
     def maybe_fire_leader_change(self, replica: Replica) -> None:
         st = replica.state

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable
 
 from . import describe, errors, fetch_follower, fetch_leader, messages as m, quorum_epoch, responses
-from . import snapshots, vote, voter_changes, voter_client
+from . import read_offset, snapshots, vote, voter_changes, voter_client
 from .api import InvariantViolation, RequestFailed, RequestReceived, ResponseReceived
 from .replica import Replica
 from .requests import InFlight
@@ -27,6 +27,7 @@ REQUEST_HANDLERS: dict[int, Callable[[Replica, RequestReceived], None]] = {
     m.API_ADD_RAFT_VOTER: voter_changes.handle_add_raft_voter_request,
     m.API_REMOVE_RAFT_VOTER: voter_changes.handle_remove_raft_voter_request,
     m.API_UPDATE_RAFT_VOTER: voter_changes.handle_update_raft_voter_request,
+    m.API_READ_OFFSET: read_offset.handle_read_offset_request,
 }
 
 RESPONSE_HANDLERS: dict[int, Callable[[Replica, ResponseReceived], bool]] = {
@@ -49,6 +50,8 @@ def dispatch_request(replica: Replica, ev: RequestReceived) -> None:
 
 
 def dispatch_response(replica: Replica, ev: ResponseReceived) -> None:
+    if read_offset.is_read_offset_answer(replica, ev.correlation_id):
+        return read_offset.handle_read_offset_response(replica, ev)
     flight = replica.requests.accept(ev.source, ev.correlation_id)
     if flight is None:
         return  # stale: not the request in flight to that node
@@ -61,6 +64,8 @@ def dispatch_response(replica: Replica, ev: ResponseReceived) -> None:
 
 
 def dispatch_failure(replica: Replica, ev: RequestFailed) -> None:
+    if read_offset.is_read_offset_answer(replica, ev.correlation_id):
+        return read_offset.handle_read_offset_failure(replica, ev)
     flight = replica.requests.accept(ev.destination, ev.correlation_id)
     if flight is None:
         return

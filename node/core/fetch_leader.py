@@ -23,7 +23,7 @@ from . import errors, responses
 from .api import METADATA_TOPIC_ID, InvariantViolation, ReplicaKey, RequestReceived, SnapshotId
 from .common import cluster_id_ok, validate_leader_only
 from .leader import LeaderState, ParkedFetch
-from .leader_ops import on_leader_commit, respond_fetch_error
+from .leader_ops import answer_confirmed_reads, on_leader_commit, respond_fetch_error
 from .log_ops import DIVERGING, SNAPSHOT, latest_snapshot, validate_offset_and_epoch
 from .messages import FETCH_HW_UNSUPPORTED, key_of, metadata_partition
 from .replica import Replica
@@ -158,8 +158,10 @@ def on_flushed(replica: Replica, st: LeaderState, flushed_to: int) -> None:
 
 
 def on_high_watermark_advanced(replica: Replica, st: LeaderState) -> None:
-    """The leader's reaction to its HW moving: settle a committed voter change, answer parked fetches."""
+    """The leader's reaction to its HW moving: settle a committed voter change, answer confirmed reads
+    (the first commit of the epoch may be what a read round waited for) and parked fetches."""
     on_leader_commit(replica, st)
+    answer_confirmed_reads(replica, st)
     retry_parked(replica, st, only_new_data=False)
 
 

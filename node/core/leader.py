@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .api import LogBatch, ReplicaKey, ReplicaStatus, Role
+from .reads import ConfirmRound
 from .states import EpochState
 from .voters import VoterSet
 
@@ -83,6 +84,7 @@ class LeaderState(EpochState):
         "pending_change",
         "volatile_voters",
         "resign_requested",
+        "read_rounds",
     )
 
     def __init__(
@@ -112,6 +114,7 @@ class LeaderState(EpochState):
         # to the log) until the kraft.version upgrade writes it as the first VotersRecord (§7.5, §7.6).
         self.volatile_voters: VoterSet | None = None
         self.resign_requested = False
+        self.read_rounds: list[ConfirmRound] = []  # oldest first; see .reads
         self.update_voters(voters)
 
     # -- membership ----------------------------------------------------------------------------------
@@ -202,6 +205,25 @@ class LeaderState(EpochState):
         if len(self.fetched_voters) >= self.required_fetchers():
             self.fetched_voters.clear()
             self.check_quorum_deadline = now + cq_ms
+
+    def ack_ping(self, voter_id: int, correlation_id: int) -> None:
+        """Voter ``voter_id`` accepted our epoch in answer to ping ``correlation_id``: it counts for
+        every round that ping was sent for (each round opened before it went out)."""
+        for read_round in self.read_rounds:
+            if read_round.pings.get(voter_id) == correlation_id:
+                read_round.acked.add(voter_id)
+
+    def confirmed_round(self) -> ConfirmRound | None:
+        """The oldest read round, taken off the queue once it is confirmed: a batch of this epoch is
+        committed (the HW exists only past the epoch start) and a majority of the latest voters, the
+        leader included, answered a ping sent after every read of the round arrived."""
+        if not self.read_rounds or self.high_watermark is None:
+            return None
+        first = self.read_rounds[0]
+        acked = sum(1 for nid in first.acked if nid in self.voter_states and nid != self.local_key.id)
+        if acked < self.required_fetchers():
+            return None
+        return self.read_rounds.pop(0)
 
     def check_quorum_expired(self, now: int) -> bool:
         return self.required_fetchers() > 0 and now >= self.check_quorum_deadline

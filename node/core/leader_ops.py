@@ -14,9 +14,10 @@ from typing import Any, Sequence
 from kraftwire.generated import k_raft_version_record as _kv
 from kraftwire.generated import leader_change_message as _lc
 
-from . import errors, responses
+from . import errors, messages, responses
 from .api import LogBatch
 from .leader import Accumulator, LeaderState, PendingVoterChange
+from .reads import ConfirmRound, LeaderRead
 from .replica import Replica
 
 # -- appending -----------------------------------------------------------------------------------------
@@ -101,6 +102,8 @@ def abandon_leadership(replica: Replica, st: LeaderState) -> None:
     replica.abandoned.append((st.parked, st.pending_change))
     st.parked = []
     st.pending_change = None
+    replica.abandoned_reads.extend(read for rnd in st.read_rounds for read in rnd.reads)
+    st.read_rounds = []
 
 
 def answer_abandoned(replica: Replica) -> None:
@@ -113,6 +116,70 @@ def answer_abandoned(replica: Replica) -> None:
             )
         if change is not None and not change.responded:
             respond_change(replica, change, errors.NOT_LEADER_OR_FOLLOWER)
+    reads, replica.abandoned_reads = replica.abandoned_reads, []
+    for read in reads:
+        answer_read(replica, read, None)
+
+
+# -- ReadOffset rounds (the rule is in read_offset.py) ----------------------------------------------------
+
+
+def enqueue_read(replica: Replica, st: LeaderState, read: LeaderRead) -> None:
+    """Add a read to the newest round if that has sent no ping yet, else open a round; then ping."""
+    rounds = st.read_rounds
+    if not rounds or rounds[-1].pings:
+        rounds.append(ConfirmRound())
+    rounds[-1].reads.append(read)
+    answer_confirmed_reads(replica, st)
+    ping_rounds(replica, st)
+
+
+def ping_rounds(replica: Replica, st: LeaderState) -> None:
+    """Send a BeginQuorumEpoch to every voter an open round still needs and has no live ping to (never
+    sent for that round, or its ping failed or timed out): one ping serves every round open when it
+    is sent. Called when a read arrives and on every leader poll (retries after a failure)."""
+    if not st.read_rounds:
+        return
+    now, local = replica.now, st.local_key.id
+    for nid, progress in st.voter_states.items():
+        if nid == local or not replica.requests.is_ready(nid, now):
+            continue
+        needing = [r for r in st.read_rounds if nid not in r.acked and not _ping_live(replica, r, nid)]
+        if not needing:
+            continue
+        request = messages.begin_quorum_epoch_request(
+            replica.cfg.cluster_id, progress.key, local, st.epoch, replica.cfg.listeners
+        )
+        cid = replica.send_request(nid, request)
+        for read_round in needing:
+            read_round.pings[nid] = cid
+
+
+def _ping_live(replica: Replica, read_round: ConfirmRound, nid: int) -> bool:
+    flight = replica.requests.in_flight_to(nid)
+    return flight is not None and read_round.pings.get(nid) == flight.correlation_id
+
+
+def answer_confirmed_reads(replica: Replica, st: LeaderState) -> None:
+    """Answer every confirmed round, oldest first (after a voter fetch or an HW advance)."""
+    while (confirmed := st.confirmed_round()) is not None:
+        for read in confirmed.reads:
+            answer_read(replica, read, read.noted_hw if read.noted_hw is not None else st.high_watermark)
+
+
+def answer_read(replica: Replica, read: LeaderRead, offset: int | None) -> None:
+    """``offset`` None: leadership was lost; a remote reader hears NOT_LEADER_OR_FOLLOWER with the
+    leader we know now, a local read goes back to asking whoever leads next."""
+    if read.read_id is not None:
+        local = replica.local_reads.get(read.read_id)
+        if local is not None:
+            local.offset, local.asked = offset, None
+        return
+    st = replica.state
+    perr = errors.NONE if offset is not None else errors.NOT_LEADER_OR_FOLLOWER
+    ep = replica.leader_endpoint() if offset is None else None
+    resp = responses.read_offset_response(errors.NONE, perr, offset, st.leader_id, st.epoch, ep)
+    replica.respond_to(read.source, read.correlation_id, read.api_version, resp)
 
 
 def on_leader_commit(replica: Replica, st: LeaderState) -> None:

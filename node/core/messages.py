@@ -20,6 +20,7 @@ from kraftwire.generated import (
     end_quorum_epoch_request as _eqe,
     fetch_request as _fetch,
     fetch_snapshot_request as _fs,
+    read_offset_request as _ro,
     remove_raft_voter_request as _rem,
     update_raft_voter_request as _upd,
     vote_request as _vote,
@@ -45,6 +46,7 @@ API_FETCH_SNAPSHOT = 59
 API_ADD_RAFT_VOTER = 80
 API_REMOVE_RAFT_VOTER = 81
 API_UPDATE_RAFT_VOTER = 82
+API_READ_OFFSET = 1000  # kraftwire's own (schemas/ReadOffsetRequest.json says why this key)
 
 FETCH_HW_UNSUPPORTED = (1 << 63) - 1
 """Fetch v18 ``HighWatermark`` default (Long.MAX_VALUE): "the feature is not supported"."""
@@ -239,6 +241,12 @@ def fetch_snapshot_request(
             )
         ],
     )
+
+
+def read_offset_request(cluster_id: str) -> Any:
+    partition = _ro.PartitionData(partition_index=METADATA_PARTITION)
+    topic = _ro.TopicData(topic_name=METADATA_TOPIC, partitions=[partition])
+    return _ro.ReadOffsetRequest(cluster_id=cluster_id, topics=[topic])
 
 
 def api_versions_request() -> Any:

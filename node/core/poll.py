@@ -12,7 +12,7 @@ from . import messages
 from .api import Endpoint, Role
 from .fetch_leader import expire_parked
 from .leader import LeaderState
-from .leader_ops import drain, leader_deadline
+from .leader_ops import drain, leader_deadline, ping_rounds
 from .replica import Replica
 from .snapshots import send_fetch_snapshot
 from .states import (
@@ -175,6 +175,7 @@ def poll_leader(replica: Replica, st: LeaderState) -> None:
     expire_pending_change(replica, st)
     drain(replica, st)
     expire_parked(replica, st)
+    ping_rounds(replica, st)
     if now >= st.begin_quorum_deadline:
         resend = replica.cfg.begin_quorum_epoch_resend_ms
         for nid, p in st.voter_states.items():

@@ -13,6 +13,8 @@ from typing import Any, Callable
 from . import errors, responses
 from .api import Endpoint, RequestReceived, ResponseReceived
 from .common import cluster_id_ok, common_outcome, validate_voter_only
+from .leader import LeaderState
+from .leader_ops import answer_confirmed_reads
 from .messages import key_of, metadata_partition
 from .replica import Replica
 from .states import FollowerState, ResignedState
@@ -103,8 +105,15 @@ def successor_backoff_ms(replica: Replica, p: Any, version: int) -> int:
 
 
 def handle_begin_quorum_epoch_response(replica: Replica, ev: ResponseReceived) -> bool:
+    """A success is also the voter's acknowledgement of any ReadOffset round it was pinged for."""
     info = common_outcome(replica, ev.response)
-    return info if isinstance(info, bool) else info.error == errors.NONE
+    if isinstance(info, bool):
+        return info
+    st = replica.state
+    if info.error == errors.NONE and isinstance(st, LeaderState) and info.epoch == st.epoch:
+        st.ack_ping(ev.source, ev.correlation_id)
+        answer_confirmed_reads(replica, st)
+    return info.error == errors.NONE
 
 
 def handle_end_quorum_epoch_response(replica: Replica, ev: ResponseReceived) -> bool:

@@ -28,6 +28,7 @@ from .api import (
 )
 from .leader import ParkedFetch, PendingVoterChange
 from .outbox import Outbox
+from .reads import LeaderRead, LocalRead
 from .requests import RequestManager
 from .states import EpochState
 from .voters import ControlState, VoterSet
@@ -57,6 +58,8 @@ class Replica:
         self.abandoned: list[tuple[list[ParkedFetch], PendingVoterChange | None]] = []
         """Waiters of a leadership just left (parked fetches, the pending voter change). They are
         answered once the new state is in place, so the answers name the new leader and epoch."""
+        self.abandoned_reads: list[LeaderRead] = []  # the same, for ReadOffset rounds (.reads)
+        self.local_reads: dict[int, LocalRead] = {}  # the application's reads by read id (.reads)
         self.edges_seen: set[tuple[Role, Role]] = set()
         self.discovery_cache: tuple[Any, list[int]] | None = None  # see poll._discovery_targets
         self._voter_check: tuple[VoterSet, bool] | None = None

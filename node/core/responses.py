@@ -17,6 +17,7 @@ from kraftwire.generated import (
     end_quorum_epoch_response as _eqe,
     fetch_response as _fetch,
     fetch_snapshot_response as _fs,
+    read_offset_response as _ro,
     remove_raft_voter_response as _rem,
     update_raft_voter_response as _upd,
     vote_response as _vote,
@@ -280,3 +281,26 @@ def api_versions_response(version: int, kraft_range: tuple[int, int]) -> Any:
         api_keys=[_av.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in SUPPORTED_APIS],
         supported_features=features,
     )
+
+
+def read_offset_response(
+    error: int,
+    perr: int = 0,
+    offset: int | None = None,
+    leader_id: int | None = None,
+    epoch: int = -1,
+    ep: LeaderEndpoint = None,
+) -> Any:
+    """ReadOffset's answer (version 0 is the only one): the confirmed offset, or an error naming the
+    leader as Fetch does (CurrentLeader, and NodeEndpoints for it)."""
+    if error != errors.NONE:
+        return _ro.ReadOffsetResponse(error_code=error)
+    part = _ro.PartitionData(
+        partition_index=METADATA_PARTITION,
+        error_code=perr,
+        applied_offset=-1 if offset is None else offset,
+        current_leader=_ro.LeaderIdAndEpoch(leader_id=_nid(leader_id), leader_epoch=epoch),
+    )
+    eps = [] if ep is None else [_ro.NodeEndpoint(node_id=ep[0], host=ep[1].host, port=ep[1].port)]
+    topic = _ro.TopicData(topic_name=METADATA_TOPIC, partitions=[part])
+    return _ro.ReadOffsetResponse(error_code=error, topics=[topic], node_endpoints=eps)

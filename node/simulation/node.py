@@ -18,6 +18,7 @@ from kraftwire.node.core import (
     KRaftVersionUpgradeError,
     LeaderConflict,
     NotLeaderError,
+    ReadIndex,
     ReplicaKey,
     Role,
     Shutdown,
@@ -30,6 +31,8 @@ from kraftwire.node.core.api import (
     OutboundRequest,
     OutboundResponse,
     QuorumStatus,
+    ReadFailed,
+    ReadReady,
     Ready,
     RequestFailed,
     RequestReceived,
@@ -40,6 +43,7 @@ from kraftwire.node.core.api import (
 from .counter import ReplicatedCounter
 from .host import Disk, Failure, Host
 from .invariants import Checker
+from .linearizability import History
 from .violation import Violation
 from .wire import Envelope
 
@@ -49,6 +53,11 @@ class NodeHost(Host, Protocol):
 
     @property
     def checker(self) -> Checker: ...
+
+    @property
+    def history(self) -> History:
+        """The read workload's history of writes and reads (issue #13), checked after the run."""
+        ...
 
     def core_config(self, node: "SimNode") -> Config:
         """The Config for a new incarnation of ``node`` (its own random source drawn now)."""
@@ -166,6 +175,7 @@ class SimNode:
         self.kill_on_next_fsync = False
         self.disk.log.crash(lose_unflushed)
         self.disk.snaps.crash()
+        self.host.history.node_stopped(self.id)
         self.host.checker.touched[self.id] = self
         self.host.checker.log_shrunk()
 
@@ -247,7 +257,7 @@ class SimNode:
         """The workload: a writable counter appends its next value."""
         counter = self._counter()
         try:
-            self._call(
+            result = self._call(
                 "append",
                 self._core().append,
                 [counter.next_record()],
@@ -257,6 +267,14 @@ class SimNode:
         except NotLeaderError:
             return
         counter.appended()
+        self.host.history.append_called(result.epoch, result.last_offset, self.host.queue.now)
+        self.drain()
+
+    def read(self, read_id: int, timeout_ms: int) -> None:
+        """The read workload (issue #13): a linearizable read of the counter on this node."""
+        now = self.host.queue.now
+        self.host.history.read_called(self.id, read_id, now)
+        self.step(ReadIndex(read_id, timeout_ms, now))
         self.drain()
 
     def alias(self, real_id: int, cid: int, addressed_id: int) -> None:
@@ -379,11 +397,18 @@ class SimNode:
 
     def _notify(self, rd: Ready) -> None:
         counter = self._counter()
+        history, now = self.host.history, self.host.queue.now
         for n in rd.notifications:
             if isinstance(n, CommittedBatch):
                 counter.handle_commit(n)
+                for i, record in enumerate(n.records):
+                    history.committed(self.id, n.epoch, n.base_offset + i, int(record), now)
             elif isinstance(n, SnapshotLoaded):
                 counter.handle_load_snapshot(n, self.status().role is Role.LEADER)
+            elif isinstance(n, ReadReady):
+                history.read_returned(self.id, n.read_id, counter.value, now)
+            elif isinstance(n, ReadFailed):
+                history.read_failed(self.id, n.read_id)
             elif isinstance(n, LeaderChanged):
                 counter.handle_leader_change(n.leader)
                 self._note("leader-change", f"leader={n.leader.leader_id} epoch={n.leader.epoch}")

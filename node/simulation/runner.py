@@ -53,6 +53,8 @@ def play(sim: Simulation, script: Any, converge_after: bool = True) -> None:
     sim.run_script(script, FAULT_PHASE_LIMIT_MS)
     if converge_after:
         sim.run_script(converge(sim), CONVERGE_LIMIT_MS)
+    if sim.options.reads:
+        sim.check_linearizable()
 
 
 def run_one(

@@ -439,3 +439,68 @@ def chaos(sim: Simulation) -> Script:
         elif action == "loss":
             sim.set_faults(loss=r.uniform(0, 0.2))
         yield r.randint(200, 4000)
+
+
+# -- linearizable reads (issue #13): the read workload runs on every node throughout ------------------
+
+
+@scenario(reads=True, observers=1)
+def read_steady(sim: Simulation) -> Script:
+    """Reads on the leader, followers and an observer while the counter grows; no faults."""
+    yield leader_elected(sim)
+    yield sim.rng.randint(2000, 5000)
+
+
+@scenario(reads=True, observers=1)
+def read_leader_isolation(sim: Simulation) -> Script:
+    """Reads continue while the leader is cut off (a deposed leader must not answer), then rejoins."""
+    r = sim.rng
+    for _ in range(r.randint(1, 3)):
+        yield leader_elected(sim)
+        old = sim.elected_leader()
+        sim.isolate(old)
+        yield new_leader(sim, old)
+        yield r.randint(500, 3000)
+        sim.heal()
+        yield r.randint(500, 2000)
+
+
+@scenario(reads=True, observers=1)
+def read_partition(sim: Simulation) -> Script:
+    """A random minority, sometimes with the leader, is cut off while reads run everywhere."""
+    r = sim.rng
+    for _ in range(r.randint(1, 3)):
+        yield leader_elected(sim)
+        cut = r.sample(sim.voter_ids(), r.randint(1, minority_size(sim)))
+        sim.partition(cut)
+        yield r.randint(500, 3000)
+        yield progress(sim)
+        sim.heal()
+        yield r.randint(500, 2000)
+
+
+@scenario(reads=True, observers=1)
+def read_message_loss(sim: Simulation) -> Script:
+    """Reads under loss, duplication, delay and reordering (ReadOffset requests and pings get lost)."""
+    r = sim.rng
+    sim.set_faults(
+        loss=r.uniform(0, 0.2),
+        duplicate=r.uniform(0, 0.05),
+        reorder=r.uniform(0, 0.2),
+        max_delay_ms=r.randint(5, 20),
+    )
+    yield leader_elected(sim, 60_000)
+    yield r.randint(3000, 6000)
+
+
+@scenario(reads=True, observers=1)
+def read_restarts(sim: Simulation) -> Script:
+    """Nodes, the leader among them, crash and restart while reads wait on them and on others."""
+    r = sim.rng
+    for _ in range(r.randint(1, 3)):
+        yield leader_elected(sim)
+        victim = r.choice([sim.elected_leader(), *followers(sim)])
+        sim.kill(victim)
+        yield r.randint(200, 2000)
+        sim.restart(victim)
+        yield r.randint(500, 2000)

@@ -20,6 +20,8 @@ from .admin import AdminClient, VoterChange
 from .events import EventQueue
 from .host import Disk, Failure, Party
 from .invariants import Checker
+from .linearizability import History
+from .linearizability import check as check_history
 from .liveness import WATCHDOG_MS, Liveness
 from .network import ADMIN_ID, LISTENER, LinkFaults, Network, endpoint_of
 from .node import SimNode
@@ -48,6 +50,10 @@ class SimOptions:
     append_interval_ms: tuple[int, int] = (20, 100)
     kraft_version: int = 1
     """0 starts from static ``controller.quorum.voters`` (the upgrade scenario raises it to 1)."""
+    reads: bool = False
+    """Run the linearizable-read workload (issue #13) and check the history at the end."""
+    read_interval_ms: tuple[int, int] = (5, 40)
+    read_timeout_ms: int = 5000
 
 
 class Simulation:
@@ -65,6 +71,10 @@ class Simulation:
         self.liveness = Liveness(self, self.checker, self.net, opts.liveness_bound_ms)
         self.admin = AdminClient(self)
         self.core_events = 0
+        self.history = History()
+        # the read workload's own random stream: the other scenarios' draws stay as they were
+        self.read_rng = random.Random(f"{seed}/reads")
+        self.next_read_id = 0
         self.observations: dict[str, Any] = {}  # what a scenario measured, for tests and reports
         self.cluster_id = "sim-" + format(rng.getrandbits(32), "08x")
         # Per-run parameters: small fetch and snapshot chunk sizes force multi-round catch-up and
@@ -116,6 +126,10 @@ class Simulation:
             node.start()
         self.queue.after(self.rng.randint(*self.options.append_interval_ms), self._workload)
         self.queue.after(WATCHDOG_MS, self._watchdog)
+        if self.options.reads:
+            self.queue.after(
+                self.read_rng.randint(*self.options.read_interval_ms), self._read_workload
+            )
 
     def run_script(self, script: Iterator[Any], limit_ms: int) -> None:
         """Run events until ``script`` (a generator yielding sleeps and waits) is finished."""
@@ -140,6 +154,26 @@ class Simulation:
             if node.writable and node.pending is None and not node.stopping:
                 node.append_next()
         self.queue.after(self.rng.randint(*self.options.append_interval_ms), self._workload)
+
+    def _read_workload(self, _: Any) -> None:
+        """One linearizable read on a random running node (leader, follower or observer)."""
+        ready = [n for n in self.running if n.pending is None and not n.stopping]
+        if ready:
+            self.next_read_id += 1
+            self.read_rng.choice(ready).read(self.next_read_id, self.options.read_timeout_ms)
+        interval = self.options.read_interval_ms
+        self.queue.after(self.read_rng.randint(*interval), self._read_workload)
+
+    def check_linearizable(self) -> None:
+        """The read workload's history must be linearizable (raises :class:`Violation`)."""
+        history = self.history
+        ops = history.operations()
+        self.observations.update(
+            reads=len(history.reads), failed_reads=history.failed_reads, writes=len(history.writes)
+        )
+        problem = check_history(ops)
+        if problem is not None:
+            raise Violation(f"Linearizability ({len(ops)} operations): {problem}")
 
     def _watchdog(self, _: Any) -> None:
         self.liveness.check()

@@ -142,6 +142,19 @@ def _upd_resp(r: Any) -> str:
     return _leader(r.error_code, cl.leader_id, cl.leader_epoch)
 
 
+def _ro_req(r: Any) -> str:
+    return "cluster=" + str(r.cluster_id)
+
+
+def _ro_resp(r: Any) -> str:
+    p = _p(r.topics)
+    if p is None:
+        return f"error={e(r.error_code)}"
+    eps = "".join(f" endpoint={n.node_id}:{n.host}:{n.port}" for n in r.node_endpoints)
+    offset = f" offset={p.applied_offset}" if p.applied_offset >= 0 else ""
+    return _leader(p.error_code, p.current_leader.leader_id, p.current_leader.leader_epoch) + offset + eps
+
+
 def _av_resp(r: Any) -> str:
     feats = ",".join(f"{f.name}[{f.min_version},{f.max_version}]" for f in (r.supported_features or []))
     return f"{e(r.error_code)} features={feats}"
@@ -166,6 +179,8 @@ _SUMMARIES = {
     "UpdateRaftVoterRequest": _voter_req,
     "UpdateRaftVoterResponse": _upd_resp,
     "ApiVersionsResponse": _av_resp,
+    "ReadOffsetRequest": _ro_req,
+    "ReadOffsetResponse": _ro_resp,
 }
 
 

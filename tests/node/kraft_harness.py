@@ -29,6 +29,8 @@ from kraftwire.node.core.api import (
     CommittedBatch,
     LeaderChanged,
     OutboundRequest,
+    ReadFailed,
+    ReadReady,
     OutboundResponse,
     QuorumStatus,
     RequestFailed,
@@ -167,6 +169,10 @@ class Env:
                 (int(o), r.encode()) for o, r in (x.split(":", 1) for x in b"".join(n.records).decode().split(",") if x)
             ]
             return f"load snapshot ({n.snapshot_id.end_offset},{n.snapshot_id.epoch}) {','.join(r.decode() for r in n.records)}"
+        if isinstance(n, ReadReady):
+            return f"read {n.read_id} ready offset={n.offset}"
+        if isinstance(n, ReadFailed):
+            return f"read {n.read_id} failed {errors.name(n.error_code)}"
         assert isinstance(n, LeaderChanged)
         lid = "-" if n.leader.leader_id is None else n.leader.leader_id
         return f"leader-change leader={lid} epoch={n.leader.epoch}"
@@ -371,6 +377,13 @@ class Env:
         sid = node.core.create_snapshot(offset, [",".join(data).encode() or b","], self.now)
         out.append(f"{nid}: snapshot id={sid and (sid.end_offset, sid.epoch)}")
         self.process(nid, out)
+
+    def cmd_read(self, cmd: Command, out: list[str]) -> None:
+        """read <node> <read id> timeout=<ms>: the application asks for a linearizable read (issue #13)."""
+        nid, read_id = cmd.int_arg(0), cmd.int_arg(1)
+        from kraftwire.node.core.api import ReadIndex
+
+        self.step(nid, ReadIndex(read_id, int(cmd.kwargs.get("timeout", "5000")), self.now), out)
 
     def cmd_shutdown(self, cmd: Command, out: list[str]) -> None:
         nid = cmd.int_arg(0)

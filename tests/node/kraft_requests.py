@@ -20,6 +20,7 @@ from kraftwire.generated import (
     fetch_request as fetch,
     fetch_response as fetchr,
     fetch_snapshot_request as fs,
+    read_offset_request as ro,
     remove_raft_voter_request as rem,
     update_raft_voter_request as upd,
     vote_request as vote,
@@ -56,6 +57,11 @@ def build(api: str, env: Any, dst: int, src: int, kw: dict) -> Any:
     epoch = core.state.epoch
     leo, last_epoch = core.log.end_offset(), core.log.last_fetched_epoch()
     part = _int(kw, "partition", 0)
+    if api == "ReadOffset":
+        return ro.ReadOffsetRequest(
+            cluster_id=_cluster(kw),
+            topics=_topics(kw, ro.TopicData, ro.PartitionData, partition_index=part),
+        )
     if api == "Vote":
         replica_epoch = _int(kw, "epoch", epoch + 1)
         return vote.VoteRequest(
