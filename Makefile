@@ -17,8 +17,9 @@ $(STAMP): pyproject.toml
 		|| { cat $(VENV)/install.log; exit 1; }
 	@touch $(STAMP)
 
+# DEMO_DIR=DIR keeps the demo's configs, logs, data and captures there (a new or empty directory).
 demo: $(STAMP)
-	$(BIN)/python -m kraftwire.demo
+	$(BIN)/python -m kraftwire.demo $(if $(DEMO_DIR),--dir $(DEMO_DIR))
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
