@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 _S0 = _struct.Struct(">i")
+_S1 = _struct.Struct(">ix")
 
 
 class PartitionData(_Struct):
@@ -195,18 +196,28 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
         raise _null_error()
     else:
         _partitions_list: list[PartitionData] = []
-        for _i in range(_n):
-            _e = _new(PartitionData)
-            # read partitions[_i].partition_index
-            (_e.partition_index,) = _S0.unpack_from(buf, pos)
-            pos += 4
-            # read partitions[_i] (tagged fields)
-            if buf[pos] == 0:
+        _end = pos + 5 * _n
+        if _end <= _len and buf[pos + 4 : _end : 5] == bytes(_n):
+            # no element has tagged fields: every one is 5 bytes
+            for _row in _S1.iter_unpack(buf[pos:_end]):
+                _e = _new(PartitionData)
+                (_e.partition_index,) = _row
                 _e.unknown_tagged_fields = None
-                pos += 1
-            else:
-                _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
-            _partitions_list.append(_e)
+                _partitions_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(PartitionData)
+                # read partitions[_i].partition_index
+                (_e.partition_index,) = _S0.unpack_from(buf, pos)
+                pos += 4
+                # read partitions[_i] (tagged fields)
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
+                    pos += 1
+                else:
+                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                _partitions_list.append(_e)
         obj.partitions = _partitions_list
     # read (tagged fields)
     if buf[pos] == 0:

@@ -57,6 +57,7 @@ _S0 = _struct.Struct(">ii")
 _S1 = _struct.Struct(">ihq")
 _S2 = _struct.Struct(">i")
 _S3 = _struct.Struct(">h")
+_S4 = _struct.Struct(">ihqx")
 
 
 class LeaderIdAndEpoch(_Struct):
@@ -383,55 +384,66 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
         raise _null_error()
     else:
         _partitions_list: list[PartitionData] = []
-        for _i in range(_n):
-            _e = _new(PartitionData)
-            # read partitions[_i].partition_index, error_code, applied_offset
-            _e.partition_index, _e.error_code, _e.applied_offset = _S1.unpack_from(buf, pos)
-            pos += 14
-            # read partitions[_i] (tagged fields)
-            _e.current_leader = LeaderIdAndEpoch()
-            if buf[pos] == 0:
+        _end = pos + 15 * _n
+        if _end <= _len and buf[pos + 14 : _end : 15] == bytes(_n):
+            # no element has tagged fields: every one is 15 bytes
+            for _row in _S4.iter_unpack(buf[pos:_end]):
+                _e = _new(PartitionData)
+                _e.partition_index, _e.error_code, _e.applied_offset = _row
+                _e.current_leader = LeaderIdAndEpoch()
                 _e.unknown_tagged_fields = None
-                pos += 1
-            else:
-                _unknown = None
-                _previous = -1
-                _count = buf[pos]
-                if _count < 0x80:
+                _partitions_list.append(_e)
+            pos = _end
+        else:
+            for _i in range(_n):
+                _e = _new(PartitionData)
+                # read partitions[_i].partition_index, error_code, applied_offset
+                _e.partition_index, _e.error_code, _e.applied_offset = _S1.unpack_from(buf, pos)
+                pos += 14
+                # read partitions[_i] (tagged fields)
+                _e.current_leader = LeaderIdAndEpoch()
+                if buf[pos] == 0:
+                    _e.unknown_tagged_fields = None
                     pos += 1
-                    if _count > (_len - pos) >> 1:
-                        raise _tag_count_error(_count, _len - pos, pos - 1)
                 else:
-                    _count, pos = _read_tag_count(buf, pos)
-                for _t in range(_count):
-                    _at = pos
-                    _tag = buf[pos]
-                    if _tag < 0x80:
+                    _unknown = None
+                    _previous = -1
+                    _count = buf[pos]
+                    if _count < 0x80:
                         pos += 1
+                        if _count > (_len - pos) >> 1:
+                            raise _tag_count_error(_count, _len - pos, pos - 1)
                     else:
-                        _tag, pos = _read_uvarint(buf, pos)
-                    _size = buf[pos]
-                    if _size < 0x80:
-                        pos += 1
-                    else:
-                        _size, pos = _read_tag_size(buf, pos, _tag)
-                    if _tag <= _previous:
-                        raise _tag_order_error(_tag, _previous)
-                    _previous = _tag
-                    _start = pos
-                    if _tag == 0:
-                        # read partitions[_i].current_leader
-                        _e.current_leader, pos = _read_leader_id_and_epoch_v0(buf, pos)
-                        if not (_e.current_leader != _DEFAULT_LeaderIdAndEpoch):
-                            raise _default_tag(_tag)
-                    else:  # this and every later tag is unknown here: kept raw, in one slice
-                        _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
-                        break
-                    # read partitions[_i] (tagged fields)
-                    if pos - _start != _size:
-                        raise _tag_size_error(_tag, _size, pos - _start)
-                _e.unknown_tagged_fields = _unknown
-            _partitions_list.append(_e)
+                        _count, pos = _read_tag_count(buf, pos)
+                    for _t in range(_count):
+                        _at = pos
+                        _tag = buf[pos]
+                        if _tag < 0x80:
+                            pos += 1
+                        else:
+                            _tag, pos = _read_uvarint(buf, pos)
+                        _size = buf[pos]
+                        if _size < 0x80:
+                            pos += 1
+                        else:
+                            _size, pos = _read_tag_size(buf, pos, _tag)
+                        if _tag <= _previous:
+                            raise _tag_order_error(_tag, _previous)
+                        _previous = _tag
+                        _start = pos
+                        if _tag == 0:
+                            # read partitions[_i].current_leader
+                            _e.current_leader, pos = _read_leader_id_and_epoch_v0(buf, pos)
+                            if not (_e.current_leader != _DEFAULT_LeaderIdAndEpoch):
+                                raise _default_tag(_tag)
+                        else:  # this and every later tag is unknown here: kept raw, in one slice
+                            _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                            break
+                        # read partitions[_i] (tagged fields)
+                        if pos - _start != _size:
+                            raise _tag_size_error(_tag, _size, pos - _start)
+                    _e.unknown_tagged_fields = _unknown
+                _partitions_list.append(_e)
         obj.partitions = _partitions_list
     # read (tagged fields)
     if buf[pos] == 0:
