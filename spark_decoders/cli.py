@@ -37,11 +37,9 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"--ports must be comma-separated numbers, not {args.ports!r}", 2)
     if args.format == "parquet" and args.out is None:
         return _fail("--format parquet needs --out PATH", 2)
-    if args.out is not None and args.out.exists():
-        return _fail(f"{args.out} exists; choose a new output path", 2)
-    missing = [c for c in args.captures if not Path(c).is_file()]
-    if missing:
-        return _fail(f"no such capture file: {missing[0]}", 2)
+    problem = path_problem(args.captures, args.out)
+    if problem:
+        return _fail(problem, 2)
     try:
         rows, unreadable = _spark_rows(args, ports) if args.spark else _local_rows(args, ports)
     except (OSError, ValueError) as exc:  # unreadable specs, a file that is no capture, ...
@@ -63,6 +61,19 @@ def _local_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[d
     rows, stats = decode_files(args.captures, bodies, DecodeOptions(server_ports=ports), progress)
     if progress:
         progress.done()
+    return rows, unreadable_captures(stats)
+
+
+def path_problem(captures: list[str], out: Path | None) -> str | None:
+    """Why the command must not start: an output that exists (never overwritten) or a missing capture."""
+    if out is not None and out.exists():
+        return f"{out} exists; choose a new output path"
+    missing = [c for c in captures if not Path(c).is_file()]
+    return f"no such capture file: {missing[0]}" if missing else None
+
+
+def unreadable_captures(stats: dict) -> list[str]:
+    """The files that are no capture at all; the other files' first problems are printed as warnings."""
     unreadable = []
     for path, file_stats in stats.items():
         if file_stats.problems and file_stats.problems[0].startswith("not a pcap"):
@@ -70,7 +81,7 @@ def _local_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[d
             continue
         for problem in file_stats.problems[:3]:
             print(f"kraftwire: warning: {path}: {problem}", file=sys.stderr)
-    return rows, unreadable
+    return unreadable
 
 
 def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[dict], list[str]]:

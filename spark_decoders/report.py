@@ -29,22 +29,25 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .api import local_decoder
+    from .cli import path_problem, unreadable_captures
     from .pipeline import decode_files
 
-    if args.out.exists():
-        print(f"kraftwire: {args.out} exists; choose a new output path", file=sys.stderr)
-        return 2
-    missing = [c for c in args.captures if not Path(c).is_file()]
-    if missing:
-        print(f"kraftwire: no such capture file: {missing[0]}", file=sys.stderr)
+    problem = path_problem(args.captures, args.out)
+    if problem:
+        print(f"kraftwire: {problem}", file=sys.stderr)
         return 2
     try:
-        rows, _ = decode_files(args.captures, local_decoder(args.schemas))
+        rows, stats = decode_files(args.captures, local_decoder(args.schemas))
     except (OSError, ValueError) as exc:
         print(f"kraftwire: {exc}", file=sys.stderr)
         return 1
+    unreadable = unreadable_captures(stats)
+    for path in unreadable:
+        print(f"kraftwire: {path}: not a pcap or pcapng file", file=sys.stderr)
+    if len(unreadable) == len(args.captures):
+        return 1  # nothing to report on: write no file
     args.out.write_text(render(rows, [str(c) for c in args.captures]), encoding="utf-8")
-    return 0
+    return 1 if unreadable else 0
 
 
 def _name(row: dict) -> str:
