@@ -15,7 +15,6 @@ import os
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -67,14 +66,7 @@ def _cluster_class():
             run = 1 + sum(1 for node, _ in self.captures if node == node_id)
             capture = os.path.join(self.directory, f"node{node_id}-run{run}.pcapng")
             self.captures.append((node_id, capture))
-            with open(os.path.join(self.directory, f"node{node_id}.log"), "ab") as log:
-                self.processes[node_id] = subprocess.Popen(
-                    [sys.executable, "-m", "kraftwire", "node", "start"]
-                    + ["--config", self.config_path(node_id), "--capture", capture],
-                    stdout=log,
-                    stderr=log,
-                    stdin=subprocess.DEVNULL,
-                )
+            super().start(node_id, "--capture", capture)
 
     return CapturedCluster
 

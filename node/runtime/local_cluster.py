@@ -104,23 +104,16 @@ class LocalCluster:
         with open(self.config_path(node_id), "w") as f:
             f.write("".join(f"{k}={v}\n" for k, v in lines.items()))
 
-    def start(self, node_id: int) -> None:
-        log = open(os.path.join(self.directory, f"node{node_id}.log"), "ab")
-        self.processes[node_id] = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "kraftwire",
-                "node",
-                "start",
-                "--config",
-                self.config_path(node_id),
-            ],
-            stdout=log,
-            stderr=log,
-            stdin=subprocess.DEVNULL,
-        )
-        log.close()
+    def start(self, node_id: int, *extra_args: str) -> None:
+        """Start ``kraftwire node start`` for ``node_id``; ``extra_args`` go after ``--config``."""
+        with open(os.path.join(self.directory, f"node{node_id}.log"), "ab") as log:
+            self.processes[node_id] = subprocess.Popen(
+                [sys.executable, "-m", "kraftwire", "node", "start"]
+                + ["--config", self.config_path(node_id), *extra_args],
+                stdout=log,
+                stderr=log,
+                stdin=subprocess.DEVNULL,
+            )
 
     def start_all(self) -> None:
         for i in self.ids:

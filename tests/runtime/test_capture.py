@@ -6,7 +6,6 @@ from __future__ import annotations
 import shutil
 import struct
 import subprocess
-import sys
 from collections import defaultdict
 
 import pytest
@@ -45,23 +44,7 @@ def test_capture_reassembles_into_kafka_frames(cluster, tmp_path):
     capture = tmp_path / "node1.pcapng"
     cluster.start(2)
     cluster.start(3)
-    log = open(f"{cluster.directory}/node1.log", "ab")
-    cluster.processes[1] = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kraftwire",
-            "node",
-            "start",
-            "--config",
-            cluster.config_path(1),
-            "--capture",
-            str(capture),
-        ],
-        stdout=log,
-        stderr=log,
-    )
-    log.close()
+    cluster.start(1, "--capture", str(capture))
     cluster.wait_for_leader()
     client = MetadataClient(cluster.endpoints[1], deadline_s=30)
     client.produce([b"captured-record"], -1)

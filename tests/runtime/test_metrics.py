@@ -23,29 +23,11 @@ def scrape(port: int) -> dict[str, str]:
 
 
 def test_leader_metrics_on_prometheus_endpoint(cluster):
-    import subprocess
-    import sys
 
     port = free_ports(1)[0]
     cluster.start(2)
     cluster.start(3)
-    log = open(f"{cluster.directory}/node1.log", "ab")
-    cluster.processes[1] = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kraftwire",
-            "node",
-            "start",
-            "--config",
-            cluster.config_path(1),
-            "--metrics-port",
-            str(port),
-        ],
-        stdout=log,
-        stderr=log,
-    )
-    log.close()
+    cluster.start(1, "--metrics-port", str(port))
     cluster.wait_for_leader()
     client = MetadataClient(cluster.endpoints[1], deadline_s=30)
     for _ in range(20):
