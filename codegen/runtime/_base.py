@@ -45,7 +45,12 @@ def generated_package(package: ModuleType | None = None) -> ModuleType:
     """
     if package is not None:
         return package
-    return importlib.import_module(__name__.rpartition(".")[0])
+    if not _OWN_PACKAGE:  # looked up once: framing asks for every frame it encodes or decodes
+        _OWN_PACKAGE.append(importlib.import_module(__name__.rpartition(".")[0]))
+    return _OWN_PACKAGE[0]
+
+
+_OWN_PACKAGE: list[ModuleType] = []
 
 
 class MapKeyList(list[_T]):
