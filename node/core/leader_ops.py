@@ -52,7 +52,7 @@ def append_start_of_epoch_records(replica: Replica, st: LeaderState) -> None:
             records.append(_kv.KRaftVersionRecord(version=0, k_raft_version=kv))
             records.append(new_set.to_record())
     append_control(replica, st, records)
-    st.update_voters(replica.voters())
+    st.update_voters(replica.voters(), replica.now)
 
 
 def drain(replica: Replica, st: LeaderState, force: bool = False) -> None:

@@ -112,7 +112,7 @@ def handle_fetch_snapshot_request(replica: Replica, ev: RequestReceived) -> None
     st = replica.state
     if isinstance(st, LeaderState) and req.replica_id >= 0:
         key = key_of(req.replica_id, p.replica_directory_id)
-        st.record_voter_fetch(key, replica.now, replica.cfg.check_quorum_timeout_ms)
+        st.record_voter_fetch(key, replica.now)
     chunk = replica.snapshots.read(sid, p.position, min(req.max_bytes, size - p.position))
     answer(errors.NONE, size, p.position, chunk)
 

@@ -191,7 +191,7 @@ def _complete_update(replica: Replica, st: LeaderState, change: PendingVoterChan
     current = voters.get(change.key.id)
     if current is None or (kv >= 1 and current.key != change.key):
         return _finish(replica, st, change, errors.VOTER_NOT_FOUND)
-    st.record_voter_fetch(current.key, replica.now, replica.cfg.check_quorum_timeout_ms)
+    st.record_voter_fetch(current.key, replica.now)
     if kv >= 1:
         respond_change(replica, change, errors.NONE)  # the slot stays taken until the record commits
         _append_voters(replica, st, change, voters.with_voter(change.spec))
@@ -226,7 +226,7 @@ def _probe(
 
 def _append_voters(replica: Replica, st: LeaderState, change: PendingVoterChange, voters: VoterSet) -> None:
     change.record_offset = append_control(replica, st, [voters.to_record()])
-    st.update_voters(replica.voters())
+    st.update_voters(replica.voters(), replica.now)
 
 
 def _finish(replica: Replica, st: LeaderState, change: PendingVoterChange, error: int) -> bool:
