@@ -126,9 +126,11 @@ class LeaderState(EpochState):
         """Re-key replica progress to the latest voter set, keeping what is known.
 
         A leader that needed no other voter's fetches (it was the only voter) starts its check-quorum
-        window ``now`` when the set grows: that window did not run while nobody could fetch, and
-        judging the new voters by one that ended long ago would resign a healthy leader at its next
-        poll (Kafka keeps its check-quorum timer reset while the leader is the only voter)."""
+        window ``now`` when the set grows: judging the new voters by a window that ended long ago
+        would resign a healthy leader at its next poll. Kafka gets there another way: while the
+        majority it needs is zero, every Fetch (an observer's too) resets its timer, so the window
+        starts at the new voter's last fetch as an observer; starting it at the change is the same
+        for a voter that fetched just before and never stricter."""
         needed_before = self.required_fetchers() if self.voter_states else 0
         old = self.voter_states
         new: dict[int, ReplicaProgress] = {}
