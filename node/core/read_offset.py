@@ -28,6 +28,13 @@ Reader side (any replica, the leader included): :func:`start_read` takes the app
 retries against a new leader after NOT_LEADER_OR_FOLLOWER, a failure or ``request_timeout_ms`` (after
 ``retry_backoff_ms``), and fails reads at their deadline; :mod:`.delivery` announces ``ReadReady`` once
 the replica has delivered every committed batch below the answered offset.
+
+A read whose ReadOffset is in flight when the replica learns of another leader (another id or a later
+epoch) is asked again of that leader at once, not after the request timeout: the old leader was deposed
+and will refuse, or never answer. Should the old leader's answer still come, nobody waits for it and it
+is dropped. It would be safe to use (that leader confirmed it still led after the read began), but it
+carries an older epoch, which the common response handling treats as stale, and the new leader's
+answer costs only one round trip more.
 """
 
 from __future__ import annotations
@@ -82,13 +89,18 @@ def poll_reads(replica: Replica) -> None:
         del reads[read.read_id]
         replica.out.notify(ReadFailed(read.read_id, errors.REQUEST_TIMED_OUT))
     timeout = replica.cfg.request_timeout_ms
+    st = replica.state
+    leader = None if st.leader_id is None else (st.leader_id, st.epoch)
     for read in reads.values():
-        if read.asked is not None and read.asked >= 0 and now >= read.asked_at + timeout:
+        if read.asked is None or read.asked < 0:
+            continue
+        if now >= read.asked_at + timeout:
             read.asked, read.retry_at = None, now + replica.cfg.retry_backoff_ms
+        elif leader is not None and leader != read.asked_of:
+            read.asked, read.retry_at = None, now  # a new leader: ask it now (see the module doc)
     unasked = [
         r for r in reads.values() if r.offset is None and r.asked is None and now >= r.retry_at
     ]
-    st = replica.state
     if (
         not unasked
         or st.leader_id is None
@@ -108,7 +120,7 @@ def poll_reads(replica: Replica) -> None:
     endpoint = replica.endpoint_of(st.leader_id)
     replica.out.send(OutboundRequest(st.leader_id, cid, request, endpoint, 0))
     for read in unasked:
-        read.asked, read.asked_at = cid, now
+        read.asked, read.asked_at, read.asked_of = cid, now, (st.leader_id, st.epoch)
 
 
 def is_read_offset_answer(replica: Replica, correlation_id: int) -> bool:

@@ -39,11 +39,13 @@ class ConfirmRound:
 @dataclass(slots=True)
 class LocalRead:
     """An application read: ``offset`` is None until a leader answered; ``asked`` is the correlation id of
-    the ReadOffset in flight for it (None: not asked, or asked of our own leadership)."""
+    the ReadOffset in flight for it (None: not asked; -1: in a round of our own leadership), sent to the
+    leader ``asked_of`` (id, epoch)."""
 
     read_id: int
     deadline: int
     offset: int | None = None
     asked: int | None = None
     asked_at: int = 0
+    asked_of: tuple[int, int] | None = None
     retry_at: int = 0
