@@ -17,7 +17,7 @@ __all__ = ["RandomSource", "Config"]
 class RandomSource(Protocol):
     """What the core needs from its injected random source (``random.Random(seed)`` fits)."""
 
-    def randrange(self, stop: int) -> int: ...
+    def randrange(self, stop: int, /) -> int: ...
 
 
 @dataclass(frozen=True)

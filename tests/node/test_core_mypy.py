@@ -1,4 +1,5 @@
-"""mypy (strict, see mypy_core.ini) finds nothing in the sans-IO core and its batch adapter.
+"""mypy (strict, see mypy_core.ini) finds nothing in the sans-IO core, its batch adapter and the
+simulator that drives it (which hands the core a ``random.Random`` as its ``RandomSource``).
 
 The installed package maps ``kraftwire.node`` to ``node/`` through an editable-install import hook,
 which mypy cannot follow; so the test lays out the package as installed (symlinks into the checkout)
@@ -51,6 +52,13 @@ def _mypy(base: Path, *targets: str) -> subprocess.CompletedProcess[str]:
 def test_node_core_is_clean_under_strict_mypy(tmp_path: Path) -> None:
     base = _installed_layout(tmp_path)
     result = _mypy(base, "-p", "kraftwire.node.core", "-m", "kraftwire.node.batches")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues found" in result.stdout
+
+
+def test_node_simulation_is_clean_under_strict_mypy(tmp_path: Path) -> None:
+    base = _installed_layout(tmp_path)
+    result = _mypy(base, "-p", "kraftwire.node.simulation")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues found" in result.stdout
 
