@@ -241,11 +241,15 @@ class KRaftCore:
         hw = st.high_watermark
         voter_progress: tuple[ReplicaStatus, ...] = ()
         observer_progress: tuple[ReplicaStatus, ...] = ()
+        observer_count: int | None = None
+        voter_change_pending: bool | None = None
         if isinstance(st, LeaderState):
             now, timeout = replica.now, self.cfg.observer_session_timeout_ms
             voter_progress, observers = st.progress(log.end_offset(), now)
             # DescribeQuorum prunes observers idle too long; a status only leaves them out
             observer_progress = tuple(p for p in observers if now - p.last_fetch_ms <= timeout)
+            observer_count, voter_change_pending = len(observers), st.pending_change is not None
+        own_vote = st.role in (Role.LEADER, Role.CANDIDATE)
         status = QuorumStatus(
             role=st.role,
             epoch=st.epoch,
@@ -260,6 +264,10 @@ class KRaftCore:
             voters_offset=control.last_voters_offset(),
             voter_progress=voter_progress,
             observer_progress=observer_progress,
+            current_vote=replica.local_key if own_vote else st.voted_key,
+            log_end_epoch=log.last_fetched_epoch(),
+            observer_count=observer_count,
+            voter_change_pending=voter_change_pending,
         )
         self._status = (self._stamp, status)
         return status

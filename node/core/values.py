@@ -178,6 +178,14 @@ class QuorumStatus:
     latest ``VotersRecord`` (-1: the bootstrap set; ``None``: static configuration, kraft.version 0).
     ``voter_progress`` and ``observer_progress`` are known on a leader only (else empty); observers idle
     longer than ``observer_session_timeout_ms`` are left out, as DescribeQuorum does.
+
+    For Kafka's raft metrics (kraft-operations.md §6): ``current_vote`` is the replica a
+    ``current-vote`` / ``current-vote-directory-id`` gauge reports (itself as leader or candidate, else
+    the replica it voted for, if any); ``log_end_epoch`` the epoch of the last batch at the log end (the
+    snapshot's for an empty log). Two are leader-only, ``None`` elsewhere, as Kafka adds those gauges on
+    becoming leader: ``observer_count``, every observer the leader tracks (idle ones too, until a
+    DescribeQuorum prunes them, as Kafka counts), and ``voter_change_pending``, an add, remove or update
+    of a voter in progress (``uncommitted-voter-change``).
     """
 
     role: Role
@@ -193,6 +201,10 @@ class QuorumStatus:
     voters_offset: int | None
     voter_progress: tuple[ReplicaStatus, ...] = ()
     observer_progress: tuple[ReplicaStatus, ...] = ()
+    current_vote: ReplicaKey | None = None
+    log_end_epoch: int = 0
+    observer_count: int | None = None
+    voter_change_pending: bool | None = None
 
     def voter_ids(self) -> tuple[int, ...]:
         return tuple(v.key.id for v in self.voters)

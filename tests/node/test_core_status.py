@@ -9,6 +9,9 @@ import uuid
 
 import pytest
 
+from kraft_datadriven import Command
+from kraft_harness import Env
+from kraftwire.generated.remove_raft_voter_request import RemoveRaftVoterRequest
 from kraftwire.node.core import (
     Config,
     Endpoint,
@@ -168,3 +171,43 @@ def test_a_status_describes_the_state_as_the_core_does() -> None:
         assert status.describe().startswith(
             f"{status.role.value} epoch={status.epoch} leader={status.leader_id}"
         )
+
+
+def test_status_tells_what_kafkas_raft_metrics_report() -> None:
+    """current-vote(-directory-id), log-end-epoch, number-of-observers and uncommitted-voter-change."""
+    cluster = Cluster([1, 2, 3], observer_ids=(4,))
+    cluster.run(6000)
+    leader = cluster.leader()
+    status = leader.status()
+    own = _key(status.leader_id)
+    assert status.current_vote == own  # a leader reports itself
+    assert status.log_end_epoch == status.epoch  # its LeaderChange batch is the last one
+    assert (status.observer_count, status.voter_change_pending) == (1, False)
+    for n, core in cluster.cores.items():
+        other = core.status()
+        if core is not leader:
+            assert (other.observer_count, other.voter_change_pending) == (None, None)  # leader only
+            assert other.current_vote == (None if n == 4 else other.voted_key)
+            assert other.log_end_epoch == status.log_end_epoch
+    follower = next(n for n in (1, 2, 3) if cluster.cores[n] is not leader)
+    request = RemoveRaftVoterRequest(
+        cluster_id="cluster", voter_id=follower, voter_directory_id=_key(follower).directory_id
+    )
+    leader.step(RequestReceived(9, 1, 0, request, cluster.now))
+    assert leader.status().voter_change_pending is True  # its VotersRecord is not committed yet
+    cluster.run(500)
+    status = leader.status()
+    assert status.voter_change_pending is False and follower not in status.voter_ids()
+
+
+def test_a_candidate_reports_its_own_vote_and_a_prospective_the_one_it_cast() -> None:
+    env = Env()
+    for line in ("add-nodes 3", "campaign 1", "deliver", "deliver"):
+        name, *args = line.split()
+        env.handle(Command(name, args, {}))
+    status = env.nodes[1].core.status()
+    assert status.role is Role.CANDIDATE and status.current_vote == _key(1)
+    assert env.nodes[2].core.status().current_vote is None  # the vote request is not there yet
+    env.handle(Command("deliver", [], {"to": "2"}))
+    voter = env.nodes[2].core.status()
+    assert voter.role is Role.UNATTACHED and voter.current_vote == _key(1)  # it granted the vote
