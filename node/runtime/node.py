@@ -59,6 +59,9 @@ from .peers import PeerNetwork
 from .server import InboundRequest, RequestServer
 
 log = logging.getLogger("kraftwire.node")
+MAX_FEED = (
+    1024  # inputs fed before a Ready is handled, so one flood cannot delay an fsync unboundedly
+)
 
 
 @dataclass
@@ -324,7 +327,7 @@ class KRaftNode:
                         pass
                 self.network.expire()
                 if self._inbox:
-                    self._feed(self._inbox.popleft())
+                    self._feed_queued()
                 else:
                     core.step(Tick(self._now()))
                 self._drain()
@@ -338,6 +341,23 @@ class KRaftNode:
             return
         self._stopped.set()
         asyncio.ensure_future(self._close())
+
+    def _feed_queued(self) -> None:
+        """Feed everything queued (up to ``MAX_FEED``) before the next Ready is handled: inputs that
+        arrived while the loop sat in an fsync share the next one (group commit). Consecutive
+        application appends become one core append, so one batch."""
+        appends: list[tuple] = []
+        for _ in range(min(len(self._inbox), MAX_FEED)):
+            item = self._inbox.popleft()
+            if isinstance(item, tuple) and item[0] == "append":
+                appends.append(item)
+                continue
+            if appends:
+                self._append_all(appends)
+                appends = []
+            self._feed(item)
+        if appends:
+            self._append_all(appends)
 
     def _feed(self, item: Any) -> None:
         core, now = self.core, self._now()
@@ -356,6 +376,18 @@ class KRaftNode:
     def _append(
         self, records: tuple[bytes, ...], appended: asyncio.Future, committed: asyncio.Future
     ) -> None:
+        self._append_all([("append", records, appended, committed)])
+
+    def _append_all(self, appends: list[tuple]) -> None:
+        """One core append of every queued append's records, in queue order; each caller's futures
+        get the offsets of its own records. An empty append is refused on its own."""
+        for item in [a for a in appends if not a[1]]:
+            _fail(item[2], ValueError("append needs at least one record"))
+            _fail(item[3], ValueError("append needs at least one record"))
+        appends = [a for a in appends if a[1]]
+        if not appends:
+            return
+        records = tuple(r for item in appends for r in item[1])
         try:
             result = self.core.append(records, self._now())
         except CoreNotLeaderError:
@@ -363,11 +395,16 @@ class KRaftNode:
         except ValueError as exc:
             error = exc
         else:
-            self._flush_waiters.append((result, appended))
-            self._waiters.append(_Waiter(result.last_offset, result.epoch, committed))
+            last = result.last_offset - len(records)
+            for _, own, appended, committed in appends:
+                last += len(own)
+                own_result = AppendResult(last, result.epoch)
+                self._flush_waiters.append((own_result, appended))
+                self._waiters.append(_Waiter(last, result.epoch, committed))
             return
-        _fail(appended, error)
-        _fail(committed, error)
+        for _, _, appended, committed in appends:
+            _fail(appended, error)
+            _fail(committed, error)
 
     def not_leader_error(self) -> NotLeaderError:
         status = self.core.status()
