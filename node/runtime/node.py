@@ -135,6 +135,8 @@ class KRaftNode:
             self.core = KRaftCore(
                 self._core_config(storage), storage.log, storage.quorum_state, storage.snapshots
             )
+            if self.metrics is not None:
+                self.metrics.directory_id = storage.meta.directory_id
             if self.capture_path is not None:
                 self.capture = self.server.capture = self.network.capture = Capture(
                     self.capture_path
@@ -321,10 +323,13 @@ class KRaftNode:
                 if not self._inbox:
                     delay = max(0, core.next_deadline_ms() - self._now()) / 1000
                     self._wakeup.clear()
+                    idle_from = time.monotonic()
                     try:
                         await asyncio.wait_for(self._wakeup.wait(), min(delay, 0.5))
                     except asyncio.TimeoutError:
                         pass
+                    if self.metrics is not None:
+                        self.metrics.on_poll_idle(time.monotonic() - idle_from)
                 self.network.expire()
                 if self._inbox:
                     self._feed_queued()
@@ -435,7 +440,13 @@ class KRaftNode:
                 self._notify(note)
             core.advance(ready)
             if self.metrics is not None:
-                self.metrics.on_ready(ready, core.status(), self._last_ms)
+                self.metrics.on_ready(
+                    ready,
+                    core.status(),
+                    self._last_ms,
+                    storage.log.last_fetched_epoch(),
+                    getattr(core.state, "pending_change", None) is not None,
+                )
             if ready.shutdown_complete:
                 self._shutdown_done = True
 
