@@ -93,6 +93,7 @@ class KRaftNode:
         self._answers: dict[tuple[int, int], asyncio.Future] = {}
         self._waiters: list[_Waiter] = []  # appends waiting to be committed
         self._flush_waiters: list[tuple[AppendResult, asyncio.Future]] = []  # ... to be on disk
+        self._commit_watchers: list[asyncio.Future] = []  # held client fetches (wait_for_commit)
         self._endpoints: dict[int, Endpoint] = {}
         self._endpoints_from: tuple[VoterSpec, ...] | None = (
             None  # the voter set they were read from
@@ -215,6 +216,7 @@ class KRaftNode:
             _fail(future, stopped)
         self._waiters.clear()
         self._flush_waiters.clear()
+        self._wake_commit_watchers()
         if self.storage is not None:
             self.storage.close()
             self.storage = None
@@ -255,6 +257,19 @@ class KRaftNode:
     def status(self) -> QuorumStatus:
         return self.core.status()
 
+    async def wait_for_commit(self, timeout_s: float) -> None:
+        """Return once records commit, a snapshot loads or the leader changes; at the latest after
+        ``timeout_s`` (or when the node stops)."""
+        future = asyncio.get_running_loop().create_future()
+        self._commit_watchers.append(future)
+        try:
+            await asyncio.wait_for(future, timeout_s)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            if future in self._commit_watchers:
+                self._commit_watchers.remove(future)
+
     def leader_endpoint(self) -> Endpoint | None:
         status = self.core.status()
         return None if status.leader_id is None else self._endpoint_of(status.leader_id)
@@ -278,7 +293,7 @@ class KRaftNode:
         if request.api_key == client_path.FETCH and client_path.is_client_fetch(
             request.api_version, request.body
         ):
-            return request.api_version, client_path.handle_client_fetch(
+            return request.api_version, await client_path.handle_client_fetch(
                 self, request.api_version, request.body
             )
         if request.api_key == local_apis.DESCRIBE_CLUSTER:
@@ -455,6 +470,8 @@ class KRaftNode:
             self._settle_waiters(note)
         elif type(note) is SnapshotLoaded:
             self._fail_waiters_below(note.snapshot_id.end_offset)
+        if self._commit_watchers and type(note) in (CommittedBatch, SnapshotLoaded, LeaderChanged):
+            self._wake_commit_watchers()
         listener = self.listener
         if listener is None:
             return
@@ -467,6 +484,11 @@ class KRaftNode:
                 listener.handle_leader_change(note.leader)
         except Exception:  # the application's bug must not stop replication
             log.exception("node %s: listener raised", self.config.node_id)
+
+    def _wake_commit_watchers(self) -> None:
+        watchers, self._commit_watchers = self._commit_watchers, []
+        for future in watchers:
+            _resolve(future, None)
 
     def _settle_flushed(self, flushed_to: int) -> None:
         """Appends now in the leader's log and on disk (what Produce acks=1 waits for). Records
