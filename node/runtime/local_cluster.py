@@ -83,6 +83,11 @@ class LocalCluster:
         format_directory(self.log_dir(node_id), self.cluster_id, node_id, 1, [])
         return node_id
 
+    def move(self, node_id: int, port: int) -> None:
+        """Give ``node_id`` a new listener port: rewrites its config (start it again to use it)."""
+        self.endpoints[node_id] = Endpoint(self.endpoints[node_id].host, port)
+        self._write_config(node_id)
+
     def _write_config(self, node_id: int) -> None:
         servers = ",".join(
             f"{e.host}:{e.port}"
