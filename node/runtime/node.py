@@ -4,8 +4,10 @@ The loop feeds the core one input at a time (requests from the server, responses
 peer channels, application appends, the clock) and after each input handles the core's Ready in the
 order the contract demands: the quorum state written (temp file, fsync, rename, directory fsync), then
 the log flushed, only then the messages released, then the application notified, then ``advance``.
-The fsyncs run on the loop thread, as Kafka's raft thread blocks in them: nothing else happens
-meanwhile, which is exactly the ordering the core relies on.
+The writes and fsyncs of a Ready run on the node's disk thread while the loop coroutine waits for
+them, as Kafka's raft thread blocks in them: the core is not stepped meanwhile, which is the ordering
+it relies on. The event loop itself keeps reading and answering sockets (as Kafka's network threads
+do), so requests arriving during an fsync are decoded and queued, and fed together afterwards.
 
 Embedding, in the manner of Kafka's ``RaftClient``::
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import concurrent.futures
 import logging
 import random
 import time
@@ -94,6 +97,8 @@ class KRaftNode:
         self._waiters: list[_Waiter] = []  # appends waiting to be committed
         self._flush_waiters: list[tuple[AppendResult, asyncio.Future]] = []  # ... to be on disk
         self._commit_watchers: list[asyncio.Future] = []  # held client fetches (wait_for_commit)
+        self._disk = concurrent.futures.ThreadPoolExecutor(1, f"kraftwire-disk-{config.node_id}")
+        self._disk_busy: asyncio.Future | None = None  # the disk thread's current write, if any
         self._endpoints: dict[int, Endpoint] = {}
         self._endpoints_from: tuple[VoterSpec, ...] | None = (
             None  # the voter set they were read from
@@ -207,6 +212,9 @@ class KRaftNode:
         if self._loop_task is not None and self._loop_task is not asyncio.current_task():
             self._loop_task.cancel()
             await asyncio.gather(self._loop_task, return_exceptions=True)
+        if self._disk_busy is not None:  # never close files under a running fsync
+            await asyncio.gather(self._disk_busy, return_exceptions=True)
+        self._disk.shutdown(wait=True)
         await self.server.close()
         self.network.close()
         stopped = NodeFailed(self.failure or "the node shut down")
@@ -333,7 +341,7 @@ class KRaftNode:
     async def _run(self) -> None:
         core = self.core
         try:
-            self._drain()
+            await self._drain()
             while not self._stopped.is_set():
                 if not self._inbox:
                     delay = max(0, core.next_deadline_ms() - self._now()) / 1000
@@ -350,7 +358,7 @@ class KRaftNode:
                     self._feed_queued()
                 else:
                     core.step(Tick(self._now()))
-                self._drain()
+                await self._drain()
                 self._log_state()
                 if self._shutdown_done:
                     break
@@ -433,14 +441,19 @@ class KRaftNode:
             leader, None if status.leader_id is None else self._endpoint_of(status.leader_id)
         )
 
-    def _drain(self) -> None:
+    async def _on_disk(self, action, *args: Any) -> None:
+        """Run a blocking write or fsync on the disk thread and wait for it (see the module doc)."""
+        self._disk_busy = asyncio.get_running_loop().run_in_executor(self._disk, action, *args)
+        await asyncio.shield(self._disk_busy)
+
+    async def _drain(self) -> None:
         core, storage = self.core, self.storage
         while core.has_ready():
             ready = core.ready()
             if ready.quorum_state is not None:
-                storage.quorum_state.write(ready.quorum_state)
+                await self._on_disk(storage.quorum_state.write, ready.quorum_state)
             if ready.flush_log_to is not None:
-                storage.log.flush(ready.flush_log_to)
+                await self._on_disk(storage.log.flush, ready.flush_log_to)
                 self._settle_flushed(ready.flush_log_to)
             for message in ready.messages:
                 if type(message) is OutboundRequest:
