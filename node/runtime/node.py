@@ -25,12 +25,10 @@ import concurrent.futures
 import logging
 import random
 import time
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from kraftwire.node.core import KRaftCore
 from kraftwire.node.core.api import (
-    AppendResult,
     CommittedBatch,
     Config,
     Endpoint,
@@ -54,6 +52,7 @@ from kraftwire.node.core.api import (
 from kraftwire.node.storage import FileOps, NodeStorage, StorageError, open_directory
 
 from . import client_path, local_apis
+from .appends import PendingAppends, fail, resolve
 from .errors import NodeFailed, NotLeaderError
 from .metrics import RaftMetrics
 from .capture import Capture
@@ -65,13 +64,6 @@ log = logging.getLogger("kraftwire.node")
 MAX_FEED = (
     1024  # inputs fed before a Ready is handled, so one flood cannot delay an fsync unboundedly
 )
-
-
-@dataclass
-class _Waiter:
-    last_offset: int
-    epoch: int
-    future: asyncio.Future
 
 
 class KRaftNode:
@@ -94,8 +86,7 @@ class KRaftNode:
         self._inbox: collections.deque = collections.deque()
         self._wakeup = asyncio.Event()
         self._answers: dict[tuple[int, int], asyncio.Future] = {}
-        self._waiters: list[_Waiter] = []  # appends waiting to be committed
-        self._flush_waiters: list[tuple[AppendResult, asyncio.Future]] = []  # ... to be on disk
+        self._appends = PendingAppends()
         self._commit_watchers: list[asyncio.Future] = []  # held client fetches (wait_for_commit)
         self._disk = concurrent.futures.ThreadPoolExecutor(1, f"kraftwire-disk-{config.node_id}")
         self._disk_busy: asyncio.Future | None = None  # the disk thread's current write, if any
@@ -217,13 +208,7 @@ class KRaftNode:
         self._disk.shutdown(wait=True)
         await self.server.close()
         self.network.close()
-        stopped = NodeFailed(self.failure or "the node shut down")
-        for waiter in self._waiters:
-            _fail(waiter.future, stopped)
-        for _, future in self._flush_waiters:
-            _fail(future, stopped)
-        self._waiters.clear()
-        self._flush_waiters.clear()
+        self._appends.fail_all(NodeFailed(self.failure or "the node shut down"))
         self._wake_commit_watchers()
         if self.storage is not None:
             self.storage.close()
@@ -410,8 +395,8 @@ class KRaftNode:
         """One core append of every queued append's records, in queue order; each caller's futures
         get the offsets of its own records. An empty append is refused on its own."""
         for item in [a for a in appends if not a[1]]:
-            _fail(item[2], ValueError("append needs at least one record"))
-            _fail(item[3], ValueError("append needs at least one record"))
+            fail(item[2], ValueError("append needs at least one record"))
+            fail(item[3], ValueError("append needs at least one record"))
         appends = [a for a in appends if a[1]]
         if not appends:
             return
@@ -423,16 +408,11 @@ class KRaftNode:
         except ValueError as exc:
             error = exc
         else:
-            last = result.last_offset - len(records)
-            for _, own, appended, committed in appends:
-                last += len(own)
-                own_result = AppendResult(last, result.epoch)
-                self._flush_waiters.append((own_result, appended))
-                self._waiters.append(_Waiter(last, result.epoch, committed))
+            self._appends.add_group([(len(a[1]), a[2], a[3]) for a in appends], result)
             return
         for _, _, appended, committed in appends:
-            _fail(appended, error)
-            _fail(committed, error)
+            fail(appended, error)
+            fail(committed, error)
 
     def not_leader_error(self) -> NotLeaderError:
         status = self.core.status()
@@ -454,7 +434,9 @@ class KRaftNode:
                 await self._on_disk(storage.quorum_state.write, ready.quorum_state)
             if ready.flush_log_to is not None:
                 await self._on_disk(storage.log.flush, ready.flush_log_to)
-                self._settle_flushed(ready.flush_log_to)
+                status = core.status()
+                leading = status.epoch if status.role is Role.LEADER else None
+                self._appends.on_flushed(ready.flush_log_to, leading, self.not_leader_error)
             for message in ready.messages:
                 if type(message) is OutboundRequest:
                     self.network.send(
@@ -480,9 +462,9 @@ class KRaftNode:
 
     def _notify(self, note: Any) -> None:
         if type(note) is CommittedBatch:
-            self._settle_waiters(note)
+            self._appends.on_committed(note)
         elif type(note) is SnapshotLoaded:
-            self._fail_waiters_below(note.snapshot_id.end_offset)
+            self._appends.fail_below(note.snapshot_id.end_offset)
         if self._commit_watchers and type(note) in (CommittedBatch, SnapshotLoaded, LeaderChanged):
             self._wake_commit_watchers()
         listener = self.listener
@@ -501,41 +483,7 @@ class KRaftNode:
     def _wake_commit_watchers(self) -> None:
         watchers, self._commit_watchers = self._commit_watchers, []
         for future in watchers:
-            _resolve(future, None)
-
-    def _settle_flushed(self, flushed_to: int) -> None:
-        """Appends now in the leader's log and on disk (what Produce acks=1 waits for). Records
-        still in a leader's accumulator when it loses leadership are never appended."""
-        status, still = self.core.status(), []
-        for result, future in self._flush_waiters:
-            if status.role is not Role.LEADER or status.epoch != result.epoch:
-                _fail(future, self.not_leader_error())
-            elif result.last_offset < flushed_to:
-                _resolve(future, result)
-            else:
-                still.append((result, future))
-        self._flush_waiters = still
-
-    def _settle_waiters(self, batch: CommittedBatch) -> None:
-        keep = []
-        for waiter in self._waiters:
-            if waiter.last_offset > batch.last_offset:
-                keep.append(waiter)
-            elif waiter.future.done():
-                continue
-            elif waiter.last_offset >= batch.base_offset and batch.epoch != waiter.epoch:
-                lost = f"offset {waiter.last_offset} was committed by epoch {batch.epoch}, not {waiter.epoch}"
-                _fail(waiter.future, NodeFailed(f"{lost}: the append was lost"))
-            else:
-                waiter.future.set_result(waiter.last_offset)
-        self._waiters = keep
-
-    def _fail_waiters_below(self, offset: int) -> None:
-        for waiter in [w for w in self._waiters if w.last_offset < offset]:
-            self._waiters.remove(waiter)
-            _fail(
-                waiter.future, NodeFailed(f"offset {waiter.last_offset} was replaced by a snapshot")
-            )
+            resolve(future, None)
 
     def _endpoint_of(self, node_id: int) -> Endpoint | None:
         voters = self.core.status().voters
@@ -563,20 +511,6 @@ class KRaftNode:
             )
 
 
-def _fail(future: asyncio.Future, error: Exception) -> None:
-    """Fail ``future`` and mark the error retrieved: a caller may await only one of an append's two
-    futures (Produce acks=1 never awaits the commit), and an unretrieved error would be logged from a
-    finalizer at an arbitrary moment."""
-    if not future.done():
-        future.set_exception(error)
-        future.exception()
-
-
-def _resolve(future: asyncio.Future, value: Any) -> None:
-    if not future.done():
-        future.set_result(value)
-
-
 def _settle(future: asyncio.Future, action) -> None:
     try:
         result = action()
@@ -584,7 +518,7 @@ def _settle(future: asyncio.Future, action) -> None:
         if not future.done():
             future.set_exception(exc)
         return
-    _resolve(future, result)
+    resolve(future, result)
 
 
 def _fmt(endpoints: dict[str, Endpoint]) -> str:
