@@ -1,5 +1,6 @@
-"""``--capture FILE.pcapng``: every frame the node sends and receives, written as TCP/IPv4 packets on
-Ethernet with the real addresses and ports, so a quorum can be captured without root.
+"""``--capture FILE.pcapng``: every frame the node sends and receives, written as TCP packets over IPv4
+or IPv6 (as the connection is) on Ethernet with the real addresses and ports, so a quorum can be
+captured without root.
 
 Each connection becomes a synthetic TCP stream: a three-way handshake when it opens, data segments
 whose sequence and acknowledgement numbers follow the bytes each side has sent (so Wireshark and the
@@ -18,6 +19,8 @@ from typing import BinaryIO
 _SHB = 0x0A0D0D0A
 _IDB, _EPB = 1, 6
 LINKTYPE_ETHERNET = 1
+ETHERTYPE_IPV4, ETHERTYPE_IPV6 = 0x0800, 0x86DD
+TCP_PROTOCOL = 6
 _MAX_SEGMENT = 65535 - 40
 SYN, FIN, PSH, ACK = 0x02, 0x01, 0x08, 0x10
 
@@ -97,25 +100,26 @@ class Capture:
         flags: int,
         payload: bytes,
     ) -> None:
-        source, destination = ipaddress.IPv4Address(src).packed, ipaddress.IPv4Address(dst).packed
+        source, destination = _ip(src), _ip(dst)
         tcp = struct.pack(">HHIIBBHHH", sport, dport, seq, ack, 5 << 4, flags, 65535, 0, 0)
-        pseudo = source + destination + struct.pack(">BBH", 0, 6, len(tcp) + len(payload))
+        if source.version != destination.version:  # a v4-mapped end: write both as IPv6
+            source, destination = _as_ipv6(source), _as_ipv6(destination)
+        length = len(tcp) + len(payload)
+        if source.version == 4:
+            pseudo = (
+                source.packed + destination.packed + struct.pack(">BBH", 0, TCP_PROTOCOL, length)
+            )
+        else:
+            pseudo = source.packed + destination.packed + struct.pack(">I3xB", length, TCP_PROTOCOL)
         tcp = tcp[:16] + struct.pack(">H", _checksum(pseudo + tcp + payload)) + tcp[18:]
-        ip = struct.pack(
-            ">BBHHHBBH4s4s",
-            0x45,
-            0,
-            20 + len(tcp) + len(payload),
-            0,
-            0x4000,
-            64,
-            6,
-            0,
-            source,
-            destination,
-        )
-        ip = ip[:10] + struct.pack(">H", _checksum(ip)) + ip[12:]
-        frame = b"\x00" * 12 + b"\x08\x00" + ip + tcp + payload
+        if source.version == 4:
+            ip = _ipv4_header(source, destination, length)
+            ethertype = ETHERTYPE_IPV4
+        else:
+            ip = struct.pack(">IHBB", 6 << 28, length, TCP_PROTOCOL, 64)
+            ip += source.packed + destination.packed
+            ethertype = ETHERTYPE_IPV6
+        frame = b"\x00" * 12 + struct.pack(">H", ethertype) + ip + tcp + payload
         micros = int(time.time() * 1_000_000)
         body = (
             struct.pack("<IIIII", 0, micros >> 32, micros & 0xFFFFFFFF, len(frame), len(frame))
@@ -129,8 +133,43 @@ class Capture:
         self.file.close()
 
 
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _ip(text: str) -> IPAddress:
+    """The address of ``text``; an IPv4-mapped IPv6 address (a dual-stack socket's view of an IPv4
+    peer) is the IPv4 address it carries."""
+    address = ipaddress.ip_address(text.split("%", 1)[0])  # drop an IPv6 zone (fe80::1%lo)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def _as_ipv6(address: IPAddress) -> ipaddress.IPv6Address:
+    if isinstance(address, ipaddress.IPv6Address):
+        return address
+    return ipaddress.IPv6Address(b"\x00" * 10 + b"\xff\xff" + address.packed)
+
+
+def _ipv4_header(source: IPAddress, destination: IPAddress, length: int) -> bytes:
+    ip = struct.pack(
+        ">BBHHHBBH4s4s",
+        0x45,
+        0,
+        20 + length,
+        0,
+        0x4000,
+        64,
+        TCP_PROTOCOL,
+        0,
+        source.packed,
+        destination.packed,
+    )
+    return ip[:10] + struct.pack(">H", _checksum(ip)) + ip[12:]
+
+
 def addresses(writer) -> tuple[tuple[str, int], tuple[str, int]]:
-    """(local, remote) (ip, port) of an asyncio stream writer; IPv4 only."""
+    """(local, remote) (ip, port) of an asyncio stream writer, IPv4 or IPv6."""
     local = writer.get_extra_info("sockname")
     remote = writer.get_extra_info("peername")
     return (local[0], local[1]), (remote[0], remote[1])

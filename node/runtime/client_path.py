@@ -6,6 +6,8 @@ answers a replica -1 Fetch through the same code): a negative MaxWaitMs, FetchOf
 or a LastFetchedEpoch above CurrentLeaderEpoch, is INVALID_REQUEST; a CurrentLeaderEpoch below ours is
 FENCED_LEADER_EPOCH, above ours UNKNOWN_LEADER_EPOCH, both naming the current leader and epoch.
 
+A client Fetch that finds no new committed records waits (up to MaxWaitMs) for some to commit.
+
 Produce: acks=-1 is answered once the records are committed, acks=1 once the leader has taken them
 (they sit in its log or accumulator), acks=0 never. A non-leader answers NOT_LEADER_OR_FOLLOWER with
 the current leader (and from v10 its endpoint) so a client can go there.
@@ -126,8 +128,28 @@ def _produce_answer(
     return _pr.ProduceResponse(responses=responses, node_endpoints=nodes)
 
 
-def handle_client_fetch(node: "KRaftNode", version: int, request: Any) -> Any:
-    """A Fetch from a non-replica client: committed batches only, leader only."""
+async def handle_client_fetch(node: "KRaftNode", version: int, request: Any) -> Any:
+    """A Fetch from a non-replica client: committed batches only, leader only. As Kafka's broker
+    does, a fetch that finds fewer than MinBytes of committed records (and no error) is held until
+    more commit, leadership changes or MaxWaitMs passes, then answered with what there is."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max(0, request.max_wait_ms) / 1000
+    while True:
+        response = _client_fetch_response(node, version, request)
+        remaining = deadline - loop.time()
+        if remaining <= 0 or not _worth_waiting(response, request.min_bytes):
+            return response
+        await node.wait_for_commit(remaining)
+
+
+def _worth_waiting(response: Any, min_bytes: int) -> bool:
+    partitions = [p for topic in response.responses for p in topic.partitions]
+    if any(p.error_code != NONE for p in partitions):
+        return False
+    return sum(len(p.records or b"") for p in partitions) < min_bytes
+
+
+def _client_fetch_response(node: "KRaftNode", version: int, request: Any) -> Any:
     status = node.status()
     topics = []
     for topic in request.topics:

@@ -21,16 +21,21 @@ from .admin import describe_quorum
 LISTENER = "CONTROLLER"
 
 
-def free_ports(count: int) -> list[int]:
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
     sockets = []
     for _ in range(count):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
+        s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        s.bind((host, 0))
         sockets.append(s)
     ports = [s.getsockname()[1] for s in sockets]
     for s in sockets:
         s.close()
     return ports
+
+
+def _bracketed(host: str) -> str:
+    """An IPv6 address in a HOST:PORT setting is written in brackets, as Kafka writes it."""
+    return f"[{host}]" if ":" in host else host
 
 
 class LocalCluster:
@@ -41,13 +46,15 @@ class LocalCluster:
         base_port: int | None = None,
         settings: dict[str, Any] | None = None,
         listen_ports: dict[int, int] | None = None,
+        host: str = "127.0.0.1",
     ) -> None:
         """``listen_ports``: where node N really listens when its advertised endpoint (``endpoints``,
-        used by every peer and client) is a proxy in front of it."""
+        used by every peer and client) is a proxy in front of it. ``host``: the loopback address
+        every node listens on (``::1`` for IPv6)."""
         self.directory = os.path.abspath(directory)
         self.ids = list(range(1, controllers + 1))
-        ports = [base_port + i for i in self.ids] if base_port else free_ports(controllers)
-        self.endpoints = {i: Endpoint("127.0.0.1", port) for i, port in zip(self.ids, ports)}
+        ports = [base_port + i for i in self.ids] if base_port else free_ports(controllers, host)
+        self.endpoints = {i: Endpoint(host, port) for i, port in zip(self.ids, ports)}
         self.settings = settings or {}
         self.listen_ports = listen_ports or {}
         self.processes: dict[int, subprocess.Popen] = {}
@@ -77,15 +84,21 @@ class LocalCluster:
     def add_node(self) -> int:
         """Format one more controller with no initial voters (it joins as an observer); its id."""
         node_id = max(self.ids) + 1
-        self.endpoints[node_id] = Endpoint("127.0.0.1", free_ports(1)[0])
+        host = self.endpoints[self.ids[0]].host
+        self.endpoints[node_id] = Endpoint(host, free_ports(1, host)[0])
         self.ids.append(node_id)
         self._write_config(node_id)
         format_directory(self.log_dir(node_id), self.cluster_id, node_id, 1, [])
         return node_id
 
+    def move(self, node_id: int, port: int) -> None:
+        """Give ``node_id`` a new listener port: rewrites its config (start it again to use it)."""
+        self.endpoints[node_id] = Endpoint(self.endpoints[node_id].host, port)
+        self._write_config(node_id)
+
     def _write_config(self, node_id: int) -> None:
         servers = ",".join(
-            f"{e.host}:{e.port}"
+            f"{_bracketed(e.host)}:{e.port}"
             for i, e in self.endpoints.items()
             if i != node_id or len(self.endpoints) == 1
         )
@@ -94,8 +107,8 @@ class LocalCluster:
         lines = {
             "node.id": node_id,
             "process.roles": "controller",
-            "listeners": f"{LISTENER}://{advertised.host}:{port}",
-            "advertised.listeners": f"{LISTENER}://{advertised.host}:{advertised.port}",
+            "listeners": f"{LISTENER}://{_bracketed(advertised.host)}:{port}",
+            "advertised.listeners": f"{LISTENER}://{_bracketed(advertised.host)}:{advertised.port}",
             "controller.listener.names": LISTENER,
             "controller.quorum.bootstrap.servers": servers,
             "metadata.log.dir": self.log_dir(node_id),

@@ -4,8 +4,10 @@ The loop feeds the core one input at a time (requests from the server, responses
 peer channels, application appends, the clock) and after each input handles the core's Ready in the
 order the contract demands: the quorum state written (temp file, fsync, rename, directory fsync), then
 the log flushed, only then the messages released, then the application notified, then ``advance``.
-The fsyncs run on the loop thread, as Kafka's raft thread blocks in them: nothing else happens
-meanwhile, which is exactly the ordering the core relies on.
+The writes and fsyncs of a Ready run on the node's disk thread while the loop coroutine waits for
+them, as Kafka's raft thread blocks in them: the core is not stepped meanwhile, which is the ordering
+it relies on. The event loop itself keeps reading and answering sockets (as Kafka's network threads
+do), so requests arriving during an fsync are decoded and queued, and fed together afterwards.
 
 Embedding, in the manner of Kafka's ``RaftClient``::
 
@@ -19,15 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import concurrent.futures
 import logging
 import random
 import time
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from kraftwire.node.core import KRaftCore
 from kraftwire.node.core.api import (
-    AppendResult,
     CommittedBatch,
     Config,
     Endpoint,
@@ -51,6 +52,7 @@ from kraftwire.node.core.api import (
 from kraftwire.node.storage import FileOps, NodeStorage, StorageError, open_directory
 
 from . import client_path, local_apis
+from .appends import PendingAppends, fail, resolve
 from .errors import NodeFailed, NotLeaderError
 from .metrics import RaftMetrics
 from .capture import Capture
@@ -59,13 +61,9 @@ from .peers import PeerNetwork
 from .server import InboundRequest, RequestServer
 
 log = logging.getLogger("kraftwire.node")
-
-
-@dataclass
-class _Waiter:
-    last_offset: int
-    epoch: int
-    future: asyncio.Future
+MAX_FEED = (
+    1024  # inputs fed before a Ready is handled, so one flood cannot delay an fsync unboundedly
+)
 
 
 class KRaftNode:
@@ -88,8 +86,10 @@ class KRaftNode:
         self._inbox: collections.deque = collections.deque()
         self._wakeup = asyncio.Event()
         self._answers: dict[tuple[int, int], asyncio.Future] = {}
-        self._waiters: list[_Waiter] = []  # appends waiting to be committed
-        self._flush_waiters: list[tuple[AppendResult, asyncio.Future]] = []  # ... to be on disk
+        self._appends = PendingAppends()
+        self._commit_watchers: list[asyncio.Future] = []  # held client fetches (wait_for_commit)
+        self._disk = concurrent.futures.ThreadPoolExecutor(1, f"kraftwire-disk-{config.node_id}")
+        self._disk_busy: asyncio.Future | None = None  # the disk thread's current write, if any
         self._endpoints: dict[int, Endpoint] = {}
         self._endpoints_from: tuple[VoterSpec, ...] | None = (
             None  # the voter set they were read from
@@ -132,6 +132,8 @@ class KRaftNode:
             self.core = KRaftCore(
                 self._core_config(storage), storage.log, storage.quorum_state, storage.snapshots
             )
+            if self.metrics is not None:
+                self.metrics.directory_id = storage.meta.directory_id
             if self.capture_path is not None:
                 self.capture = self.server.capture = self.network.capture = Capture(
                     self.capture_path
@@ -201,15 +203,13 @@ class KRaftNode:
         if self._loop_task is not None and self._loop_task is not asyncio.current_task():
             self._loop_task.cancel()
             await asyncio.gather(self._loop_task, return_exceptions=True)
+        if self._disk_busy is not None:  # never close files under a running fsync
+            await asyncio.gather(self._disk_busy, return_exceptions=True)
+        self._disk.shutdown(wait=True)
         await self.server.close()
         self.network.close()
-        stopped = NodeFailed(self.failure or "the node shut down")
-        for waiter in self._waiters:
-            _fail(waiter.future, stopped)
-        for _, future in self._flush_waiters:
-            _fail(future, stopped)
-        self._waiters.clear()
-        self._flush_waiters.clear()
+        self._appends.fail_all(NodeFailed(self.failure or "the node shut down"))
+        self._wake_commit_watchers()
         if self.storage is not None:
             self.storage.close()
             self.storage = None
@@ -250,6 +250,19 @@ class KRaftNode:
     def status(self) -> QuorumStatus:
         return self.core.status()
 
+    async def wait_for_commit(self, timeout_s: float) -> None:
+        """Return once records commit, a snapshot loads or the leader changes; at the latest after
+        ``timeout_s`` (or when the node stops)."""
+        future = asyncio.get_running_loop().create_future()
+        self._commit_watchers.append(future)
+        try:
+            await asyncio.wait_for(future, timeout_s)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            if future in self._commit_watchers:
+                self._commit_watchers.remove(future)
+
     def leader_endpoint(self) -> Endpoint | None:
         status = self.core.status()
         return None if status.leader_id is None else self._endpoint_of(status.leader_id)
@@ -273,7 +286,7 @@ class KRaftNode:
         if request.api_key == client_path.FETCH and client_path.is_client_fetch(
             request.api_version, request.body
         ):
-            return request.api_version, client_path.handle_client_fetch(
+            return request.api_version, await client_path.handle_client_fetch(
                 self, request.api_version, request.body
             )
         if request.api_key == local_apis.DESCRIBE_CLUSTER:
@@ -313,21 +326,24 @@ class KRaftNode:
     async def _run(self) -> None:
         core = self.core
         try:
-            self._drain()
+            await self._drain()
             while not self._stopped.is_set():
                 if not self._inbox:
                     delay = max(0, core.next_deadline_ms() - self._now()) / 1000
                     self._wakeup.clear()
+                    idle_from = time.monotonic()
                     try:
                         await asyncio.wait_for(self._wakeup.wait(), min(delay, 0.5))
                     except asyncio.TimeoutError:
                         pass
+                    if self.metrics is not None:
+                        self.metrics.on_poll_idle(time.monotonic() - idle_from)
                 self.network.expire()
                 if self._inbox:
-                    self._feed(self._inbox.popleft())
+                    self._feed_queued()
                 else:
                     core.step(Tick(self._now()))
-                self._drain()
+                await self._drain()
                 self._log_state()
                 if self._shutdown_done:
                     break
@@ -338,6 +354,23 @@ class KRaftNode:
             return
         self._stopped.set()
         asyncio.ensure_future(self._close())
+
+    def _feed_queued(self) -> None:
+        """Feed everything queued (up to ``MAX_FEED``) before the next Ready is handled: inputs that
+        arrived while the loop sat in an fsync share the next one (group commit). Consecutive
+        application appends become one core append, so one batch."""
+        appends: list[tuple] = []
+        for _ in range(min(len(self._inbox), MAX_FEED)):
+            item = self._inbox.popleft()
+            if isinstance(item, tuple) and item[0] == "append":
+                appends.append(item)
+                continue
+            if appends:
+                self._append_all(appends)
+                appends = []
+            self._feed(item)
+        if appends:
+            self._append_all(appends)
 
     def _feed(self, item: Any) -> None:
         core, now = self.core, self._now()
@@ -356,6 +389,18 @@ class KRaftNode:
     def _append(
         self, records: tuple[bytes, ...], appended: asyncio.Future, committed: asyncio.Future
     ) -> None:
+        self._append_all([("append", records, appended, committed)])
+
+    def _append_all(self, appends: list[tuple]) -> None:
+        """One core append of every queued append's records, in queue order; each caller's futures
+        get the offsets of its own records. An empty append is refused on its own."""
+        for item in [a for a in appends if not a[1]]:
+            fail(item[2], ValueError("append needs at least one record"))
+            fail(item[3], ValueError("append needs at least one record"))
+        appends = [a for a in appends if a[1]]
+        if not appends:
+            return
+        records = tuple(r for item in appends for r in item[1])
         try:
             result = self.core.append(records, self._now())
         except CoreNotLeaderError:
@@ -363,11 +408,11 @@ class KRaftNode:
         except ValueError as exc:
             error = exc
         else:
-            self._flush_waiters.append((result, appended))
-            self._waiters.append(_Waiter(result.last_offset, result.epoch, committed))
+            self._appends.add_group([(len(a[1]), a[2], a[3]) for a in appends], result)
             return
-        _fail(appended, error)
-        _fail(committed, error)
+        for _, _, appended, committed in appends:
+            fail(appended, error)
+            fail(committed, error)
 
     def not_leader_error(self) -> NotLeaderError:
         status = self.core.status()
@@ -376,15 +421,22 @@ class KRaftNode:
             leader, None if status.leader_id is None else self._endpoint_of(status.leader_id)
         )
 
-    def _drain(self) -> None:
+    async def _on_disk(self, action, *args: Any) -> None:
+        """Run a blocking write or fsync on the disk thread and wait for it (see the module doc)."""
+        self._disk_busy = asyncio.get_running_loop().run_in_executor(self._disk, action, *args)
+        await asyncio.shield(self._disk_busy)
+
+    async def _drain(self) -> None:
         core, storage = self.core, self.storage
         while core.has_ready():
             ready = core.ready()
             if ready.quorum_state is not None:
-                storage.quorum_state.write(ready.quorum_state)
+                await self._on_disk(storage.quorum_state.write, ready.quorum_state)
             if ready.flush_log_to is not None:
-                storage.log.flush(ready.flush_log_to)
-                self._settle_flushed(ready.flush_log_to)
+                await self._on_disk(storage.log.flush, ready.flush_log_to)
+                status = core.status()
+                leading = status.epoch if status.role is Role.LEADER else None
+                self._appends.on_flushed(ready.flush_log_to, leading, self.not_leader_error)
             for message in ready.messages:
                 if type(message) is OutboundRequest:
                     self.network.send(
@@ -398,15 +450,23 @@ class KRaftNode:
                 self._notify(note)
             core.advance(ready)
             if self.metrics is not None:
-                self.metrics.on_ready(ready, core.status(), self._last_ms)
+                self.metrics.on_ready(
+                    ready,
+                    core.status(),
+                    self._last_ms,
+                    storage.log.last_fetched_epoch(),
+                    getattr(core.state, "pending_change", None) is not None,
+                )
             if ready.shutdown_complete:
                 self._shutdown_done = True
 
     def _notify(self, note: Any) -> None:
         if type(note) is CommittedBatch:
-            self._settle_waiters(note)
+            self._appends.on_committed(note)
         elif type(note) is SnapshotLoaded:
-            self._fail_waiters_below(note.snapshot_id.end_offset)
+            self._appends.fail_below(note.snapshot_id.end_offset)
+        if self._commit_watchers and type(note) in (CommittedBatch, SnapshotLoaded, LeaderChanged):
+            self._wake_commit_watchers()
         listener = self.listener
         if listener is None:
             return
@@ -420,39 +480,10 @@ class KRaftNode:
         except Exception:  # the application's bug must not stop replication
             log.exception("node %s: listener raised", self.config.node_id)
 
-    def _settle_flushed(self, flushed_to: int) -> None:
-        """Appends now in the leader's log and on disk (what Produce acks=1 waits for). Records
-        still in a leader's accumulator when it loses leadership are never appended."""
-        status, still = self.core.status(), []
-        for result, future in self._flush_waiters:
-            if status.role is not Role.LEADER or status.epoch != result.epoch:
-                _fail(future, self.not_leader_error())
-            elif result.last_offset < flushed_to:
-                _resolve(future, result)
-            else:
-                still.append((result, future))
-        self._flush_waiters = still
-
-    def _settle_waiters(self, batch: CommittedBatch) -> None:
-        keep = []
-        for waiter in self._waiters:
-            if waiter.last_offset > batch.last_offset:
-                keep.append(waiter)
-            elif waiter.future.done():
-                continue
-            elif waiter.last_offset >= batch.base_offset and batch.epoch != waiter.epoch:
-                lost = f"offset {waiter.last_offset} was committed by epoch {batch.epoch}, not {waiter.epoch}"
-                _fail(waiter.future, NodeFailed(f"{lost}: the append was lost"))
-            else:
-                waiter.future.set_result(waiter.last_offset)
-        self._waiters = keep
-
-    def _fail_waiters_below(self, offset: int) -> None:
-        for waiter in [w for w in self._waiters if w.last_offset < offset]:
-            self._waiters.remove(waiter)
-            _fail(
-                waiter.future, NodeFailed(f"offset {waiter.last_offset} was replaced by a snapshot")
-            )
+    def _wake_commit_watchers(self) -> None:
+        watchers, self._commit_watchers = self._commit_watchers, []
+        for future in watchers:
+            resolve(future, None)
 
     def _endpoint_of(self, node_id: int) -> Endpoint | None:
         voters = self.core.status().voters
@@ -480,20 +511,6 @@ class KRaftNode:
             )
 
 
-def _fail(future: asyncio.Future, error: Exception) -> None:
-    """Fail ``future`` and mark the error retrieved: a caller may await only one of an append's two
-    futures (Produce acks=1 never awaits the commit), and an unretrieved error would be logged from a
-    finalizer at an arbitrary moment."""
-    if not future.done():
-        future.set_exception(error)
-        future.exception()
-
-
-def _resolve(future: asyncio.Future, value: Any) -> None:
-    if not future.done():
-        future.set_result(value)
-
-
 def _settle(future: asyncio.Future, action) -> None:
     try:
         result = action()
@@ -501,7 +518,7 @@ def _settle(future: asyncio.Future, action) -> None:
         if not future.done():
             future.set_exception(exc)
         return
-    _resolve(future, result)
+    resolve(future, result)
 
 
 def _fmt(endpoints: dict[str, Endpoint]) -> str:

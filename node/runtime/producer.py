@@ -108,9 +108,10 @@ class MetadataClient:
             raise
 
     def fetch_committed(
-        self, offset: int, max_bytes: int = 1 << 20
+        self, offset: int, max_bytes: int = 1 << 20, max_wait_ms: int = 0
     ) -> tuple[list[tuple[int, bytes]], int]:
-        """Committed data records from ``offset``: ([(offset, value)], next offset)."""
+        """Committed data records from ``offset``: ([(offset, value)], next offset). With
+        ``max_wait_ms`` the leader holds the fetch that long for records to commit."""
 
         def attempt(connection: KafkaConnection):
             version = connection.version_for(1)
@@ -129,7 +130,7 @@ class MetadataClient:
                 **({"topic_id": METADATA_TOPIC_ID} if version >= 13 else {"topic": METADATA_TOPIC}),
             )
             request = _fq.FetchRequest(
-                max_wait_ms=0, min_bytes=1, max_bytes=max_bytes, topics=[topic]
+                max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=max_bytes, topics=[topic]
             )
             if version >= 15:
                 request.replica_state = _fq.ReplicaState(replica_id=-1)

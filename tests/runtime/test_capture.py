@@ -4,14 +4,18 @@ that reassembles into whole Kafka frames (and that tshark reads, when it is inst
 from __future__ import annotations
 
 import shutil
+import socket
 import struct
 import subprocess
 from collections import defaultdict
+from ipaddress import IPv6Address
 
 import pytest
 
 from kraftwire.generated import decode_request
+from kraftwire.node.runtime.local_cluster import LocalCluster
 from kraftwire.node.runtime.producer import MetadataClient
+from runtime_settings import TEST_SETTINGS
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -32,34 +36,25 @@ def read_pcapng(path: str) -> list[tuple[tuple, int, int, bytes]]:
         if block_type == 6:
             captured = struct.unpack_from("<I", data, pos + 20)[0]
             frame = data[pos + 28 : pos + 28 + captured]
-            ip, tcp = frame[14:34], frame[34:54]
-            src, dst = ".".join(map(str, ip[12:16])), ".".join(map(str, ip[16:20]))
+            if frame[12:14] == b"\x86\xdd":  # IPv6: a 40-byte header
+                src, dst = str(IPv6Address(frame[22:38])), str(IPv6Address(frame[38:54]))
+                tcp_at = 54
+            else:
+                src, dst = ".".join(map(str, frame[26:30])), ".".join(map(str, frame[30:34]))
+                tcp_at = 34
+            tcp = frame[tcp_at : tcp_at + 20]
             sport, dport, seq, _ack, _offset, flags = struct.unpack(">HHIIBB", tcp[:14])
-            packets.append(((src, sport, dst, dport), seq, flags, frame[54:]))
+            packets.append(((src, sport, dst, dport), seq, flags, frame[tcp_at + 20 :]))
         pos += length
     return packets
 
 
-def test_capture_reassembles_into_kafka_frames(cluster, tmp_path):
-    capture = tmp_path / "node1.pcapng"
-    cluster.start(2)
-    cluster.start(3)
-    cluster.start(1, "--capture", str(capture))
-    cluster.wait_for_leader()
-    client = MetadataClient(cluster.endpoints[1], deadline_s=30)
-    client.produce([b"captured-record"], -1)
-    client.close()
-    cluster.stop_all()
-
-    packets = read_pcapng(str(capture))
+def request_api_keys(packets: list, ports: set[int]) -> set[int]:
+    """The API keys of the requests toward ``ports``, checking that every stream's sequence numbers
+    follow its bytes and that the bytes reassemble into whole Kafka frames."""
     streams: dict[tuple, list] = defaultdict(list)
     for key, seq, flags, payload in packets:
         streams[key].append((seq, flags, payload))
-    port1 = cluster.endpoints[1].port
-    assert any(key[3] == port1 for key in streams), "inbound connections to node 1"
-    assert any(
-        key[3] in (cluster.endpoints[2].port, cluster.endpoints[3].port) for key in streams
-    ), "outbound ones"
     api_keys = set()
     for key, segments in streams.items():
         expected = None
@@ -76,30 +71,102 @@ def test_capture_reassembles_into_kafka_frames(cluster, tmp_path):
             size = struct.unpack_from(">i", data, pos)[0]
             frame = data[pos + 4 : pos + 4 + size]
             assert len(frame) == size, f"{key}: frame cut short"
-            if key[3] in {e.port for e in cluster.endpoints.values()}:  # requests toward a node
+            if key[3] in ports:  # requests toward a node
                 api_keys.add(decode_request(frame).api_key)
             pos += 4 + size
-    assert {18, 60}.issubset(api_keys) and (1 in api_keys or 52 in api_keys)
+    return api_keys
 
+
+def tshark_api_keys(capture: str, ports: set[int]) -> list[str]:
+    out = subprocess.run(
+        ["tshark", "-r", capture, "-o", f"kafka.tcp.ports:{','.join(map(str, sorted(ports)))}"]
+        + ["-T", "fields", "-e", "kafka.api_key"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_capture_reassembles_into_kafka_frames(cluster, tmp_path):
+    capture = tmp_path / "node1.pcapng"
+    cluster.start(2)
+    cluster.start(3)
+    cluster.start(1, "--capture", str(capture))
+    cluster.wait_for_leader()
+    client = MetadataClient(cluster.endpoints[1], deadline_s=30)
+    client.produce([b"captured-record"], -1)
+    client.close()
+    cluster.stop_all()
+
+    packets = read_pcapng(str(capture))
+    keys = {key for key, _, _, _ in packets}
+    port1 = cluster.endpoints[1].port
+    assert any(key[3] == port1 for key in keys), "inbound connections to node 1"
+    assert any(
+        key[3] in (cluster.endpoints[2].port, cluster.endpoints[3].port) for key in keys
+    ), "outbound ones"
+    ports = {e.port for e in cluster.endpoints.values()}
+    api_keys = request_api_keys(packets, ports)
+    assert {18, 60}.issubset(api_keys) and (1 in api_keys or 52 in api_keys)
     if shutil.which("tshark"):
-        ports = ",".join(str(e.port) for e in cluster.endpoints.values())
-        out = subprocess.run(
-            [
-                "tshark",
-                "-r",
-                str(capture),
-                "-o",
-                f"kafka.tcp.ports:{ports}",
-                "-T",
-                "fields",
-                "-e",
-                "kafka.api_key",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert out.returncode == 0, out.stderr
-        assert (
-            "18" in out.stdout.split()
-        )  # tshark reassembles and recognises the ApiVersions requests
+        # tshark reassembles and recognises the ApiVersions requests
+        assert "18" in tshark_api_keys(str(capture), ports)
+
+
+def ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+def tcp_checksums_ok(path: str) -> bool:
+    """Every IPv6 TCP segment's checksum verifies (the one's-complement sum over the pseudo-header
+    and the segment is 0xFFFF)."""
+    data, pos = open(path, "rb").read(), 0
+    while pos < len(data):
+        block_type, length = struct.unpack_from("<II", data, pos)
+        if block_type == 6:
+            captured = struct.unpack_from("<I", data, pos + 20)[0]
+            frame = data[pos + 28 : pos + 28 + captured]
+            if frame[12:14] == b"\x86\xdd":
+                segment = frame[54:]
+                pseudo = frame[22:54] + struct.pack(">I3xB", len(segment), 6)
+                summed = pseudo + segment + b"\x00" * (len(segment) % 2)
+                total = sum(struct.unpack(f">{len(summed) // 2}H", summed))
+                while total >> 16:
+                    total = (total & 0xFFFF) + (total >> 16)
+                if total != 0xFFFF:
+                    return False
+        pos += length
+    return True
+
+
+@pytest.mark.skipif(not ipv6_loopback(), reason="no IPv6 on loopback here")
+def test_capture_of_a_quorum_on_ipv6_loopback(tmp_path):
+    cluster = LocalCluster(str(tmp_path / "cluster"), 3, settings=TEST_SETTINGS, host="::1")
+    cluster.format()
+    capture = tmp_path / "node1.pcapng"
+    try:
+        cluster.start(2)
+        cluster.start(3)
+        cluster.start(1, "--capture", str(capture))
+        cluster.wait_for_leader()
+        client = MetadataClient(cluster.endpoints[1], deadline_s=30)
+        client.produce([b"captured-over-ipv6"], -1)
+        client.close()
+    finally:
+        cluster.stop_all(graceful_s=5)
+
+    packets = read_pcapng(str(capture))
+    assert packets and all(key[0] == key[2] == "::1" for key, _, _, _ in packets)
+    ports = {e.port for e in cluster.endpoints.values()}
+    api_keys = request_api_keys(packets, ports)
+    assert {18, 60}.issubset(api_keys) and (1 in api_keys or 52 in api_keys)
+    assert tcp_checksums_ok(str(capture))
+    if shutil.which("tshark"):
+        assert "18" in tshark_api_keys(str(capture), ports)

@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+import re
 import time
 import urllib.request
+import uuid
+from pathlib import Path
 
 import pytest
 
+from kraftwire.node.core.api import QuorumStatus, ReplicaKey, Role
+from kraftwire.node.core.values import ReplicaStatus
 from kraftwire.node.runtime.local_cluster import free_ports
+from kraftwire.node.runtime.metrics import PREFIX, RaftMetrics
 from kraftwire.node.runtime.producer import MetadataClient
+from kraftwire.node.storage.layout import parse_properties, uuid_to_str
+
+OPERATIONS_DOC = (
+    Path(__file__).resolve().parents[2].parent / "shared" / "docs" / "kraft-operations.md"
+)
+# Kafka's raft-metrics (kraft-operations.md §6); the last two exist only while the node leads.
+KAFKA_RAFT_METRICS = (
+    "current-state current-leader current-vote current-vote-directory-id current-epoch "
+    "high-watermark log-end-offset log-end-epoch number-unknown-voter-connections number-of-voters "
+    "commit-latency-avg commit-latency-max election-latency-avg election-latency-max "
+    "fetch-records-rate append-records-rate poll-idle-ratio-avg"
+).split()
+LEADER_ONLY = ["number-of-observers", "uncommitted-voter-change"]
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -53,7 +72,81 @@ def test_leader_metrics_on_prometheus_endpoint(cluster):
         state
         == f'kafka_server_raft_metrics_current_state{{state="{"leader" if leader == 1 else "follower"}"}}'
     )
+    names = {
+        k.split("{")[0][len(PREFIX) :].replace("_", "-") for k in values if k.startswith(PREFIX)
+    }
+    expected = set(KAFKA_RAFT_METRICS) | (set(LEADER_ONLY) if leader == 1 else set())
+    assert names == expected
+    assert 0 < float(values[PREFIX + "poll_idle_ratio_avg"]) <= 1
+    assert float(values[PREFIX + "log_end_epoch"]) == float(values[PREFIX + "current_epoch"])
+    meta = parse_properties(
+        (Path(cluster.log_dir(1)) / "meta.properties").read_text(), "meta.properties"
+    )
+    vote = next(k for k in values if k.startswith(PREFIX + "current_vote_directory_id"))
+    if leader == 1:  # a leader reports its own directory id; a follower the one it voted for
+        assert vote == f'{PREFIX}current_vote_directory_id{{directory_id="{meta["directory.id"]}"}}'
+        assert float(values[PREFIX + "number_of_observers"]) == 0
+        assert float(values[PREFIX + "uncommitted_voter_change"]) == 0
     rate = "append_records_rate" if leader == 1 else "fetch_records_rate"
     assert float(values[f"kafka_server_raft_metrics_{rate}"]) > 0
     if leader == 1:
         assert float(values["kafka_server_raft_metrics_commit_latency_max"]) >= 0
+
+
+def test_metric_names_are_the_ones_kraft_operations_lists():
+    if not OPERATIONS_DOC.exists():
+        pytest.skip("../shared/docs is not reachable from this checkout")
+    section = OPERATIONS_DOC.read_text().split("## 6. Raft metrics", 1)[1].split("\n## ", 1)[0]
+    documented = set(re.findall(r"^\| `([a-z-]+)`(?:, `-(max)`)?", section, re.M))
+    names = set()
+    for name, suffix in documented:
+        names.add(name)
+        if suffix:
+            names.add(name.rsplit("-", 1)[0] + "-" + suffix)
+    assert names == set(KAFKA_RAFT_METRICS) | set(LEADER_ONLY)
+
+
+def _status(role: Role, voted: ReplicaKey | None, observers: int = 0) -> QuorumStatus:
+    return QuorumStatus(
+        role=role,
+        epoch=4,
+        leader_id=1 if role is Role.LEADER else None,
+        voted_key=voted,
+        high_watermark=10,
+        log_start_offset=0,
+        log_end_offset=12,
+        kraft_version=1,
+        voters=(),
+        committed_voters=(),
+        voters_offset=-1,
+        observer_progress=tuple(
+            ReplicaStatus(ReplicaKey(10 + i, None), 12, 0, 0) for i in range(observers)
+        ),
+    )
+
+
+def test_leader_only_metrics_and_vote_directory_id():
+    own, other = uuid.uuid4(), uuid.uuid4()
+    metrics = RaftMetrics(1, own)
+    leader = metrics._values(_status(Role.LEADER, ReplicaKey(1, own), 2), time.monotonic(), 4, True)
+    assert leader["current-vote-directory-id"] == uuid_to_str(own)
+    assert leader["number-of-observers"] == 2 and leader["uncommitted-voter-change"] == 1
+    assert leader["log-end-epoch"] == 4
+    voter = metrics._values(
+        _status(Role.UNATTACHED, ReplicaKey(2, other)), time.monotonic(), 3, False
+    )
+    assert voter["current-vote"] == 2 and voter["current-vote-directory-id"] == uuid_to_str(other)
+    assert "number-of-observers" not in voter and "uncommitted-voter-change" not in voter
+    unvoted = metrics._values(_status(Role.UNATTACHED, None), time.monotonic(), 3, False)
+    assert unvoted["current-vote-directory-id"] == "AAAAAAAAAAAAAAAAAAAAAA"
+
+
+def test_poll_idle_ratio_is_the_idle_share_of_the_window():
+    metrics = RaftMetrics(1)
+    metrics.started = time.monotonic() - 10  # ten seconds of loop time so far
+    metrics.on_poll_idle(2.5)
+    metrics.on_poll_idle(2.5)
+    ratio = metrics._values(_status(Role.FOLLOWER, None), time.monotonic(), 0, False)[
+        "poll-idle-ratio-avg"
+    ]
+    assert 0.49 < ratio <= 0.5

@@ -1,0 +1,98 @@
+"""The node's pending application appends. Each append waits twice: to be in the leader's log and on
+disk (what Produce acks=1 answers on), then to be committed (acks=-1 and ``KRaftNode.append``).
+Appends queued together share one core append (group commit); each keeps the offsets of its own
+records."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from kraftwire.node.core.api import AppendResult, CommittedBatch
+
+from .errors import NodeFailed
+
+
+@dataclass
+class _Waiter:
+    last_offset: int
+    epoch: int
+    future: asyncio.Future
+
+
+class PendingAppends:
+    def __init__(self) -> None:
+        self._committed: list[_Waiter] = []  # appends waiting to be committed
+        self._flushed: list[tuple[AppendResult, asyncio.Future]] = []  # ... to be on disk
+
+    def add_group(
+        self, group: Sequence[tuple[int, asyncio.Future, asyncio.Future]], result: AppendResult
+    ) -> None:
+        """``group``: (record count, appended future, committed future) of each append fed as the
+        one core append that returned ``result``, in order."""
+        last = result.last_offset - sum(count for count, _, _ in group)
+        for count, appended, committed in group:
+            last += count
+            self._flushed.append((AppendResult(last, result.epoch), appended))
+            self._committed.append(_Waiter(last, result.epoch, committed))
+
+    def on_flushed(
+        self, flushed_to: int, leading_epoch: int | None, not_leader: Callable[[], Exception]
+    ) -> None:
+        """The log is on disk below ``flushed_to``; ``leading_epoch`` is the epoch this node leads
+        (None when it does not). Records still in a leader's accumulator when it loses leadership
+        are never appended."""
+        still = []
+        for result, future in self._flushed:
+            if leading_epoch != result.epoch:
+                fail(future, not_leader())
+            elif result.last_offset < flushed_to:
+                resolve(future, result)
+            else:
+                still.append((result, future))
+        self._flushed = still
+
+    def on_committed(self, batch: CommittedBatch) -> None:
+        keep = []
+        for waiter in self._committed:
+            if waiter.last_offset > batch.last_offset:
+                keep.append(waiter)
+            elif waiter.future.done():
+                continue
+            elif waiter.last_offset >= batch.base_offset and batch.epoch != waiter.epoch:
+                lost = f"offset {waiter.last_offset} was committed by epoch {batch.epoch}, not {waiter.epoch}"
+                fail(waiter.future, NodeFailed(f"{lost}: the append was lost"))
+            else:
+                waiter.future.set_result(waiter.last_offset)
+        self._committed = keep
+
+    def fail_below(self, offset: int) -> None:
+        """A snapshot up to ``offset`` replaced the log there: appends below it can no longer be seen."""
+        for waiter in [w for w in self._committed if w.last_offset < offset]:
+            self._committed.remove(waiter)
+            fail(
+                waiter.future, NodeFailed(f"offset {waiter.last_offset} was replaced by a snapshot")
+            )
+
+    def fail_all(self, error: Exception) -> None:
+        for waiter in self._committed:
+            fail(waiter.future, error)
+        for _, future in self._flushed:
+            fail(future, error)
+        self._committed.clear()
+        self._flushed.clear()
+
+
+def fail(future: asyncio.Future, error: Exception) -> None:
+    """Fail ``future`` and mark the error retrieved: a caller may await only one of an append's two
+    futures (Produce acks=1 never awaits the commit), and an unretrieved error would be logged from a
+    finalizer at an arbitrary moment."""
+    if not future.done():
+        future.set_exception(error)
+        future.exception()
+
+
+def resolve(future: asyncio.Future, value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
