@@ -12,6 +12,7 @@ Embedding, in the manner of Kafka's ``RaftClient``::
     node = KRaftNode(load_config("node1.properties"), listener=my_state_machine)
     await node.start()
     offset = await node.append([b"record"])      # resolves once committed; NotLeaderError otherwise
+    fresh = await node.read("linearizable")      # state below this offset reflects every acked write
     await node.shutdown()
 """
 
@@ -50,7 +51,7 @@ from kraftwire.node.core.api import (
 )
 from kraftwire.node.storage import FileOps, NodeStorage, StorageError, open_directory
 
-from . import client_path, local_apis
+from . import client_path, local_apis, reads
 from .errors import NodeFailed, NotLeaderError
 from .metrics import RaftMetrics
 from .capture import Capture
@@ -84,12 +85,13 @@ class KRaftNode:
         self.storage: NodeStorage | None = None
         self.core: KRaftCore | None = None
         self.failure: str | None = None
-        self.served = local_apis.served_versions(extra=(client_path.PRODUCE,))
+        self.served = local_apis.served_versions(extra=(client_path.PRODUCE, reads.READ_OFFSET))
         self._inbox: collections.deque = collections.deque()
         self._wakeup = asyncio.Event()
         self._answers: dict[tuple[int, int], asyncio.Future] = {}
         self._waiters: list[_Waiter] = []  # appends waiting to be committed
         self._flush_waiters: list[tuple[AppendResult, asyncio.Future]] = []  # ... to be on disk
+        self._reads = reads.ReadTracker(self._leader)  # linearizable reads waiting on the core
         self._endpoints: dict[int, Endpoint] = {}
         self._endpoints_from: tuple[VoterSpec, ...] | None = (
             None  # the voter set they were read from
@@ -210,6 +212,7 @@ class KRaftNode:
             _fail(future, stopped)
         self._waiters.clear()
         self._flush_waiters.clear()
+        self._reads.fail_all(stopped)
         if self.storage is not None:
             self.storage.close()
             self.storage = None
@@ -247,6 +250,27 @@ class KRaftNode:
         self._post(("snapshot", end_offset, tuple(records), future))
         return await future
 
+    async def read(self, consistency: str = "linearizable", timeout_ms: int | None = None) -> int:
+        """The offset (exclusive) below which the listener has been given every batch, such that state
+        read now is fresh: for ``"linearizable"``, it reflects every write acknowledged anywhere before
+        this call (confirmed through the leader; :class:`~.reads.ReadTimeoutError` after
+        ``timeout_ms``); ``"stale"`` answers at once and may lag (see :mod:`.reads`)."""
+        if consistency not in reads.CONSISTENCIES:
+            raise ValueError(f"consistency must be one of {reads.CONSISTENCIES}, not {consistency!r}")
+        if self._stopped.is_set() or self.core is None:
+            raise NodeFailed(self.failure or "the node is not running")
+        if consistency == "stale":
+            return self._reads.applied
+        cfg = self.config
+        if timeout_ms is None:
+            timeout_ms = reads.default_timeout_ms(cfg.fetch_timeout_ms, cfg.request_timeout_ms)
+        read_id, future = self._reads.open(timeout_ms)
+        self._post(("read", read_id, timeout_ms))
+        try:  # the core fails the read at its deadline; the margin only guards against a stuck loop
+            return await asyncio.wait_for(future, timeout_ms / 1000 + 5)
+        finally:
+            self._reads.forget(read_id)
+
     def status(self) -> QuorumStatus:
         return self.core.status()
 
@@ -276,6 +300,8 @@ class KRaftNode:
             return request.api_version, client_path.handle_client_fetch(
                 self, request.api_version, request.body
             )
+        if reads.is_client_read(request.api_key, request.client_id):
+            return request.api_version, await reads.handle_client_read(self, request.body)
         if request.api_key == local_apis.DESCRIBE_CLUSTER:
             body = local_apis.describe_cluster_response(
                 request.api_version,
@@ -345,6 +371,8 @@ class KRaftNode:
             kind = item[0]
             if kind == "append":
                 self._append(item[1], item[2], item[3])
+            elif kind == "read":
+                core.read_index(item[1], item[2], now)
             elif kind == "snapshot":
                 _settle(item[3], lambda: core.create_snapshot(item[1], item[2], now))
             else:
@@ -369,11 +397,14 @@ class KRaftNode:
         _fail(appended, error)
         _fail(committed, error)
 
-    def not_leader_error(self) -> NotLeaderError:
+    def _leader(self) -> LeaderAndEpoch:
         status = self.core.status()
-        leader = LeaderAndEpoch(status.leader_id, status.epoch)
+        return LeaderAndEpoch(status.leader_id, status.epoch)
+
+    def not_leader_error(self) -> NotLeaderError:
+        leader = self._leader()
         return NotLeaderError(
-            leader, None if status.leader_id is None else self._endpoint_of(status.leader_id)
+            leader, None if leader.leader_id is None else self._endpoint_of(leader.leader_id)
         )
 
     def _drain(self) -> None:
@@ -407,6 +438,8 @@ class KRaftNode:
             self._settle_waiters(note)
         elif type(note) is SnapshotLoaded:
             self._fail_waiters_below(note.snapshot_id.end_offset)
+        # A ReadReady comes after the batches it covers, so the listener has handled them all by then.
+        self._reads.on_notification(note)
         listener = self.listener
         if listener is None:
             return
