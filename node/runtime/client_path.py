@@ -127,7 +127,7 @@ def _produce_answer(
 
 
 def handle_client_fetch(node: "KRaftNode", version: int, request: Any) -> Any:
-    """A Fetch from a non-replica client: committed batches only, leader only."""
+    """A Fetch from a non-replica client: committed batches only, from the leader or a follower."""
     status = node.status()
     topics = []
     for topic in request.topics:
@@ -175,7 +175,9 @@ def _client_partition(node, status, version: int, topic: Any, p: Any, request: A
         return answer(
             FENCED_LEADER_EPOCH if p.current_leader_epoch < status.epoch else UNKNOWN_LEADER_EPOCH
         )
-    if status.role is not Role.LEADER or status.high_watermark is None:
+    # A follower serves what it knows is committed too: a reader that got its read offset from this
+    # node (ReadOffset, issue #13) reads on here up to it.
+    if status.role not in (Role.LEADER, Role.FOLLOWER) or status.high_watermark is None:
         return answer(NOT_LEADER_OR_FOLLOWER)
     log = node.storage.log
     if p.fetch_offset < log.start_offset() or p.fetch_offset > status.high_watermark:
