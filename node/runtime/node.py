@@ -91,7 +91,7 @@ class KRaftNode:
         self._answers: dict[tuple[int, int], asyncio.Future] = {}
         self._waiters: list[_Waiter] = []  # appends waiting to be committed
         self._flush_waiters: list[tuple[AppendResult, asyncio.Future]] = []  # ... to be on disk
-        self._reads = reads.ReadTracker(self._leader)  # linearizable reads waiting on the core
+        self._reads = reads.ReadTracker(self._leader, lambda: self._post(("read",)))
         self._endpoints: dict[int, Endpoint] = {}
         self._endpoints_from: tuple[VoterSpec, ...] | None = (
             None  # the voter set they were read from
@@ -117,6 +117,15 @@ class KRaftNode:
             config.max_frame_bytes,
             f"raft-client-{config.node_id}",
         )
+        # ReadOffset to the leader has connections of its own: on the shared one it would wait behind a
+        # Fetch the leader parks for up to its max wait (a connection answers one request at a time).
+        self._read_network = PeerNetwork(
+            self.network.on_response,
+            self.network.on_failure,
+            config.request_timeout_ms,
+            config.max_frame_bytes,
+            self.network.client_id,
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
@@ -138,6 +147,7 @@ class KRaftNode:
                 self.capture = self.server.capture = self.network.capture = Capture(
                     self.capture_path
                 )
+                self._read_network.capture = self.capture
             for endpoint in cfg.bind.values():
                 await self.server.listen(endpoint.host, endpoint.port)
         except BaseException:
@@ -205,6 +215,7 @@ class KRaftNode:
             await asyncio.gather(self._loop_task, return_exceptions=True)
         await self.server.close()
         self.network.close()
+        self._read_network.close()
         stopped = NodeFailed(self.failure or "the node shut down")
         for waiter in self._waiters:
             _fail(waiter.future, stopped)
@@ -256,7 +267,9 @@ class KRaftNode:
         this call (confirmed through the leader; :class:`~.reads.ReadTimeoutError` after
         ``timeout_ms``); ``"stale"`` answers at once and may lag (see :mod:`.reads`)."""
         if consistency not in reads.CONSISTENCIES:
-            raise ValueError(f"consistency must be one of {reads.CONSISTENCIES}, not {consistency!r}")
+            raise ValueError(
+                f"consistency must be one of {reads.CONSISTENCIES}, not {consistency!r}"
+            )
         if self._stopped.is_set() or self.core is None:
             raise NodeFailed(self.failure or "the node is not running")
         if consistency == "stale":
@@ -264,12 +277,10 @@ class KRaftNode:
         cfg = self.config
         if timeout_ms is None:
             timeout_ms = reads.default_timeout_ms(cfg.fetch_timeout_ms, cfg.request_timeout_ms)
-        read_id, future = self._reads.open(timeout_ms)
-        self._post(("read", read_id, timeout_ms))
-        try:  # the core fails the read at its deadline; the margin only guards against a stuck loop
-            return await asyncio.wait_for(future, timeout_ms / 1000 + 5)
-        finally:
-            self._reads.forget(read_id)
+        try:
+            return await asyncio.wait_for(self._reads.join(timeout_ms), timeout_ms / 1000)
+        except asyncio.TimeoutError:
+            raise self._reads.timed_out(timeout_ms) from None
 
     def status(self) -> QuorumStatus:
         return self.core.status()
@@ -349,6 +360,7 @@ class KRaftNode:
                     except asyncio.TimeoutError:
                         pass
                 self.network.expire()
+                self._read_network.expire()
                 if self._inbox:
                     self._feed(self._inbox.popleft())
                 else:
@@ -372,7 +384,9 @@ class KRaftNode:
             if kind == "append":
                 self._append(item[1], item[2], item[3])
             elif kind == "read":
-                core.read_index(item[1], item[2], now)
+                group = self._reads.start_group()
+                if group is not None:
+                    core.read_index(group[0], group[1], now)
             elif kind == "snapshot":
                 _settle(item[3], lambda: core.create_snapshot(item[1], item[2], now))
             else:
@@ -418,7 +432,10 @@ class KRaftNode:
                 self._settle_flushed(ready.flush_log_to)
             for message in ready.messages:
                 if type(message) is OutboundRequest:
-                    self.network.send(
+                    network = (
+                        self._read_network if message.api_key == reads.READ_OFFSET else self.network
+                    )
+                    network.send(
                         message, message.endpoint or self._endpoint_of(message.destination)
                     )
                 else:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from kraftwire.generated import read_offset_response as _ro
@@ -72,46 +73,88 @@ def default_timeout_ms(fetch_timeout_ms: int, request_timeout_ms: int) -> int:
     return fetch_timeout_ms + request_timeout_ms
 
 
-class ReadTracker:
-    """The node's reads waiting on the core, and the offset its listener has been given so far."""
+@dataclass
+class _Waiting:
+    future: asyncio.Future
+    timeout_ms: int
+    deadline: float  # loop time
 
-    def __init__(self, leader: Callable[[], LeaderAndEpoch]) -> None:
+
+class ReadTracker:
+    """The node's linearizable reads, in groups, and the offset its listener has been given so far.
+
+    At most one group is confirmed at a time, by one ``read_index`` of the core; reads that arrive
+    meanwhile form the next group, started as soon as the current one is answered. One confirmation
+    then serves every read that began before it was asked for (each read of a group began before the
+    group's ``read_index``, so the offset it gets covers every write acknowledged before it began), and
+    a follower sends the leader one ReadOffset per round trip however many reads arrive: the leader's
+    cost per read shrinks as readers are added, which is what lets followers take reads off it.
+    ``start`` is called (on the node's loop, with the core idle) to ask the core for the next group.
+    """
+
+    def __init__(self, leader: Callable[[], LeaderAndEpoch], ask: Callable[[], None]) -> None:
         self.leader = leader  # the leader this node knows now, for the errors
+        self.ask = ask  # schedule a call of :meth:`start_group` on the node's loop
         self.applied = 0  # every batch below this offset has been handed to the listener
         self._ids = itertools.count(1)
-        self._waiting: dict[int, tuple[asyncio.Future, int]] = {}  # read id -> (future, timeout)
+        self._next: list[_Waiting] = []
+        self._flying: tuple[int, list[_Waiting]] | None = None
+        self._asked = False
 
-    def open(self, timeout_ms: int) -> tuple[int, asyncio.Future]:
+    def join(self, timeout_ms: int) -> asyncio.Future:
+        """A future of the offset for a read beginning now (the caller bounds its wait)."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._next.append(_Waiting(future, timeout_ms, loop.time() + timeout_ms / 1000))
+        if self._flying is None and not self._asked:
+            self._asked = True
+            self.ask()
+        return future
+
+    def start_group(self) -> tuple[int, int] | None:
+        """(read id, timeout in ms) for the core's ``read_index`` of the waiting reads, or None."""
+        self._asked = False
+        group = [w for w in self._next if not w.future.done()]
+        self._next = []
+        if self._flying is not None or not group:
+            self._next = group
+            return None
         read_id = next(self._ids)
-        future = asyncio.get_running_loop().create_future()
-        self._waiting[read_id] = (future, timeout_ms)
-        return read_id, future
-
-    def forget(self, read_id: int) -> None:
-        self._waiting.pop(read_id, None)
+        self._flying = (read_id, group)
+        now = asyncio.get_running_loop().time()
+        return read_id, max(1, int(1000 * (max(w.deadline for w in group) - now)))
 
     def on_notification(self, note: Any) -> None:
-        """Follow one core notification, after the listener (if any) has handled it."""
+        """Follow one core notification (the node calls it on its loop, in order)."""
         kind = type(note)
         if kind is CommittedBatch:
             self.applied = note.last_offset + 1
         elif kind is SnapshotLoaded:
             self.applied = note.snapshot_id.end_offset
-        elif kind is ReadReady:
-            waiting = self._waiting.pop(note.read_id, None)
-            if waiting is not None and not waiting[0].done():
-                waiting[0].set_result(note.offset)
-        elif kind is ReadFailed:
-            waiting = self._waiting.pop(note.read_id, None)
-            if waiting is not None and not waiting[0].done():
-                waiting[0].set_exception(_read_error(note.error_code, waiting[1], self.leader()))
+        elif kind in (ReadReady, ReadFailed) and self._flying and self._flying[0] == note.read_id:
+            group, self._flying = self._flying[1], None
+            for waiting in group:
+                if waiting.future.done():
+                    continue
+                if kind is ReadReady:
+                    waiting.future.set_result(note.offset)
+                else:
+                    error = _read_error(note.error_code, waiting.timeout_ms, self.leader())
+                    waiting.future.set_exception(error)
+            if self._next and not self._asked:
+                self._asked = True
+                self.ask()
+
+    def timed_out(self, timeout_ms: int) -> ReadTimeoutError:
+        return _read_error(REQUEST_TIMED_OUT, timeout_ms, self.leader())  # type: ignore[return-value]
 
     def fail_all(self, error: Exception) -> None:
-        waiting, self._waiting = self._waiting, {}
-        for future, _ in waiting.values():
-            if not future.done():
-                future.set_exception(error)
-                future.exception()  # a caller that gave up must not leave it unretrieved
+        group = self._flying[1] if self._flying else []
+        waiting, self._next, self._flying = [*group, *self._next], [], None
+        for w in waiting:
+            if not w.future.done():
+                w.future.set_exception(error)
+                w.future.exception()  # a caller that gave up must not leave it unretrieved
 
 
 def _read_error(error_code: int, timeout_ms: int, leader: LeaderAndEpoch) -> ReadError:
