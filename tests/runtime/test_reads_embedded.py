@@ -126,3 +126,38 @@ def test_reads_time_out_without_a_leader_and_fail_on_a_stopped_node(tmp_path):
             await nodes[follower].read()
 
     asyncio.run(with_cluster(str(tmp_path / "c"), body))
+
+
+def test_concurrent_reads_see_every_write_acknowledged_before_they_began(tmp_path):
+    """Readers on every node race a writer: reads share confirmations (one in flight per node), yet
+    each read's offset covers every write acknowledged before it began (not only those acknowledged
+    before its group was sent), and the node's state holds them."""
+
+    async def body(nodes, registers):
+        leader = await leader_of(nodes)
+        acknowledged: list[tuple[int, bytes]] = []
+        misses: list[str] = []
+        done = asyncio.Event()
+
+        async def writer() -> None:
+            for n in range(150):
+                value = f"c{n}".encode()
+                acknowledged.append((await nodes[leader].append([value]), value))
+            done.set()
+
+        async def reader(node_id: int) -> None:
+            while not done.is_set():
+                before = list(acknowledged)
+                fresh = await nodes[node_id].read("linearizable")
+                seen = set(registers[node_id].values)
+                misses.extend(
+                    f"node {node_id}: offset {offset} {value!r} not below read offset {fresh}"
+                    for offset, value in before
+                    if offset >= fresh or value not in seen
+                )
+
+        readers = [reader(i) for i in nodes for _ in range(4)]
+        await asyncio.gather(writer(), *readers)
+        assert misses == []
+
+    asyncio.run(with_cluster(str(tmp_path / "c"), body))
