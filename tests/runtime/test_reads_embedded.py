@@ -11,7 +11,7 @@ import random
 import pytest
 
 from runtime_settings import TEST_SETTINGS
-from kraftwire.node.runtime import KRaftNode, NodeFailed, load_config
+from kraftwire.node.runtime import KRaftNode, NodeFailed, NotLeaderError, load_config
 from kraftwire.node.runtime.local_cluster import LocalCluster
 from kraftwire.node.runtime.reads import ReadTimeoutError
 
@@ -49,6 +49,20 @@ async def leader_of(nodes, timeout_s: float = 30.0) -> int:
     raise TimeoutError("no leader")
 
 
+async def acknowledged_write(nodes, value: bytes) -> int | None:
+    """Append ``value`` on whichever node leads (following leader changes, which a loaded machine
+    causes); its offset once acknowledged, or None if its outcome is unknown (it counts as unwritten).
+    """
+    for _ in range(100):
+        try:
+            return await nodes[await leader_of(nodes)].append([value])
+        except NotLeaderError:
+            await asyncio.sleep(0.05)  # refused: certainly not written
+        except NodeFailed:
+            return None  # lost to a leader change before it committed
+    raise TimeoutError(f"could not write {value!r}")
+
+
 async def write_then_read(nodes, registers, consistency: str, rounds: int, seed: int) -> list[str]:
     """Each round: an acknowledged write on the leader, then a read on a random follower; the follower's
     state must hold the write. Returns the rounds where it did not."""
@@ -58,7 +72,9 @@ async def write_then_read(nodes, registers, consistency: str, rounds: int, seed:
     misses = []
     for n in range(rounds):
         value = f"w{n}".encode()
-        offset = await nodes[leader].append([value])
+        offset = await acknowledged_write(nodes, value)
+        if offset is None:
+            continue
         reader = rng.choice(followers)
         fresh = await nodes[reader].read(consistency)
         state = registers[reader]
@@ -89,10 +105,11 @@ async def with_cluster(directory: str, body) -> None:
 def test_linearizable_follower_reads_see_every_acknowledged_write(tmp_path):
     async def body(nodes, registers):
         assert await write_then_read(nodes, registers, "linearizable", 150, seed=13) == []
-        leader = await leader_of(nodes)
         # The leader reads its own writes too, after its own quorum round.
-        await nodes[leader].append([b"last"])
-        assert await nodes[leader].read() >= registers[leader].applied
+        offset = await acknowledged_write(nodes, b"last")
+        leader = await leader_of(nodes)
+        fresh = await nodes[leader].read()
+        assert (offset is None or fresh > offset) and registers[leader].applied >= fresh
 
     asyncio.run(with_cluster(str(tmp_path / "c"), body))
 
@@ -134,7 +151,6 @@ def test_concurrent_reads_see_every_write_acknowledged_before_they_began(tmp_pat
     before its group was sent), and the node's state holds them."""
 
     async def body(nodes, registers):
-        leader = await leader_of(nodes)
         acknowledged: list[tuple[int, bytes]] = []
         misses: list[str] = []
         done = asyncio.Event()
@@ -142,7 +158,9 @@ def test_concurrent_reads_see_every_write_acknowledged_before_they_began(tmp_pat
         async def writer() -> None:
             for n in range(150):
                 value = f"c{n}".encode()
-                acknowledged.append((await nodes[leader].append([value]), value))
+                offset = await acknowledged_write(nodes, value)
+                if offset is not None:
+                    acknowledged.append((offset, value))
             done.set()
 
         async def reader(node_id: int) -> None:
