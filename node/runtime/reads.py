@@ -19,8 +19,11 @@ replica moves on to the leader it names. Anyone else is a client that wants to r
 the node validates the request as the core does (cluster id, ``__cluster_metadata``-0), performs a
 linearizable read of its own and answers with its offset, so the client can then fetch from this very
 node up to that offset. Failures answer REQUEST_TIMED_OUT (no confirmation in time),
-NOT_LEADER_OR_FOLLOWER (the node is stopping) or BROKER_NOT_AVAILABLE (too many reads waiting), each
-naming the leader this node knows.
+NOT_LEADER_OR_FOLLOWER (the node is stopping) or BROKER_NOT_AVAILABLE (more than ``MAX_WAITING_READS``
+reads waiting), each naming the leader this node knows.
+
+Reads are confirmed in groups, one group in flight per node (:class:`ReadTracker`), so that the
+leader's cost per read falls as readers are added and followers can take reads off it.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ READ_OFFSET = 1000  # kraftwire's own API key (schemas/ReadOffsetRequest.json sa
 NONE, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, BROKER_NOT_AVAILABLE = 0, 6, 7, 8
 UNKNOWN_TOPIC_OR_PARTITION, INCONSISTENT_CLUSTER_ID = 3, 104
 CONSISTENCIES = ("linearizable", "stale")
+MAX_WAITING_READS = 10_000  # per node; one more is refused at once (each also waits a bounded time)
 RAFT_CLIENT_PREFIX = "raft-client-"
 
 
@@ -89,7 +93,7 @@ class ReadTracker:
     group's ``read_index``, so the offset it gets covers every write acknowledged before it began), and
     a follower sends the leader one ReadOffset per round trip however many reads arrive: the leader's
     cost per read shrinks as readers are added, which is what lets followers take reads off it.
-    ``start`` is called (on the node's loop, with the core idle) to ask the core for the next group.
+    ``ask`` schedules a call of :meth:`start_group` on the node's loop, where the core may be stepped.
     """
 
     def __init__(self, leader: Callable[[], LeaderAndEpoch], ask: Callable[[], None]) -> None:
@@ -105,6 +109,10 @@ class ReadTracker:
         """A future of the offset for a read beginning now (the caller bounds its wait)."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
+        flying = len(self._flying[1]) if self._flying else 0
+        if flying + len(self._next) >= MAX_WAITING_READS:
+            future.set_exception(_read_error(BROKER_NOT_AVAILABLE, timeout_ms, self.leader()))
+            return future
         self._next.append(_Waiting(future, timeout_ms, loop.time() + timeout_ms / 1000))
         if self._flying is None and not self._asked:
             self._asked = True

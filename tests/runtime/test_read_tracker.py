@@ -16,7 +16,7 @@ from kraftwire.node.core.api import (
     SnapshotId,
     SnapshotLoaded,
 )
-from kraftwire.node.runtime.reads import ReadError, ReadTimeoutError, ReadTracker
+from kraftwire.node.runtime.reads import MAX_WAITING_READS, ReadError, ReadTimeoutError, ReadTracker
 
 
 def tracker() -> tuple[ReadTracker, list[int]]:
@@ -87,3 +87,15 @@ def test_applied_offset_follows_batches_and_snapshots():
     assert reads.applied == 5
     reads.on_notification(SnapshotLoaded(SnapshotId(20, 3), ()))
     assert reads.applied == 20
+
+
+def test_waiting_reads_are_bounded_in_number():
+    async def run() -> None:
+        reads, _ = tracker()
+        waiting = [reads.join(100) for _ in range(MAX_WAITING_READS)]
+        reads.start_group()
+        refused = reads.join(100)
+        assert refused.done() and refused.exception().error_code == 8
+        assert not any(w.done() for w in waiting)
+
+    asyncio.run(run())
