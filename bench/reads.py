@@ -8,7 +8,7 @@ Three ``kraftwire node start`` processes on loopback (default timers). One clien
 client that reads after every answer). Every read is a client's ReadOffset (API 1000): the node that
 receives it performs a linearizable read (``read_index``) and answers once its own state has reached
 the leader's confirmed offset; every answer is decoded and checked (an error counts as failed, not
-served). Two set-ups take turns for ``--rounds`` rounds of ``--seconds`` each, on the same cluster:
+served). The set-ups take turns for ``--rounds`` rounds of ``--seconds`` each, on the same cluster:
 
 * **leader alone**: every reader talks to the leader, which confirms reads with its quorum rounds;
 * **all three**: readers spread evenly over the three nodes; a follower batches the reads waiting on it
@@ -20,7 +20,10 @@ Figures: served reads/s of each set-up, p50/p99 latency (send to answer), the ra
 and where the CPU went: CPU milliseconds per 1000 served reads in the leader, in the two followers
 together and in the client (from /proc, Linux only). The leader's share is what bounds a quorum whose
 nodes each have a core of their own. The machine's cores are shared by the client, the three nodes
-and whatever else runs: the ratio is only meaningful between the two set-ups of one run.
+and whatever else runs (its load average is printed): the ratio is only meaningful between the
+set-ups of one run. With fewer cores than processes the ratio cannot approach the number of nodes:
+every read costs CPU in the node that serves it and in the client wherever it is served; what
+followers change is how much of it the leader pays.
 """
 
 from __future__ import annotations
@@ -154,8 +157,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.readers, args.rounds = 0.5, 6, 1
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as directory:
         figures = run(directory, args.seconds, args.readers, args.rounds)
+    print(
+        f"machine: {os.cpu_count()} cores, load average {load_before:.1f} before and "
+        f"{os.getloadavg()[0]:.1f} after (the two set-ups share whatever the rest of it leaves)"
+    )
     for name, f in figures.items():
         print(
             f"{name}: {f['reads_per_s']:,.0f} linearizable reads/s ({f['served']} served, "

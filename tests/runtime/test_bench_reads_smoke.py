@@ -25,3 +25,4 @@ def test_reads_bench_quick_runs():
     assert result.stdout.count("read latency p50") == 3
     assert result.stdout.count("CPU ms per 1000 reads: leader") == 3
     assert "verdict: all three / leader alone =" in result.stdout
+    assert "load average" in result.stdout
