@@ -4,6 +4,7 @@ embedding API), its configuration, and the command-line tools built on it."""
 from .config import ConfigError, NodeConfig, config_from_properties, load_config
 from .errors import NodeFailed, NotLeaderError
 from .node import KRaftNode
+from .reads import ReadError, ReadTimeoutError
 
 __all__ = [
     "ConfigError",
@@ -11,6 +12,8 @@ __all__ = [
     "NodeConfig",
     "NodeFailed",
     "NotLeaderError",
+    "ReadError",
+    "ReadTimeoutError",
     "config_from_properties",
     "load_config",
 ]

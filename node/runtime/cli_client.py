@@ -4,6 +4,9 @@ leader (acks -1, 1 or 0) and read the committed ones back, as a client (replica 
 ``produce`` sends stdin lines, or ``--count`` generated records of ``--size`` bytes; it finds the leader
 through DescribeCluster and follows NOT_LEADER_OR_FOLLOWER answers. ``consume`` prints committed
 record values from ``--offset`` (0 with ``--from-beginning``) until ``--max-records`` or ``--timeout-ms``.
+With ``--linearizable`` it reads from the node it was given (follower or leader): it first asks that node
+for its read offset (ReadOffset) and then reads at least up to it, so it sees every record acknowledged
+before it started.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ import time
 
 from kraftwire.node.core.api import Endpoint
 
-from .client import ClientError
+from .client import ClientError, KafkaConnection
 from .config import parse_endpoint
 from .producer import MetadataClient, ProduceRefused
+from .read_client import ReadRefused, read_offset
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -42,6 +46,11 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         parser.add_argument(
             "--timeout-ms", type=int, default=5000, help="stop after this long without new records"
         )
+        parser.add_argument(
+            "--linearizable",
+            action="store_true",
+            help="read from this node, at least up to the read offset it confirms with the leader",
+        )
     parser.set_defaults(_client_command=name)
 
 
@@ -55,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         if args._client_command == "produce":
             return _produce(args, bootstrap)
         return _consume(args, bootstrap)
-    except (ClientError, ProduceRefused) as exc:
+    except (ClientError, ProduceRefused, ReadRefused) as exc:
         print(f"kraftwire {args._client_command}: {exc}", file=sys.stderr)
         return 1
 
@@ -87,7 +96,11 @@ def _produce(args: argparse.Namespace, bootstrap: Endpoint) -> int:
 
 
 def _consume(args: argparse.Namespace, bootstrap: Endpoint) -> int:
-    client = MetadataClient(bootstrap, deadline_s=args.timeout_ms / 1000)
+    target = 0  # with --linearizable: read at least up to here
+    if args.linearizable:
+        with KafkaConnection(bootstrap.host, bootstrap.port, args.timeout_ms / 1000) as node:
+            target = read_offset(node)
+    client = MetadataClient(bootstrap, deadline_s=args.timeout_ms / 1000, pinned=args.linearizable)
     offset = 0 if args.from_beginning or args.offset is None else args.offset
     seen, idle_since = 0, time.monotonic()
     while args.max_records is None or seen < args.max_records:
@@ -99,7 +112,11 @@ def _consume(args: argparse.Namespace, bootstrap: Endpoint) -> int:
         if records:
             idle_since = time.monotonic()
         elif time.monotonic() - idle_since > args.timeout_ms / 1000:
+            if offset < target:
+                raise ClientError(f"read only up to offset {offset} of read offset {target}")
             break
+        elif offset < target:
+            time.sleep(0.01)  # the node has the records below its read offset: ask again at once
         else:
             time.sleep(0.1)
     client.close()

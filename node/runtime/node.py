@@ -14,6 +14,7 @@ Embedding, in the manner of Kafka's ``RaftClient``::
     node = KRaftNode(load_config("node1.properties"), listener=my_state_machine)
     await node.start()
     offset = await node.append([b"record"])      # resolves once committed; NotLeaderError otherwise
+    fresh = await node.read("linearizable")      # state below this offset reflects every acked write
     await node.shutdown()
 """
 
@@ -51,7 +52,7 @@ from kraftwire.node.core.api import (
 )
 from kraftwire.node.storage import FileOps, NodeStorage, StorageError, open_directory
 
-from . import client_path, local_apis
+from . import client_path, local_apis, reads
 from .appends import PendingAppends, fail, resolve
 from .errors import NodeFailed, NotLeaderError
 from .metrics import RaftMetrics
@@ -82,7 +83,7 @@ class KRaftNode:
         self.storage: NodeStorage | None = None
         self.core: KRaftCore | None = None
         self.failure: str | None = None
-        self.served = local_apis.served_versions(extra=(client_path.PRODUCE,))
+        self.served = local_apis.served_versions(extra=(client_path.PRODUCE, reads.READ_OFFSET))
         self._inbox: collections.deque = collections.deque()
         self._wakeup = asyncio.Event()
         self._answers: dict[tuple[int, int], asyncio.Future] = {}
@@ -90,6 +91,7 @@ class KRaftNode:
         self._commit_watchers: list[asyncio.Future] = []  # held client fetches (wait_for_commit)
         self._disk = concurrent.futures.ThreadPoolExecutor(1, f"kraftwire-disk-{config.node_id}")
         self._disk_busy: asyncio.Future | None = None  # the disk thread's current write, if any
+        self._reads = reads.ReadTracker(self._leader, lambda: self._post(("read",)))
         self._endpoints: dict[int, Endpoint] = {}
         self._endpoints_from: tuple[VoterSpec, ...] | None = (
             None  # the voter set they were read from
@@ -115,6 +117,15 @@ class KRaftNode:
             config.max_frame_bytes,
             f"raft-client-{config.node_id}",
         )
+        # ReadOffset to the leader has connections of its own: on the shared one it would wait behind a
+        # Fetch the leader parks for up to its max wait (a connection answers one request at a time).
+        self._read_network = PeerNetwork(
+            self.network.on_response,
+            self.network.on_failure,
+            config.request_timeout_ms,
+            config.max_frame_bytes,
+            self.network.client_id,
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
@@ -138,6 +149,7 @@ class KRaftNode:
                 self.capture = self.server.capture = self.network.capture = Capture(
                     self.capture_path
                 )
+                self._read_network.capture = self.capture
             for endpoint in cfg.bind.values():
                 await self.server.listen(endpoint.host, endpoint.port)
         except BaseException:
@@ -208,7 +220,10 @@ class KRaftNode:
         self._disk.shutdown(wait=True)
         await self.server.close()
         self.network.close()
-        self._appends.fail_all(NodeFailed(self.failure or "the node shut down"))
+        self._read_network.close()
+        stopped = NodeFailed(self.failure or "the node shut down")
+        self._appends.fail_all(stopped)
+        self._reads.fail_all(stopped)
         self._wake_commit_watchers()
         if self.storage is not None:
             self.storage.close()
@@ -246,6 +261,27 @@ class KRaftNode:
         future = asyncio.get_running_loop().create_future()
         self._post(("snapshot", end_offset, tuple(records), future))
         return await future
+
+    async def read(self, consistency: str = "linearizable", timeout_ms: int | None = None) -> int:
+        """The offset (exclusive) below which the listener has been given every batch, such that state
+        read now is fresh: for ``"linearizable"``, it reflects every write acknowledged anywhere before
+        this call (confirmed through the leader; :class:`~.reads.ReadTimeoutError` after
+        ``timeout_ms``); ``"stale"`` answers at once and may lag (see :mod:`.reads`)."""
+        if consistency not in reads.CONSISTENCIES:
+            raise ValueError(
+                f"consistency must be one of {reads.CONSISTENCIES}, not {consistency!r}"
+            )
+        if self._stopped.is_set() or self.core is None:
+            raise NodeFailed(self.failure or "the node is not running")
+        if consistency == "stale":
+            return self._reads.applied
+        cfg = self.config
+        if timeout_ms is None:
+            timeout_ms = reads.default_timeout_ms(cfg.fetch_timeout_ms, cfg.request_timeout_ms)
+        try:
+            return await asyncio.wait_for(self._reads.join(timeout_ms), timeout_ms / 1000)
+        except asyncio.TimeoutError:
+            raise self._reads.timed_out(timeout_ms) from None
 
     def status(self) -> QuorumStatus:
         return self.core.status()
@@ -289,6 +325,8 @@ class KRaftNode:
             return request.api_version, await client_path.handle_client_fetch(
                 self, request.api_version, request.body
             )
+        if reads.is_client_read(request.api_key, request.client_id):
+            return request.api_version, await reads.handle_client_read(self, request.body)
         if request.api_key == local_apis.DESCRIBE_CLUSTER:
             body = local_apis.describe_cluster_response(
                 request.api_version,
@@ -339,6 +377,7 @@ class KRaftNode:
                     if self.metrics is not None:
                         self.metrics.on_poll_idle(time.monotonic() - idle_from)
                 self.network.expire()
+                self._read_network.expire()
                 if self._inbox:
                     self._feed_queued()
                 else:
@@ -378,6 +417,10 @@ class KRaftNode:
             kind = item[0]
             if kind == "append":
                 self._append(item[1], item[2], item[3])
+            elif kind == "read":
+                group = self._reads.start_group()
+                if group is not None:
+                    core.read_index(group[0], group[1], now)
             elif kind == "snapshot":
                 _settle(item[3], lambda: core.create_snapshot(item[1], item[2], now))
             else:
@@ -414,11 +457,14 @@ class KRaftNode:
             fail(appended, error)
             fail(committed, error)
 
-    def not_leader_error(self) -> NotLeaderError:
+    def _leader(self) -> LeaderAndEpoch:
         status = self.core.status()
-        leader = LeaderAndEpoch(status.leader_id, status.epoch)
+        return LeaderAndEpoch(status.leader_id, status.epoch)
+
+    def not_leader_error(self) -> NotLeaderError:
+        leader = self._leader()
         return NotLeaderError(
-            leader, None if status.leader_id is None else self._endpoint_of(status.leader_id)
+            leader, None if leader.leader_id is None else self._endpoint_of(leader.leader_id)
         )
 
     async def _on_disk(self, action, *args: Any) -> None:
@@ -439,7 +485,10 @@ class KRaftNode:
                 self._appends.on_flushed(ready.flush_log_to, leading, self.not_leader_error)
             for message in ready.messages:
                 if type(message) is OutboundRequest:
-                    self.network.send(
+                    network = (
+                        self._read_network if message.api_key == reads.READ_OFFSET else self.network
+                    )
+                    network.send(
                         message, message.endpoint or self._endpoint_of(message.destination)
                     )
                 else:
@@ -467,6 +516,8 @@ class KRaftNode:
             self._appends.fail_below(note.snapshot_id.end_offset)
         if self._commit_watchers and type(note) in (CommittedBatch, SnapshotLoaded, LeaderChanged):
             self._wake_commit_watchers()
+        # A ReadReady comes after the batches it covers, so the listener has handled them all by then.
+        self._reads.on_notification(note)
         listener = self.listener
         if listener is None:
             return

@@ -31,9 +31,15 @@ class ProduceRefused(Exception):
 
 class MetadataClient:
     def __init__(
-        self, bootstrap: Endpoint, deadline_s: float = 30.0, timeout_s: float = 10.0
+        self,
+        bootstrap: Endpoint,
+        deadline_s: float = 30.0,
+        timeout_s: float = 10.0,
+        pinned: bool = False,
     ) -> None:
+        """``pinned``: talk to ``bootstrap`` itself instead of the leader (reading from a follower)."""
         self.bootstrap = bootstrap
+        self.pinned = pinned
         self.deadline_s = deadline_s
         self.timeout_s = timeout_s
         self.leader: KafkaConnection | None = None
@@ -45,6 +51,8 @@ class MetadataClient:
             self.leader = None
 
     def _leader(self) -> KafkaConnection:
+        if self.leader is None and self.pinned:
+            self.leader = KafkaConnection(self.bootstrap.host, self.bootstrap.port, self.timeout_s)
         if self.leader is None:
             with KafkaConnection(
                 self.bootstrap.host, self.bootstrap.port, self.timeout_s

@@ -120,6 +120,7 @@ def test_replicated_kv_example_survives_leader_kill(tmp_path):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "agree on 20 keys: True" in result.stdout
+    assert "followers read every write right after its acknowledgement: True" in result.stdout
     assert len((ROOT / "examples" / "replicated_kv.py").read_text().splitlines()) < 150
 
 
