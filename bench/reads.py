@@ -162,7 +162,7 @@ def main() -> None:
         figures = run(directory, args.seconds, args.readers, args.rounds)
     print(
         f"machine: {os.cpu_count()} cores, load average {load_before:.1f} before and "
-        f"{os.getloadavg()[0]:.1f} after (the two set-ups share whatever the rest of it leaves)"
+        f"{os.getloadavg()[0]:.1f} after (the set-ups share whatever the rest of it leaves)"
     )
     for name, f in figures.items():
         print(
