@@ -46,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc), 1)
     except ImportError as exc:
         return _fail(f"{exc} (is the spec directory a kraftwire-generatable set?)", 1)
-    _write(rows, args)
+    if not _all_named(unreadable, args.captures):  # as report: no output when nothing is a capture
+        _write(rows, args)
     for path in unreadable:
         print(f"kraftwire: {path}: not a pcap or pcapng file", file=sys.stderr)
     return 1 if unreadable else 0
@@ -62,6 +63,10 @@ def _local_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[d
     if progress:
         progress.done()
     return rows, unreadable_captures(stats)
+
+
+def _all_named(subset: list[str], captures: list[str]) -> bool:
+    return {os.path.abspath(p) for p in subset} >= {os.path.abspath(p) for p in captures}
 
 
 def path_problem(captures: list[str], out: Path | None) -> str | None:
@@ -89,13 +94,13 @@ def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[d
 
     from .api import read_exchanges, spark_rows_as_dicts
 
-    from .capture import CaptureError, capture_format
+    from .capture import MIN_CAPTURE_HEADER, CaptureError, capture_format
 
     unreadable = []
     for path in args.captures:
         with open(path, "rb") as handle:
             try:
-                capture_format(handle.read(4))
+                capture_format(handle.read(MIN_CAPTURE_HEADER))
             except CaptureError:
                 unreadable.append(path)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
