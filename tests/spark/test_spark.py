@@ -92,3 +92,20 @@ def test_split_plan_equals_unsplit(spark, synthetic, split_bytes):
     local = decode_local(synthetic)
     rows = spark_rows_as_dicts(read_exchanges(spark, synthetic, split_bytes=split_bytes))
     assert rows == local
+
+
+@pytest.mark.parametrize("table", ["frames", "connections"])
+def test_frame_and_connection_tables_equal_local(spark, synthetic, upstream, table):
+    real = [
+        str(shared_path("captures") / n)
+        for n in ("ndpi-kafka.pcapng", "go-sniffer-kafka.pcap", "arkime-kafka.pcap")
+    ]
+    for paths in (real, synthetic):
+        local = decode_local(paths, table=table)
+        assert local
+        shards = read_exchanges(spark, paths, shards=3, table=table)
+        assert spark_rows_as_dicts(shards, table) == local
+        splits = read_exchanges(spark, paths, split_bytes=997, table=table)
+        assert spark_rows_as_dicts(splits, table) == local
+    if table == "connections":  # the connection rotated from the first file into the second
+        assert len(local) == 5 and all(row["requests"] == 14 for row in local)
