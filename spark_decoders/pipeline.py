@@ -17,6 +17,7 @@ from .bodies import BodyDecoder
 from .capture import CaptureStats, PcapFile, PcapReader, capture_format
 from .connection import DEFAULT_SERVER_PORTS
 from .exchanges import packet_ref
+from .fragments import FragmentReassembler
 from .layers import Segment, tcp_segment
 from .pcapng import PcapngReader
 from .tables import EXCHANGES, connection_class, sort_key
@@ -38,14 +39,19 @@ def open_reader(buf, stats: CaptureStats):
 def segments(
     buf, start: int | None, stop: int, stats: CaptureStats, reader=None, first_number: int = 1
 ) -> Iterator[tuple[int, int, Segment]]:
-    """``(packet number, ts_ns, segment)`` for each TCP packet whose record starts in the range."""
+    """``(packet number, ts_ns, segment)`` for each TCP packet whose record starts in the range
+    (a fragmented datagram at the packet that completes it)."""
     if reader is None:
         reader, header_end = open_reader(buf, stats)
         start = header_end if start is None else start
+    fragments = FragmentReassembler(stats)
     for packet in reader.records(start, stop, first_number):
         seg = tcp_segment(packet.linktype, packet.data, packet.orig_len)
+        if seg is None or seg.fragment:
+            seg = fragments.packet(packet.linktype, packet.data, packet.orig_len, packet.ts_ns)
         if seg is not None:
             yield packet.number, packet.ts_ns, seg
+    fragments.finish()
 
 
 def flow_key(seg: Segment) -> tuple:
