@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from captures import assert_rows_match, conversation, decode, pcap_of, write
+from captures import assert_rows_match, conversation, decode, fragmented, pcap_of, write
 from kraftwire.spark_decoders.fragments import FragmentReassembler
 from kraftwire.spark_decoders.layers import LINK_ETHERNET, LINK_RAW, LINK_SLL2, tcp_segment
 from kraftwire.spark_decoders.synth import ip_fragments, tcp_packet
@@ -19,32 +19,12 @@ V4 = (("10.0.0.1", 40001), ("10.0.0.2", 9093))
 V6 = (("fd00::1", 40001), ("fd00::2", 9093))
 
 
-def _fragmented(packets, size, rng, duplicate=True):
-    """Every data packet (all but the 3 of the handshake and the 3 of the close) sent as fragments
-    of ``size`` bytes, in a shuffled order, with one fragment of each sent twice; returns the
-    packets and, for each original packet, the number of the packet that completes it."""
-    out, completes = [], []
-    for ident, (ts, ip) in enumerate(packets, start=1):
-        if not 3 < ident <= len(packets) - 3:
-            out.append((ts, ip))
-            completes.append(len(out))
-            continue
-        pieces = ip_fragments(ip, size, ident)
-        rng.shuffle(pieces)
-        if duplicate:
-            pieces.insert(rng.randrange(len(pieces)), rng.choice(pieces))
-        last = max(i for i, p in enumerate(pieces) if p not in pieces[:i])  # the last new one
-        out.extend((ts + i, piece) for i, piece in enumerate(pieces))
-        completes.append(len(out) - len(pieces) + last + 1)
-    return out, completes
-
-
 @pytest.mark.parametrize("endpoints", [V4, V6], ids=["ipv4", "ipv6"])
 @pytest.mark.parametrize("linktype", [LINK_ETHERNET, LINK_SLL2])
 def test_kafka_frames_split_over_ip_fragments_decode_exactly(tmp_path, endpoints, linktype):
     exchanges = kraft_exchanges(14, seed=7)
     conv = conversation(exchanges, *endpoints, mss=1400, ipv6_extension=endpoints is V6)
-    packets, completes = _fragmented(conv.packets, 16, random.Random(3))
+    packets, completes = fragmented(conv.packets, 16, random.Random(3))
     assert len(packets) > 5 * len(conv.packets)
     rows, stats = decode(write(tmp_path, "frag.pcap", pcap_of(packets, linktype)))
     assert_rows_match(rows, exchanges)
@@ -58,7 +38,7 @@ def test_kafka_frames_split_over_ip_fragments_decode_exactly(tmp_path, endpoints
 def test_a_lost_fragment_flags_its_exchange_and_the_rest_decodes(tmp_path):
     exchanges = kraft_exchanges(7, seed=2)
     conv = conversation(exchanges, *V4, mss=1400)
-    packets, _ = _fragmented(conv.packets, 16, random.Random(1), duplicate=False)
+    packets, _ = fragmented(conv.packets, 16, random.Random(1), duplicate=False)
     fetch = 3 + 2 * [e.api_key for e in exchanges].index(1) + 1  # the Fetch response's packet
     ip = conv.packets[fetch][1]
     lost = ip_fragments(ip, 16, fetch + 1)[1]
