@@ -1,6 +1,6 @@
 """IP fragment reassembly: IPv4 fragments and IPv6 Fragment extension headers put back together.
 
-``FragmentReassembler.packet(linktype, data, orig_len, ts_ns)`` takes a packet that ``tcp_segment``
+``FragmentReassembler.packet(linktype, data, ts_ns)`` takes a packet that ``tcp_segment``
 could not use whole (a fragment) and returns the TCP ``Segment`` of the datagram once its last
 missing fragment arrives, so the segment carries the number and time of the packet that completed
 it (as tshark shows a reassembled datagram). Datagrams are keyed by (IP version, source,
@@ -58,20 +58,20 @@ class Fragment(NamedTuple):
     more: bool  # more fragments follow (the last one fixes the payload's length)
     data: bytes
     header: bytes  # the IP header to rebuild the datagram with (IPv6: the 40-byte base header)
-    cut: bool  # the snaplen cut this fragment short
+    cut: bool  # the packet holds fewer bytes than its IP header says (the snaplen cut it)
 
 
-def ip_fragment(linktype: int, data, orig_len: int) -> Fragment | None:
+def ip_fragment(linktype: int, data) -> Fragment | None:
     """The fragment in this packet, or None when it is not a fragment of a TCP datagram."""
     proto, pos = network_payload(linktype, data)
     if proto == ETH_IPV4:
-        return _ipv4_fragment(data, pos, orig_len)
+        return _ipv4_fragment(data, pos)
     if proto == ETH_IPV6:
-        return _ipv6_fragment(data, pos, orig_len)
+        return _ipv6_fragment(data, pos)
     return None
 
 
-def _ipv4_fragment(data, pos: int, orig_len: int) -> Fragment | None:
+def _ipv4_fragment(data, pos: int) -> Fragment | None:
     if len(data) < pos + 20 or data[pos] >> 4 != 4 or data[pos + 9] != PROTO_TCP:
         return None
     header_len = (data[pos] & 0x0F) * 4
@@ -89,11 +89,11 @@ def _ipv4_fragment(data, pos: int, orig_len: int) -> Fragment | None:
         more,
         bytes(data[pos + header_len : end]),
         bytes(data[pos : pos + header_len]),
-        end > len(data) and orig_len > len(data),
+        end > len(data),
     )
 
 
-def _ipv6_fragment(data, pos: int, orig_len: int) -> Fragment | None:
+def _ipv6_fragment(data, pos: int) -> Fragment | None:
     if len(data) < pos + 40 or data[pos] >> 4 != 6:
         return None
     (payload_len,) = _U16.unpack_from(data, pos + 4)
@@ -124,7 +124,7 @@ def _ipv6_fragment(data, pos: int, orig_len: int) -> Fragment | None:
         more,
         bytes(data[at + 8 : end]),
         bytes(data[pos : pos + 40]),
-        end > len(data) and orig_len > len(data),
+        end > len(data),
     )
 
 
@@ -143,6 +143,8 @@ class _Datagram:
         """Fill the parts of ``[offset, offset + len(data))`` not yet covered; whether bytes
         already held disagreed with ``data``."""
         end = offset + len(data)
+        if end == offset:
+            return False
         if len(self.payload) < end:
             self.payload.extend(bytes(end - len(self.payload)))
         conflict, cursor = False, offset
@@ -188,9 +190,9 @@ class FragmentReassembler:
     duplicates: int = 0
     dropped: dict[str, int] = field(default_factory=dict)  # reason -> datagrams
 
-    def packet(self, linktype: int, data, orig_len: int, ts_ns: int) -> Segment | None:
+    def packet(self, linktype: int, data, ts_ns: int) -> Segment | None:
         """The TCP segment of the datagram this packet completes, if it is a fragment that does."""
-        fragment = ip_fragment(linktype, data, orig_len)
+        fragment = ip_fragment(linktype, data)
         if fragment is None:
             return None
         self._expire(ts_ns)

@@ -48,7 +48,7 @@ def segments(
     for packet in reader.records(start, stop, first_number):
         seg = tcp_segment(packet.linktype, packet.data, packet.orig_len)
         if seg is None or seg.fragment:
-            seg = fragments.packet(packet.linktype, packet.data, packet.orig_len, packet.ts_ns)
+            seg = fragments.packet(packet.linktype, packet.data, packet.ts_ns)
         if seg is not None:
             yield packet.number, packet.ts_ns, seg
     fragments.finish()

@@ -46,7 +46,7 @@ def split_segments(
     for packet in reader.records(first, stop):
         seg = tcp_segment(packet.linktype, packet.data, packet.orig_len)
         if seg is None or seg.fragment:
-            seg = fragments.packet(packet.linktype, packet.data, packet.orig_len, packet.ts_ns)
+            seg = fragments.packet(packet.linktype, packet.data, packet.ts_ns)
         if seg is not None:
             yield packet.number, packet.ts_ns, seg
 
@@ -68,7 +68,7 @@ def _prime(fragments: FragmentReassembler, buf, first: int) -> None:
     for packet in reader.records(lookback, first):
         seg = tcp_segment(packet.linktype, packet.data, packet.orig_len)
         if seg is None or seg.fragment:
-            fragments.packet(packet.linktype, packet.data, packet.orig_len, packet.ts_ns)
+            fragments.packet(packet.linktype, packet.data, packet.ts_ns)
 
 
 def _pcap_first_record(reader: PcapReader, start: int, stop: int) -> int | None:

@@ -59,7 +59,7 @@ def _v4_fragments(payload: bytes, size: int, ident: int = 9):
 
 
 def _feed(reassembler, pieces, ts=0):
-    return [reassembler.packet(LINK_RAW, p, len(p), ts) for p in pieces]
+    return [reassembler.packet(LINK_RAW, p, ts) for p in pieces]
 
 
 def _with_payload(fragment: bytes, payload: bytes) -> bytes:
@@ -131,7 +131,7 @@ def test_a_fragment_cut_by_the_snaplen_drops_its_datagram():
     reassembler = FragmentReassembler()
     last = pieces[-1]
     assert _feed(reassembler, pieces[:-1]) == [None] * (len(pieces) - 1)
-    assert reassembler.packet(LINK_RAW, last[:-4], len(last), 0) is None
+    assert reassembler.packet(LINK_RAW, last[:-4], 0) is None
     assert reassembler.dropped == {"cut": 1}
 
 
