@@ -22,7 +22,7 @@ from .pipeline import (
 )
 from .capture import CaptureStats
 from .exchanges import packet_ref
-from .rows import sort_key
+from .tables import EXCHANGES, check_table, sort_key, utc_aware
 
 
 def codec_bundle(schemas: str | None) -> CodecBundle | None:
@@ -43,15 +43,24 @@ def local_decoder(schemas: str | None = None) -> BodyDecoder:
 
 
 def decode_local(
-    paths: list[str], schemas: str | None = None, ports: frozenset[int] = DEFAULT_SERVER_PORTS
+    paths: list[str],
+    schemas: str | None = None,
+    ports: frozenset[int] = DEFAULT_SERVER_PORTS,
+    table: str = EXCHANGES,
 ) -> list[dict]:
-    """Rows of the captures, decoded in this process."""
-    rows, _ = decode_files(paths, local_decoder(schemas), DecodeOptions(server_ports=ports))
+    """Rows of ``table`` (exchanges, frames or connections) of the captures, decoded in this process."""
+    options = DecodeOptions(server_ports=ports, table=check_table(table))
+    rows, _ = decode_files(paths, local_decoder(schemas), options)
     return rows
 
 
 def decode_shard(
-    paths: list[str], bundle: CodecBundle | None, ports: frozenset[int], shard: int, shards: int
+    paths: list[str],
+    bundle: CodecBundle | None,
+    ports: frozenset[int],
+    shard: int,
+    shards: int,
+    table: str = EXCHANGES,
 ) -> list[dict]:
     """Rows of the connections in one shard (see ``datasource``), in local mode's order."""
     from .datasource import shard_of
@@ -60,8 +69,11 @@ def decode_shard(
         sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p))
     )
     rows: list[dict] = []
-    table = FlowTable(
-        files, BodyDecoder(load_codecs(bundle)), rows.append, DecodeOptions(server_ports=ports)
+    flows = FlowTable(
+        files,
+        BodyDecoder(load_codecs(bundle)),
+        rows.append,
+        DecodeOptions(server_ports=ports, table=table),
     )
     mine: dict[tuple, bool] = {}
     for index, path in enumerate(files):
@@ -73,11 +85,11 @@ def decode_shard(
                 if owned is None:
                     owned = mine[key] = shard_of(key, shards) == shard
                 if owned:
-                    table.segment(seg, packet_ref(index, number), ts_ns)
+                    flows.segment(seg, packet_ref(index, number), ts_ns)
         except ValueError:
             continue  # not a capture: local mode reports it; here it simply yields nothing
-    table.finish()
-    rows.sort(key=sort_key)
+    flows.finish()
+    rows.sort(key=sort_key(table))
     return rows
 
 
@@ -95,8 +107,9 @@ def read_exchanges(
     ports: frozenset[int] = DEFAULT_SERVER_PORTS,
     shards: int | None = None,
     split_bytes: int | None = None,
+    table: str = EXCHANGES,
 ):
-    """A DataFrame of the exchanges in ``paths``.
+    """A DataFrame of the exchanges in ``paths`` (or of their frames or connections: ``table``).
 
     By default through the ``kafka-pcap`` data source (connection shards, every file read by every
     shard); with ``split_bytes``, through the split plan (``stitch``): files cut into byte ranges read
@@ -106,11 +119,18 @@ def read_exchanges(
         from .stitch import read_split_exchanges
 
         return read_split_exchanges(
-            spark, [os.path.abspath(p) for p in paths], codec_bundle(schemas), ports, split_bytes
+            spark,
+            [os.path.abspath(p) for p in paths],
+            codec_bundle(schemas),
+            ports,
+            split_bytes,
+            check_table(table),
         )
     register(spark)
-    reader = spark.read.format("kafka-pcap").option(
-        "ports", ",".join(str(p) for p in sorted(ports))
+    reader = (
+        spark.read.format("kafka-pcap")
+        .option("ports", ",".join(str(p) for p in sorted(ports)))
+        .option("table", check_table(table))
     )
     if schemas:
         reader = reader.option(
@@ -121,15 +141,8 @@ def read_exchanges(
     return reader.load(",".join(os.path.abspath(p) for p in paths))
 
 
-def spark_rows_as_dicts(frame) -> list[dict]:
+def spark_rows_as_dicts(frame, table: str = EXCHANGES) -> list[dict]:
     """Collected rows as local mode's dicts (UTC-aware timestamps), in local mode's order."""
-    import datetime as dt
-
-    rows = []
-    for row in frame.toArrow().to_pylist():
-        for name in ("request_ts", "response_ts"):
-            if row[name] is not None and row[name].tzinfo is None:
-                row[name] = row[name].replace(tzinfo=dt.timezone.utc)
-        rows.append(row)
-    rows.sort(key=sort_key)
+    rows = [utc_aware(row, table) for row in frame.toArrow().to_pylist()]
+    rows.sort(key=sort_key(table))
     return rows

@@ -23,6 +23,9 @@ PCAP_MAGIC_NS = 0xA1B23C4D
 PCAPNG_SHB = 0x0A0D0D0A
 PCAPNG_BOM = 0x1A2B3C4D
 MAX_RECORD = 262144  # the largest snaplen libpcap writes
+# The shortest header either format starts with (pcap's file header; a pcapng section header block
+# takes at least 28): a file shorter than this holds no capture, whatever its first bytes say.
+MIN_CAPTURE_HEADER = 24
 
 
 class CaptureError(ValueError):
@@ -65,9 +68,12 @@ PcapHeader = cs.Struct(
 
 
 def capture_format(buf) -> str:
-    """``"pcap"`` or ``"pcapng"`` from the first four bytes; CaptureError otherwise."""
-    if len(buf) < 4:
-        raise CaptureError(f"{len(buf)} bytes is too short for a capture file header")
+    """``"pcap"`` or ``"pcapng"`` from the first four bytes; CaptureError otherwise (also for a
+    buffer shorter than any capture file header, which is no capture rather than a damaged one)."""
+    if len(buf) < MIN_CAPTURE_HEADER:
+        raise CaptureError(
+            f"not a pcap or pcapng file ({len(buf)} bytes, shorter than any capture file header)"
+        )
     (magic_le,) = struct.unpack_from("<I", buf, 0)
     (magic_be,) = struct.unpack_from(">I", buf, 0)
     if magic_le == PCAPNG_SHB:

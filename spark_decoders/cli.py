@@ -1,5 +1,6 @@
 """``kraftwire decode CAPTURE... [--schemas DIR[,DIR...]] [--format table|jsonl|parquet] [--out PATH]
-[--spark [--master URL]]``: one row per Kafka exchange in the captures."""
+[--table exchanges|frames|connections] [--spark [--master URL]]``: one row per Kafka exchange in the
+captures (or per frame, or per TCP connection)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import json
 import os
 import sys
 from pathlib import Path
+
+from .tables import EXCHANGES, TABLES
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -19,6 +22,12 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         help="spec directories to generate codecs from (default: the bundled KRaft codecs)",
     )
     parser.add_argument("--format", choices=("table", "jsonl", "parquet"), default="table")
+    parser.add_argument(
+        "--table",
+        choices=TABLES,
+        default=EXCHANGES,
+        help="rows per exchange (default), per Kafka frame, or per TCP connection",
+    )
     parser.add_argument(
         "--out",
         type=Path,
@@ -46,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc), 1)
     except ImportError as exc:
         return _fail(f"{exc} (is the spec directory a kraftwire-generatable set?)", 1)
-    _write(rows, args)
+    if not _all_named(unreadable, args.captures):  # as report: no output when nothing is a capture
+        _write(rows, args)
     for path in unreadable:
         print(f"kraftwire: {path}: not a pcap or pcapng file", file=sys.stderr)
     return 1 if unreadable else 0
@@ -58,10 +68,15 @@ def _local_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[d
 
     bodies = local_decoder(args.schemas)
     progress = _Progress() if sys.stderr.isatty() else None
-    rows, stats = decode_files(args.captures, bodies, DecodeOptions(server_ports=ports), progress)
+    options = DecodeOptions(server_ports=ports, table=args.table)
+    rows, stats = decode_files(args.captures, bodies, options, progress)
     if progress:
         progress.done()
     return rows, unreadable_captures(stats)
+
+
+def _all_named(subset: list[str], captures: list[str]) -> bool:
+    return {os.path.abspath(p) for p in subset} >= {os.path.abspath(p) for p in captures}
 
 
 def path_problem(captures: list[str], out: Path | None) -> str | None:
@@ -89,13 +104,13 @@ def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[d
 
     from .api import read_exchanges, spark_rows_as_dicts
 
-    from .capture import CaptureError, capture_format
+    from .capture import MIN_CAPTURE_HEADER, CaptureError, capture_format
 
     unreadable = []
     for path in args.captures:
         with open(path, "rb") as handle:
             try:
-                capture_format(handle.read(4))
+                capture_format(handle.read(MIN_CAPTURE_HEADER))
             except CaptureError:
                 unreadable.append(path)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -107,40 +122,44 @@ def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[d
     )
     spark.sparkContext.setLogLevel("ERROR")
     try:
-        frame = read_exchanges(spark, args.captures, schemas=args.schemas, ports=ports)
+        frame = read_exchanges(
+            spark, args.captures, schemas=args.schemas, ports=ports, table=args.table
+        )
         if args.format == "parquet":
             frame.write.parquet(str(args.out))
             return [], unreadable
-        return spark_rows_as_dicts(frame), unreadable
+        return spark_rows_as_dicts(frame, args.table), unreadable
     finally:
         spark.stop()
 
 
 def _write(rows: list[dict], args: argparse.Namespace) -> None:
-    from .rows import json_ready, to_arrow
+    from .tables import json_ready, to_arrow
 
     if args.format == "parquet":
         if rows or not args.spark:
             import pyarrow.parquet as pq
 
             pq.write_table(
-                __import__("pyarrow").Table.from_batches([to_arrow(rows)]), str(args.out)
+                __import__("pyarrow").Table.from_batches([to_arrow(rows, args.table)]),
+                str(args.out),
             )
         return
     out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
     try:
         if args.format == "jsonl":
             for row in rows:
-                out.write(json.dumps(json_ready(row), ensure_ascii=False) + "\n")
+                out.write(json.dumps(json_ready(row, args.table), ensure_ascii=False) + "\n")
         else:
-            _table(rows, out)
+            _table(rows, out, args.table)
     finally:
         if args.out:
             out.close()
 
 
-def _table(rows: list[dict], out) -> None:
-    shown = (
+# The columns a terminal table shows, per table.
+_SHOWN = {
+    "exchanges": (
         "request_frame",
         "response_frame",
         "client_port",
@@ -152,7 +171,26 @@ def _table(rows: list[dict], out) -> None:
         "latency_us",
         "error_code",
         "status",
-    )
+    ),
+    "frames": ("frame", "direction", "size", "api_key", "api_version", "correlation_id", "status"),
+    "connections": (
+        "first_frame",
+        "client_ip",
+        "client_port",
+        "server_ip",
+        "server_port",
+        "packets_to_server",
+        "packets_to_client",
+        "requests",
+        "responses",
+        "gaps",
+        "retransmitted_bytes",
+    ),
+}
+
+
+def _table(rows: list[dict], out, table: str) -> None:
+    shown = _SHOWN[table]
     texts = [
         [
             ("" if row[c] is None else str(row[c] if c != "api_name" or row[c] else row["api_key"]))
@@ -164,7 +202,7 @@ def _table(rows: list[dict], out) -> None:
     out.write("  ".join(c.ljust(w) for c, w in zip(shown, widths)) + "\n")
     for text in texts:
         out.write("  ".join(t.ljust(w) for t, w in zip(text, widths)) + "\n")
-    out.write(f"{len(rows)} exchanges\n")
+    out.write(f"{len(rows)} {table}\n")
 
 
 class _Progress:

@@ -11,7 +11,8 @@ The codecs generated from ``schemas`` travel inside the reader (a ``CodecBundle`
 other machines need neither the spec files nor a shared cache.
 
 Options: ``schemas`` (DIR[,DIR...]), ``ports`` (server ports, default 9092,9093), ``shards``
-(default: the number of CPUs of the planning process, at least 2).
+(default: the number of CPUs of the planning process, at least 2), ``table`` (exchanges, the
+default; frames or connections: see ``tables``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import zlib
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from .rows import spark_ddl
+from .tables import EXCHANGES, check_table, spark_ddl
 
 NAME = "kafka-pcap"
 
@@ -50,8 +51,11 @@ class KafkaPcapDataSource(DataSource):
     def name(cls) -> str:
         return NAME
 
+    def table(self) -> str:
+        return check_table(self.options.get("table") or EXCHANGES)
+
     def schema(self) -> str:
-        return spark_ddl()
+        return spark_ddl(self.table())
 
     def reader(self, schema) -> "KafkaPcapReader":
         from .api import codec_bundle
@@ -59,7 +63,8 @@ class KafkaPcapDataSource(DataSource):
         paths = expand_paths(self.options.get("path") or self.options.get("paths") or "")
         ports = frozenset(int(p) for p in (self.options.get("ports") or "9092,9093").split(","))
         shards = int(self.options.get("shards") or max(2, os.cpu_count() or 2))
-        return KafkaPcapReader(paths, codec_bundle(self.options.get("schemas")), ports, shards)
+        bundle = codec_bundle(self.options.get("schemas"))
+        return KafkaPcapReader(paths, bundle, ports, shards, self.table())
 
 
 class Shard(InputPartition):
@@ -69,19 +74,24 @@ class Shard(InputPartition):
 
 
 class KafkaPcapReader(DataSourceReader):
-    def __init__(self, paths: list[str], bundle, ports: frozenset[int], shards: int) -> None:
+    def __init__(
+        self, paths: list[str], bundle, ports: frozenset[int], shards: int, table: str
+    ) -> None:
         self.paths = paths
         self.bundle = bundle
         self.ports = ports
         self.shards = shards
+        self.table = table
 
     def partitions(self) -> list[Shard]:
         return [Shard(i) for i in range(self.shards)]
 
     def read(self, partition: Shard):
         from .api import decode_shard
-        from .rows import to_arrow
+        from .tables import to_arrow
 
-        rows = decode_shard(self.paths, self.bundle, self.ports, partition.index, self.shards)
+        rows = decode_shard(
+            self.paths, self.bundle, self.ports, partition.index, self.shards, self.table
+        )
         for start in range(0, len(rows), 4096):
-            yield to_arrow(rows[start : start + 4096])
+            yield to_arrow(rows[start : start + 4096], self.table)

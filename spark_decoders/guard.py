@@ -9,6 +9,7 @@ main thread; in any other thread the call runs unguarded.
 
 from __future__ import annotations
 
+import atexit
 import signal
 import threading
 from typing import Callable, TypeVar
@@ -36,11 +37,19 @@ def _tick(signum, frame) -> None:
     _Watch.seen_at_last_tick = current
 
 
+def _disarm() -> None:
+    """Stop the timer before the interpreter shuts down: finalisation puts SIGVTALRM's default
+    action (terminate) back, and a tick during a long teardown would kill a finished process."""
+    signal.setitimer(signal.ITIMER_VIRTUAL, 0, 0)
+
+
 def guarded(call: Callable[[], T], limit_s: float = DEFAULT_LIMIT_S) -> T:
     """``call()`` under the CPU-time limit; DecodeTimeout when it runs out."""
     if threading.current_thread() is not threading.main_thread():
         return call()
     if _Watch.period != limit_s:
+        if _Watch.period is None:
+            atexit.register(_disarm)
         signal.signal(signal.SIGVTALRM, _tick)
         signal.setitimer(signal.ITIMER_VIRTUAL, limit_s, limit_s)
         _Watch.period = limit_s

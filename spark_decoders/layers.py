@@ -1,7 +1,8 @@
 """From a link-layer packet to a TCP segment: link types, IPv4, IPv6, TCP.
 
 ``tcp_segment(linktype, data, orig_len)`` returns a ``Segment`` or None (not TCP, or an IP fragment
-after the first, which carries no TCP header). Checksums are not verified: offloaded captures carry
+after the first, which carries no TCP header). A first fragment comes back with ``fragment`` set and
+only its own part of the payload: ``fragments`` puts whole datagrams back together. Checksums are not verified: offloaded captures carry
 wrong ones. Packets cut by the snaplen keep the bytes that were captured and say how many are missing.
 """
 

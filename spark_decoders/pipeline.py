@@ -15,16 +15,18 @@ from typing import Callable, Iterable, Iterator
 
 from .bodies import BodyDecoder
 from .capture import CaptureStats, PcapFile, PcapReader, capture_format
-from .connection import DEFAULT_SERVER_PORTS, Connection
+from .connection import DEFAULT_SERVER_PORTS
 from .exchanges import packet_ref
+from .fragments import FragmentReassembler
 from .layers import Segment, tcp_segment
 from .pcapng import PcapngReader
-from .rows import sort_key
+from .tables import EXCHANGES, connection_class, sort_key
 
 
 @dataclass
 class DecodeOptions:
     server_ports: frozenset[int] = DEFAULT_SERVER_PORTS
+    table: str = EXCHANGES  # or FRAMES, CONNECTIONS (see ``tables``)
 
 
 def open_reader(buf, stats: CaptureStats):
@@ -37,14 +39,19 @@ def open_reader(buf, stats: CaptureStats):
 def segments(
     buf, start: int | None, stop: int, stats: CaptureStats, reader=None, first_number: int = 1
 ) -> Iterator[tuple[int, int, Segment]]:
-    """``(packet number, ts_ns, segment)`` for each TCP packet whose record starts in the range."""
+    """``(packet number, ts_ns, segment)`` for each TCP packet whose record starts in the range
+    (a fragmented datagram at the packet that completes it)."""
     if reader is None:
         reader, header_end = open_reader(buf, stats)
         start = header_end if start is None else start
+    fragments = FragmentReassembler(stats)
     for packet in reader.records(start, stop, first_number):
         seg = tcp_segment(packet.linktype, packet.data, packet.orig_len)
+        if seg is None or seg.fragment:
+            seg = fragments.packet(packet.linktype, packet.data, packet.ts_ns)
         if seg is not None:
             yield packet.number, packet.ts_ns, seg
+    fragments.finish()
 
 
 def flow_key(seg: Segment) -> tuple:
@@ -72,7 +79,7 @@ class FlowTable:
         if conn is None:
             if not seg.payload and not seg.flags & 0x02:
                 return  # a bare ACK/FIN of a connection we never saw carry anything
-            conn = self.flows[key] = Connection(
+            conn = self.flows[key] = connection_class(self.options.table)(
                 seg, ts_ns, self.capture_files, self.bodies, self.options.server_ports, self.emit
             )
             self.connections += 1
@@ -108,7 +115,8 @@ def decode_files(
     options: DecodeOptions | None = None,
     on_packet: Callable[[int], None] | None = None,
 ) -> tuple[list[dict], dict[str, CaptureStats]]:
-    """Decode captures as one traffic stream; rows sorted by file and packet, and stats per file."""
+    """Decode captures as one traffic stream into rows of ``options.table`` (sorted by file and
+    packet), and stats per file."""
     # Absolute, as Spark's readers see them (their executors run in other directories).
     files = tuple(
         sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p))
@@ -127,5 +135,5 @@ def decode_files(
         except ValueError as exc:  # not a capture at all: reported, the other files still decode
             file_stats.note(str(exc))
     table.finish()
-    rows.sort(key=sort_key)
+    rows.sort(key=sort_key(table.options.table))
     return rows, stats

@@ -6,6 +6,11 @@ reader's resynchronisation (a sane header with a timestamp within a day of the f
 and a sane header after it). A pcapng split walks the block lengths from the start of the file,
 reading 8 bytes per block, which also gives it the section's byte order and interfaces. Packet
 numbers within a split start at 1; the second stage adds the counts of the splits before it.
+
+A fragmented IP datagram belongs to the split of the packet that completes it. So that its earlier
+fragments are there when they lie in the split before, a split first reads the fragments of the
+``LOOKBACK_BYTES`` before its first record (their packets are not its own: it neither counts them nor
+yields what they complete).
 """
 
 from __future__ import annotations
@@ -14,8 +19,11 @@ import struct
 from typing import Iterator
 
 from .capture import CaptureStats, PcapFile, PcapReader, capture_format
+from .fragments import FragmentReassembler
 from .layers import Segment, tcp_segment
 from .pcapng import PcapngReader
+
+LOOKBACK_BYTES = 1 << 20
 
 
 def plan_splits(size: int, split_bytes: int) -> list[tuple[int, int]]:
@@ -30,18 +38,37 @@ def split_segments(
     buf, start: int, stop: int, stats: CaptureStats
 ) -> Iterator[tuple[int, int, Segment]]:
     """``(packet number within the split, ts_ns, segment)`` for the TCP packets the split owns."""
-    if capture_format(buf) == "pcapng":
-        reader = PcapngReader(buf, stats)
-        first = _pcapng_first_block(reader, start)
-    else:
-        reader = PcapReader(buf, PcapFile.parse(buf), stats)
-        first = _pcap_first_record(reader, start, stop)
+    reader, first = _positioned(buf, start, stop, stats)
     if first is None or first >= stop:
         return
+    fragments = FragmentReassembler(stats)
+    _prime(fragments, buf, first)
     for packet in reader.records(first, stop):
         seg = tcp_segment(packet.linktype, packet.data, packet.orig_len)
+        if seg is None or seg.fragment:
+            seg = fragments.packet(packet.linktype, packet.data, packet.ts_ns)
         if seg is not None:
             yield packet.number, packet.ts_ns, seg
+
+
+def _positioned(buf, start: int, stop: int, stats: CaptureStats):
+    """A reader of the capture and the offset of the first record at or after ``start``."""
+    if capture_format(buf) == "pcapng":
+        reader = PcapngReader(buf, stats)
+        return reader, _pcapng_first_block(reader, start)
+    reader = PcapReader(buf, PcapFile.parse(buf), stats)
+    return reader, _pcap_first_record(reader, start, stop)
+
+
+def _prime(fragments: FragmentReassembler, buf, first: int) -> None:
+    """Give the reassembler the fragments of the records in the lookback window before ``first``."""
+    reader, lookback = _positioned(buf, max(0, first - LOOKBACK_BYTES), first, CaptureStats())
+    if lookback is None:
+        return
+    for packet in reader.records(lookback, first):
+        seg = tcp_segment(packet.linktype, packet.data, packet.orig_len)
+        if seg is None or seg.fragment:
+            fragments.packet(packet.linktype, packet.data, packet.ts_ns)
 
 
 def _pcap_first_record(reader: PcapReader, start: int, stop: int) -> int | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from itertools import accumulate
 
 from .layers import Segment
-from .rows import spark_ddl
+from .tables import EXCHANGES, spark_ddl
 
 
 def packet_offsets(counts: list[tuple[int, int, int]]) -> dict[tuple[int, int], int]:
@@ -27,17 +27,27 @@ def packet_offsets(counts: list[tuple[int, int, int]]) -> dict[tuple[int, int], 
     return out
 
 
-def decode_group(table, files: tuple[str, ...], offsets: dict, bundle, ports: frozenset[int]):
-    """The exchange rows of one connection group (a pyarrow Table of segment rows)."""
+def decode_group(
+    table,
+    files: tuple[str, ...],
+    offsets: dict,
+    bundle,
+    ports: frozenset[int],
+    output: str = EXCHANGES,
+):
+    """The rows of the ``output`` table for one connection group (a pyarrow Table of segment rows)."""
     from .bodies import BodyDecoder
     from .codecs import load_codecs
     from .exchanges import packet_ref
     from .pipeline import DecodeOptions, FlowTable
-    from .rows import arrow_schema, to_arrow
+    from .tables import arrow_schema, to_arrow
 
     rows: list[dict] = []
     flows = FlowTable(
-        files, BodyDecoder(load_codecs(bundle)), rows.append, DecodeOptions(server_ports=ports)
+        files,
+        BodyDecoder(load_codecs(bundle)),
+        rows.append,
+        DecodeOptions(server_ports=ports, table=output),
     )
     records = table.sort_by(
         [("file_index", "ascending"), ("split_index", "ascending"), ("number", "ascending")]
@@ -60,10 +70,17 @@ def decode_group(table, files: tuple[str, ...], offsets: dict, bundle, ports: fr
     flows.finish()
     import pyarrow as pa
 
-    return pa.Table.from_batches([to_arrow(rows)], schema=arrow_schema())
+    return pa.Table.from_batches([to_arrow(rows, output)], schema=arrow_schema(output))
 
 
-def read_split_exchanges(spark, paths: list[str], bundle, ports: frozenset[int], split_bytes: int):
+def read_split_exchanges(
+    spark,
+    paths: list[str],
+    bundle,
+    ports: frozenset[int],
+    split_bytes: int,
+    output: str = EXCHANGES,
+):
     from pyspark.sql import functions as F
 
     from .datasource import expand_paths
@@ -85,10 +102,10 @@ def read_split_exchanges(spark, paths: list[str], bundle, ports: frozenset[int],
     offsets = packet_offsets([(r.file_index, r.split_index, r.number) for r in counts])
 
     def stage_two(table):
-        return decode_group(table, files, offsets, bundle, ports)
+        return decode_group(table, files, offsets, bundle, ports, output)
 
     return (
         segments.where(F.col("flow").isNotNull())
         .groupBy("flow")
-        .applyInArrow(stage_two, spark_ddl())
+        .applyInArrow(stage_two, spark_ddl(output))
     )

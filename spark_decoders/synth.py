@@ -74,6 +74,31 @@ def tcp_packet(
     )
 
 
+def ip_fragments(ip: bytes, size: int, ident: int = 1) -> list[bytes]:
+    """``ip`` (an IPv4 packet, or an IPv6 packet whose extension headers may all be fragmented)
+    as fragments of at most ``size`` payload bytes each (rounded down to a multiple of 8)."""
+    size -= size % 8
+    if ip[0] >> 4 == 4:
+        header_len = (ip[0] & 0x0F) * 4
+        header, payload = ip[:header_len], ip[header_len:]
+    else:
+        header, payload = ip[:40], ip[40:]
+    out = []
+    for offset in range(0, len(payload), size):
+        piece, more = payload[offset : offset + size], offset + size < len(payload)
+        if ip[0] >> 4 == 4:
+            fragment = bytearray(header)
+            struct.pack_into(
+                ">HHH", fragment, 2, header_len + len(piece), ident, (more << 13) | offset // 8
+            )
+            out.append(bytes(fragment) + piece)
+        else:
+            extension = struct.pack(">BBHI", header[6], 0, offset | more, ident)
+            base = header[:4] + struct.pack(">HBB", 8 + len(piece), 44, header[7]) + header[8:]
+            out.append(base + extension + piece)
+    return out
+
+
 @dataclass
 class Conversation:
     """Both directions of one TCP connection, as IP packets with timestamps."""

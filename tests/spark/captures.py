@@ -8,7 +8,7 @@ from pathlib import Path
 from kraftwire.spark_decoders.bodies import BodyDecoder
 from kraftwire.spark_decoders.layers import LINK_ETHERNET
 from kraftwire.spark_decoders.pipeline import decode_files
-from kraftwire.spark_decoders.synth import Conversation, link_frame, pcap_bytes
+from kraftwire.spark_decoders.synth import Conversation, ip_fragments, link_frame, pcap_bytes
 from kraftwire.spark_decoders.traffic import Exchange, kraft_exchanges
 
 T0 = 1_700_000_000_000_000_000
@@ -101,3 +101,23 @@ def assert_json_equal(decoded, expected) -> None:
             assert_json_equal(a, b)
     else:
         assert decoded == expected
+
+
+def fragmented(packets, size, rng, duplicate=True):
+    """Every data packet (all but the 3 of the handshake and the 3 of the close) sent as fragments
+    of ``size`` bytes, in a shuffled order, with one fragment of each sent twice; returns the
+    packets and, for each original packet, the number of the packet that completes it."""
+    out, completes = [], []
+    for ident, (ts, ip) in enumerate(packets, start=1):
+        if not 3 < ident <= len(packets) - 3:
+            out.append((ts, ip))
+            completes.append(len(out))
+            continue
+        pieces = ip_fragments(ip, size, ident)
+        rng.shuffle(pieces)
+        if duplicate:
+            pieces.insert(rng.randrange(len(pieces)), rng.choice(pieces))
+        last = max(i for i, p in enumerate(pieces) if p not in pieces[:i])  # the last new one
+        out.extend((ts + i, piece) for i, piece in enumerate(pieces))
+        completes.append(len(out) - len(pieces) + last + 1)
+    return out, completes

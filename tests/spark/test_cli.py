@@ -73,3 +73,25 @@ def test_errors_are_one_line(argv, code, message, capture, tmp_path, capsys):
     assert main(argv) == code
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0] and "Traceback" not in err[0]
+
+
+@pytest.mark.parametrize("command", ["decode", "report"])
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"\xd4\xc3", b"\xd4\xc3\xb2\xa1\x02\x00\x04\x00" + b"\0" * 15],
+    ids=["empty", "2 bytes", "23 bytes of a pcap header"],
+)
+def test_file_shorter_than_any_capture_header_is_no_capture(command, content, tmp_path, capsys):
+    short = write(tmp_path, "short.pcap", content)
+    out = tmp_path / "out"
+    assert main([command, short, "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"kraftwire: {short}: not a pcap or pcapng file"]
+    assert not out.exists()
+
+
+def test_header_only_capture_is_an_empty_capture(tmp_path, capsys):
+    empty = write(tmp_path, "empty.pcap", pcap_of([]))
+    assert main(["decode", empty]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.endswith("0 exchanges\n") and captured.err == ""

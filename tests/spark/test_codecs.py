@@ -80,3 +80,15 @@ def test_guard_interrupts_a_runaway_decode():
         guarded(spin, 0.2)
     assert time.process_time() - started < 5
     assert guarded(lambda: 42) == 42  # back to the default limit; ordinary calls pass
+
+
+def test_guard_never_kills_a_process_that_is_shutting_down():
+    """Finalisation restores SIGVTALRM's default action (terminate): a tick while a big heap is
+    freed would end a finished process with status 154, so ``make test`` failed after passing."""
+    script = (
+        "from kraftwire.spark_decoders.guard import guarded\n"
+        "guarded(lambda: None, 0.01)\n"
+        "heap = [[i] for i in range(3 * 10**6)]\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], timeout=300)
+    assert done.returncode == 0

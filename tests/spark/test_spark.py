@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import random
 import sys
 
 import pytest
 
-from captures import T0, conversation, pcap_of, write
+from captures import T0, conversation, fragmented, pcap_of, write
 from kraftwire.spark_decoders import decode_local, read_exchanges
 from kraftwire.spark_decoders.api import spark_rows_as_dicts
 from kraftwire.spark_decoders.layers import LINK_SLL2
@@ -92,3 +93,48 @@ def test_split_plan_equals_unsplit(spark, synthetic, split_bytes):
     local = decode_local(synthetic)
     rows = spark_rows_as_dicts(read_exchanges(spark, synthetic, split_bytes=split_bytes))
     assert rows == local
+
+
+@pytest.mark.parametrize("table", ["frames", "connections"])
+def test_frame_and_connection_tables_equal_local(spark, synthetic, upstream, table):
+    real = [
+        str(shared_path("captures") / n)
+        for n in ("ndpi-kafka.pcapng", "go-sniffer-kafka.pcap", "arkime-kafka.pcap")
+    ]
+    for paths in (real, synthetic):
+        local = decode_local(paths, table=table)
+        assert local
+        shards = read_exchanges(spark, paths, shards=3, table=table)
+        assert spark_rows_as_dicts(shards, table) == local
+        splits = read_exchanges(spark, paths, split_bytes=997, table=table)
+        assert spark_rows_as_dicts(splits, table) == local
+    if table == "connections":  # the connection rotated from the first file into the second
+        assert len(local) == 5 and all(row["requests"] == 14 for row in local)
+
+
+@pytest.fixture(scope="module")
+def fragmented_capture(tmp_path_factory):
+    """IPv4 and IPv6 conversations whose data packets all travel as shuffled IP fragments (with
+    duplicates), so datagrams straddle the split boundaries."""
+    convs = [
+        conversation(kraft_exchanges(14, seed=20 + i), *ends, t0=T0 + i * 10**5, mss=1400)
+        for i, ends in enumerate(
+            [
+                (("10.0.0.1", 40001), ("10.0.0.2", 9093)),
+                (("fd00::1", 40002), ("fd00::2", 9092)),
+            ]
+        )
+    ]
+    packets = []
+    for index, conv in enumerate(convs):
+        packets += fragmented(conv.packets, 16, random.Random(index))[0]
+    packets.sort(key=lambda p: p[0])
+    return [write(tmp_path_factory.mktemp("frag"), "frag.pcap", pcap_of(packets))]
+
+
+@pytest.mark.parametrize("split_bytes", [None, 997])
+def test_fragmented_datagrams_across_splits_equal_local(spark, fragmented_capture, split_bytes):
+    local = decode_local(fragmented_capture)
+    assert len(local) == 28 and all(row["status"] == "ok" for row in local)
+    frame = read_exchanges(spark, fragmented_capture, split_bytes=split_bytes)
+    assert spark_rows_as_dicts(frame) == local
