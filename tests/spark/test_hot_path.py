@@ -15,8 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kraftwire.spark_decoders import layers
+from kraftwire.spark_decoders.framing import Frame, FrameReader
+from kraftwire.spark_decoders.headers import plausible_request, plausible_response
 from kraftwire.spark_decoders.jsonview import dumps, json_view
 from kraftwire.spark_decoders.layers import LINK_ETHERNET, tcp_segment
+from kraftwire.spark_decoders.reassembly import TcpStream
+from kraftwire.spark_decoders.traffic import kraft_exchanges
 
 
 def _ethernet_ipv4_tcp(
@@ -111,3 +115,118 @@ def test_json_view_of_a_version_the_message_lacks_raises_the_codec_error(upstrea
     message = upstream.lookup("VoteRequest")()
     with pytest.raises(upstream.UnsupportedVersionError):
         json_view(message, 99)
+
+
+class _GeneralOnlyFrameReader(FrameReader):
+    """The reader as it was before the fresh-buffer shortcut: every payload goes into the buffer."""
+
+    def _whole_frames(self, payload: bytes, packet: int, ts_ns: int) -> None:
+        self.first_packet = packet
+        self.packet_starts.append((0, packet))
+        self.buf += payload
+        self.last_packet, self.last_ts = packet, ts_ns
+        self._frames()
+
+
+EXCHANGES = kraft_exchanges(12, seed=5, first_correlation_id=1000)
+
+
+@st.composite
+def damaged_streams(draw, side: str) -> tuple[list[bytes | None], set[int]]:
+    """Frames of one direction, some cut short or preceded by junk, cut into packets, with gaps."""
+    frames = [e.request if side == "request" else e.response for e in EXCHANGES]
+    data = bytearray()
+    for frame in draw(st.lists(st.sampled_from(frames), min_size=1, max_size=10)):
+        junk = draw(st.sampled_from([b"", b"", b"", b"\x00\x00", b"\xff" * 5, b"\x00\x00\x01\x00"]))
+        data += junk + frame[: draw(st.sampled_from([len(frame), len(frame), 7, 2]))]
+    chunks: list[bytes | None] = []
+    pos = 0
+    while pos < len(data):
+        size = draw(st.sampled_from([1, 3, 17, 100, 1460, 100_000]))
+        chunks.append(bytes(data[pos : pos + size]))
+        pos += size
+        if draw(st.integers(0, 9)) == 0:
+            chunks.append(None)  # a gap
+    pending = set(draw(st.sets(st.sampled_from([e.correlation_id for e in EXCHANGES]))))
+    return chunks, pending
+
+
+def _feed(reader_class, chunks, side: str, pending: set[int]):
+    frames: list[Frame] = []
+    check = plausible_request if side == "request" else plausible_response(pending)
+    reader = reader_class(frames.append, check)
+    for number, chunk in enumerate(chunks, 1):
+        if chunk is None:
+            reader.gap("gap")
+        else:
+            reader.data(chunk, number, number * 10)
+    state = (
+        bytes(reader.buf),
+        reader.synced,
+    )  # finish() reports a frame in progress with its packets
+    reader.finish()
+    return frames, state
+
+
+@pytest.mark.parametrize("side", ["request", "response"])
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_frame_reader_shortcut_equals_the_general_path(side, data):
+    chunks, pending = data.draw(damaged_streams(side))
+    assert _feed(FrameReader, chunks, side, pending) == _feed(
+        _GeneralOnlyFrameReader, chunks, side, pending
+    )
+
+
+class _GeneralOnlyStream(TcpStream):
+    def _next_in_order(self, seq: int, flags: int, payload: bytes, packet: int, ts_ns: int) -> None:
+        self._any_segment(seq, flags, payload, 0, packet, ts_ns)
+
+
+class _Record:
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def data(self, payload: bytes, packet: int, ts_ns: int) -> None:
+        self.events.append(("data", payload, packet, ts_ns))
+
+    def gap(self, kind: str) -> None:
+        self.events.append(("gap", kind))
+
+
+segment_plans = st.lists(
+    st.tuples(
+        # offset from the stream's start, or None: right after the previous segment (in order)
+        st.one_of(st.none(), st.none(), st.integers(-40, 120)),
+        st.integers(0, 30),  # payload length
+        st.sampled_from([0x10, 0x18, 0x18, 0x19, 0x02, 0x04, 0x11]),  # ACK, PSH, FIN, SYN, RST
+        st.sampled_from([0, 0, 0, 3]),  # bytes the snaplen cut off
+        st.one_of(st.none(), st.integers(-10, 150)),  # the peer's acknowledgement, if any
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(plan=segment_plans, isn=st.sampled_from([0, 0xFFFFFFF0, 12345]))
+def test_tcp_stream_shortcut_equals_the_general_path(plan, isn):
+    """In order, out of order, overlapping, retransmitted, wrapped, cut or flagged: the in-order
+    shortcut hands the sink exactly what the general path hands it."""
+    data = bytes(range(256))
+    outcomes = []
+    for stream_class in (TcpStream, _GeneralOnlyStream):
+        sink = _Record()
+        stream = stream_class(sink)
+        stream.segment(isn, 0x02, b"", 0, 0, 0)
+        cursor = 0
+        for number, (offset, length, flags, missing, peer_ack) in enumerate(plan, 1):
+            offset = cursor if offset is None else offset
+            cursor = offset + length + missing
+            if peer_ack is not None:
+                stream.peer_ack((isn + 1 + peer_ack) & 0xFFFFFFFF)
+            seq = (isn + 1 + offset) & 0xFFFFFFFF
+            payload = data[offset % 200 : offset % 200 + length]
+            stream.segment(seq, flags, payload, missing, number, number * 10)
+        stream.finish()
+        outcomes.append((sink.events, stream.next_seq, stream.fin, stream.retransmits, stream.gaps))
+    assert outcomes[0] == outcomes[1]
