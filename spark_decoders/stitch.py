@@ -12,6 +12,9 @@ from itertools import accumulate
 from .layers import Segment
 from .rows import spark_ddl
 
+# The segment rows' columns that rebuild a packet: where it is, then the Segment's fields in order.
+_SEGMENT_COLUMNS = ("file_index", "split_index", "number", "ts_ns", *Segment._fields)
+
 
 def packet_offsets(counts: list[tuple[int, int, int]]) -> dict[tuple[int, int], int]:
     """``{(file, split): packets in the file's earlier splits}`` from ``(file, split, count)``."""
@@ -39,24 +42,13 @@ def decode_group(table, files: tuple[str, ...], offsets: dict, bundle, ports: fr
     flows = FlowTable(
         files, BodyDecoder(load_codecs(bundle)), rows.append, DecodeOptions(server_ports=ports)
     )
-    records = table.sort_by(
+    ordered = table.sort_by(
         [("file_index", "ascending"), ("split_index", "ascending"), ("number", "ascending")]
-    ).to_pylist()
-    for r in records:
-        seg = Segment(
-            r["src"],
-            r["sport"],
-            r["dst"],
-            r["dport"],
-            r["seq"],
-            r["ack"],
-            r["flags"],
-            r["payload"],
-            r["missing"],
-            r["fragment"],
-        )
-        number = offsets[(r["file_index"], r["split_index"])] + r["number"]
-        flows.segment(seg, packet_ref(r["file_index"], number), r["ts_ns"])
+    )
+    columns = [ordered.column(name).to_pylist() for name in _SEGMENT_COLUMNS]
+    for file_index, split_index, number, ts_ns, *fields in zip(*columns):
+        number += offsets[(file_index, split_index)]
+        flows.segment(Segment(*fields), packet_ref(file_index, number), ts_ns)
     flows.finish()
     import pyarrow as pa
 
