@@ -12,9 +12,6 @@ from itertools import accumulate
 from .layers import Segment
 from .rows import spark_ddl
 
-# The segment rows' columns that rebuild a packet: where it is, then the Segment's fields in order.
-_SEGMENT_COLUMNS = ("file_index", "split_index", "number", "ts_ns", *Segment._fields)
-
 
 def packet_offsets(counts: list[tuple[int, int, int]]) -> dict[tuple[int, int], int]:
     """``{(file, split): packets in the file's earlier splits}`` from ``(file, split, count)``."""
@@ -45,7 +42,9 @@ def decode_group(table, files: tuple[str, ...], offsets: dict, bundle, ports: fr
     ordered = table.sort_by(
         [("file_index", "ascending"), ("split_index", "ascending"), ("number", "ascending")]
     )
-    columns = [ordered.column(name).to_pylist() for name in _SEGMENT_COLUMNS]
+    # Where each packet is, then the Segment's fields in order, as columns zipped into rows.
+    place = ("file_index", "split_index", "number", "ts_ns")
+    columns = [ordered.column(name).to_pylist() for name in place + Segment._fields]
     for file_index, split_index, number, ts_ns, *fields in zip(*columns):
         number += offsets[(file_index, split_index)]
         flows.segment(Segment(*fields), packet_ref(file_index, number), ts_ns)
