@@ -132,13 +132,12 @@ class BodyDecoder:
 
     def _expand_records(self, obj, view: dict, topic_is_metadata: bool | None) -> None:
         """Replace the base64 of each records field in ``view`` by the batches' JSON view."""
-        kinds = getattr(obj, "_KINDS", None)
-        if not kinds:
+        walk = _container_fields(type(obj))
+        if not walk:
             return
         topic_is_metadata = _names_metadata_topic(obj, topic_is_metadata)
-        for attr, kind in kinds.items():
+        for attr, key, kind in walk:
             value = getattr(obj, attr, None)
-            key = _json_key(attr)
             if key not in view or value is None:
                 continue
             if kind == "records":
@@ -169,6 +168,7 @@ class BodyDecoder:
 _ERROR_CODE = re.compile(r'"errorCode":(-?\d+)')
 _JSON_KEYS: dict[str, str] = {}
 _HAS_RECORDS: dict[str, bool] = {}
+_CONTAINER_FIELDS: dict[type, tuple[tuple[str, str, str], ...]] = {}
 
 
 def _json_key(attr: str) -> str:
@@ -177,6 +177,19 @@ def _json_key(attr: str) -> str:
         head, *rest = attr.split("_")
         key = _JSON_KEYS[attr] = head + "".join(part[:1].upper() + part[1:] for part in rest)
     return key
+
+
+def _container_fields(cls: type) -> tuple[tuple[str, str, str], ...]:
+    """``(attribute, JSON key, kind)`` of the fields of a generated struct class that are records or
+    can contain them (structs and arrays); the scalar fields, most of them, are never visited."""
+    fields = _CONTAINER_FIELDS.get(cls)
+    if fields is None:
+        fields = _CONTAINER_FIELDS[cls] = tuple(
+            (attr, _json_key(attr), kind)
+            for attr, kind in (getattr(cls, "_KINDS", None) or {}).items()
+            if kind in ("records", "struct", "array")
+        )
+    return fields
 
 
 def _may_hold_records(message) -> bool:
