@@ -8,7 +8,6 @@ the metadata specs. ``error_codes`` collects every ``errorCode`` in the body, de
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import uuid
@@ -16,6 +15,7 @@ from types import ModuleType
 from typing import NamedTuple
 
 from .guard import DecodeTimeout, guarded
+from .jsonview import dumps, json_view
 
 METADATA_TOPIC = "__cluster_metadata"
 METADATA_TOPIC_ID = uuid.UUID(int=1)
@@ -42,6 +42,7 @@ class BodyDecoder:
 
         self._protocol_error = (ProtocolError, getattr(package, "ProtocolError", ProtocolError))
         self._unsupported = package.UnsupportedVersionError
+        self._codecs: dict[tuple[int, int, bool], tuple] = {}
 
     def api_name(self, api_key: int) -> str | None:
         info = self.package.APIS.get(api_key)
@@ -58,46 +59,51 @@ class BodyDecoder:
         return info is not None and info.lowest_version <= api_version <= info.highest_version
 
     def request(self, payload: bytes, api_key: int, api_version: int) -> Decoded:
-        header = self.package.lookup("RequestHeader")
-        header_version = self.package.request_header_version(api_key, api_version)
         return self._decode(
-            payload,
-            header,
-            header_version,
-            self.package.request_class(api_key),
-            api_version,
-            "request",
+            payload, self._codec(api_key, api_version, True), api_version, "request"
         )
 
     def response(self, payload: bytes, api_key: int, api_version: int) -> Decoded:
-        header = self.package.lookup("ResponseHeader")
-        header_version = self.package.response_header_version(api_key, api_version)
         return self._decode(
-            payload,
-            header,
-            header_version,
-            self.package.response_class(api_key),
-            api_version,
-            "response",
+            payload, self._codec(api_key, api_version, False), api_version, "response"
         )
 
-    def _read(self, payload: bytes, header, header_version: int, body_class, version: int):
-        _, pos = header.read(payload, 0, header_version)
-        return body_class.read(payload, pos, version)
+    def _codec(self, api_key: int, api_version: int, request: bool) -> tuple:
+        """``(header class, header version, body class)`` of one side of an API version, looked
+        up once (the package's lookups are cheap, but they run for every frame)."""
+        key = (api_key, api_version, request)
+        codec = self._codecs.get(key)
+        if codec is None:
+            package = self.package
+            if request:
+                codec = (
+                    package.lookup("RequestHeader"),
+                    package.request_header_version(api_key, api_version),
+                    package.request_class(api_key),
+                )
+            else:
+                codec = (
+                    package.lookup("ResponseHeader"),
+                    package.response_header_version(api_key, api_version),
+                    package.response_class(api_key),
+                )
+            self._codecs[key] = codec
+        return codec
 
-    def _decode(
-        self, payload: bytes, header, header_version: int, body_class, version: int, side: str
-    ) -> Decoded:
+    def _decode(self, payload: bytes, codec: tuple, version: int, side: str) -> Decoded:
         """Header and body; bytes after the body are reported but, as Kafka's broker does, ignored."""
+        header, header_version, body_class = codec
+
+        def read():
+            _, pos = header.read(payload, 0, header_version)
+            return body_class.read(payload, pos, version)
+
         try:
-            body, end = guarded(
-                lambda: self._read(payload, header, header_version, body_class, version),
-                self.limit_s,
-            )
-            view = body.to_json(version)
+            body, end = guarded(read, self.limit_s)
+            view = json_view(body, version)
             if _may_hold_records(body):
                 self._expand_records(body, view, None)
-            text = json.dumps(view, ensure_ascii=False, separators=(",", ":"))
+            text = dumps(view)
         except self._unsupported as exc:
             return Decoded(None, None, [], None, UNSUPPORTED, f"{side}: {exc}")
         except (DecodeTimeout, RecursionError, MemoryError) as exc:
@@ -126,13 +132,12 @@ class BodyDecoder:
 
     def _expand_records(self, obj, view: dict, topic_is_metadata: bool | None) -> None:
         """Replace the base64 of each records field in ``view`` by the batches' JSON view."""
-        kinds = getattr(obj, "_KINDS", None)
-        if not kinds:
+        walk = _container_fields(type(obj))
+        if not walk:
             return
         topic_is_metadata = _names_metadata_topic(obj, topic_is_metadata)
-        for attr, kind in kinds.items():
+        for attr, key, kind in walk:
             value = getattr(obj, attr, None)
-            key = _json_key(attr)
             if key not in view or value is None:
                 continue
             if kind == "records":
@@ -163,6 +168,7 @@ class BodyDecoder:
 _ERROR_CODE = re.compile(r'"errorCode":(-?\d+)')
 _JSON_KEYS: dict[str, str] = {}
 _HAS_RECORDS: dict[str, bool] = {}
+_CONTAINER_FIELDS: dict[type, tuple[tuple[str, str, str], ...]] = {}
 
 
 def _json_key(attr: str) -> str:
@@ -171,6 +177,19 @@ def _json_key(attr: str) -> str:
         head, *rest = attr.split("_")
         key = _JSON_KEYS[attr] = head + "".join(part[:1].upper() + part[1:] for part in rest)
     return key
+
+
+def _container_fields(cls: type) -> tuple[tuple[str, str, str], ...]:
+    """``(attribute, JSON key, kind)`` of the fields of a generated struct class that are records or
+    can contain them (structs and arrays); the scalar fields, most of them, are never visited."""
+    fields = _CONTAINER_FIELDS.get(cls)
+    if fields is None:
+        fields = _CONTAINER_FIELDS[cls] = tuple(
+            (attr, _json_key(attr), kind)
+            for attr, kind in (getattr(cls, "_KINDS", None) or {}).items()
+            if kind in ("records", "struct", "array")
+        )
+    return fields
 
 
 def _may_hold_records(message) -> bool:

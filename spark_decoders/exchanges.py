@@ -14,7 +14,7 @@ from typing import Callable
 from .bodies import FAILED, UNSUPPORTED, BodyDecoder
 from .framing import Frame
 from .headers import RequestHead, produce_acks, read_correlation_id, read_request_head
-from .rows import timestamp
+from .rows import COLUMNS, timestamp
 
 FILE_SHIFT = 40  # a packet reference is file_index << FILE_SHIFT | packet number in that file
 _NUMBER = (1 << FILE_SHIFT) - 1
@@ -43,6 +43,15 @@ class Matcher:
         self.emit = emit
         self.pending: dict[int, tuple[Frame, RequestHead]] = {}
         self.unreadable_frames = 0
+        # Every column in order, the connection's own filled in: each row starts as a copy.
+        self._blank_row: dict = dict.fromkeys(COLUMNS)
+        self._blank_row.update(
+            conn_id=endpoints.conn_id,
+            client_ip=endpoints.client_ip,
+            client_port=endpoints.client_port,
+            server_ip=endpoints.server_ip,
+            server_port=endpoints.server_port,
+        )
 
     def request(self, frame: Frame) -> None:
         head = read_request_head(frame.payload)
@@ -83,53 +92,25 @@ class Matcher:
         status: str,
         correlation_id: int | None = None,
     ) -> dict:
-        ends = self.endpoints
         first = request if request is not None else response
-        row = {
-            "capture_file": ends.capture_files[first.last_packet >> FILE_SHIFT],
-            "conn_id": ends.conn_id,
-            "client_ip": ends.client_ip,
-            "client_port": ends.client_port,
-            "server_ip": ends.server_ip,
-            "server_port": ends.server_port,
-            "request_ts": None,
-            "response_ts": None,
-            "latency_us": None,
-            "api_key": None,
-            "api_name": None,
-            "api_version": None,
-            "correlation_id": correlation_id,
-            "client_id": None,
-            "request_size": None,
-            "response_size": None,
-            "request_frame": None,
-            "response_frame": None,
-            "error_code": None,
-            "error_codes": None,
-            "throttle_time_ms": None,
-            "request_json": None,
-            "response_json": None,
-            "status": status,
-            "decode_error": None,
-        }
+        row = self._blank_row.copy()
+        row["capture_file"] = self.endpoints.capture_files[first.last_packet >> FILE_SHIFT]
+        row["correlation_id"] = correlation_id
+        row["status"] = status
         problems: list[str] = []
         if request is not None:
-            row.update(
-                request_ts=timestamp(request.ts_ns),
-                api_key=head.api_key,
-                api_version=head.api_version,
-                api_name=self.bodies.api_name(head.api_key),
-                correlation_id=head.correlation_id,
-                client_id=head.client_id,
-                request_size=request.size,
-                request_frame=request.last_packet & _NUMBER,
-            )
+            row["request_ts"] = timestamp(request.ts_ns)
+            row["api_key"] = head.api_key
+            row["api_name"] = self.bodies.api_name(head.api_key)
+            row["api_version"] = head.api_version
+            row["correlation_id"] = head.correlation_id
+            row["client_id"] = head.client_id
+            row["request_size"] = request.size
+            row["request_frame"] = request.last_packet & _NUMBER
         if response is not None:
-            row.update(
-                response_ts=timestamp(response.ts_ns),
-                response_size=response.size,
-                response_frame=response.last_packet & _NUMBER,
-            )
+            row["response_ts"] = timestamp(response.ts_ns)
+            row["response_size"] = response.size
+            row["response_frame"] = response.last_packet & _NUMBER
         if request is not None and response is not None:
             row["latency_us"] = (response.ts_ns - request.ts_ns) / 1000.0
         damage = [f.damage for f in (request, response) if f is not None and f.damage]

@@ -18,6 +18,7 @@ from .reassembly import TRUNCATED
 
 MAX_FRAME = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
 _SIZE = struct.Struct(">i")
+_PACKET_START = frozenset({0})  # where packets start in a buffer holding one packet's bytes
 
 
 class Frame(NamedTuple):
@@ -50,6 +51,9 @@ class FrameReader:
 
     def data(self, payload: bytes, packet: int, ts_ns: int) -> None:
         if not self.buf:
+            if self.synced:
+                self._whole_frames(payload, packet, ts_ns)
+                return
             self.first_packet = packet
         self.packet_starts.append((len(self.buf), packet))
         self.buf += payload
@@ -108,6 +112,31 @@ class FrameReader:
             )
             pos = stop
         self._trim(pos)
+
+    def _whole_frames(self, payload: bytes, packet: int, ts_ns: int) -> None:
+        """``data`` into an empty buffer, the common case: the loop of ``_frames`` over the payload
+        itself, so frames that lie wholly in it are sliced straight from it and only a remainder is
+        copied into the buffer. Verdicts are the same, the packet's one start being offset 0."""
+        self.last_packet, self.last_ts = packet, ts_ns
+        pos, end = 0, len(payload)
+        max_frame, plausible, on_frame = self.max_frame, self.plausible, self.on_frame
+        verdict: bool | None = True
+        while end - pos >= 4:
+            (size,) = _SIZE.unpack_from(payload, pos)
+            verdict = plausible(payload, pos, _PACKET_START) if size <= max_frame else False
+            stop = pos + 4 + size
+            if not verdict or stop > end:
+                break
+            on_frame(Frame(payload[pos + 4 : stop], size, packet, packet, ts_ns, None))
+            pos = stop
+        if pos == end:
+            return
+        self.buf += payload[pos:] if pos else payload
+        self.first_packet = packet
+        self.packet_starts.append((0, packet))
+        if verdict is False:  # lost the frame boundaries: find them again, past this start
+            self.synced = False
+            self._resync(skip_first=True)
 
     def _starts(self) -> "_Offsets":
         return _Offsets(self.packet_starts)

@@ -23,6 +23,7 @@ from .layers import FIN, RST, SYN
 MAX_BUFFERED_SEGMENTS = 256
 MAX_BUFFERED_BYTES = 8 * 1024 * 1024
 GAP, MIDSTREAM, TRUNCATED = "gap", "midstream", "truncated"
+_SYN_RST = SYN | RST
 
 
 class Sink(Protocol):
@@ -50,6 +51,23 @@ class TcpStream:
         self.gaps = 0
 
     def segment(
+        self, seq: int, flags: int, payload: bytes, missing: int, packet: int, ts_ns: int
+    ) -> None:
+        if seq == self.next_seq and payload and not (missing or self.pending or flags & _SYN_RST):
+            self._next_in_order(seq, flags, payload, packet, ts_ns)
+        else:
+            self._any_segment(seq, flags, payload, missing, packet, ts_ns)
+
+    def _next_in_order(self, seq: int, flags: int, payload: bytes, packet: int, ts_ns: int) -> None:
+        """The common case, the next bytes with nothing waiting: what ``_any_segment`` does for
+        them, without its checks."""
+        self.delivered = True
+        self.next_seq = (seq + len(payload)) & 0xFFFFFFFF
+        self.sink.data(payload, packet, ts_ns)
+        if flags & FIN:
+            self.fin = True
+
+    def _any_segment(
         self, seq: int, flags: int, payload: bytes, missing: int, packet: int, ts_ns: int
     ) -> None:
         if flags & SYN:

@@ -99,8 +99,6 @@ class SegmentsReader(DataSourceReader):
         return out
 
     def read(self, partition: SplitPartition):
-        import pyarrow as pa
-
         from .capture import CaptureStats
         from .pipeline import map_file
         from .splits import split_segments
@@ -112,30 +110,22 @@ class SegmentsReader(DataSourceReader):
         ids = (partition.file_index, partition.split_index)
         try:
             for number, ts_ns, seg in split_segments(buf, partition.start, partition.stop, stats):
-                rows.append(
-                    (
-                        flow_name(seg),
-                        *ids,
-                        number,
-                        ts_ns,
-                        seg.src,
-                        seg.sport,
-                        seg.dst,
-                        seg.dport,
-                        seg.seq,
-                        seg.ack,
-                        seg.flags,
-                        seg.payload,
-                        seg.missing,
-                        seg.fragment,
-                    )
-                )
+                rows.append((flow_name(seg), *ids, number, ts_ns, *seg))
                 if len(rows) == _BATCH:
-                    yield pa.RecordBatch.from_pylist(
-                        [dict(zip(schema.names, r)) for r in rows], schema=schema
-                    )
+                    yield _batch(rows, schema)
                     rows = []
         except ValueError:
             pass  # not a capture: it owns no packets
         rows.append((None, *ids, stats.packets, 0, None, 0, None, 0, 0, 0, 0, None, 0, False))
-        yield pa.RecordBatch.from_pylist([dict(zip(schema.names, r)) for r in rows], schema=schema)
+        yield _batch(rows, schema)
+
+
+def _batch(rows: list[tuple], schema):
+    """Rows (tuples in the schema's column order) as one Arrow batch, built column by column."""
+    import pyarrow as pa
+
+    columns = zip(*rows)
+    return pa.RecordBatch.from_arrays(
+        [pa.array(values, type=field.type) for values, field in zip(columns, schema)],
+        schema=schema,
+    )

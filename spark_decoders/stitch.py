@@ -49,24 +49,15 @@ def decode_group(
         rows.append,
         DecodeOptions(server_ports=ports, table=output),
     )
-    records = table.sort_by(
+    ordered = table.sort_by(
         [("file_index", "ascending"), ("split_index", "ascending"), ("number", "ascending")]
-    ).to_pylist()
-    for r in records:
-        seg = Segment(
-            r["src"],
-            r["sport"],
-            r["dst"],
-            r["dport"],
-            r["seq"],
-            r["ack"],
-            r["flags"],
-            r["payload"],
-            r["missing"],
-            r["fragment"],
-        )
-        number = offsets[(r["file_index"], r["split_index"])] + r["number"]
-        flows.segment(seg, packet_ref(r["file_index"], number), r["ts_ns"])
+    )
+    # Where each packet is, then the Segment's fields in order, as columns zipped into rows.
+    place = ("file_index", "split_index", "number", "ts_ns")
+    columns = [ordered.column(name).to_pylist() for name in place + Segment._fields]
+    for file_index, split_index, number, ts_ns, *fields in zip(*columns):
+        number += offsets[(file_index, split_index)]
+        flows.segment(Segment(*fields), packet_ref(file_index, number), ts_ns)
     flows.finish()
     import pyarrow as pa
 

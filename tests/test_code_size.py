@@ -39,7 +39,6 @@ EXCEPTIONS: dict[str, str] = {
     "codegen/runtime/_frames.py:zstd_frame_bound": (
         "the zstd frame header walked in the order of RFC 8878 section 3.1.1"
     ),
-    "spark_decoders/exchanges.py:_row": "the output row's 25 columns in one place, in schema order",
     "bench/codec.py:main": "the benchmark's table: every message and peer measured in one run",
     "bench/decode.py:exchange_pool": "the mixed KRaft and classic traffic the benchmark replays",
     "tests/node/kraft_requests.py:build": "one table of every request the transcripts can send",

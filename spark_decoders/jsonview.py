@@ -1,0 +1,127 @@
+"""The JSON view of decoded bodies, compiled once per struct layout.
+
+A generated codec turns a message into Kafka's JsonConverter form by interpreting its layout tables
+(``JsonLayout``: per field its key, kind, whether it is inline, tagged or absent at that version, and
+the layout of a nested struct) field by field. That is right for occasional use and slow for every
+frame of a capture, where the same few layouts serve millions of messages. ``json_view`` reads each
+layout's table once and compiles it into one straight-line function (as ``collections.namedtuple``
+compiles its class), then calls that: the same dict, key for key and value for value, as the codec's
+``to_json`` (``tests/spark/test_hot_path.py`` checks it on every vector in ../shared), in a fraction
+of the time. Unusual fields (a struct without a layout, float64) go through the codec's own converter,
+so their result and their errors stay the codec's.
+
+``dumps`` writes the compact, non-ASCII-escaping text the rows carry, with one shared encoder.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Callable
+
+View = Callable[[Any], dict]
+
+# Reused for every body: json.dumps builds a new encoder whenever an option differs from its
+# defaults, and a view is a fresh tree, so the cycle check has nothing to find.
+dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+
+_COMPILED: dict[Any, View] = {}  # JsonLayout -> its compiled view (layouts are module constants)
+
+
+def json_view(message: Any, version: int) -> dict:
+    """``message.to_json(version)``, through the layout's compiled function."""
+    layout = type(message)._JSON.get(version)
+    if layout is None:
+        return message.to_json(version)  # raises the codec's own UnsupportedVersionError
+    view = _COMPILED.get(layout)
+    if view is None:
+        view = compiled(layout)
+    return view(message)
+
+
+def compiled(layout: Any) -> View:
+    """The view function of ``layout`` (and of the layouts nested in it), built once."""
+    view = _COMPILED.get(layout)
+    if view is None:
+        view = _COMPILED[layout] = _Compiler(layout).build()
+    return view
+
+
+class _Compiler:
+    """Writes the source of one layout's view: a dict literal of the leading inline fields, then
+    one statement per later field, in the layout's order (which is the JSON's key order)."""
+
+    def __init__(self, layout: Any) -> None:
+        self.layout = layout
+        self.runtime = sys.modules[type(layout).__module__]  # the codec package's own _json
+        self.names: dict[str, Any] = {}
+
+    def build(self) -> View:
+        runtime = self.runtime
+        literal: list[tuple[str, str, str, str]] = []  # key, attribute, local, expression
+        statements: list[str] = []
+        for index, (field, mode, _, child) in enumerate(self.layout.entries):
+            if mode == runtime.ABSENT:
+                continue
+            value = f"v{index}"
+            expression = self._converted(index, field, child, value)
+            if mode == runtime.TAGGED:
+                self.names[f"default{index}"] = field.default
+                statements.append(
+                    f"    {value} = message.{field.attr}\n"
+                    f"    if {value} != default{index}:\n"
+                    f"        out[{field.key!r}] = {expression}"
+                )
+            elif statements:
+                statements.append(
+                    f"    {value} = message.{field.attr}\n    out[{field.key!r}] = {expression}"
+                )
+            else:
+                literal.append((field.key, field.attr, value, expression))
+        lines = ["def view(message):"]
+        lines += [f"    {value} = message.{attr}" for _, attr, value, _ in literal]
+        lines.append(
+            "    out = {" + ", ".join(f"{key!r}: {expr}" for key, _, _, expr in literal) + "}"
+        )
+        lines += statements
+        lines.append("    return out")
+        namespace = dict(self.names)
+        source = "\n".join(lines)
+        exec(compile(source, f"<json view of {self.layout.cls.__name__}>", "exec"), namespace)
+        return namespace["view"]
+
+    def _converted(self, index: int, field: Any, child: Any, value: str) -> str:
+        """The expression for the field's JSON value, ``value`` being a local holding it."""
+        kind, element = field.kind, field.element
+        if kind == "array" and child is not None:
+            self.names[f"child{index}"] = compiled(child)
+            return f"None if {value} is None else [child{index}(item) for item in {value}]"
+        if kind == "array":
+            item = self._scalar("item", element, index)
+            if item is None:
+                return f"None if {value} is None else list({value})"
+            return f"None if {value} is None else [{item} for item in {value}]"
+        if kind == "struct" and child is not None:
+            self.names[f"child{index}"] = compiled(child)
+            return f"None if {value} is None else child{index}({value})"
+        if kind == "struct" or kind == "float64":
+            return self._codec_converter(index, field, child, value)
+        scalar = self._scalar(value, kind, index)
+        return value if scalar is None else f"None if {value} is None else {scalar}"
+
+    def _scalar(self, value: str, kind: str, index: int) -> str | None:
+        """The JSON form of one scalar, or None when it is the value itself."""
+        if kind == "uuid":
+            self.names["uuid_to_json"] = self.runtime.uuid_to_json
+            return f"uuid_to_json({value})"
+        if kind in ("bytes", "records"):
+            self.names["bytes_to_json"] = self.runtime.bytes_to_json
+            return f"bytes_to_json({value})"
+        if kind == "float64":
+            return f"float({value})"
+        return None
+
+    def _codec_converter(self, index: int, field: Any, child: Any, value: str) -> str:
+        convert = self.runtime._value_to_json
+        self.names[f"convert{index}"] = lambda item: convert(field, child, item)
+        return f"None if {value} is None else convert{index}({value})"

@@ -1,0 +1,232 @@
+"""The per-packet and per-frame fast paths give exactly what the general code gives.
+
+Each fast path is a shortcut for the common case (untagged Ethernet + IPv4 without options, a frame
+that starts a fresh buffer, an in-order segment); these tests build the common case and its near
+misses and compare the shortcut with the general code it stands for, and check the shortcut is taken.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kraftwire.spark_decoders import layers
+from kraftwire.spark_decoders.framing import Frame, FrameReader
+from kraftwire.spark_decoders.headers import plausible_request, plausible_response
+from kraftwire.spark_decoders.jsonview import dumps, json_view
+from kraftwire.spark_decoders.layers import LINK_ETHERNET, tcp_segment
+from kraftwire.spark_decoders.reassembly import TcpStream
+from kraftwire.spark_decoders.traffic import kraft_exchanges
+
+
+def _ethernet_ipv4_tcp(
+    version_ihl: int,
+    total: int,
+    frag: int,
+    proto: int,
+    data_offset: int,
+    flags: int,
+    body: bytes,
+) -> bytes:
+    ip = struct.pack(
+        ">BBHHHBBH4s4s",
+        version_ihl,
+        0,
+        total,
+        7,
+        frag,
+        64,
+        proto,
+        0,
+        bytes([10, 0, 0, 1]),
+        bytes([10, 0, 0, 2]),
+    )
+    options = b"\x00" * 4 * ((version_ihl & 0x0F) - 5) if version_ihl & 0x0F > 5 else b""
+    tcp = struct.pack(
+        ">HHIIBBHHH", 40001, 9092, 0xFFFFFFF0, 12345, data_offset << 4, flags, 0, 0, 0
+    )
+    tcp += b"\x01" * max(0, (data_offset - 5) * 4)
+    return b"\x02" * 12 + b"\x08\x00" + ip + options + tcp + body
+
+
+packets = st.builds(
+    _ethernet_ipv4_tcp,
+    version_ihl=st.sampled_from([0x45, 0x45, 0x46, 0x44, 0x65]),
+    total=st.one_of(st.integers(0, 2000), st.just(0)),
+    frag=st.sampled_from([0, 0x4000, 0x2000, 0x2001, 0x0005]),
+    proto=st.sampled_from([6, 6, 17]),
+    data_offset=st.integers(0, 15),
+    flags=st.integers(0, 255),
+    body=st.binary(max_size=300),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(packet=packets, cut=st.integers(0, 400), extra=st.integers(0, 3000))
+def test_ethernet_ipv4_fast_path_equals_the_general_path(packet, cut, extra):
+    """Whatever the header says (options, fragments, other protocols, bogus lengths, TSO's total
+    length 0) and however the snaplen cut it, the one-unpack path agrees with the layered one."""
+    data = packet[: max(0, len(packet) - cut)]
+    orig_len = len(packet) + extra
+    assert tcp_segment(LINK_ETHERNET, data, orig_len) == layers._ipv4(data, 14, orig_len)
+
+
+def test_common_packet_takes_the_fast_path(monkeypatch):
+    def general(*args):
+        raise AssertionError("the common case went through the layered path")
+
+    monkeypatch.setattr(layers, "_ipv4", general)
+    packet = _ethernet_ipv4_tcp(0x45, 20 + 20 + 5, 0x4000, 6, 5, 0x18, b"hello")
+    seg = tcp_segment(LINK_ETHERNET, packet, len(packet))
+    assert seg == ("10.0.0.1", 40001, "10.0.0.2", 9092, 0xFFFFFFF0, 12345, 0x18, b"hello", 0, False)
+    assert type(seg) is layers.Segment and seg.payload == b"hello"
+
+
+@pytest.mark.parametrize("cut", [1, 5])
+def test_fast_path_reports_what_the_snaplen_cut(cut):
+    packet = _ethernet_ipv4_tcp(0x45, 20 + 20 + 5, 0, 6, 5, 0x18, b"hello")
+    seg = tcp_segment(LINK_ETHERNET, packet[:-cut], len(packet))
+    assert seg.payload == b"hello"[:-cut] and seg.missing == cut
+
+
+def test_compiled_json_view_equals_the_codec_to_json_on_every_vector(upstream):
+    """Every one of Kafka's 6,144 vectors, decoded: the compiled view is the codec's ``to_json``,
+    key order included, and ``dumps`` writes what ``json.dumps`` with the same options writes."""
+    from shared import shared_path
+    from vectors import load_vectors
+
+    checked = 0
+    for vector in load_vectors(shared_path("kafka-vectors")):
+        message = upstream.lookup(vector.spec).decode(vector.data, vector.version)
+        expected = message.to_json(vector.version)
+        view = json_view(message, vector.version)
+        assert view == expected, vector.name
+        text = json.dumps(expected, ensure_ascii=False, separators=(",", ":"))
+        assert dumps(view) == text, vector.name
+        checked += 1
+    assert checked == 6144
+
+
+def test_json_view_of_a_version_the_message_lacks_raises_the_codec_error(upstream):
+    message = upstream.lookup("VoteRequest")()
+    with pytest.raises(upstream.UnsupportedVersionError):
+        json_view(message, 99)
+
+
+class _GeneralOnlyFrameReader(FrameReader):
+    """The reader as it was before the fresh-buffer shortcut: every payload goes into the buffer."""
+
+    def _whole_frames(self, payload: bytes, packet: int, ts_ns: int) -> None:
+        self.first_packet = packet
+        self.packet_starts.append((0, packet))
+        self.buf += payload
+        self.last_packet, self.last_ts = packet, ts_ns
+        self._frames()
+
+
+EXCHANGES = kraft_exchanges(12, seed=5, first_correlation_id=1000)
+
+
+@st.composite
+def damaged_streams(draw, side: str) -> tuple[list[bytes | None], set[int]]:
+    """Frames of one direction, some cut short or preceded by junk, cut into packets, with gaps."""
+    frames = [e.request if side == "request" else e.response for e in EXCHANGES]
+    data = bytearray()
+    for frame in draw(st.lists(st.sampled_from(frames), min_size=1, max_size=10)):
+        junk = draw(st.sampled_from([b"", b"", b"", b"\x00\x00", b"\xff" * 5, b"\x00\x00\x01\x00"]))
+        data += junk + frame[: draw(st.sampled_from([len(frame), len(frame), 7, 2]))]
+    chunks: list[bytes | None] = []
+    pos = 0
+    while pos < len(data):
+        size = draw(st.sampled_from([1, 3, 17, 100, 1460, 100_000]))
+        chunks.append(bytes(data[pos : pos + size]))
+        pos += size
+        if draw(st.integers(0, 9)) == 0:
+            chunks.append(None)  # a gap
+    pending = set(draw(st.sets(st.sampled_from([e.correlation_id for e in EXCHANGES]))))
+    return chunks, pending
+
+
+def _feed(reader_class, chunks, side: str, pending: set[int]):
+    frames: list[Frame] = []
+    check = plausible_request if side == "request" else plausible_response(pending)
+    reader = reader_class(frames.append, check)
+    for number, chunk in enumerate(chunks, 1):
+        if chunk is None:
+            reader.gap("gap")
+        else:
+            reader.data(chunk, number, number * 10)
+    state = (
+        bytes(reader.buf),
+        reader.synced,
+    )  # finish() reports a frame in progress with its packets
+    reader.finish()
+    return frames, state
+
+
+@pytest.mark.parametrize("side", ["request", "response"])
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_frame_reader_shortcut_equals_the_general_path(side, data):
+    chunks, pending = data.draw(damaged_streams(side))
+    assert _feed(FrameReader, chunks, side, pending) == _feed(
+        _GeneralOnlyFrameReader, chunks, side, pending
+    )
+
+
+class _GeneralOnlyStream(TcpStream):
+    def _next_in_order(self, seq: int, flags: int, payload: bytes, packet: int, ts_ns: int) -> None:
+        self._any_segment(seq, flags, payload, 0, packet, ts_ns)
+
+
+class _Record:
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def data(self, payload: bytes, packet: int, ts_ns: int) -> None:
+        self.events.append(("data", payload, packet, ts_ns))
+
+    def gap(self, kind: str) -> None:
+        self.events.append(("gap", kind))
+
+
+segment_plans = st.lists(
+    st.tuples(
+        # offset from the stream's start, or None: right after the previous segment (in order)
+        st.one_of(st.none(), st.none(), st.integers(-40, 120)),
+        st.integers(0, 30),  # payload length
+        st.sampled_from([0x10, 0x18, 0x18, 0x19, 0x02, 0x04, 0x11]),  # ACK, PSH, FIN, SYN, RST
+        st.sampled_from([0, 0, 0, 3]),  # bytes the snaplen cut off
+        st.one_of(st.none(), st.integers(-10, 150)),  # the peer's acknowledgement, if any
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(plan=segment_plans, isn=st.sampled_from([0, 0xFFFFFFF0, 12345]))
+def test_tcp_stream_shortcut_equals_the_general_path(plan, isn):
+    """In order, out of order, overlapping, retransmitted, wrapped, cut or flagged: the in-order
+    shortcut hands the sink exactly what the general path hands it."""
+    data = bytes(range(256))
+    outcomes = []
+    for stream_class in (TcpStream, _GeneralOnlyStream):
+        sink = _Record()
+        stream = stream_class(sink)
+        stream.segment(isn, 0x02, b"", 0, 0, 0)
+        cursor = 0
+        for number, (offset, length, flags, missing, peer_ack) in enumerate(plan, 1):
+            offset = cursor if offset is None else offset
+            cursor = offset + length + missing
+            if peer_ack is not None:
+                stream.peer_ack((isn + 1 + peer_ack) & 0xFFFFFFFF)
+            seq = (isn + 1 + offset) & 0xFFFFFFFF
+            payload = data[offset % 200 : offset % 200 + length]
+            stream.segment(seq, flags, payload, missing, number, number * 10)
+        stream.finish()
+        outcomes.append((sink.events, stream.next_seq, stream.fin, stream.retransmits, stream.gaps))
+    assert outcomes[0] == outcomes[1]
