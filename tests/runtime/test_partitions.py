@@ -18,8 +18,8 @@ from proxy import PartitionProxy
 pytestmark = pytest.mark.timeout(240)
 
 
-def view(cluster, node):
-    """(leader id, epoch) as ``node`` itself reports it (DescribeQuorum answered by that node only)."""
+def describe(cluster, node):
+    """The __cluster_metadata partition of a DescribeQuorum answered by ``node`` itself."""
     from kraftwire.generated import describe_quorum_request as dq
     from kraftwire.node.runtime.client import KafkaConnection
 
@@ -32,8 +32,23 @@ def view(cluster, node):
     )
     endpoint = cluster.endpoints[node]
     with KafkaConnection(endpoint.host, endpoint.port) as connection:
-        partition = connection.call(request).topics[0].partitions[0]
+        return connection.call(request).topics[0].partitions[0]
+
+
+def view(cluster, node):
+    """(error code, leader id, epoch) from DescribeQuorum answered by ``node`` itself. As in Kafka, only
+    a leader answers it: any other node answers NOT_LEADER_OR_FOLLOWER (6) with leader and epoch 0."""
+    partition = describe(cluster, node)
     return partition.error_code, partition.leader_id, partition.leader_epoch
+
+
+def leading(cluster, nodes):
+    """(leader, epoch) of the one node among ``nodes`` that answers as leader, else None."""
+    for node in nodes:
+        error, leader, epoch = view(cluster, node)
+        if error == 0 and leader == node:
+            return leader, epoch
+    return None
 
 
 def wait_until(condition, timeout_s=60.0):
@@ -73,13 +88,10 @@ def test_isolated_leader_resigns_and_majority_carries_on(tmp_path):
             proxy.isolate(old)
             majority = [i for i in (1, 2, 3) if i != old]
             # The majority elects a new leader in a higher epoch...
-            wait_until(
-                lambda: view(cluster, majority[0])[1] in majority
-                and view(cluster, majority[0])[2] > epoch
-            )
+            wait_until(lambda: (leading(cluster, majority) or (0, -1))[1] > epoch)
             # ...and the isolated leader resigns on check-quorum (it no longer answers as leader).
-            wait_until(lambda: view(cluster, old)[0] == 6 or view(cluster, old)[1] != old)
-            new = view(cluster, majority[0])[1]
+            wait_until(lambda: view(cluster, old)[0] == 6)
+            new, _ = leading(cluster, majority)
             client = MetadataClient(cluster.endpoints[new], deadline_s=30)
             for i in range(5):
                 value = f"during-{i}".encode()
@@ -88,7 +100,8 @@ def test_isolated_leader_resigns_and_majority_carries_on(tmp_path):
             client.close()
 
             proxy.heal()
-            wait_until(lambda: view(cluster, old)[1] == new)  # the old leader follows the new one
+            # The old leader follows the new one: the new leader sees it caught up.
+            wait_until(lambda: _caught_up(cluster, new, old))
             client = MetadataClient(cluster.endpoints[new], deadline_s=30)
             client.produce([b"after"], -1)
             acknowledged.append(b"after")
@@ -103,3 +116,10 @@ def test_isolated_leader_resigns_and_majority_carries_on(tmp_path):
             assert logs[0] == logs[1] == logs[2]
         finally:
             cluster.stop_all(graceful_s=5)
+
+
+def _caught_up(cluster, leader, follower):
+    """Whether ``leader`` reports ``follower``'s log end at its high watermark (DescribeQuorum)."""
+    partition = describe(cluster, leader)
+    voters = {v.replica_id: v.log_end_offset for v in partition.current_voters}
+    return partition.error_code == 0 and voters.get(follower, -1) >= partition.high_watermark
