@@ -152,12 +152,16 @@ def handle_read_offset_failure(replica: Replica, ev: RequestFailed) -> None:
 
 def read_deadline(replica: Replica) -> int | None:
     """When :func:`poll_reads` next has work: a read's deadline, retry or request timeout."""
-    times = []
+    reads = replica.local_reads
+    if not reads:
+        return None
     timeout = replica.cfg.request_timeout_ms
-    for read in replica.local_reads.values():
-        times.append(read.deadline)
-        if read.offset is None and read.asked is None:
-            times.append(read.retry_at)
-        elif read.asked is not None and read.asked >= 0:
-            times.append(read.asked_at + timeout)
-    return min(times, default=None)
+    soonest = min(read.deadline for read in reads.values())
+    for read in reads.values():  # asked every step: one pass, no list
+        asked = read.asked
+        if asked is None:
+            if read.offset is None and read.retry_at < soonest:
+                soonest = read.retry_at
+        elif asked >= 0 and read.asked_at + timeout < soonest:
+            soonest = read.asked_at + timeout
+    return soonest

@@ -24,11 +24,13 @@ from .api import Endpoint, LogBatch, ReplicaKey, VoterSpec, ZERO_UUID
 class VoterSet:
     """An immutable set of voters keyed by node id (one entry per id)."""
 
-    __slots__ = ("_by_id", "_ids")
+    __slots__ = ("_by_id", "_ids", "_specs")
 
     def __init__(self, voters: Iterable[VoterSpec] = ()) -> None:
         self._by_id: dict[int, VoterSpec] = {v.key.id: v for v in voters}
         self._ids = tuple(sorted(self._by_id))
+        # sorted once: the set never changes, and it is iterated on every status() and leader poll
+        self._specs = tuple(self._by_id[i] for i in self._ids)
 
     # -- queries -------------------------------------------------------------------------------------
 
@@ -36,7 +38,11 @@ class VoterSet:
         return len(self._by_id)
 
     def __iter__(self) -> Iterator[VoterSpec]:
-        return iter(sorted(self._by_id.values(), key=lambda v: v.key.id))
+        return iter(self._specs)
+
+    def specs(self) -> tuple[VoterSpec, ...]:
+        """The voters in ascending id order."""
+        return self._specs
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, VoterSet) and self._by_id == other._by_id
