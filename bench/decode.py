@@ -1,6 +1,7 @@
 """Capture decoding speed: tshark -T json vs kraftwire local (one core) vs Spark local[1] and local[2].
 
     .venv/bin/python bench/decode.py [--packets 200000] [--quick] [--rounds 3] [--no-spark] [--no-tshark]
+    .venv/bin/python bench/decode.py --profile local.prof   # where the local decode's time goes
 
 The bench first writes one capture of mixed KRaft (Vote, BeginQuorumEpoch, Fetch with record batches,
 DescribeQuorum, FetchSnapshot) and classic (Produce v9 with records, Metadata v12, ApiVersions v3)
@@ -236,6 +237,19 @@ def time_local(path: Path, schemas: str) -> tuple[Timing, int]:
     return Timing(time.perf_counter() - start, time.process_time() - start_cpu), len(rows)
 
 
+def profile_local(path: Path, schemas: str, out: str) -> None:
+    """cProfile of the local decode, saved to ``out`` and its top entries by own time printed."""
+    import cProfile
+    import pstats
+
+    from kraftwire.spark_decoders.api import local_decoder
+    from kraftwire.spark_decoders.pipeline import decode_files
+
+    bodies = local_decoder(schemas)
+    cProfile.runctx("decode_files([str(path)], bodies)", globals(), locals(), out)
+    pstats.Stats(out).sort_stats("tottime").print_stats(30)
+
+
 def shard_balance(path: Path, schemas: str) -> tuple[float, list[float]]:
     """CPU seconds of the data source's one shard of local[1] and of each shard of local[2], each
     decoded here as its Spark task decodes it: what two free cores could gain at best."""
@@ -344,6 +358,9 @@ def main() -> int:
     parser.add_argument("--packets", type=int, default=200_000)
     parser.add_argument("--quick", action="store_true", help="5,000 packets (a smoke run)")
     parser.add_argument("--rounds", type=int, default=3, help="timed Spark runs per setting")
+    parser.add_argument(
+        "--profile", metavar="FILE", help="profile the local decode into FILE, then stop"
+    )
     parser.add_argument("--no-spark", action="store_true")
     parser.add_argument("--no-tshark", action="store_true")
     args = parser.parse_args()
@@ -358,6 +375,9 @@ def main() -> int:
         count = build_capture(capture, packets, package)
         size_mb = capture.stat().st_size / 1e6
         print(f"capture: {count:,} packets, {size_mb:.1f} MB, mixed KRaft and classic exchanges")
+        if args.profile:
+            profile_local(capture, schemas, args.profile)
+            return 0
         figures = report_local_and_tshark(capture, count, schemas, not args.no_tshark)
         if not args.no_spark:
             report_spark(capture, count, schemas, figures, args.rounds)
