@@ -261,7 +261,7 @@ class ForgottenTopic(_Struct):
     _KINDS = {
         "topic": "string",
         "topic_id": "uuid",
-        "partitions": "array",
+        "partitions": "[]int32",
     }
 
     def __init__(
