@@ -20,7 +20,7 @@ import jinja2
 
 from . import GENERATOR_VERSION
 from .defaults import INTEGER_RANGES
-from .model import Field, MessageSpec, snake_case
+from .model import Field, FieldType, MessageSpec, snake_case
 from .plan import JsonTable, StructPlan, plan_message
 from .python_values import default_constant, default_expr, mutable_default
 
@@ -128,6 +128,15 @@ def may_be_null(fld: Field) -> bool:
     return annotation(fld).endswith(" | None")
 
 
+def kind_text(field_type: FieldType) -> str:
+    """A field's kind in a class's ``_KINDS``: "[]int32" (say) for an array of primitives, whose
+    elements the error path then checks one by one; "array" for an array of structs."""
+    element = field_type.element
+    if element is not None and not element.is_struct:
+        return f"[]{element.kind}"
+    return field_type.kind
+
+
 def init_default(fld: Field) -> str:
     return "_DEFAULT" if mutable_default(fld) else default_expr(fld)
 
@@ -216,6 +225,7 @@ def _environment() -> jinja2.Environment:
         annotation=annotation,
         may_be_null=may_be_null,
         init_default=init_default,
+        kind_text=kind_text,
         docstring=docstring,
         default_expr=default_expr,
         json_field=json_field,

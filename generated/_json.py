@@ -12,7 +12,13 @@ import base64
 import uuid
 from typing import Any, NamedTuple
 
-from ._runtime import INT_RANGES, EncodeError, UnsupportedVersionError, extend_path
+from ._runtime import (
+    INT_RANGES,
+    EncodeError,
+    UnsupportedVersionError,
+    extend_path,
+    lone_surrogate,
+)
 
 INLINE, TAGGED, ABSENT = "I", "T", "A"
 
@@ -190,9 +196,7 @@ def _json_text(value: str) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise EncodeError(
-            f"not valid Unicode text: lone surrogate {value[exc.start]!r} at index {exc.start}"
-        ) from None
+        raise EncodeError(lone_surrogate(value, exc)) from None
     return value
 
 

@@ -122,7 +122,7 @@ class PartitionData(_Struct):
         "partition_index": "int32",
         "leader_id": "int32",
         "leader_epoch": "int32",
-        "preferred_successors": "array",
+        "preferred_successors": "[]int32",
         "preferred_candidates": "array",
     }
 

@@ -261,7 +261,7 @@ class ForgottenTopic(_Struct):
     _KINDS = {
         "topic": "string",
         "topic_id": "uuid",
-        "partitions": "array",
+        "partitions": "[]int32",
     }
 
     def __init__(
@@ -1826,7 +1826,7 @@ def _read_fetch_request_v12(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _end = pos + 1 + 4 * _n
                 if _end > _len:
                     raise _truncated(pos)
-                _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                _e.partitions = [*_SMALL_int32[_n].unpack_from(buf, pos + 1)]
                 pos = _end
             else:
                 _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
@@ -2054,7 +2054,7 @@ def _read_fetch_request_v13(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _end = pos + 1 + 4 * _n
                 if _end > _len:
                     raise _truncated(pos)
-                _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                _e.partitions = [*_SMALL_int32[_n].unpack_from(buf, pos + 1)]
                 pos = _end
             else:
                 _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
@@ -2279,7 +2279,7 @@ def _read_fetch_request_v15(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _end = pos + 1 + 4 * _n
                 if _end > _len:
                     raise _truncated(pos)
-                _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                _e.partitions = [*_SMALL_int32[_n].unpack_from(buf, pos + 1)]
                 pos = _end
             else:
                 _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
@@ -2518,7 +2518,7 @@ def _read_fetch_request_v17(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _end = pos + 1 + 4 * _n
                 if _end > _len:
                     raise _truncated(pos)
-                _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                _e.partitions = [*_SMALL_int32[_n].unpack_from(buf, pos + 1)]
                 pos = _end
             else:
                 _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)
@@ -2757,7 +2757,7 @@ def _read_fetch_request_v18(buf: bytes, pos: int) -> tuple[FetchRequest, int]:
                 _end = pos + 1 + 4 * _n
                 if _end > _len:
                     raise _truncated(pos)
-                _e.partitions = list(_SMALL_int32[_n].unpack_from(buf, pos + 1))
+                _e.partitions = [*_SMALL_int32[_n].unpack_from(buf, pos + 1)]
                 pos = _end
             else:
                 _e.partitions, pos = _read_fixed_array(buf, pos, "int32", True, False)

@@ -478,10 +478,18 @@ def explain_value(kind: str, value: object, nullable: bool) -> str | None:
     if expected is not None and not isinstance(value, expected):
         return f"expected {kind}, got {type(value).__name__}"
     if kind == "string" and isinstance(value, str):
-        size = len(value.encode("utf-8"))
+        try:
+            size = len(value.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            return lone_surrogate(value, exc)
         if size > MAX_STRING_BYTES:
             return str(too_long(size))
     return None
+
+
+def lone_surrogate(value: str, exc: UnicodeEncodeError) -> str:
+    """Why ``value`` has no UTF-8 form: Python strings can hold a lone surrogate, Kafka's cannot."""
+    return f"not valid Unicode text: lone surrogate {value[exc.start]!r} at index {exc.start}"
 
 
 class _PathError(Exception):
@@ -590,12 +598,14 @@ def _field_of_run(
 
 
 def write_failure(exc: BaseException, obj: object, fields: str, cls: type) -> _PathError:
-    """Explain a failure inside a struct writer: which field, and what is wrong with its value.
+    """Explain a failure inside a struct writer: which field (which element of an array), and what
+    is wrong with its value.
 
-    Runs only on the error path, so it can afford to re-check values one by one.
+    Writers keep only the name of the field they are writing; this runs on the error path only, so
+    it can afford to re-check values one by one and to look up the failing element's index.
     """
     if isinstance(exc, _PathError):
-        exc.path.insert(0, fields)
+        exc.path.insert(0, _element_path(fields, exc))
         return exc
     if not isinstance(obj, cls):
         what = (
@@ -604,13 +614,46 @@ def write_failure(exc: BaseException, obj: object, fields: str, cls: type) -> _P
             else (f"expected {cls.__name__}, got {type(obj).__name__}")
         )
         return _PathError([], EncodeError(what))
-    if not isinstance(exc, ProtocolError):
-        kinds: dict[str, str] = getattr(cls, "_KINDS", {})  # every generated struct class has one
-        for attr in fields.split(","):
-            reason = explain_value(kinds.get(attr, ""), getattr(obj, attr, None), False)
-            if reason is not None:
-                return _PathError([attr], EncodeError(reason))
+    kinds: dict[str, str] = getattr(cls, "_KINDS", {})  # every generated struct class has one
+    for attr in fields.split(","):
+        kind = kinds.get(attr, "")
+        if isinstance(exc, ProtocolError) and not kind.startswith("[]"):
+            continue  # already says what is wrong; only an array element's index is missing
+        found = _explain_field(kind, attr, getattr(obj, attr, None))
+        if found is not None:
+            path, reason = found
+            return _PathError([path], EncodeError(reason))
     return _PathError([fields], exc)
+
+
+def _explain_field(kind: str, attr: str, value: object) -> tuple[str, str] | None:
+    """The path and the problem of ``value``, or None when it can be written. ``kind`` is the
+    field's kind, "[]int32" (say) for an array of primitives, whose elements are checked too."""
+    if kind.startswith("[]"):
+        if isinstance(value, list):
+            for index, item in enumerate(value):
+                reason = explain_value(kind[2:], item, False)
+                if reason is not None:
+                    return f"{attr}[{index}]", reason
+            return None
+        kind = "array"
+    reason = explain_value(kind, value, False)
+    return None if reason is None else (attr, reason)
+
+
+def _element_path(fields: str, exc: BaseException) -> str:
+    """``fields`` as a path segment; for an array of structs ("topics[]"), the index of the element
+    whose writer failed, found in the writer's locals ``topics_items`` and ``topics_item``."""
+    if not fields.endswith("[]") or exc.__traceback__ is None:
+        return fields
+    writer = exc.__traceback__.tb_frame.f_locals  # the frame whose except clause called us
+    attr = fields[:-2]
+    items, item = writer.get(f"{attr}_items"), writer.get(f"{attr}_item")
+    if isinstance(items, list):
+        for index, candidate in enumerate(items):
+            if candidate is item:
+                return f"{attr}[{index}]"
+    return fields
 
 
 def encode_failure(message_name: str, version: int, exc: BaseException) -> ProtocolError:

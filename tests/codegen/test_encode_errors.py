@@ -7,7 +7,10 @@ import pytest
 from kraftwire.generated import EncodeError, ProtocolError, UnsupportedVersionError
 from kraftwire.generated.add_raft_voter_request import AddRaftVoterRequest
 from kraftwire.generated.begin_quorum_epoch_request import BeginQuorumEpochRequest
-from kraftwire.generated.fetch_request import FetchPartition, FetchRequest, FetchTopic
+from kraftwire.generated.end_quorum_epoch_request import EndQuorumEpochRequest
+from kraftwire.generated.end_quorum_epoch_request import PartitionData as EndQuorumPartition
+from kraftwire.generated.end_quorum_epoch_request import TopicData as EndQuorumTopic
+from kraftwire.generated.fetch_request import FetchPartition, FetchRequest, FetchTopic, ForgottenTopic
 from kraftwire.generated.vote_request import PartitionData, TopicData, VoteRequest
 
 
@@ -16,7 +19,7 @@ def _vote(**partition) -> VoteRequest:
 
 
 def test_null_where_not_nullable():
-    with pytest.raises(EncodeError, match=r"VoteRequest v2: topics\[\]\.topic_name: is null but not nullable"):
+    with pytest.raises(EncodeError, match=r"VoteRequest v2: topics\[0\]\.topic_name: is null but not nullable"):
         VoteRequest(topics=[TopicData(topic_name=None)]).encode(2)
     with pytest.raises(EncodeError, match=r"topics: is null but not nullable"):
         VoteRequest(topics=None).encode(2)
@@ -43,7 +46,7 @@ def test_string_too_long():
 def test_integers_and_types_are_checked(partition, path, text):
     with pytest.raises(EncodeError) as info:
         _vote(**partition).encode(2)
-    assert f"topics[].partitions[].{path}: " in str(info.value)
+    assert f"topics[0].partitions[0].{path}: " in str(info.value)
     assert text in str(info.value)
 
 
@@ -51,12 +54,12 @@ def test_uint16_port_range():
     from kraftwire.generated.add_raft_voter_request import Listener
 
     request = AddRaftVoterRequest(listeners=[Listener(name="CONTROLLER", host="h", port=65536)])
-    with pytest.raises(EncodeError, match=r"listeners\[\]\.port: 65536 is out of range for uint16"):
+    with pytest.raises(EncodeError, match=r"listeners\[0\]\.port: 65536 is out of range for uint16"):
         request.encode(0)
 
 
 def test_non_ignorable_field_absent_in_version():
-    with pytest.raises(EncodeError, match=r"v1: topics\[\]\.partitions\[\]\.pre_vote: has a non-default value"):
+    with pytest.raises(EncodeError, match=r"v1: topics\[0\]\.partitions\[0\]\.pre_vote: has a non-default value"):
         _vote(pre_vote=True).encode(1)
     assert _vote(pre_vote=False).encode(1)
     with pytest.raises(EncodeError, match=r"AddRaftVoterRequest v0: ack_when_committed: has a non-default"):
@@ -82,6 +85,50 @@ def test_tagged_fields_refused_in_non_flexible_version():
     with pytest.raises(EncodeError, match="tagged fields were set, but this version does not support them"):
         request.encode(0)
     assert request.encode(1).endswith(b"\x01\x05\x01\x01")
+
+
+def test_lone_surrogate_in_a_built_message_names_the_field():
+    # Python strings can hold a lone surrogate (from "\ud800" or surrogateescape); UTF-8 cannot.
+    with pytest.raises(EncodeError) as info:
+        VoteRequest(cluster_id="\ud800").encode(2)
+    assert str(info.value) == (
+        "VoteRequest v2: cluster_id: not valid Unicode text: lone surrogate '\\ud800' at index 0"
+    )
+    assert info.value.field_path == "cluster_id"
+    request = VoteRequest(topics=[TopicData(topic_name="ok"), TopicData(topic_name="ab\udfff")])
+    with pytest.raises(EncodeError, match=r"v2: topics\[1\]\.topic_name: .*lone surrogate '\\udfff' at index 2"):
+        request.encode(2)
+    with pytest.raises(EncodeError, match=r"v0: topics\[1\]\.topic_name: .*lone surrogate"):
+        request.encode(0)  # classic (non-compact) strings go through the runtime's writer
+
+
+def test_element_paths_name_the_index_of_the_failing_element():
+    good, bad = PartitionData(), PartitionData(replica_epoch=1 << 40)
+    request = VoteRequest(
+        topics=[TopicData(topic_name="a", partitions=[good]), TopicData(topic_name="b", partitions=[good, good, bad])]
+    )
+    with pytest.raises(EncodeError) as info:
+        request.encode(2)
+    assert info.value.field_path == "topics[1].partitions[2].replica_epoch"
+    assert "out of range for int32" in str(info.value)
+
+
+def test_elements_of_primitive_arrays_are_named():
+    forgotten = [ForgottenTopic(partitions=[1, 2]), ForgottenTopic(partitions=[3, 1 << 33])]
+    with pytest.raises(EncodeError, match=r"v18: forgotten_topics_data\[1\]\.partitions\[1\]: 8589934592 is out of range"):
+        FetchRequest(forgotten_topics_data=forgotten).encode(18)
+    partition = EndQuorumPartition(preferred_successors=[1, 2, None])
+    request = EndQuorumEpochRequest(topics=[EndQuorumTopic(topic_name="t", partitions=[partition])])
+    with pytest.raises(EncodeError, match=r"v0: topics\[0\]\.partitions\[0\]\.preferred_successors\[2\]: is null but"):
+        request.encode(0)
+
+
+def test_elements_of_string_arrays_are_named(upstream):
+    groups = upstream.lookup("DescribeGroupsRequest")
+    with pytest.raises(upstream.EncodeError, match=r"v5: groups\[1\]: not valid Unicode text: lone surrogate"):
+        groups(groups=["a", "b\ud800"]).encode(5)
+    with pytest.raises(upstream.EncodeError, match=r"v0: groups\[0\]: string of 40000 UTF-8 bytes is longer"):
+        groups(groups=["x" * 40000]).encode(0)
 
 
 def test_unsupported_version_is_its_own_error():
