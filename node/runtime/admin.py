@@ -14,6 +14,7 @@ from kraftwire.generated import add_raft_voter_request as _add
 from kraftwire.generated import describe_cluster_request as _dc
 from kraftwire.generated import describe_quorum_request as _dq
 from kraftwire.generated import remove_raft_voter_request as _remove
+from kraftwire.node.core import errors
 from kraftwire.node.core.api import Endpoint
 from kraftwire.node.storage import StorageError, uuid_from_str, uuid_to_str
 from kraftwire.node.storage.layout import read_meta_properties
@@ -70,12 +71,17 @@ def _leader_call(bootstrap: Endpoint, request):
     with KafkaConnection(leader.host, leader.port, timeout_s=40) as connection:
         response = connection.call(request)
     if response.error_code != 0:
+        # Kafka's tool prints the leader's message (or the error's default text when it sent none).
         detail = f": {response.error_message}" if response.error_message else ""
-        raise ClientError(f"the leader refused with error {response.error_code}{detail}")
+        raise ClientError(
+            f"the leader refused with {errors.name(response.error_code)}"
+            f" ({response.error_code}){detail}"
+        )
     return response
 
 
-def add_controller(bootstrap: Endpoint, config_path: str) -> str:
+def add_controller(bootstrap: Endpoint, config_path: str, dry_run: bool = False) -> str:
+    """Kafka's message for the voter added; a dry run checks the inputs and sends nothing."""
     try:
         config = load_config(config_path)
         meta = read_meta_properties(config.log_dir)
@@ -91,12 +97,22 @@ def add_controller(bootstrap: Endpoint, config_path: str) -> str:
         listeners=listeners,
     )
     request.cluster_id = None
-    _leader_call(bootstrap, request)
-    endpoints = ", ".join(f"{n}://{e.host}:{e.port}" for n, e in config.listeners.items())
-    return f"Added controller {config.node_id} with directory id {uuid_to_str(meta.directory_id)} and endpoints: {endpoints}"
+    if not dry_run:
+        _leader_call(bootstrap, request)
+    endpoints = ", ".join(endpoint_text(n, e.host, e.port) for n, e in config.listeners.items())
+    done = "DRY RUN of adding" if dry_run else "Added"
+    return f"{done} controller {config.node_id} with directory id {uuid_to_str(meta.directory_id)} and endpoints: {endpoints}"
 
 
-def remove_controller(bootstrap: Endpoint, node_id: int, directory_id: str) -> str:
+def endpoint_text(name: str, host: str, port: int) -> str:
+    """``NAME://host:port`` as Kafka prints an endpoint (an IPv6 host in brackets)."""
+    return f"{name}://[{host}]:{port}" if ":" in host else f"{name}://{host}:{port}"
+
+
+def remove_controller(
+    bootstrap: Endpoint, node_id: int, directory_id: str, dry_run: bool = False
+) -> str:
+    """Kafka's message for the voter removed; a dry run checks the inputs and sends nothing."""
     if node_id < 0:
         raise UsageError(f"Invalid negative --controller-id: {node_id}")
     try:
@@ -105,5 +121,8 @@ def remove_controller(bootstrap: Endpoint, node_id: int, directory_id: str) -> s
         raise UsageError(f"Failed to parse --controller-directory-id: {exc}") from None
     request = _remove.RemoveRaftVoterRequest(voter_id=node_id, voter_directory_id=directory)
     request.cluster_id = None
-    _leader_call(bootstrap, request)
-    return f"Removed KRaft controller {node_id} with directory id {directory_id}"
+    if not dry_run:
+        _leader_call(bootstrap, request)
+    # Kafka's tool prints "Removed " + " KRaft ..." (two spaces); scripts written against it match that.
+    done = "DRY RUN of removing " if dry_run else "Removed "
+    return f"{done} KRaft controller {node_id} with directory id {directory_id}"
