@@ -27,6 +27,11 @@ class UsageError(ValueError):
     """A bad argument or configuration file."""
 
 
+class NoLeaderYet(ClientError):
+    """A controller answered but no leader can be asked right now (none elected, the one named is
+    unreachable, or it stopped leading): worth asking again, as Kafka's admin client does."""
+
+
 def find_leader(host: str, port: int) -> tuple[str, Any]:
     """(cluster id, the leader's DescribeCluster entry), as Kafka's admin client finds the controller."""
     with KafkaConnection(host, port) as bootstrap:
@@ -39,20 +44,25 @@ def find_leader(host: str, port: int) -> tuple[str, Any]:
         )
     leader = [b for b in cluster.brokers if b.broker_id == cluster.controller_id]
     if not leader:
-        raise ClientError("the quorum has no leader right now")
+        raise NoLeaderYet("the quorum has no leader right now")
     return cluster.cluster_id, leader[0]
 
 
 def describe_quorum(host: str, port: int) -> tuple[str, Any]:
     """(cluster id, DescribeQuorum response from the leader); ClientError when there is no leader."""
     cluster_id, leader = find_leader(host, port)
-    with KafkaConnection(leader.host, leader.port) as connection:
-        response = connection.call(_describe_quorum_request())
+    try:
+        with KafkaConnection(leader.host, leader.port) as connection:
+            response = connection.call(_describe_quorum_request())
+    except ClientError as exc:
+        raise NoLeaderYet(f"leader {leader.broker_id}: {exc}") from None
     if response.error_code != 0:
-        raise ClientError(f"DescribeQuorum failed: error {response.error_code}")
+        raise ClientError(f"DescribeQuorum failed: error {errors.name(response.error_code)}")
     partition = response.topics[0].partitions[0]
+    if partition.error_code == errors.NOT_LEADER_OR_FOLLOWER:
+        raise NoLeaderYet(f"node {leader.broker_id} is no longer the leader")
     if partition.error_code != 0:
-        raise ClientError(f"DescribeQuorum failed: partition error {partition.error_code}")
+        raise ClientError(f"DescribeQuorum failed: {errors.name(partition.error_code)}")
     return cluster_id, response
 
 

@@ -30,6 +30,7 @@ from .client import ClientError
 from .config import parse_endpoint
 
 NO_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAA"  # Kafka's Uuid.ZERO_UUID as text
+DEFAULT_TIMEOUT_MS = 60_000
 
 Answer = TypeVar("Answer")
 
@@ -63,6 +64,13 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         help="with --replication: timestamps as 'N ms ago'",
     )
     describe.add_argument("--json", action="store_true", help="print JSON instead of text")
+    describe.add_argument(
+        "--timeout-ms",
+        type=int,
+        default=DEFAULT_TIMEOUT_MS,
+        help="how long to keep asking while there is no leader to answer (default %(default)s,"
+        " Kafka's default.api.timeout.ms)",
+    )
     _connection_options(describe, command_config=False)
 
 
@@ -95,14 +103,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.action == "add-controller":
             print(
-                _first_answer(
+                first_answer(
                     bootstrap,
                     lambda e: admin.add_controller(e, args.command_config, args.dry_run),
                 )
             )
         elif args.action == "remove-controller":
             print(
-                _first_answer(
+                first_answer(
                     bootstrap,
                     lambda e: admin.remove_controller(
                         e, args.controller_id, args.controller_directory_id, args.dry_run
@@ -110,7 +118,10 @@ def run(args: argparse.Namespace) -> int:
                 )
             )
         else:
-            described = _first_answer(bootstrap, lambda e: describe_quorum(e.host, e.port))
+            described = until_a_leader_answers(
+                lambda: first_answer(bootstrap, lambda e: describe_quorum(e.host, e.port)),
+                args.timeout_ms,
+            )
             print(describe_text(args, *described))
     except admin.UsageError as exc:
         print(f"kraftwire quorum: {exc}", file=sys.stderr)
@@ -139,23 +150,47 @@ def _check_usage(args: argparse.Namespace) -> None:
         )
     if args.action != "add-controller" and has_config:
         raise admin.UsageError("--command-config is only used by add-controller")
+    if args.action == "describe" and args.timeout_ms < 0:
+        raise admin.UsageError(f"--timeout-ms must not be negative, not {args.timeout_ms}")
     if args.action == "describe" and args.human_readable and not args.replication:
         raise admin.UsageError(
             "The option --human-readable is only supported along with --replication"
         )
 
 
-def _first_answer(bootstrap: list[Endpoint], ask: Callable[[Endpoint], Answer]) -> Answer:
-    """The answer through the first bootstrap controller that can be reached, as Kafka's admin client
-    moves on to the next bootstrap address; the last failure when none can."""
-    failure: ClientError | None = None
+def first_answer(bootstrap: list[Endpoint], ask: Callable[[Endpoint], Answer]) -> Answer:
+    """The answer through the first bootstrap controller that gives one, as Kafka's admin client moves
+    on to the next bootstrap address; when none does, a NoLeaderYet if any controller said so (worth
+    asking again), else the last failure."""
+    failures: list[ClientError] = []
     for endpoint in bootstrap:
         try:
             return ask(endpoint)
         except ClientError as exc:
-            failure = exc
-    assert failure is not None  # _bootstrap_endpoints never returns an empty list
-    raise failure
+            failures.append(exc)
+    waiting = [f for f in failures if isinstance(f, admin.NoLeaderYet)]
+    raise waiting[0] if waiting else failures[-1]
+
+
+def until_a_leader_answers(
+    ask: Callable[[], Answer],
+    timeout_ms: int,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Answer:
+    """``ask()`` again, with a growing pause, while it fails with NoLeaderYet (an election, a leader
+    just killed) and ``timeout_ms`` has not passed: Kafka's tool waits in the same case. Any other
+    failure, and the last NoLeaderYet once the time is up, is raised."""
+    deadline = clock() + timeout_ms / 1000
+    pause = 0.05
+    while True:
+        try:
+            return ask()
+        except admin.NoLeaderYet as exc:
+            if clock() + pause > deadline:
+                raise ClientError(f"{exc} (still so after {timeout_ms} ms)") from None
+        sleep(pause)
+        pause = min(2 * pause, 1.0)
 
 
 def describe_text(args: argparse.Namespace, cluster_id: str, quorum: Any) -> str:

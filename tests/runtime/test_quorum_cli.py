@@ -14,13 +14,18 @@ import uuid
 import pytest
 
 from kraftwire.generated import describe_quorum_response as dq
+from kraftwire.node.core.api import Endpoint
+from kraftwire.node.runtime.admin import NoLeaderYet
 from kraftwire.node.runtime.cli_quorum import (
     RelativeTimeError,
+    first_answer,
+    until_a_leader_answers,
     render_status,
     render_table,
     replication_rows,
     status_fields,
 )
+from kraftwire.node.runtime.client import ClientError
 from kraftwire.node.storage.layout import uuid_from_str
 
 DIR_1 = "vL43avpJRtG5YCKTUbJL2w"
@@ -142,3 +147,67 @@ def test_human_readable_refuses_a_timestamp_it_cannot_show(stamp):
     quorum = response([replica(2, None, 42, stamp, stamp)])
     with pytest.raises(RelativeTimeError, match=f"last fetch timestamp is {stamp}"):
         replication_rows(quorum, now_ms=1_250)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.pauses: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.pauses.append(seconds)
+        self.now += seconds
+
+
+def answers_after(failures: list[Exception]):
+    def ask():
+        if failures:
+            raise failures.pop(0)
+        return "described"
+
+    return ask
+
+
+def test_describe_asks_again_while_there_is_no_leader():
+    clock = FakeClock()
+    ask = answers_after([NoLeaderYet("no leader"), NoLeaderYet("leader 2: refused")] * 3)
+    assert until_a_leader_answers(ask, 60_000, clock, clock.sleep) == "described"
+    assert len(clock.pauses) == 6 and clock.pauses == sorted(clock.pauses)
+
+
+def test_describe_gives_up_with_the_last_reason_when_the_time_is_up():
+    clock = FakeClock()
+    ask = answers_after([NoLeaderYet("the quorum has no leader right now")] * 1000)
+    with pytest.raises(ClientError, match=r"no leader right now \(still so after 3000 ms\)"):
+        until_a_leader_answers(ask, 3_000, clock, clock.sleep)
+    assert clock.now <= 3.0
+
+
+def test_describe_does_not_retry_other_failures():
+    clock = FakeClock()
+    with pytest.raises(ClientError, match="cannot connect"):
+        until_a_leader_answers(
+            answers_after([ClientError("cannot connect to 127.0.0.1:1")]),
+            60_000,
+            clock,
+            clock.sleep,
+        )
+    assert clock.pauses == []
+
+
+def test_a_controller_waiting_for_a_leader_outweighs_one_that_cannot_be_reached():
+    endpoints = [Endpoint("127.0.0.1", 1), Endpoint("127.0.0.1", 2), Endpoint("127.0.0.1", 3)]
+    reasons = {1: ClientError("refused"), 2: NoLeaderYet("electing"), 3: ClientError("refused")}
+
+    def ask(endpoint):
+        raise reasons[endpoint.port]
+
+    with pytest.raises(NoLeaderYet, match="electing"):
+        first_answer(endpoints, ask)
+    reasons[2] = ClientError("refused too")
+    with pytest.raises(ClientError, match="^refused$"):
+        first_answer(endpoints, ask)
+    assert first_answer(endpoints, lambda e: e.port if e.port == 3 else ask(e)) == 3

@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -273,4 +275,105 @@ def test_usage_errors_are_one_line_exit_2(args, message):
     result = quorum_cli(*args)
     assert result.returncode == 2
     assert result.stderr.startswith(f"kraftwire quorum: {message}")
+    assert result.stderr.count("\n") == 1
+
+
+class CountingRelay:
+    """A loopback TCP relay to one node that counts the connections made through it: the test's
+    evidence that the tool asked, failed and asked again."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.connections = 0
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.settimeout(0.2)
+        self.port = self.server.getsockname()[1]
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                client, _ = self.server.accept()
+            except socket.timeout:
+                continue
+            self.connections += 1
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
+            except OSError:
+                client.close()
+                continue
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=_pipe, args=(a, b), daemon=True).start()
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.thread.join(timeout=5)
+        self.server.close()
+
+
+def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+    except OSError:
+        pass
+    finally:
+        sink.close()
+
+
+def test_describe_asks_again_until_a_leader_is_back(cluster):
+    """Without a majority there is no leader; describe keeps asking (as Kafka's tool does) and answers
+    once the killed nodes are back and have elected one."""
+    cluster.start_all()
+    leader, epoch = cluster.wait_for_leader()
+    survivor = next(i for i in cluster.ids if i != leader)
+    killed = [i for i in cluster.ids if i != survivor]
+    for i in killed:
+        cluster.kill(i)
+    relay = CountingRelay(cluster.endpoints[survivor].port)
+    tool = subprocess.Popen(
+        [sys.executable, "-m", "kraftwire", "quorum", "describe", "--status"]
+        + ["--bootstrap-controller", f"127.0.0.1:{relay.port}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        stop = time.monotonic() + 60
+        while relay.connections < 2 and tool.poll() is None and time.monotonic() < stop:
+            time.sleep(0.05)
+        assert relay.connections >= 2, "the tool did not ask a second time"
+        for i in killed:
+            cluster.start(i)
+        out, err = tool.communicate(timeout=90)
+    finally:
+        if tool.poll() is None:
+            tool.kill()
+            tool.wait(timeout=30)
+        relay.close()
+    assert tool.returncode == 0, err
+    status = parse_status(out)
+    assert int(status["LeaderId"]) in cluster.ids and int(status["LeaderEpoch"]) > epoch
+
+
+def test_describe_without_a_majority_gives_up_after_its_timeout(cluster):
+    cluster.start_all()
+    leader, _ = cluster.wait_for_leader()
+    survivor = next(i for i in cluster.ids if i != leader)
+    for i in cluster.ids:
+        if i != survivor:
+            cluster.kill(i)
+    result = quorum_cli(
+        "describe",
+        "--bootstrap-controller",
+        f"127.0.0.1:{cluster.endpoints[survivor].port}",
+        "--status",
+        "--timeout-ms",
+        "1500",
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("kraftwire quorum: ")
+    assert result.stderr.rstrip().endswith("(still so after 1500 ms)")
     assert result.stderr.count("\n") == 1
