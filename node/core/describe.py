@@ -1,9 +1,13 @@
-"""DescribeQuorum (55): the leader's view of replica progress (kraft-node.md §4.8)."""
+"""DescribeQuorum (55): the leader's view of replica progress (kraft-node.md §4.8).
+
+A partition other than ``__cluster_metadata``-0 is answered UNKNOWN_TOPIC_OR_PARTITION for every
+partition asked; a non-leader answers NOT_LEADER_OR_FOLLOWER, both with Kafka's default message and no
+leader (the fields left at 0, as Kafka's answers leave them)."""
 
 from __future__ import annotations
 
 from . import errors, responses
-from .api import RequestReceived
+from .api import METADATA_PARTITION, METADATA_TOPIC, RequestReceived
 from .leader import LeaderState
 from .messages import metadata_partition
 from .replica import Replica
@@ -13,13 +17,12 @@ def handle_describe_quorum_request(replica: Replica, ev: RequestReceived) -> Non
     req, v = ev.request, ev.api_version
     st = replica.state
     if metadata_partition(req.topics) is None:
-        return replica.respond(
-            ev, responses.describe_quorum_response(v, errors.NONE, errors.UNKNOWN_TOPIC_OR_PARTITION, st.leader_id, st.epoch)
-        )
+        asked = [(t.topic_name, [p.partition_index for p in t.partitions]) for t in req.topics]
+        return replica.respond(ev, responses.describe_quorum_error(errors.UNKNOWN_TOPIC_OR_PARTITION, asked))
     if not isinstance(st, LeaderState):
-        return replica.respond(
-            ev, responses.describe_quorum_response(v, errors.NONE, errors.NOT_LEADER_OR_FOLLOWER, st.leader_id, st.epoch)
-        )
+        # Kafka's answer names no leader: LeaderId, LeaderEpoch and HighWatermark stay 0 (not -1).
+        asked = [(METADATA_TOPIC, [METADATA_PARTITION])]
+        return replica.respond(ev, responses.describe_quorum_error(errors.NOT_LEADER_OR_FOLLOWER, asked))
     now = replica.now
     timeout = replica.cfg.observer_session_timeout_ms
     for key in [k for k, p in st.observer_states.items() if now - p.last_fetch_ms > timeout]:
@@ -32,6 +35,6 @@ def handle_describe_quorum_request(replica: Replica, ev: RequestReceived) -> Non
     replica.respond(
         ev,
         responses.describe_quorum_response(
-            v, errors.NONE, errors.NONE, st.leader_id, st.epoch, st.high_watermark, voters, observers, nodes
+            v, st.leader_id, st.epoch, st.high_watermark, voters, observers, nodes
         ),
     )

@@ -144,7 +144,7 @@ def _record_progress(replica: Replica, st: LeaderState, req: Any, version: int) 
         return False
     key = key_of(rid, p.replica_directory_id) if version >= 17 else ReplicaKey(rid, None)
     hw_moved = st.update_replica(key, p.fetch_offset, replica.now, replica.log.end_offset())
-    st.record_voter_fetch(key, replica.now, replica.cfg.check_quorum_timeout_ms)
+    st.record_voter_fetch(key, replica.now)
     return hw_moved
 
 

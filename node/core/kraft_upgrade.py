@@ -47,5 +47,5 @@ def upgrade_kraft_version(replica: Replica, ev: UpgradeKRaftVersion) -> bool:
         return False
     append_control(replica, st, [_kv.KRaftVersionRecord(version=0, k_raft_version=ev.version), voters.to_record()])
     st.volatile_voters = None
-    st.update_voters(replica.voters())
+    st.update_voters(replica.voters(), replica.now)
     return True

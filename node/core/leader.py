@@ -78,6 +78,7 @@ class LeaderState(EpochState):
         "observer_states",
         "fetched_voters",
         "check_quorum_deadline",
+        "check_quorum_ms",
         "begin_quorum_deadline",
         "acc",
         "parked",
@@ -105,7 +106,9 @@ class LeaderState(EpochState):
         self.voter_states: dict[int, ReplicaProgress] = {}
         self.observer_states: dict[ReplicaKey, ReplicaProgress] = {}
         self.fetched_voters: set[int] = set()
+        self.check_quorum_ms = cq_ms
         self.check_quorum_deadline: int = now + cq_ms
+        self.local_is_voter = False
         self.begin_quorum_deadline: int = now
         self.acc = Accumulator(epoch_start_offset)
         self.parked: list[ParkedFetch] = []
@@ -115,12 +118,20 @@ class LeaderState(EpochState):
         self.volatile_voters: VoterSet | None = None
         self.resign_requested = False
         self.read_rounds: list[ConfirmRound] = []  # oldest first; see .reads
-        self.update_voters(voters)
+        self.update_voters(voters, now)
 
     # -- membership ----------------------------------------------------------------------------------
 
-    def update_voters(self, voters: VoterSet) -> None:
-        """Re-key replica progress to the latest voter set, keeping what is known."""
+    def update_voters(self, voters: VoterSet, now: int) -> None:
+        """Re-key replica progress to the latest voter set, keeping what is known.
+
+        A leader that needed no other voter's fetches (it was the only voter) starts its check-quorum
+        window ``now`` when the set grows: judging the new voters by a window that ended long ago
+        would resign a healthy leader at its next poll. Kafka gets there another way: while the
+        majority it needs is zero, every Fetch (an observer's too) resets its timer, so the window
+        starts at the new voter's last fetch as an observer; starting it at the change is the same
+        for a voter that fetched just before and never stricter."""
+        needed_before = self.required_fetchers() if self.voter_states else 0
         old = self.voter_states
         new: dict[int, ReplicaProgress] = {}
         for spec in voters:
@@ -136,6 +147,9 @@ class LeaderState(EpochState):
         self.voter_states = new
         local = new.get(self.local_key.id)
         self.local_is_voter = local is not None and local.key.matches(self.local_key)
+        if needed_before == 0 and self.required_fetchers() > 0:
+            self.fetched_voters.clear()
+            self.check_quorum_deadline = now + self.check_quorum_ms
 
     def _observer_by_id(self, key: ReplicaKey) -> ReplicaProgress | None:
         for k in list(self.observer_states):
@@ -198,13 +212,13 @@ class LeaderState(EpochState):
         n = len(self.voter_states)
         return n // 2 + 1 - (1 if self.is_local_voter() else 0)
 
-    def record_voter_fetch(self, key: ReplicaKey, now: int, cq_ms: int) -> None:
+    def record_voter_fetch(self, key: ReplicaKey, now: int) -> None:
         if self.voter_progress(key) is None or key.id == self.local_key.id:
             return
         self.fetched_voters.add(key.id)
         if len(self.fetched_voters) >= self.required_fetchers():
             self.fetched_voters.clear()
-            self.check_quorum_deadline = now + cq_ms
+            self.check_quorum_deadline = now + self.check_quorum_ms
 
     def ack_ping(self, voter_id: int, correlation_id: int) -> None:
         """Voter ``voter_id`` accepted our epoch in answer to ping ``correlation_id``: it counts for

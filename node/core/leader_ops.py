@@ -52,7 +52,7 @@ def append_start_of_epoch_records(replica: Replica, st: LeaderState) -> None:
             records.append(_kv.KRaftVersionRecord(version=0, k_raft_version=kv))
             records.append(new_set.to_record())
     append_control(replica, st, records)
-    st.update_voters(replica.voters())
+    st.update_voters(replica.voters(), replica.now)
 
 
 def drain(replica: Replica, st: LeaderState, force: bool = False) -> None:
@@ -66,29 +66,26 @@ def drain(replica: Replica, st: LeaderState, force: bool = False) -> None:
 
 
 def respond_fetch_error(replica: Replica, source: int, cid: int, version: int, perr: int) -> None:
+    """A partition-level error naming the current leader; like Kafka's ``buildEmptyFetchResponse`` it
+    carries no high watermark (-1), even where one is known."""
     st = replica.state
     response = responses.fetch_response(
-        version,
-        errors.NONE,
-        perr,
-        st.leader_id,
-        st.epoch,
-        st.high_watermark,
-        replica.log.start_offset(),
-        ep=replica.leader_endpoint(),
+        version, errors.NONE, perr, st.leader_id, st.epoch, None, replica.log.start_offset(), ep=replica.leader_endpoint()
     )
     replica.respond_to(source, cid, version, response)
 
 
-def respond_change(replica: Replica, change: PendingVoterChange, error: int) -> None:
+def respond_change(replica: Replica, change: PendingVoterChange, error: int, message: str | None = None) -> None:
+    """Answer the change's request (once); ``message`` None: the error's default (UpdateRaftVoter's
+    answer has no message)."""
     if change.responded:
         return
     change.responded = True
     s = replica.state
     if change.kind == "add":
-        resp = responses.add_raft_voter_response(error)
+        resp = responses.add_raft_voter_response(error, message)
     elif change.kind == "remove":
-        resp = responses.remove_raft_voter_response(error)
+        resp = responses.remove_raft_voter_response(error, message)
     else:
         resp = responses.update_raft_voter_response(
             error, s.leader_id, s.epoch, replica.leader_endpoint()

@@ -3,6 +3,12 @@
 Partition-level answers always carry our current leader id and epoch; ``NodeEndpoints`` is filled only
 on versions that have it (Vote/Begin/EndQuorumEpoch/FetchSnapshot v1+, Fetch v17+) and only when the
 leader is known and has an endpoint on our listener. Top-level error answers have no topics.
+
+Whatever Kafka's handler leaves unset keeps the spec's default, as Kafka's generated classes do: a string
+without a default is "" (never null) and a number without one is 0 (never -1). So a Fetch error answer
+has HighWatermark -1 (Kafka passes no HW), a FetchSnapshot error answer SnapshotId (0, 0), and a
+DescribeQuorum error answer LeaderId, LeaderEpoch and HighWatermark 0. tests/node/test_kafka_answers.py
+holds each builder to Kafka's answer.
 """
 
 from __future__ import annotations
@@ -178,27 +184,35 @@ def fetch_snapshot_response(
     data: bytes = b"",
     ep: LeaderEndpoint = None,
 ) -> Any:
+    """A chunk of ``snapshot_id``, or (``snapshot_id`` None) a partition-level error, which names the
+    current leader and nothing else."""
     if error != errors.NONE:
         return _fs.FetchSnapshotResponse(error_code=error)
-    sid = snapshot_id or SnapshotId(-1, -1)
+    part = _fs.PartitionSnapshot(
+        index=METADATA_PARTITION,
+        error_code=perr,
+        current_leader=_fs.LeaderIdAndEpoch(leader_id=_nid(leader_id), leader_epoch=epoch),
+        size=size,
+        position=position,
+        unaligned_records=data,
+    )
+    if snapshot_id is not None:
+        part.snapshot_id = _fs.SnapshotId(end_offset=snapshot_id.end_offset, epoch=snapshot_id.epoch)
     return _fs.FetchSnapshotResponse(
         error_code=error,
-        topics=[
-            _fs.TopicSnapshot(
-                name=METADATA_TOPIC,
-                partitions=[
-                    _fs.PartitionSnapshot(
-                        index=METADATA_PARTITION,
-                        error_code=perr,
-                        snapshot_id=_fs.SnapshotId(end_offset=sid.end_offset, epoch=sid.epoch),
-                        current_leader=_fs.LeaderIdAndEpoch(leader_id=_nid(leader_id), leader_epoch=epoch),
-                        size=size,
-                        position=position,
-                        unaligned_records=data,
-                    )
-                ],
-            )
-        ],
+        topics=[_fs.TopicSnapshot(name=METADATA_TOPIC, partitions=[part])],
+        node_endpoints=_endpoints(_fs, ep, version, 1),
+    )
+
+
+def fetch_snapshot_unknown_partition(version: int, topic: str, partition: int, ep: LeaderEndpoint) -> Any:
+    """UNKNOWN_TOPIC_OR_PARTITION for the topic and partition asked for; Kafka names no leader in it
+    (but still lists the leader's endpoint)."""
+    part = _fs.PartitionSnapshot(
+        index=partition, error_code=errors.UNKNOWN_TOPIC_OR_PARTITION, unaligned_records=b""
+    )
+    return _fs.FetchSnapshotResponse(
+        topics=[_fs.TopicSnapshot(name=topic, partitions=[part])],
         node_endpoints=_endpoints(_fs, ep, version, 1),
     )
 
@@ -215,21 +229,37 @@ def replica_state(progress: ReplicaStatus) -> Any:
     )
 
 
+def describe_quorum_error(perr: int, asked: Sequence[tuple[str, Sequence[int]]]) -> Any:
+    """A partition-level error for each (topic, partitions) in ``asked``: the error code and its default
+    message, every other field left at its default (LeaderId, LeaderEpoch, HighWatermark 0)."""
+    return _dq.DescribeQuorumResponse(
+        topics=[
+            _dq.TopicData(
+                topic_name=name,
+                partitions=[
+                    _dq.PartitionData(
+                        partition_index=index, error_code=perr, error_message=errors.message(perr)
+                    )
+                    for index in indexes
+                ],
+            )
+            for name, indexes in asked
+        ]
+    )
+
+
 def describe_quorum_response(
     version: int,
-    error: int,
-    perr: int = 0,
-    leader_id: int | None = None,
-    epoch: int = -1,
-    high_watermark: int | None = None,
-    voters: Sequence[Any] = (),
-    observers: Sequence[Any] = (),
-    nodes: Sequence[tuple[int, dict[str, Endpoint]]] = (),
+    leader_id: int | None,
+    epoch: int,
+    high_watermark: int | None,
+    voters: Sequence[Any],
+    observers: Sequence[Any],
+    nodes: Sequence[tuple[int, dict[str, Endpoint]]],
 ) -> Any:
+    """The leader's answer (its error messages stay "")."""
     part = _dq.PartitionData(
         partition_index=METADATA_PARTITION,
-        error_code=perr,
-        error_message=None,
         leader_id=_nid(leader_id),
         leader_epoch=epoch,
         high_watermark=-1 if high_watermark is None else high_watermark,
@@ -246,27 +276,37 @@ def describe_quorum_response(
             for nid, listeners in nodes
         ]
     return _dq.DescribeQuorumResponse(
-        error_code=error,
-        error_message=None,
         topics=[_dq.TopicData(topic_name=METADATA_TOPIC, partitions=[part])],
         nodes=node_list,
     )
 
 
+def _change_message(error: int, message: str | None) -> str | None:
+    """As Kafka's ``RaftUtil.addVoterResponse``: success carries null, an error the text given or else
+    the error's default message. (The leader-only check is answered with "": :data:`NO_MESSAGE`.)"""
+    if message is None and error != errors.NONE:
+        return errors.message(error)
+    return message
+
+
+NO_MESSAGE = ""
+"""The ErrorMessage of a voter change refused by the leader-only check, which Kafka leaves unset."""
+
+
 def add_raft_voter_response(error: int, message: str | None = None) -> Any:
-    return _add.AddRaftVoterResponse(error_code=error, error_message=message)
+    return _add.AddRaftVoterResponse(error_code=error, error_message=_change_message(error, message))
 
 
 def remove_raft_voter_response(error: int, message: str | None = None) -> Any:
-    return _rem.RemoveRaftVoterResponse(error_code=error, error_message=message)
+    return _rem.RemoveRaftVoterResponse(error_code=error, error_message=_change_message(error, message))
 
 
 def update_raft_voter_response(error: int, leader_id: int | None, epoch: int, ep: LeaderEndpoint) -> Any:
-    host, port = ("", -1) if ep is None else (ep[1].host, ep[1].port)
-    return _upd.UpdateRaftVoterResponse(
-        error_code=error,
-        current_leader=_upd.CurrentLeader(leader_id=_nid(leader_id), leader_epoch=epoch, host=host, port=port),
-    )
+    """Host and Port stay "" and 0 unless the leader's endpoint is known."""
+    current = _upd.CurrentLeader(leader_id=_nid(leader_id), leader_epoch=epoch)
+    if ep is not None:
+        current.host, current.port = ep[1].host, ep[1].port
+    return _upd.UpdateRaftVoterResponse(error_code=error, current_leader=current)
 
 
 def api_versions_response(version: int, kraft_range: tuple[int, int]) -> Any:
@@ -274,7 +314,9 @@ def api_versions_response(version: int, kraft_range: tuple[int, int]) -> Any:
     # Answers to v0-v3 leave out features whose minimum is 0 (KAFKA-17011), so v4+ is needed to see it.
     if version >= 3 and (kraft_range[0] > 0 or version >= 4):
         features = [
-            _av.SupportedFeatureKey(name="kraft.version", min_version=kraft_range[0], max_version=kraft_range[1])
+            _av.SupportedFeatureKey(
+                name="kraft.version", min_version=kraft_range[0], max_version=kraft_range[1]
+            )
         ]
     return _av.ApiVersionsResponse(
         error_code=errors.NONE,

@@ -96,11 +96,16 @@ def handle_fetch_snapshot_request(replica: Replica, ev: RequestReceived) -> None
     sid = SnapshotId(p.snapshot_id.end_offset, p.snapshot_id.epoch)
 
     def answer(perr: int, size: int = 0, position: int = 0, data: bytes = b"") -> None:
-        st = replica.state
-        replica.respond(ev, build(v, errors.NONE, perr, st.leader_id, st.epoch, sid, size, position, data, replica.leader_endpoint()))
+        st, chunk_of = replica.state, sid if perr == errors.NONE else None
+        replica.respond(
+            ev, build(v, errors.NONE, perr, st.leader_id, st.epoch, chunk_of, size, position, data, replica.leader_endpoint())
+        )
 
     if metadata_partition(req.topics, "name", "partition") is None:
-        return answer(errors.UNKNOWN_TOPIC_OR_PARTITION)
+        topic = found[0]
+        return replica.respond(
+            ev, responses.fetch_snapshot_unknown_partition(v, topic.name, p.partition, replica.leader_endpoint())
+        )
     err = validate_leader_only(replica, p.current_leader_epoch)
     if err != errors.NONE:
         return answer(err)
@@ -112,7 +117,7 @@ def handle_fetch_snapshot_request(replica: Replica, ev: RequestReceived) -> None
     st = replica.state
     if isinstance(st, LeaderState) and req.replica_id >= 0:
         key = key_of(req.replica_id, p.replica_directory_id)
-        st.record_voter_fetch(key, replica.now, replica.cfg.check_quorum_timeout_ms)
+        st.record_voter_fetch(key, replica.now)
     chunk = replica.snapshots.read(sid, p.position, min(req.max_bytes, size - p.position))
     answer(errors.NONE, size, p.position, chunk)
 

@@ -141,7 +141,7 @@ def test_high_watermark(initial_voters: int, epoch_start: int, script: list[tupl
                 voters.remove(k)
             else:
                 continue  # not a valid single-member change
-            leader.update_voters(voter_set(voters))
+            leader.update_voters(voter_set(voters), now)
             moved = leader.maybe_update_high_watermark()
         expected = naive_high_watermark(hw, epoch_start, voters, reported)
         assert leader.high_watermark == expected, (what, k, offset, voters, reported)
