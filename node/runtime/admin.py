@@ -8,7 +8,8 @@ the leader, then DescribeQuorum, AddRaftVoter or RemoveRaftVoter there, with the
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from kraftwire.generated import add_raft_voter_request as _add
 from kraftwire.generated import describe_cluster_request as _dc
@@ -21,6 +22,8 @@ from kraftwire.node.storage.layout import read_meta_properties
 
 from .client import ClientError, KafkaConnection
 from .config import ConfigError, load_config
+
+Answer = TypeVar("Answer")
 
 
 class UsageError(ValueError):
@@ -48,8 +51,22 @@ def find_leader(host: str, port: int) -> tuple[str, Any]:
     return cluster.cluster_id, leader[0]
 
 
+def first_answer(bootstrap: list[Endpoint], ask: Callable[[Endpoint], Answer]) -> Answer:
+    """The answer through the first bootstrap controller that gives one, as Kafka's admin client moves
+    on to the next bootstrap address; when none does, a NoLeaderYet if any controller said so (worth
+    asking again), else the last failure."""
+    failures: list[ClientError] = []
+    for endpoint in bootstrap:
+        try:
+            return ask(endpoint)
+        except ClientError as exc:
+            failures.append(exc)
+    waiting = [f for f in failures if isinstance(f, NoLeaderYet)]
+    raise waiting[0] if waiting else failures[-1]
+
+
 def describe_quorum(host: str, port: int) -> tuple[str, Any]:
-    """(cluster id, DescribeQuorum response from the leader); ClientError when there is no leader."""
+    """(cluster id, DescribeQuorum response from the leader); NoLeaderYet when no leader can answer."""
     cluster_id, leader = find_leader(host, port)
     try:
         with KafkaConnection(leader.host, leader.port) as connection:
@@ -76,8 +93,10 @@ def _describe_quorum_request() -> Any:
     )
 
 
-def _leader_call(bootstrap: Endpoint, request):
-    _, leader = find_leader(bootstrap.host, bootstrap.port)
+def _leader_call(bootstrap: list[Endpoint], request):
+    """Send a voter change to the leader, once: only the DescribeCluster that finds the leader moves on
+    to the next bootstrap controller (a change sent twice could be refused after it was made)."""
+    _, leader = first_answer(bootstrap, lambda e: find_leader(e.host, e.port))
     with KafkaConnection(leader.host, leader.port, timeout_s=40) as connection:
         response = connection.call(request)
     if response.error_code != 0:
@@ -90,7 +109,7 @@ def _leader_call(bootstrap: Endpoint, request):
     return response
 
 
-def add_controller(bootstrap: Endpoint, config_path: str, dry_run: bool = False) -> str:
+def add_controller(bootstrap: list[Endpoint], config_path: str, dry_run: bool = False) -> str:
     """Kafka's message for the voter added; a dry run checks the inputs and sends nothing."""
     try:
         config = load_config(config_path)
@@ -120,7 +139,7 @@ def endpoint_text(name: str, host: str, port: int) -> str:
 
 
 def remove_controller(
-    bootstrap: Endpoint, node_id: int, directory_id: str, dry_run: bool = False
+    bootstrap: list[Endpoint], node_id: int, directory_id: str, dry_run: bool = False
 ) -> str:
     """Kafka's message for the voter removed; a dry run checks the inputs and sends nothing."""
     if node_id < 0:

@@ -25,7 +25,7 @@ from kraftwire.node.core.api import Endpoint
 from kraftwire.node.storage.layout import uuid_to_str
 
 from . import admin
-from .admin import describe_quorum
+from .admin import describe_quorum, first_answer
 from .client import ClientError
 from .config import parse_endpoint
 
@@ -102,19 +102,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         if args.action == "add-controller":
-            print(
-                first_answer(
-                    bootstrap,
-                    lambda e: admin.add_controller(e, args.command_config, args.dry_run),
-                )
-            )
+            print(admin.add_controller(bootstrap, args.command_config, args.dry_run))
         elif args.action == "remove-controller":
             print(
-                first_answer(
-                    bootstrap,
-                    lambda e: admin.remove_controller(
-                        e, args.controller_id, args.controller_directory_id, args.dry_run
-                    ),
+                admin.remove_controller(
+                    bootstrap, args.controller_id, args.controller_directory_id, args.dry_run
                 )
             )
         else:
@@ -156,20 +148,6 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise admin.UsageError(
             "The option --human-readable is only supported along with --replication"
         )
-
-
-def first_answer(bootstrap: list[Endpoint], ask: Callable[[Endpoint], Answer]) -> Answer:
-    """The answer through the first bootstrap controller that gives one, as Kafka's admin client moves
-    on to the next bootstrap address; when none does, a NoLeaderYet if any controller said so (worth
-    asking again), else the last failure."""
-    failures: list[ClientError] = []
-    for endpoint in bootstrap:
-        try:
-            return ask(endpoint)
-        except ClientError as exc:
-            failures.append(exc)
-    waiting = [f for f in failures if isinstance(f, admin.NoLeaderYet)]
-    raise waiting[0] if waiting else failures[-1]
 
 
 def until_a_leader_answers(

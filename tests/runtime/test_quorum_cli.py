@@ -15,10 +15,9 @@ import pytest
 
 from kraftwire.generated import describe_quorum_response as dq
 from kraftwire.node.core.api import Endpoint
-from kraftwire.node.runtime.admin import NoLeaderYet
+from kraftwire.node.runtime.admin import NoLeaderYet, first_answer
 from kraftwire.node.runtime.cli_quorum import (
     RelativeTimeError,
-    first_answer,
     until_a_leader_answers,
     render_status,
     render_table,
