@@ -10,6 +10,7 @@ import pytest
 
 from runtime_settings import TEST_SETTINGS
 from dumps import data_records
+from kraftwire.node.runtime.admin import find_leader
 from kraftwire.node.runtime.client import ClientError
 from kraftwire.node.runtime.local_cluster import LocalCluster, free_ports
 from kraftwire.node.runtime.producer import MetadataClient
@@ -19,7 +20,9 @@ pytestmark = pytest.mark.timeout(240)
 
 
 def view(cluster, node):
-    """(leader id, epoch) as ``node`` itself reports it (DescribeQuorum answered by that node only)."""
+    """(error, leader id, epoch) of DescribeQuorum answered by ``node`` itself: error 0 and its own id and
+    epoch when it leads; a non-leader answers NOT_LEADER_OR_FOLLOWER naming no leader (0, 0), as Kafka's.
+    """
     from kraftwire.generated import describe_quorum_request as dq
     from kraftwire.node.runtime.client import KafkaConnection
 
@@ -34,6 +37,18 @@ def view(cluster, node):
     with KafkaConnection(endpoint.host, endpoint.port) as connection:
         partition = connection.call(request).topics[0].partitions[0]
     return partition.error_code, partition.leader_id, partition.leader_epoch
+
+
+def leading_epoch(cluster, node) -> int | None:
+    """The epoch ``node`` leads in, or None while it does not lead."""
+    error, _, epoch = view(cluster, node)
+    return epoch if error == 0 else None
+
+
+def followed_leader(cluster, node) -> int:
+    """Whom ``node`` names as the leader in its own DescribeCluster answer."""
+    endpoint = cluster.endpoints[node]
+    return find_leader(endpoint.host, endpoint.port)[1].broker_id
 
 
 def wait_until(condition, timeout_s=60.0):
@@ -73,13 +88,10 @@ def test_isolated_leader_resigns_and_majority_carries_on(tmp_path):
             proxy.isolate(old)
             majority = [i for i in (1, 2, 3) if i != old]
             # The majority elects a new leader in a higher epoch...
-            wait_until(
-                lambda: view(cluster, majority[0])[1] in majority
-                and view(cluster, majority[0])[2] > epoch
-            )
+            wait_until(lambda: any((leading_epoch(cluster, i) or 0) > epoch for i in majority))
             # ...and the isolated leader resigns on check-quorum (it no longer answers as leader).
-            wait_until(lambda: view(cluster, old)[0] == 6 or view(cluster, old)[1] != old)
-            new = view(cluster, majority[0])[1]
+            wait_until(lambda: leading_epoch(cluster, old) is None)
+            new = next(i for i in majority if leading_epoch(cluster, i) is not None)
             client = MetadataClient(cluster.endpoints[new], deadline_s=30)
             for i in range(5):
                 value = f"during-{i}".encode()
@@ -88,7 +100,7 @@ def test_isolated_leader_resigns_and_majority_carries_on(tmp_path):
             client.close()
 
             proxy.heal()
-            wait_until(lambda: view(cluster, old)[1] == new)  # the old leader follows the new one
+            wait_until(lambda: followed_leader(cluster, old) == new)  # the old leader follows
             client = MetadataClient(cluster.endpoints[new], deadline_s=30)
             client.produce([b"after"], -1)
             acknowledged.append(b"after")
