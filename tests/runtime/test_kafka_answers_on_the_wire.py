@@ -3,7 +3,7 @@
 The expected values were read off Kafka's own raft client (built from Kafka's source, run beside our
 nodes in one quorum, asked the same requests; issue #10 interop): a non-leader's DescribeQuorum keeps
 leader 0 / epoch 0 / high watermark 0 and the NOT_LEADER_OR_FOLLOWER text, its Fetch errors carry high
-watermark -1, its voter-change refusals an empty message; a completed AddRaftVoter or RemoveRaftVoter
+watermark -1 (a client's, replica -1, as a replica's), its voter-change refusals an empty message; a completed AddRaftVoter or RemoveRaftVoter
 carries the message "NONE" (``Errors.NONE.message()``).
 """
 
@@ -118,12 +118,18 @@ def test_a_non_leader_answers_as_kafkas(leader_and_observer):
     assert (answer.current_leader.leader_id, answer.current_leader.leader_epoch) == (1, epoch)
     assert [(n.node_id, n.port) for n in fetched.node_endpoints] == [(1, cluster.endpoints[1].port)]
 
+    # a client's Fetch (replica -1) is answered the same way
+    fetched = ask(cluster, 2, _fetch_request(cluster.cluster_id, epoch, replica_id=-1))
+    answer = fetched.responses[0].partitions[0]
+    assert (answer.error_code, answer.high_watermark) == (errors.NOT_LEADER_OR_FOLLOWER, -1)
+    assert (answer.current_leader.leader_id, answer.current_leader.leader_epoch) == (1, epoch)
+
     for kind in ("add", "remove"):
         refused = ask(cluster, 2, voter_change(cluster, 2, kind))
         assert (refused.error_code, refused.error_message) == (errors.NOT_LEADER_OR_FOLLOWER, "")
 
 
-def _fetch_request(cluster_id: str, epoch: int):
+def _fetch_request(cluster_id: str, epoch: int, replica_id: int = 77):
     partition = _fetch.FetchPartition(
         partition=0,
         current_leader_epoch=epoch,
@@ -135,7 +141,7 @@ def _fetch_request(cluster_id: str, epoch: int):
     )
     return _fetch.FetchRequest(
         cluster_id=cluster_id,
-        replica_state=_fetch.ReplicaState(replica_id=77, replica_epoch=-1),
+        replica_state=_fetch.ReplicaState(replica_id=replica_id, replica_epoch=-1),
         max_wait_ms=0,
         min_bytes=0,
         max_bytes=1 << 20,
@@ -150,6 +156,15 @@ def _fetch_request(cluster_id: str, epoch: int):
         forgotten_topics_data=[],
         rack_id="",
     )
+
+
+def test_the_leader_refuses_a_stale_client_fetch_without_a_high_watermark(leader_and_observer):
+    cluster = leader_and_observer
+    _, epoch = cluster.wait_for_leader()
+    fetched = ask(cluster, 1, _fetch_request(cluster.cluster_id, epoch - 1, replica_id=-1))
+    answer = fetched.responses[0].partitions[0]
+    assert (answer.error_code, answer.high_watermark) == (errors.FENCED_LEADER_EPOCH, -1)
+    assert (answer.current_leader.leader_id, answer.current_leader.leader_epoch) == (1, epoch)
 
 
 def test_completed_voter_changes_carry_the_message_none(leader_and_observer):
