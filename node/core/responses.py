@@ -281,12 +281,12 @@ def describe_quorum_response(
     )
 
 
-def _change_message(error: int, message: str | None) -> str | None:
-    """As Kafka's ``RaftUtil.addVoterResponse``: success carries null, an error the text given or else
-    the error's default message. (The leader-only check is answered with "": :data:`NO_MESSAGE`.)"""
-    if message is None and error != errors.NONE:
-        return errors.message(error)
-    return message
+def _change_message(error: int, message: str | None) -> str:
+    """As Kafka's ``RaftUtil.addVoterResponse``: the text given, else the error's default message, which
+    for success is "NONE" (``Errors.NONE.message()`` falls back to the name; a Kafka leader's answer
+    to a completed AddRaftVoter/RemoveRaftVoter carries it). The leader-only check is answered with ""
+    (:data:`NO_MESSAGE`)."""
+    return errors.message(error) if message is None else message
 
 
 NO_MESSAGE = ""

@@ -8,12 +8,14 @@ the leader, then DescribeQuorum, AddRaftVoter or RemoveRaftVoter there, with the
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from kraftwire.generated import add_raft_voter_request as _add
 from kraftwire.generated import describe_cluster_request as _dc
 from kraftwire.generated import describe_quorum_request as _dq
 from kraftwire.generated import remove_raft_voter_request as _remove
+from kraftwire.node.core import errors
 from kraftwire.node.core.api import Endpoint
 from kraftwire.node.storage import StorageError, uuid_from_str, uuid_to_str
 from kraftwire.node.storage.layout import read_meta_properties
@@ -21,9 +23,16 @@ from kraftwire.node.storage.layout import read_meta_properties
 from .client import ClientError, KafkaConnection
 from .config import ConfigError, load_config
 
+Answer = TypeVar("Answer")
+
 
 class UsageError(ValueError):
     """A bad argument or configuration file."""
+
+
+class NoLeaderYet(ClientError):
+    """A controller answered but no leader can be asked right now (none elected, the one named is
+    unreachable, or it stopped leading): worth asking again, as Kafka's admin client does."""
 
 
 def find_leader(host: str, port: int) -> tuple[str, Any]:
@@ -38,20 +47,39 @@ def find_leader(host: str, port: int) -> tuple[str, Any]:
         )
     leader = [b for b in cluster.brokers if b.broker_id == cluster.controller_id]
     if not leader:
-        raise ClientError("the quorum has no leader right now")
+        raise NoLeaderYet("the quorum has no leader right now")
     return cluster.cluster_id, leader[0]
 
 
+def first_answer(bootstrap: list[Endpoint], ask: Callable[[Endpoint], Answer]) -> Answer:
+    """The answer through the first bootstrap controller that gives one, as Kafka's admin client moves
+    on to the next bootstrap address; when none does, a NoLeaderYet if any controller said so (worth
+    asking again), else the last failure."""
+    failures: list[ClientError] = []
+    for endpoint in bootstrap:
+        try:
+            return ask(endpoint)
+        except ClientError as exc:
+            failures.append(exc)
+    waiting = [f for f in failures if isinstance(f, NoLeaderYet)]
+    raise waiting[0] if waiting else failures[-1]
+
+
 def describe_quorum(host: str, port: int) -> tuple[str, Any]:
-    """(cluster id, DescribeQuorum response from the leader); ClientError when there is no leader."""
+    """(cluster id, DescribeQuorum response from the leader); NoLeaderYet when no leader can answer."""
     cluster_id, leader = find_leader(host, port)
-    with KafkaConnection(leader.host, leader.port) as connection:
-        response = connection.call(_describe_quorum_request())
+    try:
+        with KafkaConnection(leader.host, leader.port) as connection:
+            response = connection.call(_describe_quorum_request())
+    except ClientError as exc:
+        raise NoLeaderYet(f"leader {leader.broker_id}: {exc}") from None
     if response.error_code != 0:
-        raise ClientError(f"DescribeQuorum failed: error {response.error_code}")
+        raise ClientError(f"DescribeQuorum failed: error {errors.name(response.error_code)}")
     partition = response.topics[0].partitions[0]
+    if partition.error_code == errors.NOT_LEADER_OR_FOLLOWER:
+        raise NoLeaderYet(f"node {leader.broker_id} is no longer the leader")
     if partition.error_code != 0:
-        raise ClientError(f"DescribeQuorum failed: partition error {partition.error_code}")
+        raise ClientError(f"DescribeQuorum failed: {errors.name(partition.error_code)}")
     return cluster_id, response
 
 
@@ -65,17 +93,24 @@ def _describe_quorum_request() -> Any:
     )
 
 
-def _leader_call(bootstrap: Endpoint, request):
-    _, leader = find_leader(bootstrap.host, bootstrap.port)
+def _leader_call(bootstrap: list[Endpoint], request):
+    """Send a voter change to the leader, once: only the DescribeCluster that finds the leader moves on
+    to the next bootstrap controller (a change sent twice could be refused after it was made)."""
+    _, leader = first_answer(bootstrap, lambda e: find_leader(e.host, e.port))
     with KafkaConnection(leader.host, leader.port, timeout_s=40) as connection:
         response = connection.call(request)
     if response.error_code != 0:
+        # Kafka's tool prints the leader's message (or the error's default text when it sent none).
         detail = f": {response.error_message}" if response.error_message else ""
-        raise ClientError(f"the leader refused with error {response.error_code}{detail}")
+        raise ClientError(
+            f"the leader refused with {errors.name(response.error_code)}"
+            f" ({response.error_code}){detail}"
+        )
     return response
 
 
-def add_controller(bootstrap: Endpoint, config_path: str) -> str:
+def add_controller(bootstrap: list[Endpoint], config_path: str, dry_run: bool = False) -> str:
+    """Kafka's message for the voter added; a dry run checks the inputs and sends nothing."""
     try:
         config = load_config(config_path)
         meta = read_meta_properties(config.log_dir)
@@ -91,12 +126,22 @@ def add_controller(bootstrap: Endpoint, config_path: str) -> str:
         listeners=listeners,
     )
     request.cluster_id = None
-    _leader_call(bootstrap, request)
-    endpoints = ", ".join(f"{n}://{e.host}:{e.port}" for n, e in config.listeners.items())
-    return f"Added controller {config.node_id} with directory id {uuid_to_str(meta.directory_id)} and endpoints: {endpoints}"
+    if not dry_run:
+        _leader_call(bootstrap, request)
+    endpoints = ", ".join(endpoint_text(n, e.host, e.port) for n, e in config.listeners.items())
+    done = "DRY RUN of adding" if dry_run else "Added"
+    return f"{done} controller {config.node_id} with directory id {uuid_to_str(meta.directory_id)} and endpoints: {endpoints}"
 
 
-def remove_controller(bootstrap: Endpoint, node_id: int, directory_id: str) -> str:
+def endpoint_text(name: str, host: str, port: int) -> str:
+    """``NAME://host:port`` as Kafka prints an endpoint (an IPv6 host in brackets)."""
+    return f"{name}://[{host}]:{port}" if ":" in host else f"{name}://{host}:{port}"
+
+
+def remove_controller(
+    bootstrap: list[Endpoint], node_id: int, directory_id: str, dry_run: bool = False
+) -> str:
+    """Kafka's message for the voter removed; a dry run checks the inputs and sends nothing."""
     if node_id < 0:
         raise UsageError(f"Invalid negative --controller-id: {node_id}")
     try:
@@ -105,5 +150,8 @@ def remove_controller(bootstrap: Endpoint, node_id: int, directory_id: str) -> s
         raise UsageError(f"Failed to parse --controller-directory-id: {exc}") from None
     request = _remove.RemoveRaftVoterRequest(voter_id=node_id, voter_directory_id=directory)
     request.cluster_id = None
-    _leader_call(bootstrap, request)
-    return f"Removed KRaft controller {node_id} with directory id {directory_id}"
+    if not dry_run:
+        _leader_call(bootstrap, request)
+    # Kafka's tool prints "Removed " + " KRaft ..." (two spaces); scripts written against it match that.
+    done = "DRY RUN of removing " if dry_run else "Removed "
+    return f"{done} KRaft controller {node_id} with directory id {directory_id}"

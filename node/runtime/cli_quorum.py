@@ -1,9 +1,15 @@
 """``kraftwire quorum describe --bootstrap-controller HOST:PORT (--status | --replication) [--json]``,
-printing what ``kafka-metadata-quorum.sh`` prints (kraft-operations.md §2).
+printing what ``kafka-metadata-quorum.sh`` prints (kraft-operations.md §2), and ``add-controller`` /
+``remove-controller``.
 
-Like Kafka's admin client it asks the bootstrap controller DescribeCluster (endpoint type controller),
-then sends DescribeQuorum to the leader named there (:mod:`.admin`). ``add-controller`` and
-``remove-controller`` send AddRaftVoter / RemoveRaftVoter the same way.
+The output was compared line by line with Kafka's own ``MetadataQuorumCommand`` run against the same
+kraftwire quorum: the labels and their padding, the voter and observer lists (``"directoryId": null``
+for a replica without a directory id, endpoints for any replica the leader knows them for), the
+replication table and the add/remove messages are Kafka's. Kafka's argument order (connection options
+before the action: ``quorum --bootstrap-controller H:P describe --status``) is accepted as well as ours.
+
+Like Kafka's admin client it asks a bootstrap controller DescribeCluster (endpoint type controller),
+then sends DescribeQuorum, AddRaftVoter or RemoveRaftVoter to the leader named there (:mod:`.admin`).
 """
 
 from __future__ import annotations
@@ -11,75 +17,177 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+from kraftwire.node.core.api import Endpoint
 from kraftwire.node.storage.layout import uuid_to_str
 
 from . import admin
-from .admin import describe_quorum
+from .admin import describe_quorum, first_answer
 from .client import ClientError
 from .config import parse_endpoint
 
+NO_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAA"  # Kafka's Uuid.ZERO_UUID as text
+DEFAULT_TIMEOUT_MS = 60_000
+
+Answer = TypeVar("Answer")
+
+
+class RelativeTimeError(ValueError):
+    """A timestamp ``--human-readable`` cannot show as "N ms ago" (in the future, or not after 1970)."""
+
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    _connection_options(parser, command_config=True)
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     add = sub.add_parser(
         "add-controller", help="make a running observer controller a voter (AddRaftVoter)"
     )
-    add.add_argument("--config", "-c", required=True, help="the new controller's properties file")
-    add.add_argument("--bootstrap-controller", required=True, help="HOST:PORT of any controller")
+    add.add_argument("--dry-run", action="store_true", help="check and print, change nothing")
+    _connection_options(add, command_config=True)
     remove = sub.add_parser("remove-controller", help="remove a voter (RemoveRaftVoter)")
     remove.add_argument("--controller-id", "-i", type=int, required=True)
     remove.add_argument("--controller-directory-id", "-d", required=True)
-    remove.add_argument("--bootstrap-controller", required=True, help="HOST:PORT of any controller")
+    remove.add_argument("--dry-run", action="store_true", help="check and print, change nothing")
+    _connection_options(remove, command_config=False)
     describe = sub.add_parser(
         "describe", help="describe the quorum (like kafka-metadata-quorum.sh describe)"
-    )
-    describe.add_argument(
-        "--bootstrap-controller", required=True, help="HOST:PORT of any controller"
     )
     what = describe.add_mutually_exclusive_group(required=True)
     what.add_argument("--status", action="store_true", help="leader, epoch, high watermark, voters")
     what.add_argument("--replication", action="store_true", help="per replica progress")
+    describe.add_argument(
+        "--human-readable",
+        action="store_true",
+        help="with --replication: timestamps as 'N ms ago'",
+    )
     describe.add_argument("--json", action="store_true", help="print JSON instead of text")
+    describe.add_argument(
+        "--timeout-ms",
+        type=int,
+        default=DEFAULT_TIMEOUT_MS,
+        help="how long to keep asking while there is no leader to answer (default %(default)s,"
+        " Kafka's default.api.timeout.ms)",
+    )
+    _connection_options(describe, command_config=False)
+
+
+def _connection_options(parser: argparse.ArgumentParser, command_config: bool) -> None:
+    """Options taken before or after the action; SUPPRESS keeps an action's parser from resetting a
+    value given before it."""
+    parser.add_argument(
+        "--bootstrap-controller",
+        default=argparse.SUPPRESS,
+        help="HOST:PORT[,HOST:PORT...] of controllers to ask, in turn",
+    )
+    if command_config:
+        parser.add_argument(
+            "--config",
+            "-c",
+            "--command-config",
+            dest="command_config",
+            default=argparse.SUPPRESS,
+            help="add-controller: the new controller's properties file",
+        )
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        endpoint = parse_endpoint(args.bootstrap_controller)
-    except ValueError as exc:
-        print(f"kraftwire quorum: --bootstrap-controller: {exc}", file=sys.stderr)
-        return 2
-    try:
-        if args.action == "add-controller":
-            print(admin.add_controller(endpoint, args.config))
-            return 0
-        if args.action == "remove-controller":
-            print(
-                admin.remove_controller(endpoint, args.controller_id, args.controller_directory_id)
-            )
-            return 0
-        cluster_id, quorum = describe_quorum(endpoint.host, endpoint.port)
+        bootstrap = _bootstrap_endpoints(args)
+        _check_usage(args)
     except admin.UsageError as exc:
         print(f"kraftwire quorum: {exc}", file=sys.stderr)
         return 2
-    except ClientError as exc:
+    try:
+        if args.action == "add-controller":
+            print(admin.add_controller(bootstrap, args.command_config, args.dry_run))
+        elif args.action == "remove-controller":
+            print(
+                admin.remove_controller(
+                    bootstrap, args.controller_id, args.controller_directory_id, args.dry_run
+                )
+            )
+        else:
+            described = until_a_leader_answers(
+                lambda: first_answer(bootstrap, lambda e: describe_quorum(e.host, e.port)),
+                args.timeout_ms,
+            )
+            print(describe_text(args, *described))
+    except admin.UsageError as exc:
+        print(f"kraftwire quorum: {exc}", file=sys.stderr)
+        return 2
+    except (ClientError, RelativeTimeError) as exc:
         print(f"kraftwire quorum: {exc}", file=sys.stderr)
         return 1
-    if args.status:
-        status = status_fields(cluster_id, quorum)
-        print(json.dumps(status) if args.json else render_status(status))
-    else:
-        rows = replication_rows(quorum)
-        print(json.dumps(rows) if args.json else render_table(rows))
     return 0
 
 
+def _bootstrap_endpoints(args: argparse.Namespace) -> list[Endpoint]:
+    text = getattr(args, "bootstrap_controller", None)
+    if text is None:
+        raise admin.UsageError("--bootstrap-controller HOST:PORT is required")
+    try:
+        return [parse_endpoint(part.strip()) for part in text.split(",")]
+    except ValueError as exc:
+        raise admin.UsageError(f"--bootstrap-controller: {exc}") from None
+
+
+def _check_usage(args: argparse.Namespace) -> None:
+    has_config = hasattr(args, "command_config")
+    if args.action == "add-controller" and not has_config:
+        raise admin.UsageError(
+            "add-controller needs the new controller's properties file (--config FILE)"
+        )
+    if args.action != "add-controller" and has_config:
+        raise admin.UsageError("--command-config is only used by add-controller")
+    if args.action == "describe" and args.timeout_ms < 0:
+        raise admin.UsageError(f"--timeout-ms must not be negative, not {args.timeout_ms}")
+    if args.action == "describe" and args.human_readable and not args.replication:
+        raise admin.UsageError(
+            "The option --human-readable is only supported along with --replication"
+        )
+
+
+def until_a_leader_answers(
+    ask: Callable[[], Answer],
+    timeout_ms: int,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Answer:
+    """``ask()`` again, with a growing pause, while it fails with NoLeaderYet (an election, a leader
+    just killed) and ``timeout_ms`` has not passed: Kafka's tool waits in the same case. Any other
+    failure, and the last NoLeaderYet once the time is up, is raised."""
+    deadline = clock() + timeout_ms / 1000
+    pause = 0.05
+    while True:
+        try:
+            return ask()
+        except admin.NoLeaderYet as exc:
+            if clock() + pause > deadline:
+                raise ClientError(f"{exc} (still so after {timeout_ms} ms)") from None
+        sleep(pause)
+        pause = min(2 * pause, 1.0)
+
+
+def describe_text(args: argparse.Namespace, cluster_id: str, quorum: Any) -> str:
+    if args.status:
+        status = status_fields(cluster_id, quorum)
+        return json.dumps(status) if args.json else render_status(status)
+    now_ms = int(time.time() * 1000) if args.human_readable else None
+    rows = replication_rows(quorum, now_ms)
+    return json.dumps(rows) if args.json else render_table(rows)
+
+
 def _node(replica: Any, endpoints: dict[int, list[str]]) -> dict[str, Any]:
-    node: dict[str, Any] = {"id": replica.replica_id}
+    """One entry of CurrentVoters/CurrentObservers: Kafka's tool shows the endpoints the leader lists
+    in ``nodes`` for any replica, voter or observer, and a null directory id for the zero uuid."""
     directory = uuid_to_str(replica.replica_directory_id)
-    if directory != "AAAAAAAAAAAAAAAAAAAAAA":
-        node["directoryId"] = directory
+    node: dict[str, Any] = {
+        "id": replica.replica_id,
+        "directoryId": None if directory == NO_DIRECTORY else directory,
+    }
     if endpoints.get(replica.replica_id):
         node["endpoints"] = endpoints[replica.replica_id]
     return node
@@ -88,14 +196,15 @@ def _node(replica: Any, endpoints: dict[int, list[str]]) -> dict[str, Any]:
 def status_fields(cluster_id: str, response: Any) -> dict[str, Any]:
     partition = response.topics[0].partitions[0]
     endpoints = {
-        n.node_id: [f"{l.name}://{l.host}:{l.port}" for l in n.listeners] for n in response.nodes
+        n.node_id: [admin.endpoint_text(l.name, l.host, l.port) for l in n.listeners]
+        for n in response.nodes
     }
     voters = partition.current_voters
     leader = next(v for v in voters if v.replica_id == partition.leader_id)
-    laggard = min(voters, key=lambda v: v.log_end_offset)
+    laggard = min(voters, key=lambda v: v.log_end_offset)  # the first of equals, as Kafka's min
     if laggard.replica_id == leader.replica_id:
         lag_time = 0
-    elif leader.last_caught_up_timestamp < 0 or laggard.last_caught_up_timestamp < 0:
+    elif leader.last_caught_up_timestamp == -1 or laggard.last_caught_up_timestamp == -1:
         lag_time = -1
     else:
         lag_time = leader.last_caught_up_timestamp - laggard.last_caught_up_timestamp
@@ -107,7 +216,7 @@ def status_fields(cluster_id: str, response: Any) -> dict[str, Any]:
         "MaxFollowerLag": leader.log_end_offset - laggard.log_end_offset,
         "MaxFollowerLagTimeMs": lag_time,
         "CurrentVoters": [_node(v, endpoints) for v in voters],
-        "CurrentObservers": [_node(o, {}) for o in partition.observers],
+        "CurrentObservers": [_node(o, endpoints) for o in partition.observers],
     }
 
 
@@ -122,14 +231,17 @@ def render_status(fields: dict[str, Any]) -> str:
 
 def _node_text(node: dict[str, Any]) -> str:
     parts = [f'"id": {node["id"]}']
-    if "directoryId" in node:
-        parts.append(f'"directoryId": "{node["directoryId"]}"')
+    if "directoryId" in node:  # the demo shows voters by id only
+        directory = node["directoryId"]
+        parts.append('"directoryId": ' + ("null" if directory is None else f'"{directory}"'))
     if "endpoints" in node:
         parts.append('"endpoints": [' + ", ".join(f'"{e}"' for e in node["endpoints"]) + "]")
     return "{" + ", ".join(parts) + "}"
 
 
-def replication_rows(response: Any) -> list[dict[str, Any]]:
+def replication_rows(response: Any, now_ms: int | None = None) -> list[dict[str, Any]]:
+    """Leader first, then the other voters, then observers, each in the leader's order. With
+    ``now_ms`` the timestamps are Kafka's --human-readable "N ms ago" (-1 stays -1)."""
     partition = response.topics[0].partitions[0]
     voters = partition.current_voters
     leader = next(v for v in voters if v.replica_id == partition.leader_id)
@@ -141,12 +253,25 @@ def replication_rows(response: Any) -> list[dict[str, Any]]:
             "DirectoryId": uuid_to_str(r.replica_directory_id),
             "LogEndOffset": r.log_end_offset,
             "Lag": leader.log_end_offset - r.log_end_offset,
-            "LastFetchTimestamp": r.last_fetch_timestamp,
-            "LastCaughtUpTimestamp": r.last_caught_up_timestamp,
+            "LastFetchTimestamp": _timestamp(r.last_fetch_timestamp, now_ms, "last fetch"),
+            "LastCaughtUpTimestamp": _timestamp(
+                r.last_caught_up_timestamp, now_ms, "last caught up"
+            ),
             "Status": status,
         }
         for r, status in ordered
     ]
+
+
+def _timestamp(value_ms: int, now_ms: int | None, what: str) -> int | str:
+    if now_ms is None or value_ms == -1:
+        return value_ms
+    if not 0 < value_ms <= now_ms:
+        raise RelativeTimeError(
+            f"Error while computing relative time, possible drift in system clock: current"
+            f" timestamp is {now_ms}, {what} timestamp is {value_ms}"
+        )
+    return f"{now_ms - value_ms} ms ago"
 
 
 def render_table(rows: list[dict[str, Any]]) -> str:

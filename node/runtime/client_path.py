@@ -173,7 +173,11 @@ def _client_partition(node, status, version: int, topic: Any, p: Any, request: A
         out = _fr.PartitionData(
             partition_index=p.partition,
             error_code=error,
-            high_watermark=-1 if status.high_watermark is None else status.high_watermark,
+            # Kafka's raft client leaves the high watermark unknown (-1) in every error answer,
+            # to a client (replica -1) as to a replica (seen on the wire, issue #10 interop).
+            high_watermark=(
+                -1 if error != NONE or status.high_watermark is None else status.high_watermark
+            ),
             log_start_offset=status.log_start_offset,
             records=records,
         )

@@ -118,7 +118,7 @@ def _add_and_remove(cluster):
         assert removed.returncode == 0, removed.stderr
         assert (
             removed.stdout.strip()
-            == f"Removed KRaft controller {follower} with directory id {directory}"
+            == f"Removed  KRaft controller {follower} with directory id {directory}"  # Kafka's two spaces
         )
         remaining = sorted({1, 2, 3, 4} - {follower})
         wait_voters(cluster, remaining)
