@@ -129,9 +129,10 @@ def _produce_answer(
 
 
 async def handle_client_fetch(node: "KRaftNode", version: int, request: Any) -> Any:
-    """A Fetch from a non-replica client: committed batches only, from the leader or a
-    follower. As Kafka's broker does, a fetch that finds fewer than MinBytes of committed records (and no error) is held until
-    more commit, leadership changes or MaxWaitMs passes, then answered with what there is."""
+    """A Fetch from a non-replica client: committed batches only, from the leader (or a follower
+    with kraftwire.follower.fetch.enable). As Kafka's broker does, a fetch that finds fewer than
+    MinBytes of committed records (and no error) is held until more commit, leadership changes or
+    MaxWaitMs passes, then answered with what there is."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(0, request.max_wait_ms) / 1000
     while True:
@@ -201,9 +202,10 @@ def _client_partition(node, status, version: int, topic: Any, p: Any, request: A
         return answer(
             FENCED_LEADER_EPOCH if p.current_leader_epoch < status.epoch else UNKNOWN_LEADER_EPOCH
         )
-    # A follower serves what it knows is committed too: a reader that got its read offset from this
-    # node (ReadOffset, issue #13) reads on here up to it.
-    if status.role not in (Role.LEADER, Role.FOLLOWER) or status.high_watermark is None:
+    # With kraftwire.follower.fetch.enable a follower serves what it knows is committed too: a reader
+    # that got its read offset from this node (ReadOffset, issue #13) reads on here up to it.
+    serving = (Role.LEADER, Role.FOLLOWER) if node.config.follower_fetch else (Role.LEADER,)
+    if status.role not in serving or status.high_watermark is None:
         return answer(NOT_LEADER_OR_FOLLOWER)
     log = node.storage.log
     if p.fetch_offset < log.start_offset() or p.fetch_offset > status.high_watermark:

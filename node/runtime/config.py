@@ -41,6 +41,9 @@ class NodeConfig:
     fetch_max_bytes: int = 1 << 20
     fetch_snapshot_max_bytes: int = 1 << 20
     auto_join: bool = False
+    # Serve client Fetches of committed records as a follower too (for reads after a ReadOffset,
+    # issue #13). Off by default: Kafka's controllers answer them NOT_LEADER_OR_FOLLOWER.
+    follower_fetch: bool = False
     segment_bytes: int = 1 << 30
     max_frame_bytes: int = DEFAULT_MAX_FRAME
     source: str = "<config>"
@@ -117,6 +120,7 @@ _SETTINGS: dict[str, tuple[str | None, Callable[[str], object]]] = {
     "controller.quorum.fetch.max.bytes": ("fetch_max_bytes", _int(1)),
     "controller.quorum.fetch.snapshot.max.bytes": ("fetch_snapshot_max_bytes", _int(1)),
     "controller.quorum.auto.join.enable": ("auto_join", _bool),
+    "kraftwire.follower.fetch.enable": ("follower_fetch", _bool),
     "metadata.log.segment.bytes": ("segment_bytes", _int(1024)),
     "socket.request.max.bytes": ("max_frame_bytes", _int(1024)),
 }

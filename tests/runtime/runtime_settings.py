@@ -7,3 +7,6 @@ TEST_SETTINGS = {
     "controller.quorum.fetch.timeout.ms": 1000,
     "controller.quorum.request.timeout.ms": 1000,
 }
+
+# The same, with followers serving client Fetches of committed records (reads after ReadOffset).
+FOLLOWER_READ_SETTINGS = {**TEST_SETTINGS, "kraftwire.follower.fetch.enable": "true"}

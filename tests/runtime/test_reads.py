@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from runtime_settings import TEST_SETTINGS
+from runtime_settings import FOLLOWER_READ_SETTINGS
 from kraftwire.generated import APIS
 from kraftwire.node.runtime.client import KafkaConnection
 from kraftwire.node.runtime.local_cluster import LocalCluster, free_ports
@@ -53,7 +53,19 @@ def test_api_versions_lists_read_offset(cluster):
         assert connection.versions[1000] == (APIS[1000].lowest_version, APIS[1000].highest_version)
 
 
-def test_follower_reads_see_every_acknowledged_write(cluster):
+@pytest.fixture
+def follower_read_cluster(tmp_path):
+    """A formatted 3-node cluster whose followers serve client Fetches; stopped after the test."""
+    local = LocalCluster(str(tmp_path / "cluster"), 3, settings=FOLLOWER_READ_SETTINGS)
+    local.format()
+    try:
+        yield local
+    finally:
+        local.stop_all(graceful_s=5)
+
+
+def test_follower_reads_see_every_acknowledged_write(follower_read_cluster):
+    cluster = follower_read_cluster
     cluster.start_all()
     leader, _ = cluster.wait_for_leader()
     followers = [i for i in cluster.ids if i != leader]
@@ -112,7 +124,7 @@ def test_partitioned_follower_never_serves_a_stale_read(tmp_path):
     cluster = LocalCluster(
         str(tmp_path / "c"),
         3,
-        settings=TEST_SETTINGS,
+        settings=FOLLOWER_READ_SETTINGS,
         listen_ports=dict(zip((1, 2, 3), real_ports)),
     )
     cluster.endpoints = {
