@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import socket
 import struct
+import time
 import uuid
 
 import pytest
@@ -166,9 +167,24 @@ def test_vote_refusals(running):
 
 
 def test_observer_fetch_gets_records(running):
-    cluster, leader, epoch = running
+    cluster, _, _ = running
+    # An observer fetch (id 9, not a voter) from offset 0 gets the leader's records. A leader knows
+    # its high watermark only once a majority has fetched in its epoch (-1 before): on a loaded
+    # machine that can come after the election, so ask again for a bounded time.
+    for _ in range(300):
+        leader, epoch = cluster.wait_for_leader()
+        fetched = _observer_fetch(cluster, leader, epoch)
+        if fetched.error_code == 0 and fetched.high_watermark >= 1:
+            break
+        time.sleep(0.1)
+    assert fetched.error_code == 0
+    assert (
+        fetched.high_watermark >= 1 and fetched.records
+    )  # the leader's LeaderChange batch at least
+
+
+def _observer_fetch(cluster, leader, epoch):
     endpoint = cluster.endpoints[leader]
-    # An observer fetch (id 9, not a voter) from offset 0 gets the leader's records.
     fetch = call(
         endpoint,
         fetch_request.FetchRequest(
@@ -201,11 +217,8 @@ def test_observer_fetch_gets_records(running):
         ),
         FetchResponse,
     )
-    fetched = fetch.responses[0].partitions[0]
-    assert fetch.error_code == 0 and fetched.error_code == 0
-    assert (
-        fetched.high_watermark >= 1 and fetched.records
-    )  # the leader's LeaderChange batch at least
+    assert fetch.error_code == 0
+    return fetch.responses[0].partitions[0]
 
 
 def i32Timedelta(ms):  # noqa: N802 - kio's type name
