@@ -275,7 +275,7 @@ def _root_methods(out: _Lines, name: str) -> None:
     out(
         f'''
     @classmethod
-    def decode(cls, data: Any, version: int) -> {name}:
+    def decode(cls, data: Any, version: Any) -> {name}:
         """Decode exactly all of ``data`` as this message at ``version``."""
         buf: bytes = data if type(data) is bytes else bytes(data)
         try:
@@ -288,16 +288,17 @@ def _root_methods(out: _Lines, name: str) -> None:
         return decoded
 
     @classmethod
-    def read(cls, buf: bytes, pos: int, version: int) -> tuple[{name}, int]:
+    def read(cls, buf: Any, pos: Any, version: Any) -> tuple[{name}, int]:
         """Decode one message starting at ``pos``; returns ``(message, position after it)``."""
         try:
-            return _read_root_{suffix}(buf, pos, version)
+            if type(buf) is bytes:
+                return _read_root_{suffix}(buf, pos, version)
         except Exception:
             pass
         found: tuple[{name}, int] = _twin.read(buf, pos, version)
         return found
 
-    def encode(self, version: int) -> bytes:
+    def encode(self, version: Any) -> bytes:
         w = BytesWriter()
         try:
             _write_root_{suffix}(self, w, version)
@@ -307,19 +308,19 @@ def _root_methods(out: _Lines, name: str) -> None:
         encoded: bytes = _twin.encode(self, version)
         return encoded
 
-    def write(self, out: bytearray, version: int) -> None:
+    def write(self, out: Any, version: Any) -> None:
         """Append this message's encoding at ``version`` to ``out``."""
         out += self.encode(version)
 
-    def encoded_size(self, version: int) -> int:
+    def encoded_size(self, version: Any) -> int:
         return len(self.encode(version))
 
-    def to_json(self, version: int) -> dict[str, Any]:
+    def to_json(self, version: Any) -> dict[str, Any]:
         found: dict[str, Any] = _twin.to_pure(self).to_json(version)
         return found
 
     @classmethod
-    def from_json(cls, obj: dict[str, Any], version: int) -> {name}:
+    def from_json(cls, obj: Any, version: Any) -> {name}:
         made: {name} = _twin.from_json(obj, version)
         return made
 '''.rstrip()
