@@ -18,7 +18,8 @@ cached under ``$TMPDIR/kraftwire-bench-<hash of the codegen package + those spec
 Compiled rows ("compiled"): when mypyc is installed (the ``native`` or ``dev`` extra), the cached
 package also gets its compiled codecs (``kraftwire codegen --native``'s build, once per cache) and each
 message is timed twice, through the pure classes (the compiled module's pure twin) and through the
-compiled ones. ``--pure-only`` skips them.
+compiled ones. ``--pure-only`` skips them; ``--quick`` does not compile (it shows compiled rows only when
+an earlier full run built them).
 
 Before timing, a correctness gate: every library builds the same logical message on its own and
 must encode the very same bytes, and every library must decode those bytes and re-encode them
@@ -257,7 +258,7 @@ def kraftwire_side(case: Case, pkg: ModuleType, compiled: bool = False) -> Side:
         if not compiled:  # the compiled module's pure twin: the pure module's own code
             cls, obj = twin.pure_root, twin.to_pure(obj)
     elif compiled:
-        return Side(COMPILED, note=f"compiled: no compiled {case.spec} (not built)")
+        return Side(COMPILED, note=f"compiled: no compiled {case.spec} (not built, or forced pure)")
     version = case.version
 
     def encode(obj):
@@ -475,7 +476,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(f"bench/codec.py: {', '.join(missing)} not installed (pip install -e '.[bench]')")
 
     native = not args.pure_only and mypyc_available()
-    pkg = codegen_package(quiet=False, native=native)
+    # --quick never compiles (minutes); it shows compiled rows when a full run built them already
+    pkg = codegen_package(quiet=False, native=native and not args.quick)
     print(
         "kraftwire codec benchmark"
         + (" (--quick: smoke run, figures not meaningful)" if args.quick else "")
