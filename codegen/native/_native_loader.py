@@ -72,7 +72,10 @@ def install(namespace: dict[str, Any]) -> str:
     names = list(twin.__all__)
     native.bind(Twin(twin, native, names))
     for name in names:
-        namespace[name] = getattr(native, name)
+        compiled, pure = getattr(native, name), getattr(twin, name)
+        if "_JSON" in vars(pure):  # the message's JSON field tables, walked by `kraftwire decode`
+            compiled._JSON = pure._JSON
+        namespace[name] = compiled
     return "native"
 
 
