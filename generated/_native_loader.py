@@ -105,11 +105,11 @@ class Twin:
     def _convert(self, value: Any, classes: dict[type, type], to_pure: bool) -> Any:
         target = classes.get(type(value))
         if target is not None:
-            names = [*target._KINDS, "unknown_tagged_fields"]
+            names = [*getattr(target, "_KINDS"), "unknown_tagged_fields"]
             values = [self._convert(getattr(value, name), classes, to_pure) for name in names]
             if not to_pure:
                 return target(*values)
-            made = object.__new__(target)
+            made: Any = object.__new__(target)
             for name, item in zip(names, values):
                 setattr(made, name, item)
             return made
