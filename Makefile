@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.kraftwire-installed
 
-.PHONY: demo test generate clean
+.PHONY: demo test generate native clean
 
 # pip's own chatter (and setuptools' note that an editable install maps folders by name) goes to
 # .venv/install.log, shown only when the install fails.
@@ -27,6 +27,11 @@ test: $(STAMP)
 # Regenerate the bundled codecs after editing schemas/ or codegen/.
 generate: $(STAMP)
 	$(BIN)/kraftwire codegen --schemas schemas --out generated --package kraftwire.generated
+
+# The optional compiled codecs: mypyc builds one extension per spec into generated/ (git-ignored);
+# kraftwire.generated uses them when present (KRAFTWIRE_PURE=1 forces the pure ones).
+native: $(STAMP)
+	$(BIN)/kraftwire codegen --native --schemas schemas --out generated --package kraftwire.generated
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

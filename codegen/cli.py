@@ -6,7 +6,10 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from .generate import Generation
 
 DESCRIPTION = """\
 Generate Python codecs from Kafka message specs. --out DIR is the package folder itself; it is
@@ -57,6 +60,12 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         help="write nothing; exit 1 and list the files that differ from a fresh generation",
     )
     parser.add_argument(
+        "--native",
+        action="store_true",
+        help="also compile a typed codec per spec with mypyc (needs the `native` extra and a C "
+        "compiler) and place the extension modules into DIR; the package uses them when importable",
+    )
+    parser.add_argument(
         "--jobs",
         type=_jobs,
         default=None,
@@ -70,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     from .output import OutputError, apply, early_refusal, refusal
 
     started = time.perf_counter()
+    if args.native and args.check:
+        return _fail("--native and --check do not go together (--check writes nothing)", 2)
     missing = [source for source in args.schemas if not source.exists()]
     if missing:
         return _fail(f"--schemas {missing[0]}: no such file or folder", 2)
@@ -110,6 +121,29 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"generated {generation.module_count} modules into {args.out} "
         f"({len(plan.write)} files written, {len(plan.remove)} removed) in {elapsed:.1f}s",
+        file=sys.stderr,
+    )
+    return _build_native(generation, args) if args.native else 0
+
+
+def _build_native(generation: "Generation", args: argparse.Namespace) -> int:
+    try:
+        from .native.build import NativeBuildError, build_native
+    except ImportError as exc:  # mypy (mypyc) is not installed
+        return _fail(f"--native needs mypyc: pip install 'kraftwire[native]' ({exc})", 2)
+    from .generate import package_name
+
+    try:
+        built = build_native(
+            generation.specs, package_name(args.out, args.package), args.out, args.jobs
+        )
+    except NativeBuildError as exc:
+        return _fail(str(exc), 1)
+    for line in built.skipped:
+        print(f"left pure: {line}", file=sys.stderr)
+    print(
+        f"compiled {len(built.compiled)} codecs with mypyc into {args.out} in {built.seconds:.0f}s "
+        f"({built.extension_bytes / 1e6:.1f} MB of extension modules)",
         file=sys.stderr,
     )
     return 0

@@ -26,6 +26,8 @@ from .python_values import default_constant, default_expr, mutable_default
 
 TEMPLATES = Path(__file__).with_name("templates")
 RUNTIME = Path(__file__).with_name("runtime")
+# copied into every package beside the runtime: picks the compiled codecs when they are built
+NATIVE_LOADER = Path(__file__).with_name("native") / "_native_loader.py"
 TYPED_MARKER = "py.typed"
 BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY311})
 
@@ -66,6 +68,7 @@ RUNTIME_NAMES = {
     "_count_error": ("_runtime", "count_error"),
     "_default_tag": ("_runtime", "default_tag"),
     "_new": ("_base", "new_unfilled"),
+    "_native_install": ("_native_loader", "install"),
     "_extend_path": ("_runtime", "extend_path"),
     "_invalid_tag": ("_runtime", "invalid_tag"),
     "_not_ignorable": ("_runtime", "not_ignorable"),
@@ -328,7 +331,7 @@ def generate_package(
         modules = _collect(map(_render_and_format, real), len(real), progress)
     runtime = [
         GeneratedFile(path.name, path.read_text(encoding="utf-8"))
-        for path in sorted(RUNTIME.glob("*.py"))
+        for path in sorted([*RUNTIME.glob("*.py"), NATIVE_LOADER])
     ]
     init = _environment().get_template("package_init.py.j2").render(
         package=package, specs=sorted(specs, key=lambda s: s.stem), count=len(specs)

@@ -38,6 +38,11 @@ class OutputPlan:
         return sorted({f.name for f in self.write} | {p.name for p in self.remove})
 
 
+def is_native_extension(name: str) -> bool:
+    """A compiled codec module that ``kraftwire codegen --native`` placed into the package."""
+    return name.startswith("_native_") and name.endswith((".so", ".pyd"))
+
+
 def carries_header(path: Path) -> bool:
     """True when ``path`` is a file whose first line is the generator's header."""
     marker = HEADER.encode()
@@ -70,6 +75,8 @@ def plan_output(files: list[GeneratedFile], out_dir: Path) -> OutputPlan:
     for entry in entries:
         if entry.name == CACHE_DIR and entry.is_dir():
             continue
+        if package_is_ours and is_native_extension(entry.name):
+            continue  # built by --native; rebuilt by it, never listed as foreign or removed here
         if carries_header(entry):
             if entry.name not in wanted:
                 remove.append(entry)

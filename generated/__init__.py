@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar, overload
 
 from ._base import MapKeyList, Message
+from ._native_loader import package_implementation as _package_implementation
 from ._runtime import (
     DecodeError,
     EncodeError,
@@ -64,6 +65,7 @@ if TYPE_CHECKING:  # for lookup()'s overloads: one per spec, so a type checker k
 __all__ = [
     "ApiInfo",
     "APIS",
+    "CODEC_IMPLEMENTATION",
     "DecodeError",
     "EncodeError",
     "MapKeyList",
@@ -129,6 +131,10 @@ SPECS: dict[str, tuple[str, str]] = {
     "VoteResponse": ("vote_response", "VoteResponse"),
     "VotersRecord": ("voters_record", "VotersRecord"),
 }
+
+# "native" when `kraftwire codegen --native` compiled every spec module's codec (and KRAFTWIRE_PURE
+# is unset), "pure" when none is compiled, "mixed" in between.
+CODEC_IMPLEMENTATION = _package_implementation(__name__, [module for module, _ in SPECS.values()])
 
 
 class ApiInfo(NamedTuple):

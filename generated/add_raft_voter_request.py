@@ -21,6 +21,7 @@ from ._base import (
     new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
@@ -497,3 +498,6 @@ AddRaftVoterRequest._JSON = {
     0: _JSON_add_raft_voter_request_v0,
     1: _JSON_add_raft_voter_request_v1,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

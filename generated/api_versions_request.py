@@ -18,6 +18,7 @@ import struct as _struct
 
 from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     RawTags as _RawTags,
     null_error as _null_error,
@@ -342,3 +343,6 @@ ApiVersionsRequest._JSON = {
     4: _JSON_api_versions_request_v3,
     5: _JSON_api_versions_request_v5,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

@@ -26,6 +26,7 @@ from ._base import (
     new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     INT32 as _INT32,
     RawTags as _RawTags,
@@ -846,3 +847,6 @@ ApiVersionsResponse._JSON = {
     4: _JSON_api_versions_response_v3,
     5: _JSON_api_versions_response_v3,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

@@ -21,6 +21,7 @@ from ._base import (
     new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     INT32 as _INT32,
     RawTags as _RawTags,
@@ -712,3 +713,6 @@ BeginQuorumEpochRequest._JSON = {
     0: _JSON_begin_quorum_epoch_request_v0,
     1: _JSON_begin_quorum_epoch_request_v1,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

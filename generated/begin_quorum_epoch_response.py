@@ -20,6 +20,7 @@ from ._base import (
     new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     INT32 as _INT32,
     RawTags as _RawTags,
@@ -728,3 +729,6 @@ BeginQuorumEpochResponse._JSON = {
     0: _JSON_begin_quorum_epoch_response_v0,
     1: _JSON_begin_quorum_epoch_response_v1,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

@@ -13,6 +13,7 @@ import struct as _struct
 
 from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     RawTags as _RawTags,
     tags_not_supported as _tags_not_supported,
@@ -108,3 +109,6 @@ ControlRecordTypeSchema._WRITERS = {
 ControlRecordTypeSchema._JSON = {
     0: _JSON_control_record_type_schema_v0,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

@@ -14,6 +14,7 @@ import struct as _struct
 
 from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     RawTags as _RawTags,
     bad_bool as _bad_bool,
@@ -252,3 +253,6 @@ DescribeClusterRequest._JSON = {
     1: _JSON_describe_cluster_request_v1,
     2: _JSON_describe_cluster_request_v2,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

@@ -22,6 +22,7 @@ from ._base import (
     new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     ARRAY_int32 as _ARRAY_int32,
     INT32 as _INT32,
@@ -808,3 +809,6 @@ EndQuorumEpochRequest._JSON = {
     0: _JSON_end_quorum_epoch_request_v0,
     1: _JSON_end_quorum_epoch_request_v1,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

@@ -31,6 +31,7 @@ import uuid
 
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     ARRAY_int32 as _ARRAY_int32,
     INT32 as _INT32,
@@ -3129,3 +3130,6 @@ FetchRequest._JSON = {
     17: _JSON_fetch_request_v17,
     18: _JSON_fetch_request_v18,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

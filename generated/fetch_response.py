@@ -36,6 +36,7 @@ from ._base import (
     new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     INT32 as _INT32,
     RawTags as _RawTags,
@@ -2121,3 +2122,6 @@ FetchResponse._JSON = {
     17: _JSON_fetch_response_v16,
     18: _JSON_fetch_response_v16,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

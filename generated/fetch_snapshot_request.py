@@ -15,6 +15,7 @@ import uuid
 
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
@@ -902,3 +903,6 @@ FetchSnapshotRequest._JSON = {
     0: _JSON_fetch_snapshot_request_v0,
     1: _JSON_fetch_snapshot_request_v1,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

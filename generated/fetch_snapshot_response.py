@@ -20,6 +20,7 @@ from ._base import (
     new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     RawTags as _RawTags,
     count_error as _count_error,
@@ -926,3 +927,6 @@ FetchSnapshotResponse._JSON = {
     0: _JSON_fetch_snapshot_response_v0,
     1: _JSON_fetch_snapshot_response_v1,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

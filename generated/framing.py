@@ -57,8 +57,11 @@ def read_frame(
 
 def _api_key_of(body: object, side: str, call: str) -> int:
     """The API key of ``body``, which must be a message of the ``side`` ("request"/"response")."""
-    spec_type = body.SPEC_TYPE if isinstance(body, Message) else None
-    api_key = body.API_KEY if isinstance(body, Message) else None
+    # a compiled message class (kraftwire codegen --native) cannot derive from Message
+    compiled = type(body).__module__.rpartition(".")[2].startswith("_native_")
+    is_message = isinstance(body, Message) or compiled
+    spec_type: str | None = getattr(body, "SPEC_TYPE", None) if is_message else None
+    api_key: int | None = getattr(body, "API_KEY", None) if is_message else None
     if spec_type != side or api_key is None:
         what = f"a {spec_type} message" if spec_type else "not a message class of an API"
         raise EncodeError(f"{call} needs a {side} message, got {type(body).__name__} ({what})")

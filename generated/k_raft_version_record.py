@@ -13,6 +13,7 @@ import struct as _struct
 
 from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     RawTags as _RawTags,
     skip_unknown_tags as _skip_unknown_tags,
@@ -128,3 +129,6 @@ KRaftVersionRecord._WRITERS = {
 KRaftVersionRecord._JSON = {
     0: _JSON_k_raft_version_record_v0,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

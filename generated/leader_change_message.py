@@ -15,6 +15,7 @@ import uuid
 
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
@@ -459,3 +460,6 @@ LeaderChangeMessage._JSON = {
     0: _JSON_leader_change_message_v0,
     1: _JSON_leader_change_message_v1,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

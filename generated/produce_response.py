@@ -22,6 +22,7 @@ from ._base import (
     new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     INT32 as _INT32,
     RawTags as _RawTags,
@@ -1985,3 +1986,6 @@ ProduceResponse._JSON = {
     12: _JSON_produce_response_v10,
     13: _JSON_produce_response_v13,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

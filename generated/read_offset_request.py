@@ -20,6 +20,7 @@ import struct as _struct
 
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     RawTags as _RawTags,
     count_error as _count_error,
@@ -374,3 +375,6 @@ ReadOffsetRequest._WRITERS = {
 ReadOffsetRequest._JSON = {
     0: _JSON_read_offset_request_v0,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

@@ -16,6 +16,7 @@ import struct as _struct
 
 from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     RawTags as _RawTags,
     read_string as _read_string,
@@ -191,3 +192,6 @@ RequestHeader._JSON = {
     1: _JSON_request_header_v1,
     2: _JSON_request_header_v1,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

@@ -14,6 +14,7 @@ import struct as _struct
 
 from ._base import Message as _Message, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     RawTags as _RawTags,
     skip_unknown_tags as _skip_unknown_tags,
@@ -143,3 +144,6 @@ ResponseHeader._JSON = {
     0: _JSON_response_header_v0,
     1: _JSON_response_header_v0,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

@@ -20,6 +20,7 @@ from ._base import (
     new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     RawTags as _RawTags,
     ZERO_BYTES as _ZERO_BYTES,
@@ -444,3 +445,6 @@ UpdateRaftVoterRequest._WRITERS = {
 UpdateRaftVoterRequest._JSON = {
     0: _JSON_update_raft_voter_request_v0,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

@@ -13,6 +13,7 @@ import struct as _struct
 
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     RawTags as _RawTags,
     default_tag as _default_tag,
@@ -330,3 +331,6 @@ UpdateRaftVoterResponse._WRITERS = {
 UpdateRaftVoterResponse._JSON = {
     0: _JSON_update_raft_voter_response_v0,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

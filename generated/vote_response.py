@@ -21,6 +21,7 @@ from ._base import (
     new_unfilled as _new,
 )
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
+from ._native_loader import install as _native_install
 from ._runtime import (
     RawTags as _RawTags,
     bad_bool as _bad_bool,
@@ -665,3 +666,6 @@ VoteResponse._JSON = {
     1: _JSON_vote_response_v1,
     2: _JSON_vote_response_v1,
 }
+
+# The compiled classes replace the ones above when `kraftwire codegen --native` built them.
+CODEC_IMPLEMENTATION = _native_install(globals())

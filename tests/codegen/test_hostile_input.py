@@ -214,6 +214,11 @@ def test_hostile_tag_sections_in_every_upstream_message(upstream):
     assert _check_hostile_tails(upstream) >= 760  # 292 specs, all their versions
 
 
+@pytest.mark.skipif(
+    bundled.CODEC_IMPLEMENTATION != "pure",
+    reason="the guard traces Python frames: compiled loops are invisible to it "
+    "(tests/codegen/native/test_differential.py compares them with the pure ones)",
+)
 def test_the_guard_notices_a_loop_that_outruns_its_input():
     # The guard itself must be able to fail: a 2-element array read from a 1-byte "input" budget.
     from kraftwire.generated.fetch_request import FetchRequest, FetchTopic

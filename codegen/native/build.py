@@ -1,0 +1,125 @@
+"""Compile the typed modules of a generated package with mypyc and place the extension modules in it.
+
+Sources are written to a temporary folder laid out as the package's import path (mypyc names modules
+by their folders), compiled there by ``setup.py build_ext --inplace`` with ``mypycify(separate=True)``
+(one extension per spec, so a spec's module builds on its own and the C compiler runs in parallel),
+and only the resulting ``_native_*`` extension files are copied into the package. The temporary
+folder is always removed; nothing else in the package is touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..model import MessageSpec
+from ..output import is_native_extension
+from .emit import Unsupported, native_module_name, render_native_module
+
+_SETUP = """\
+import sys
+from setuptools import setup
+from mypyc.build import mypycify
+
+setup(
+    name="kraftwire-native",
+    ext_modules=mypycify(sys.argv[1:], separate=True, opt_level="3"),
+    script_args=["-q", "build_ext", "--inplace", "--parallel", "{jobs}"],
+)
+"""
+
+
+class NativeBuildError(Exception):
+    """mypyc or the C compiler failed; the message names the log with the details."""
+
+
+@dataclass(frozen=True)
+class NativeBuild:
+    compiled: list[str]  # spec modules now with a compiled codec
+    skipped: list[str]  # "<spec>: reason" for specs whose module stays pure
+    seconds: float
+    extension_bytes: int  # total size of the extension files placed into the package
+
+
+def emit_sources(
+    specs: list[MessageSpec], package: str, out_dir: Path
+) -> tuple[dict[str, str], list[str]]:
+    """The native source per spec module (``{module: source}``) and the specs left pure.
+
+    Each source records the SHA-256 of the pure module it was made for; the loader refuses a
+    compiled module whose pure module changed since.
+    """
+    sources: dict[str, str] = {}
+    skipped: list[str] = []
+    for spec in specs:
+        if spec.is_placeholder:
+            continue
+        pure = out_dir / f"{spec.module}.py"
+        try:
+            text = render_native_module(spec, package)
+        except Unsupported as exc:
+            skipped.append(f"{spec.stem}: {exc}")
+            continue
+        digest = hashlib.sha256(pure.read_bytes()).hexdigest()
+        sources[spec.module] = text + f'\nPURE_SOURCE_SHA256: Final = "{digest}"\n'
+    return sources, skipped
+
+
+def build_native(
+    specs: list[MessageSpec], package: str, out_dir: Path, jobs: int | None = None
+) -> NativeBuild:
+    """Emit, compile and place the compiled codecs of ``specs`` into the package at ``out_dir``."""
+    started = time.perf_counter()
+    sources, skipped = emit_sources(specs, package, out_dir)
+    with tempfile.TemporaryDirectory(prefix="kraftwire-native-") as temp:
+        root = Path(temp)
+        package_dir = root.joinpath(*package.split("."))
+        package_dir.mkdir(parents=True)
+        for level in [package_dir, *package_dir.relative_to(root).parents]:
+            if level != Path("."):
+                (root / level / "__init__.py").touch()
+        paths = []
+        for module, text in sources.items():
+            path = package_dir / f"{native_module_name_of(module)}.py"
+            path.write_text(text, encoding="utf-8")
+            paths.append(str(path.relative_to(root)))
+        _compile(root, paths, jobs or os.cpu_count() or 1)
+        built = sorted(p for p in package_dir.iterdir() if is_native_extension(p.name))
+        size = 0
+        for path in built:
+            shutil.copyfile(path, out_dir / path.name)
+            size += path.stat().st_size
+    return NativeBuild(sorted(sources), skipped, time.perf_counter() - started, size)
+
+
+def native_module_name_of(module: str) -> str:
+    return f"_native_{module}"
+
+
+def _compile(root: Path, paths: list[str], jobs: int) -> None:
+    if not paths:
+        return
+    log = root / "build.log"
+    with log.open("w") as stream:
+        result = subprocess.run(
+            [sys.executable, "-c", _SETUP.format(jobs=jobs), *paths],
+            cwd=root,
+            stdout=stream,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+    if result.returncode != 0:
+        kept = Path(tempfile.gettempdir()) / "kraftwire-native-build.log"
+        shutil.copyfile(log, kept)
+        tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
+        raise NativeBuildError(f"mypyc build failed ({tail[0][:200]}); full log: {kept}")
+
+
+__all__ = ["NativeBuild", "NativeBuildError", "build_native", "emit_sources", "native_module_name"]
