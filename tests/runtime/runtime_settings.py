@@ -1,5 +1,9 @@
-"""Node timers for the runtime tests (a module of its own: every test directory has a ``conftest``,
-so importing from one by name is ambiguous in a whole-suite run)."""
+"""Node timers and the formatted test cluster for the runtime tests (a module of its own: every test
+directory has a ``conftest``, so importing from one by name is ambiguous in a whole-suite run)."""
+
+import contextlib
+
+from kraftwire.node.runtime.local_cluster import LocalCluster
 
 # Timers a shared 2-core machine can keep: fast enough for tests, slow enough to avoid churn.
 TEST_SETTINGS = {
@@ -10,3 +14,14 @@ TEST_SETTINGS = {
 
 # The same, with followers serving client Fetches of committed records (reads after ReadOffset).
 FOLLOWER_READ_SETTINGS = {**TEST_SETTINGS, "kraftwire.follower.fetch.enable": "true"}
+
+
+@contextlib.contextmanager
+def formatted_cluster(directory, settings=TEST_SETTINGS):
+    """A formatted 3-node cluster of real processes; every process is stopped (SIGKILL last) after."""
+    local = LocalCluster(str(directory), 3, settings=settings)
+    local.format()
+    try:
+        yield local
+    finally:
+        local.stop_all(graceful_s=5)

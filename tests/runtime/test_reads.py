@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from runtime_settings import FOLLOWER_READ_SETTINGS
+from runtime_settings import FOLLOWER_READ_SETTINGS, formatted_cluster
 from kraftwire.generated import APIS
 from kraftwire.node.runtime.client import KafkaConnection
 from kraftwire.node.runtime.local_cluster import LocalCluster, free_ports
@@ -56,12 +56,8 @@ def test_api_versions_lists_read_offset(cluster):
 @pytest.fixture
 def follower_read_cluster(tmp_path):
     """A formatted 3-node cluster whose followers serve client Fetches; stopped after the test."""
-    local = LocalCluster(str(tmp_path / "cluster"), 3, settings=FOLLOWER_READ_SETTINGS)
-    local.format()
-    try:
+    with formatted_cluster(tmp_path / "cluster", FOLLOWER_READ_SETTINGS) as local:
         yield local
-    finally:
-        local.stop_all(graceful_s=5)
 
 
 def test_follower_reads_see_every_acknowledged_write(follower_read_cluster):
