@@ -97,6 +97,7 @@ def measured(cluster: LocalCluster, leader: int, targets, readers: int, seconds:
         "followers": sum(t for i, t in spent.items() if i != leader),
         "client": time.process_time() - client_before,
     }
+    result["node_cpu"] = spent
     return result
 
 
@@ -117,6 +118,10 @@ def summary(runs: list[dict]) -> dict:
         "p50_ms": pick(0.5) if latencies else float("nan"),
         "p99_ms": pick(0.99) if latencies else float("nan"),
         "cpu_ms_per_1000": per_1000,
+        # the busiest node's CPU per read bounds the set-up once every node has a core of its own
+        "busiest_node_us_per_read": 1e6
+        * max(sum(run["node_cpu"][i] for run in runs) for i in runs[0]["node_cpu"])
+        / max(served, 1),
     }
 
 
@@ -175,10 +180,30 @@ def main() -> None:
             f"  CPU ms per 1000 reads: leader {cpu['leader']:.0f}, followers {cpu['followers']:.0f}, "
             f"client {cpu['client']:.0f}"
         )
-    ratio = figures["all three"]["reads_per_s"] / max(figures["leader alone"]["reads_per_s"], 1e-9)
+    alone, three = figures["leader alone"], figures["all three"]
+    ratio = three["reads_per_s"] / max(alone["reads_per_s"], 1e-9)
     print(
         f"verdict: all three / leader alone = {ratio:.2f}x (target >= 2x): "
         f"{'met' if ratio >= 2 else 'NOT met'}"
+    )
+    print_capacity(alone, three)
+
+
+def print_capacity(alone: dict, three: dict) -> None:
+    """What the CPU accounting says beyond this machine (a projection, not the measurement)."""
+    bound_alone = 1e6 / max(alone["busiest_node_us_per_read"], 1e-9)
+    bound_three = 1e6 / max(three["busiest_node_us_per_read"], 1e-9)
+    print(
+        f"projection, one core per node and clients elsewhere: leader alone <= {bound_alone:,.0f}/s, "
+        f"all three <= {bound_three:,.0f}/s (busiest node's CPU per read): "
+        f"{bound_three / bound_alone:.2f}x"
+    )
+    per_read = sum(three["cpu_ms_per_1000"].values()) / 1000  # CPU ms per read, client included
+    needed = per_read * 2 * alone["reads_per_s"] / 1000
+    print(
+        f"cores the 2x target needs at this run's costs: {needed:.1f} "
+        f"(all three spends {per_read * 1000:.0f} CPU ms per 1000 reads, client included; "
+        f"this machine has {os.cpu_count()})"
     )
 
 
