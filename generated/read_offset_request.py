@@ -10,6 +10,10 @@ very long time, stays a positive int16 as every request header needs, and stands
 The draft's ReadTimestamp (int64, versions "1" in a spec valid only for "0") is dropped: it was never on
 the wire, and a timestamp-bounded read would be a lease read that trusts bounded clock drift, which
 KRaft never assumes. The read-index answer below needs no clock; a lease read would get its own version.
+The tagged ReplicaId, CurrentLeaderEpoch and ReplicaDirectoryId say who asks, as Fetch does: a voter of
+the leader's latest set that sends its ReadOffset in the leader's epoch has not voted in a later epoch,
+so its request counts as that voter's acknowledgement for the reads it carries (the leader pings only
+the voters a majority still needs; with three voters, none). A client leaves them at their defaults.
 
 Valid versions: 0; flexible versions: 0+.
 """
@@ -17,19 +21,31 @@ Valid versions: 0; flexible versions: 0+.
 from __future__ import annotations
 
 import struct as _struct
+import uuid
 
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._native_loader import install as _native_install
 from ._runtime import (
     RawTags as _RawTags,
+    ZERO_BYTES as _ZERO_BYTES,
+    ZERO_UUID as _ZERO_UUID,
     count_error as _count_error,
+    default_tag as _default_tag,
     null_error as _null_error,
     read_compact_array_count as _read_compact_array_count,
     read_compact_string as _read_compact_string,
+    read_raw_tags as _read_raw_tags,
+    read_tag_count as _read_tag_count,
+    read_tag_size as _read_tag_size,
+    read_uvarint as _read_uvarint,
     skip_unknown_tags as _skip_unknown_tags,
+    tag_count_error as _tag_count_error,
+    tag_order_error as _tag_order_error,
+    tag_size_error as _tag_size_error,
     too_long as _too_long,
     truncated as _truncated,
+    uuid_from_wire as _uuid_from_wire,
     write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
@@ -42,7 +58,8 @@ __all__ = [
 ]
 
 _S0 = _struct.Struct(">i")
-_S1 = _struct.Struct(">ix")
+_S1 = _struct.Struct(">16s")
+_S2 = _struct.Struct(">ix")
 
 
 class PartitionData(_Struct):
@@ -52,25 +69,42 @@ class PartitionData(_Struct):
 
     Attributes:
         partition_index (int32; versions 0+): Index of the partition.
+        current_leader_epoch (int32; versions 0+, tag 0 in 0+, default -1): Epoch of the leader as
+            the asking replica knows it, or -1.
+        replica_directory_id (uuid; versions 0+, tag 1 in 0+): Log directory id of the asking
+            replica, or the zero uuid.
     """
 
-    __slots__ = ("partition_index", "unknown_tagged_fields")
+    __slots__ = (
+        "partition_index",
+        "current_leader_epoch",
+        "replica_directory_id",
+        "unknown_tagged_fields",
+    )
     _KINDS = {
         "partition_index": "int32",
+        "current_leader_epoch": "int32",
+        "replica_directory_id": "uuid",
     }
 
     def __init__(
         self,
         partition_index: int = 0,
+        current_leader_epoch: int = -1,
+        replica_directory_id: uuid.UUID = _ZERO_UUID,
         unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.partition_index = partition_index
+        self.current_leader_epoch = current_leader_epoch
+        self.replica_directory_id = replica_directory_id
         self.unknown_tagged_fields = unknown_tagged_fields
 
     def __eq__(self, other: object) -> bool:
         return (
             type(other) is PartitionData
             and self.partition_index == other.partition_index
+            and self.current_leader_epoch == other.current_leader_epoch
+            and self.replica_directory_id == other.replica_directory_id
             and (self.unknown_tagged_fields or None) == (other.unknown_tagged_fields or None)
         )
 
@@ -118,10 +152,12 @@ class ReadOffsetRequest(_Message):
     Attributes:
         cluster_id (string; versions 0+, nullable 0+, default null): Cluster id of the sender,
             checked by the leader when not null.
+        replica_id (int32; versions 0+, tag 0 in 0+, default -1): Id of the asking replica, or -1
+            for a client.
         topics ([]TopicData; versions 0+): Topics whose read offset is asked for.
     """
 
-    __slots__ = ("cluster_id", "topics", "unknown_tagged_fields")
+    __slots__ = ("cluster_id", "replica_id", "topics", "unknown_tagged_fields")
     SPEC_NAME = "ReadOffsetRequest"
     SPEC_TYPE = "request"
     API_KEY = 1000
@@ -130,16 +166,19 @@ class ReadOffsetRequest(_Message):
     LOWEST_FLEXIBLE_VERSION = 0
     _KINDS = {
         "cluster_id": "string",
+        "replica_id": "int32",
         "topics": "array",
     }
 
     def __init__(
         self,
         cluster_id: str | None = None,
+        replica_id: int = -1,
         topics: list[TopicData] = _DEFAULT,
         unknown_tagged_fields: list[tuple[int, bytes]] | _RawTags | None = None,
     ) -> None:
         self.cluster_id = cluster_id
+        self.replica_id = replica_id
         self.topics = [] if topics is _DEFAULT else topics
         self.unknown_tagged_fields = unknown_tagged_fields
 
@@ -147,6 +186,7 @@ class ReadOffsetRequest(_Message):
         return (
             type(other) is ReadOffsetRequest
             and self.cluster_id == other.cluster_id
+            and self.replica_id == other.replica_id
             and self.topics == other.topics
             and (self.unknown_tagged_fields or None) == (other.unknown_tagged_fields or None)
         )
@@ -159,12 +199,31 @@ def _write_partition_data_v0(obj: PartitionData, out: bytearray) -> None:
         f = "partition_index"
         out += _S0.pack(obj.partition_index)
         f = ""
+        # Known tags first in tag order; kept raw tags are all above them (checked when written).
+        f = "current_leader_epoch"
+        has_0 = obj.current_leader_epoch != -1
+        f = "replica_directory_id"
+        has_1 = obj.replica_directory_id.int != 0
+        f = ""
         unknown = obj.unknown_tagged_fields
-        if unknown:
-            _write_uvarint(out, len(unknown))
-            _write_raw_tags(out, unknown, 0)
+        count = has_0 + has_1 + (len(unknown) if unknown else 0)
+        if count < 128:
+            out.append(count)
         else:
+            _write_uvarint(out, count)
+        if has_0:
+            f = "current_leader_epoch"
             out.append(0)
+            out.append(4)
+            out += _S0.pack(obj.current_leader_epoch)
+        if has_1:
+            f = "replica_directory_id"
+            out.append(1)
+            out.append(16)
+            out += _S1.pack(obj.replica_directory_id.bytes)
+        if unknown:
+            f = ""
+            _write_raw_tags(out, unknown, 2)
     except Exception as exc:
         raise _write_failure(exc, obj, f, PartitionData) from None
 
@@ -200,9 +259,11 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
         _end = pos + 5 * _n
         if _end <= _len and buf[pos + 4 : _end : 5] == bytes(_n):
             # no element has tagged fields: every one is 5 bytes
-            for _row in _S1.iter_unpack(buf[pos:_end]):
+            for _row in _S2.iter_unpack(buf[pos:_end]):
                 _e = _new(PartitionData)
                 (_e.partition_index,) = _row
+                _e.current_leader_epoch = -1
+                _e.replica_directory_id = _ZERO_UUID
                 _e.unknown_tagged_fields = None
                 _partitions_list.append(_e)
             pos = _end
@@ -213,11 +274,61 @@ def _read_topic_data_v0(buf: bytes, pos: int) -> tuple[TopicData, int]:
                 (_e.partition_index,) = _S0.unpack_from(buf, pos)
                 pos += 4
                 # read partitions[_i] (tagged fields)
+                _e.current_leader_epoch = -1
+                _e.replica_directory_id = _ZERO_UUID
                 if buf[pos] == 0:
                     _e.unknown_tagged_fields = None
                     pos += 1
                 else:
-                    _e.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+                    _unknown = None
+                    _previous = -1
+                    _count = buf[pos]
+                    if _count < 0x80:
+                        pos += 1
+                        if _count > (_len - pos) >> 1:
+                            raise _tag_count_error(_count, _len - pos, pos - 1)
+                    else:
+                        _count, pos = _read_tag_count(buf, pos)
+                    for _t in range(_count):
+                        _at = pos
+                        _tag = buf[pos]
+                        if _tag < 0x80:
+                            pos += 1
+                        else:
+                            _tag, pos = _read_uvarint(buf, pos)
+                        _size = buf[pos]
+                        if _size < 0x80:
+                            pos += 1
+                        else:
+                            _size, pos = _read_tag_size(buf, pos, _tag)
+                        if _tag <= _previous:
+                            raise _tag_order_error(_tag, _previous)
+                        _previous = _tag
+                        _start = pos
+                        if _tag == 0:
+                            # read partitions[_i].current_leader_epoch
+                            (_e.current_leader_epoch,) = _S0.unpack_from(buf, pos)
+                            pos += 4
+                            if not (_e.current_leader_epoch != -1):
+                                raise _default_tag(_tag)
+                        elif _tag == 1:
+                            # read partitions[_i].replica_directory_id
+                            (_replica_directory_id,) = _S1.unpack_from(buf, pos)
+                            pos += 16
+                            _e.replica_directory_id = (
+                                _ZERO_UUID
+                                if _replica_directory_id == _ZERO_BYTES
+                                else _uuid_from_wire(_replica_directory_id)
+                            )
+                            if not (_e.replica_directory_id.int != 0):
+                                raise _default_tag(_tag)
+                        else:  # this and every later tag is unknown here: kept raw, in one slice
+                            _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 2)
+                            break
+                        # read partitions[_i] (tagged fields)
+                        if pos - _start != _size:
+                            raise _tag_size_error(_tag, _size, pos - _start)
+                    _e.unknown_tagged_fields = _unknown
                 _partitions_list.append(_e)
         obj.partitions = _partitions_list
     # read (tagged fields)
@@ -296,11 +407,49 @@ def _read_read_offset_request_v0(buf: bytes, pos: int) -> tuple[ReadOffsetReques
             _topics_list.append(_topics_item)
         obj.topics = _topics_list
     # read (tagged fields)
+    obj.replica_id = -1
     if buf[pos] == 0:
         obj.unknown_tagged_fields = None
         pos += 1
     else:
-        obj.unknown_tagged_fields, pos = _skip_unknown_tags(buf, pos, 0)
+        _unknown = None
+        _previous = -1
+        _count = buf[pos]
+        if _count < 0x80:
+            pos += 1
+            if _count > (_len - pos) >> 1:
+                raise _tag_count_error(_count, _len - pos, pos - 1)
+        else:
+            _count, pos = _read_tag_count(buf, pos)
+        for _t in range(_count):
+            _at = pos
+            _tag = buf[pos]
+            if _tag < 0x80:
+                pos += 1
+            else:
+                _tag, pos = _read_uvarint(buf, pos)
+            _size = buf[pos]
+            if _size < 0x80:
+                pos += 1
+            else:
+                _size, pos = _read_tag_size(buf, pos, _tag)
+            if _tag <= _previous:
+                raise _tag_order_error(_tag, _previous)
+            _previous = _tag
+            _start = pos
+            if _tag == 0:
+                # read replica_id
+                (obj.replica_id,) = _S0.unpack_from(buf, pos)
+                pos += 4
+                if not (obj.replica_id != -1):
+                    raise _default_tag(_tag)
+            else:  # this and every later tag is unknown here: kept raw, in one slice
+                _unknown, pos = _read_raw_tags(buf, _at, _count - _t, 1)
+                break
+            # read (tagged fields)
+            if pos - _start != _size:
+                raise _tag_size_error(_tag, _size, pos - _start)
+        obj.unknown_tagged_fields = _unknown
     return obj, pos
 
 
@@ -333,23 +482,40 @@ def _write_read_offset_request_v0(obj: ReadOffsetRequest, out: bytearray) -> Non
         for topics_item in topics_items:
             _write_topic_data_v0(topics_item, out)
         f = ""
+        # Known tags first in tag order; kept raw tags are all above them (checked when written).
+        f = "replica_id"
+        has_0 = obj.replica_id != -1
+        f = ""
         unknown = obj.unknown_tagged_fields
-        if unknown:
-            _write_uvarint(out, len(unknown))
-            _write_raw_tags(out, unknown, 0)
+        count = has_0 + (len(unknown) if unknown else 0)
+        if count < 128:
+            out.append(count)
         else:
+            _write_uvarint(out, count)
+        if has_0:
+            f = "replica_id"
             out.append(0)
+            out.append(4)
+            out += _S0.pack(obj.replica_id)
+        if unknown:
+            f = ""
+            _write_raw_tags(out, unknown, 1)
     except Exception as exc:
         raise _write_failure(exc, obj, f, ReadOffsetRequest) from None
 
 
-_FIELDS_partition_data = (_F("partition_index", "partitionIndex", "int32"),)
+_FIELDS_partition_data = (
+    _F("partition_index", "partitionIndex", "int32"),
+    _F("current_leader_epoch", "currentLeaderEpoch", "int32", "", -1),
+    _F("replica_directory_id", "replicaDirectoryId", "uuid", "", _ZERO_UUID),
+)
 _FIELDS_topic_data = (
     _F("topic_name", "topicName", "string"),
     _F("partitions", "partitions", "array", "PartitionData"),
 )
 _FIELDS_read_offset_request = (
     _F("cluster_id", "clusterId", "string"),
+    _F("replica_id", "replicaId", "int32", "", -1),
     _F("topics", "topics", "array", "TopicData"),
 )
 
@@ -358,12 +524,12 @@ _FIELDS_read_offset_request = (
 # class's _FIELDS tuple: I = an inline field at these versions, T = tagged, A = absent (left out).
 # `nullable` has "1" for each field nullable at these versions ("" when none is); `children` maps a
 # field's index to the view of its nested struct or struct array.
-_JSON_partition_data_v0 = _JsonLayout(PartitionData, _FIELDS_partition_data, "I")
+_JSON_partition_data_v0 = _JsonLayout(PartitionData, _FIELDS_partition_data, "ITT")
 _JSON_topic_data_v0 = _JsonLayout(
     TopicData, _FIELDS_topic_data, "II", "", {1: _JSON_partition_data_v0}
 )
 _JSON_read_offset_request_v0 = _JsonLayout(
-    ReadOffsetRequest, _FIELDS_read_offset_request, "II", "10", {1: _JSON_topic_data_v0}
+    ReadOffsetRequest, _FIELDS_read_offset_request, "ITI", "100", {2: _JSON_topic_data_v0}
 )
 
 ReadOffsetRequest._READERS = {

@@ -3,7 +3,7 @@
 
 The leader's answer to ReadOffset: per partition, the high watermark it noted when the request arrived,
 sent only once it has confirmed that it still leads (a batch of its own epoch committed and a majority of
-voters fetching from it since then). Until the reader has applied that offset it must not serve the read.
+voters acknowledging its epoch since then). Until the reader has applied that offset it must not serve the read.
 A node that is not the leader, or stops leading before it could confirm, answers NOT_LEADER_OR_FOLLOWER
 with the leader it knows in CurrentLeader and that leader's endpoints in NodeEndpoints, as Fetch does.
 apiKey 1000: see ReadOffsetRequest.json.

@@ -233,11 +233,15 @@ class LeaderState(EpochState):
         leader included, answered a ping sent after every read of the round arrived."""
         if not self.read_rounds or self.high_watermark is None:
             return None
-        first = self.read_rounds[0]
-        acked = sum(1 for nid in first.acked if nid in self.voter_states and nid != self.local_key.id)
-        if acked < self.required_fetchers():
+        if not self.round_acked(self.read_rounds[0]):
             return None
         return self.read_rounds.pop(0)
+
+    def round_acked(self, read_round: ConfirmRound) -> bool:
+        """A majority of the latest voters, the leader included, acknowledged ``read_round``."""
+        local = self.local_key.id
+        acked = sum(1 for nid in read_round.acked if nid in self.voter_states and nid != local)
+        return acked >= self.required_fetchers()
 
     def check_quorum_expired(self, now: int) -> bool:
         return self.required_fetchers() > 0 and now >= self.check_quorum_deadline

@@ -121,12 +121,18 @@ def answer_abandoned(replica: Replica) -> None:
 # -- ReadOffset rounds (the rule is in read_offset.py) ----------------------------------------------------
 
 
-def enqueue_read(replica: Replica, st: LeaderState, read: LeaderRead) -> None:
-    """Add a read to the newest round if that has sent no ping yet, else open a round; then ping."""
+def enqueue_read(
+    replica: Replica, st: LeaderState, read: LeaderRead, asking_voter: int | None = None
+) -> None:
+    """Add a read to the newest round if that is still open, else open a round; a voter's own
+    ReadOffset (``asking_voter``) gets a round of its own that it has acknowledged. Then ping."""
     rounds = st.read_rounds
-    if not rounds or rounds[-1].pings:
-        rounds.append(ConfirmRound())
-    rounds[-1].reads.append(read)
+    if asking_voter is not None:
+        rounds.append(ConfirmRound([read], acked={asking_voter}, closed=True))
+    else:
+        if not rounds or rounds[-1].closed:
+            rounds.append(ConfirmRound())
+        rounds[-1].reads.append(read)
     answer_confirmed_reads(replica, st)
     ping_rounds(replica, st)
 
@@ -141,7 +147,11 @@ def ping_rounds(replica: Replica, st: LeaderState) -> None:
     for nid, progress in st.voter_states.items():
         if nid == local or not replica.requests.is_ready(nid, now):
             continue
-        needing = [r for r in st.read_rounds if nid not in r.acked and not _ping_live(replica, r, nid)]
+        needing = [
+            r
+            for r in st.read_rounds
+            if nid not in r.acked and not st.round_acked(r) and not _ping_live(replica, r, nid)
+        ]
         if not needing:
             continue
         request = messages.begin_quorum_epoch_request(
@@ -150,6 +160,7 @@ def ping_rounds(replica: Replica, st: LeaderState) -> None:
         cid = replica.send_request(nid, request)
         for read_round in needing:
             read_round.pings[nid] = cid
+            read_round.closed = True
 
 
 def _ping_live(replica: Replica, read_round: ConfirmRound, nid: int) -> bool:

@@ -243,10 +243,16 @@ def fetch_snapshot_request(
     )
 
 
-def read_offset_request(cluster_id: str) -> Any:
-    partition = _ro.PartitionData(partition_index=METADATA_PARTITION)
+def read_offset_request(cluster_id: str, replica: ReplicaKey | None, epoch: int) -> Any:
+    """A replica's ReadOffset, saying who asks and in which epoch (a voter's counts as its ack)."""
+    partition = _ro.PartitionData(
+        partition_index=METADATA_PARTITION,
+        current_leader_epoch=epoch,
+        replica_directory_id=dir_or_zero(replica),
+    )
     topic = _ro.TopicData(topic_name=METADATA_TOPIC, partitions=[partition])
-    return _ro.ReadOffsetRequest(cluster_id=cluster_id, topics=[topic])
+    replica_id = -1 if replica is None else replica.id
+    return _ro.ReadOffsetRequest(cluster_id=cluster_id, replica_id=replica_id, topics=[topic])
 
 
 def api_versions_request() -> Any:

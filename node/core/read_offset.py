@@ -11,6 +11,14 @@ has confirmed that it still led when the request arrived:
   request arrived. A voter that accepts our epoch after the request arrived had not voted in a later
   one by then (epochs only grow), so no later leader could have committed anything before the read
   began: the noted HW covers every write that finished before it.
+* A voter's own ReadOffset counts as its answer for the reads it carries. It names the voter (id and
+  log directory, matched against the latest voter set) and the epoch the voter was in when it sent the
+  request, which was after every read it carries began. If that is our epoch, the voter had not voted
+  in a later one when those reads began, which is all the ping shows. Such a request gets a round of
+  its own, opened already acknowledged by its sender and closed to other reads (for them the request
+  proves nothing); with three voters that is a majority with the leader, and no ping is sent. A
+  client (ReplicaId -1), an observer, a voter of another directory or one in another epoch gets the
+  ordinary round.
 
 The ping is a BeginQuorumEpoch, correlated by its correlation id. Fetches were the other candidate:
 they arrive every fetch interval anyway, but a Fetch carries nothing that says when it was sent, so
@@ -39,6 +47,8 @@ answer costs only one round trip more.
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import errors, responses
 from .api import (
     OutboundRequest,
@@ -51,7 +61,7 @@ from .api import (
 from .common import cluster_id_ok, common_outcome
 from .leader import LeaderState
 from .leader_ops import enqueue_read
-from .messages import metadata_partition, read_offset_request
+from .messages import key_of, metadata_partition, read_offset_request
 from .reads import MAX_WAITING_READS, LeaderRead, LocalRead
 from .replica import Replica
 
@@ -69,7 +79,18 @@ def handle_read_offset_request(replica: Replica, ev: RequestReceived) -> None:
         resp = responses.read_offset_response(errors.NONE, perr, None, st.leader_id, st.epoch, ep)
         return replica.respond(ev, resp)
     read = LeaderRead(ev.source, ev.correlation_id, ev.api_version, st.high_watermark)
-    enqueue_read(replica, st, read)
+    enqueue_read(replica, st, read, asking_voter(st, req))
+
+
+def asking_voter(st: LeaderState, req: Any) -> int | None:
+    """The voter whose ReadOffset ``req`` is, when it asks in our epoch (see the rule above), else None."""
+    partition = req.topics[0].partitions[0]  # metadata_partition has checked there is exactly one
+    if req.replica_id < 0 or req.replica_id == st.local_key.id:
+        return None
+    if partition.current_leader_epoch != st.epoch:
+        return None
+    key = key_of(req.replica_id, partition.replica_directory_id)
+    return key.id if st.voter_progress(key) is not None else None
 
 
 def start_read(replica: Replica, ev: ReadIndex) -> None:
@@ -116,7 +137,7 @@ def poll_reads(replica: Replica) -> None:
     # Sent outside the RequestManager (one request per node): a Fetch to the leader is nearly always
     # in flight. The reads remember the correlation id instead.
     cid = replica.requests.next_correlation_id()
-    request = read_offset_request(replica.cfg.cluster_id)
+    request = read_offset_request(replica.cfg.cluster_id, replica.local_key, st.epoch)
     endpoint = replica.endpoint_of(st.leader_id)
     replica.out.send(OutboundRequest(st.leader_id, cid, request, endpoint, 0))
     for read in unasked:

@@ -29,11 +29,13 @@ class LeaderRead:
 
 @dataclass(slots=True)
 class ConfirmRound:
-    """Reads confirmed together: those that arrived before the round's first ping went out."""
+    """Reads confirmed together: those that arrived before the round's first ping went out, or the
+    reads of one voter's own ReadOffset (``closed`` from the start, acknowledged by that voter)."""
 
     reads: list[LeaderRead] = field(default_factory=list)
     pings: dict[int, int] = field(default_factory=dict)  # voter id -> correlation id of its ping
-    acked: set[int] = field(default_factory=set)  # voters that answered a ping of this round
+    acked: set[int] = field(default_factory=set)  # voters that acknowledged the round
+    closed: bool = False  # no read joins it any more (it sent a ping, or it is a voter's own)
 
 
 @dataclass(slots=True)

@@ -143,7 +143,12 @@ def _upd_resp(r: Any) -> str:
 
 
 def _ro_req(r: Any) -> str:
-    return "cluster=" + str(r.cluster_id)
+    p = _p(r.topics)
+    asker = ""
+    if r.replica_id >= 0 and p is not None:
+        directory = "" if p.replica_directory_id.int == 0 else f":{str(p.replica_directory_id)[:8]}"
+        asker = f" replica={r.replica_id}{directory} epoch={p.current_leader_epoch}"
+    return "cluster=" + str(r.cluster_id) + asker
 
 
 def _ro_resp(r: Any) -> str:

@@ -57,10 +57,19 @@ def build(api: str, env: Any, dst: int, src: int, kw: dict) -> Any:
     epoch = core.state.epoch
     leo, last_epoch = core.log.end_offset(), core.log.last_fetched_epoch()
     part = _int(kw, "partition", 0)
-    if api == "ReadOffset":
+    if api == "ReadOffset":  # replica=N epoch=E dir=D: a replica's request (default: a client's)
+        asker = _int(kw, "replica", -1)
         return ro.ReadOffsetRequest(
             cluster_id=_cluster(kw),
-            topics=_topics(kw, ro.TopicData, ro.PartitionData, partition_index=part),
+            replica_id=_int(kw, "replica", -1),
+            topics=_topics(
+                kw,
+                ro.TopicData,
+                ro.PartitionData,
+                partition_index=part,
+                current_leader_epoch=_int(kw, "epoch", -1),
+                replica_directory_id=_dir(kw, "dir", asker),
+            ),
         )
     if api == "Vote":
         replica_epoch = _int(kw, "epoch", epoch + 1)
