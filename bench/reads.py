@@ -199,9 +199,9 @@ def print_capacity(alone: dict, three: dict) -> None:
         f"{bound_three / bound_alone:.2f}x"
     )
     per_read = sum(three["cpu_ms_per_1000"].values()) / 1000  # CPU ms per read, client included
-    needed = per_read * 2 * alone["reads_per_s"] / 1000
+    needed = per_read * 2 * bound_alone / 1000
     print(
-        f"cores the 2x target needs at this run's costs: {needed:.1f} "
+        f"cores for twice the leader-alone bound at this run's costs: {needed:.1f} "
         f"(all three spends {per_read * 1000:.0f} CPU ms per 1000 reads, client included; "
         f"this machine has {os.cpu_count()})"
     )
