@@ -230,3 +230,100 @@ def test_tcp_stream_shortcut_equals_the_general_path(plan, isn):
         stream.finish()
         outcomes.append((sink.events, stream.next_seq, stream.fin, stream.retransmits, stream.gaps))
     assert outcomes[0] == outcomes[1]
+
+
+def _twin_module(module):
+    """A second instance of a generated spec module: classes of other identities that share the
+    first module's JSON layout tables (their defaults the first module's objects), as the compiled
+    (native) classes share the pure ones' (``_native_loader.install``)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(module.__name__ + "_twin", module.__file__)
+    twin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(twin)
+    for name, value in vars(module).items():
+        if isinstance(value, type) and "_JSON" in vars(value):
+            getattr(twin, name)._JSON = value._JSON
+    return twin
+
+
+def _as_twin(value, twin):
+    """``value`` rebuilt from the twin module's classes (what the native loader's conversion does)."""
+    cls = getattr(twin, type(value).__name__, None) if hasattr(value, "_KINDS") else None
+    if cls is not None:
+        made = object.__new__(cls)
+        for name in [*type(value)._KINDS, "unknown_tagged_fields"]:
+            setattr(made, name, _as_twin(getattr(value, name), twin))
+        return made
+    if isinstance(value, list):
+        return [_as_twin(item, twin) for item in value]
+    return value
+
+
+def test_json_view_of_twin_class_objects_equals_the_pure_to_json(upstream):
+    """Tagged struct fields (Fetch's replicaState, divergingEpoch, currentLeader, snapshotId) are
+    left out at their default also when the value is another class's object than the default, as
+    every compiled value is: the view of the twin objects is the pure ``to_json``, on every Fetch
+    vector and on one whose tagged structs are set."""
+    import sys
+
+    from shared import shared_path
+    from vectors import load_vectors
+
+    checked = 0
+    for spec_name in ("FetchRequest", "FetchResponse"):
+        pure_class = upstream.lookup(spec_name)
+        twin = _twin_module(sys.modules[pure_class.__module__])
+        for vector in load_vectors(shared_path("kafka-vectors")):
+            if vector.spec != spec_name:
+                continue
+            message = pure_class.decode(vector.data, vector.version)
+            twin_message = _as_twin(message, twin)
+            assert type(twin_message) is not pure_class
+            assert json_view(twin_message, vector.version) == message.to_json(vector.version)
+            checked += 1
+    request = upstream.lookup("FetchRequest")()
+    request.replica_state.replica_id = 3
+    twin_request = _as_twin(request, _twin_module(sys.modules[type(request).__module__]))
+    view = json_view(twin_request, 15)
+    assert view == request.to_json(15) and view["replicaState"]["replicaId"] == 3
+    assert checked > 20
+
+
+def test_bundled_codecs_views_equal_their_to_json(monkeypatch):
+    """The bundled package's classes (the compiled ones when ``make native`` built them): view and
+    ``to_json`` agree on every vector of a spec the bundled set has."""
+    import kraftwire.generated as bundled
+    from shared import shared_path
+    from vectors import load_vectors
+
+    checked = 0
+    for vector in load_vectors(shared_path("kafka-vectors")):
+        try:
+            cls = bundled.lookup(vector.spec)
+            message = cls.decode(vector.data, vector.version)
+        except (KeyError, bundled.UnsupportedVersionError):
+            continue
+        assert json_view(message, vector.version) == message.to_json(vector.version), vector.name
+        checked += 1
+    assert checked > 100, bundled.CODEC_IMPLEMENTATION
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(view=st.dictionaries(st.text(max_size=8), json_values, max_size=6))
+def test_dumps_writes_what_json_dumps_writes(view):
+    """The once-built C encoder gives json.dumps's text with the same options: non-ASCII kept,
+    lone surrogates, NaN and infinities, big integers, nesting."""
+    assert dumps(view) == json.dumps(view, ensure_ascii=False, separators=(",", ":"))
