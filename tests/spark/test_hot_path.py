@@ -327,3 +327,54 @@ def test_dumps_writes_what_json_dumps_writes(view):
     """The once-built C encoder gives json.dumps's text with the same options: non-ASCII kept,
     lone surrogates, NaN and infinities, big integers, nesting."""
     assert dumps(view) == json.dumps(view, ensure_ascii=False, separators=(",", ":"))
+
+
+header_payloads = st.one_of(
+    st.binary(max_size=40),
+    st.builds(
+        lambda head, client_id, rest: head + struct.pack(">h", len(client_id)) + client_id + rest,
+        st.binary(min_size=8, max_size=8),
+        st.one_of(st.text(max_size=12).map(str.encode), st.binary(max_size=12)),
+        st.one_of(st.just(b"\x00"), st.binary(max_size=12)),
+    ),
+    st.builds(
+        lambda head, rest: head + b"\xff\xff" + rest,
+        st.binary(min_size=8, max_size=8),
+        st.binary(max_size=6),
+    ),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(payload=header_payloads, header_version=st.integers(0, 3))
+def test_request_body_start_is_where_the_header_codec_stops(upstream, payload, header_version):
+    """The shortcut past a request header either declines (None) or names the offset where the
+    codec's own header reader stops; the headers it declines are the ones the codec may reject."""
+    from kraftwire.spark_decoders.headers import request_body_start
+
+    start = request_body_start(payload, header_version)
+    if start is not None:
+        _, end = upstream.lookup("RequestHeader").read(payload, 0, header_version)
+        assert start == end
+
+
+@settings(max_examples=300, deadline=None)
+@given(payload=st.binary(max_size=12), header_version=st.integers(0, 2))
+def test_response_body_start_is_where_the_header_codec_stops(upstream, payload, header_version):
+    from kraftwire.spark_decoders.headers import response_body_start
+
+    start = response_body_start(payload, header_version)
+    if start is not None:
+        _, end = upstream.lookup("ResponseHeader").read(payload, 0, header_version)
+        assert start == end
+
+
+def test_plain_headers_take_the_shortcut():
+    from kraftwire.spark_decoders.headers import request_body_start, response_body_start
+
+    request = struct.pack(">hhih", 1, 17, 7, 3) + b"abc" + b"\x00" + b"body"
+    assert [request_body_start(request, v) for v in (0, 1, 2)] == [None, 13, 14]
+    assert request_body_start(struct.pack(">hhih", 1, 17, 7, -1) + b"\x00", 2) == 11
+    assert request_body_start(struct.pack(">hhih", 1, 17, 7, 2) + "é".encode(), 1) is None
+    assert request_body_start(request[:13] + b"\x01", 2) is None  # tagged fields: the codec's
+    assert [response_body_start(b"\x00\x00\x00\x07\x00", v) for v in (0, 1)] == [4, 5]
