@@ -179,8 +179,12 @@ def test_frame_reader_shortcut_equals_the_general_path(side, data):
 
 
 class _GeneralOnlyStream(TcpStream):
-    def _next_in_order(self, seq: int, flags: int, payload: bytes, packet: int, ts_ns: int) -> None:
-        self._any_segment(seq, flags, payload, 0, packet, ts_ns)
+    """Every segment through the general path: no in-order or bare-acknowledgement shortcut."""
+
+    def segment(
+        self, seq: int, flags: int, payload: bytes, missing: int, packet: int, ts_ns: int
+    ) -> None:
+        self._any_segment(seq, flags, payload, missing, packet, ts_ns)
 
 
 class _Record:
@@ -208,8 +212,8 @@ segment_plans = st.lists(
 
 
 @settings(max_examples=400, deadline=None)
-@given(plan=segment_plans, isn=st.sampled_from([0, 0xFFFFFFF0, 12345]))
-def test_tcp_stream_shortcut_equals_the_general_path(plan, isn):
+@given(plan=segment_plans, isn=st.sampled_from([0, 0xFFFFFFF0, 12345]), syn=st.booleans())
+def test_tcp_stream_shortcut_equals_the_general_path(plan, isn, syn):
     """In order, out of order, overlapping, retransmitted, wrapped, cut or flagged: the in-order
     shortcut hands the sink exactly what the general path hands it."""
     data = bytes(range(256))
@@ -217,7 +221,8 @@ def test_tcp_stream_shortcut_equals_the_general_path(plan, isn):
     for stream_class in (TcpStream, _GeneralOnlyStream):
         sink = _Record()
         stream = stream_class(sink)
-        stream.segment(isn, 0x02, b"", 0, 0, 0)
+        if syn:  # else the stream starts mid-way, at whatever comes first
+            stream.segment(isn, 0x02, b"", 0, 0, 0)
         cursor = 0
         for number, (offset, length, flags, missing, peer_ack) in enumerate(plan, 1):
             offset = cursor if offset is None else offset
@@ -230,6 +235,19 @@ def test_tcp_stream_shortcut_equals_the_general_path(plan, isn):
         stream.finish()
         outcomes.append((sink.events, stream.next_seq, stream.fin, stream.retransmits, stream.gaps))
     assert outcomes[0] == outcomes[1]
+
+
+@settings(max_examples=500, deadline=None)
+@given(acks=st.lists(st.integers(0, 0xFFFFFFFF) | st.sampled_from([0, 1, 0x7FFFFFFF, 0x80000000])))
+def test_peer_ack_keeps_the_furthest_acknowledgement_modulo_2_32(acks):
+    from kraftwire.spark_decoders.reassembly import seq_diff
+
+    stream, expected = TcpStream(_Record()), None
+    for ack in acks:
+        stream.peer_ack(ack)
+        if expected is None or seq_diff(ack, expected) > 0:
+            expected = ack
+        assert stream.peer_acked == expected
 
 
 def _twin_module(module):
@@ -378,3 +396,16 @@ def test_plain_headers_take_the_shortcut():
     assert request_body_start(struct.pack(">hhih", 1, 17, 7, 2) + "é".encode(), 1) is None
     assert request_body_start(request[:13] + b"\x01", 2) is None  # tagged fields: the codec's
     assert [response_body_start(b"\x00\x00\x00\x07\x00", v) for v in (0, 1)] == [4, 5]
+
+
+def test_bare_segments_that_change_the_stream_are_not_skipped():
+    """The bare-acknowledgement shortcut passes over nothing that matters: a bare FIN closes, a
+    bare RST closes, and a bare ACK on a stream not started yet fixes where it starts."""
+    for flags in (0x11, 0x14):
+        stream = TcpStream(_Record())
+        stream.segment(100, 0x02, b"", 0, 1, 1)
+        stream.segment(101, flags, b"", 0, 2, 2)
+        assert stream.fin
+    stream = TcpStream(_Record())
+    stream.segment(500, 0x10, b"", 0, 1, 1)
+    assert stream.next_seq == 500
