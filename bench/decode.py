@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/decode.py [--packets 200000] [--quick] [--rounds 3] [--no-spark] [--no-tshark]
     .venv/bin/python bench/decode.py --profile local.prof   # where the local decode's time goes
+    .venv/bin/python bench/decode.py --native   # the codecs the capture uses compiled with mypyc
+    KRAFTWIRE_PURE=1 .venv/bin/python bench/decode.py ...   # the pure codecs even when compiled
 
 The bench first writes one capture of mixed KRaft (Vote, BeginQuorumEpoch, Fetch with record batches,
 DescribeQuorum, FetchSnapshot) and classic (Produce v9 with records, Metadata v12, ApiVersions v3)
@@ -17,6 +19,10 @@ local and tshark each use one core, and are compared "per core" by the CPU secon
 (wall time printed beside it). Spark's local[2] / local[1] can only be wall time; beside it the
 bench prints the data source's shard CPU seconds, which bound what two free cores could gain, and
 the load average at each step.
+
+The bench prints which codec implementation decoded the bodies: the pure generated modules, or the
+mypyc-compiled ones that ``--native`` builds (once, into the codec cache) for the 18 specs the
+capture uses; compiling all 292 of Kafka's specs would take about a quarter of an hour of CPU.
 """
 
 from __future__ import annotations
@@ -38,6 +44,21 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 SHARED_SCHEMAS = "kafka-schemas"
+BENCH_APIS = (
+    "Vote",
+    "BeginQuorumEpoch",
+    "DescribeQuorum",
+    "FetchSnapshot",
+    "Fetch",
+    "Produce",
+    "Metadata",
+    "ApiVersions",
+)
+# Every spec whose codec decodes the bench's frames: both sides of each API, and the headers.
+BENCH_SPECS = [f"{api}{side}" for api in BENCH_APIS for side in ("Request", "Response")] + [
+    "RequestHeader",
+    "ResponseHeader",
+]
 
 
 def exchange_pool(package, seed: int = 1) -> list[tuple[bytes, bytes]]:
@@ -299,6 +320,16 @@ def time_spark(
         spark.stop()
 
 
+def codec_implementation(package) -> str:
+    """Which implementation decodes the bench's specs: compiled (mypyc) or pure, and how many."""
+    compiled = [stem for stem in BENCH_SPECS if "._native_" in package.lookup(stem).__module__]
+    kind = "native" if len(compiled) == len(BENCH_SPECS) else "mixed" if compiled else "pure"
+    forced = (
+        " (KRAFTWIRE_PURE set)" if os.environ.get("KRAFTWIRE_PURE", "") not in ("", "0") else ""
+    )
+    return f"{kind}: {len(compiled)} of the {len(BENCH_SPECS)} specs it uses compiled{forced}"
+
+
 def load() -> str:
     return f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
 
@@ -361,14 +392,25 @@ def main() -> int:
     parser.add_argument(
         "--profile", metavar="FILE", help="profile the local decode into FILE, then stop"
     )
+    parser.add_argument(
+        "--native",
+        action="store_true",
+        help="compile the codecs of the specs the capture uses with mypyc first (once, cached)",
+    )
     parser.add_argument("--no-spark", action="store_true")
     parser.add_argument("--no-tshark", action="store_true")
     args = parser.parse_args()
     packets = 5_000 if args.quick else args.packets
     schemas = str(shared_path(SHARED_SCHEMAS))
-    from kraftwire.spark_decoders.codecs import generated_codecs
+    from kraftwire.spark_decoders.codecs import compile_native, generated_codecs
 
+    if args.native:  # before the package is imported: its modules pick their codec on import
+        built = compile_native([Path(schemas)], BENCH_SPECS)
+        print(
+            f"compiled {len(built)} codecs with mypyc ({len(BENCH_SPECS) - len(built)} already were)"
+        )
     package, _ = generated_codecs([Path(schemas)])
+    print(f"codecs: Kafka's specs from ../shared, {codec_implementation(package)}")
     workdir = Path(tempfile.mkdtemp(prefix="kraftwire-bench-"))
     try:
         capture = workdir / "bench.pcap"
