@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/decode.py [--packets 200000] [--quick] [--rounds 3] [--no-spark] [--no-tshark]
     .venv/bin/python bench/decode.py --profile local.prof   # where the local decode's time goes
+    .venv/bin/python bench/decode.py --breakdown   # CPU seconds of each local stage, unprofiled
     .venv/bin/python bench/decode.py --native   # the codecs the capture uses compiled with mypyc
     KRAFTWIRE_PURE=1 .venv/bin/python bench/decode.py ...   # the pure codecs even when compiled
 
@@ -271,6 +272,97 @@ def profile_local(path: Path, schemas: str, out: str) -> None:
     pstats.Stats(out).sort_stats("tottime").print_stats(30)
 
 
+def breakdown_local(path: Path, schemas: str) -> None:
+    """CPU seconds of the local decode by stage, unprofiled: each stage is run on its own (its
+    inputs gathered first) and timed as the best of three, so each figure is one stage's cost."""
+    from kraftwire.spark_decoders import bodies as body_module
+    from kraftwire.spark_decoders.api import local_decoder
+    from kraftwire.spark_decoders.bodies import Decoded
+    from kraftwire.spark_decoders.capture import CaptureStats
+    from kraftwire.spark_decoders.jsonview import dumps, json_view
+    from kraftwire.spark_decoders.pipeline import decode_files, map_file, segments
+
+    bodies = local_decoder(schemas)
+
+    class Recorded(type(bodies)):
+        """Decodes nothing: records each body it is asked for (or ignores it, ``keep`` False)."""
+
+        keep, seen = True, []
+
+        def request(self, payload, api_key, api_version):
+            return self._skip(payload, self._codec(api_key, api_version, True), api_version)
+
+        def response(self, payload, api_key, api_version):
+            return self._skip(payload, self._codec(api_key, api_version, False), api_version)
+
+        def _skip(self, payload, codec, version):
+            if self.keep:
+                self.seen.append((payload, codec, version))
+            return Decoded(None, None, [], None, None, None)
+
+    recorder = Recorded(bodies.package)
+    decode_files([str(path)], recorder)
+    recorder.keep = False
+    work = recorder.seen
+    buf = map_file(str(path))
+
+    def best(run) -> float:
+        times = []
+        for _ in range(3):
+            start = time.process_time()
+            run()
+            times.append(time.process_time() - start)
+        return min(times)
+
+    def read_all():
+        for payload, (header, version_h, start, body, _, _), version in work:
+            pos = start(payload, version_h)
+            if pos is None:
+                _, pos = header.read(payload, 0, version_h)
+            body.read(payload, pos, version)
+
+    messages = []
+    for payload, (header, version_h, start, body, holds, _), version in work:
+        pos = start(payload, version_h)
+        if pos is None:
+            _, pos = header.read(payload, 0, version_h)
+        messages.append((body.read(payload, pos, version)[0], version, holds))
+    views = [json_view(message, version) for message, version, _ in messages]
+
+    def expand_all():
+        for (message, _, holds), view in zip(messages, views):
+            if holds:
+                bodies._expand_records(message, dict(view), None)
+
+    for (message, _, holds), view in zip(messages, views):
+        if holds:
+            bodies._expand_records(message, view, None)
+    texts = [dumps(view) for view in views]
+    full = best(lambda: decode_files([str(path)], bodies))
+    stages = [
+        (
+            "capture records -> TCP segments",
+            best(lambda: list(segments(buf, None, len(buf), CaptureStats()))),
+        ),
+        (
+            "... + reassembly, framing, matching, rows",
+            best(lambda: decode_files([str(path)], recorder)),
+        ),
+        ("body reads (generated codecs)", best(read_all)),
+        ("JSON views (compiled)", best(lambda: [json_view(m, v) for m, v, _ in messages])),
+        ("records fields -> batch JSON", best(expand_all)),
+        ("dumps", best(lambda: [dumps(view) for view in views])),
+        (
+            "error_codes scan",
+            best(lambda: [body_module._ERROR_CODE.findall(text) for text in texts]),
+        ),
+    ]
+    print(f"local decode, CPU seconds by stage ({len(work):,} bodies)  {load()}")
+    for label, seconds in stages:
+        print(f"  {label:44} {seconds:6.2f}")
+    print(f"  {'full decode':44} {full:6.2f}")
+
+
 def shard_balance(path: Path, schemas: str) -> tuple[float, list[float]]:
     """CPU seconds of the data source's one shard of local[1] and of each shard of local[2], each
     decoded here as its Spark task decodes it: what two free cores could gain at best."""
@@ -393,6 +485,9 @@ def main() -> int:
         "--profile", metavar="FILE", help="profile the local decode into FILE, then stop"
     )
     parser.add_argument(
+        "--breakdown", action="store_true", help="CPU seconds of each local stage, then stop"
+    )
+    parser.add_argument(
         "--native",
         action="store_true",
         help="compile the codecs of the specs the capture uses with mypyc first (once, cached)",
@@ -419,6 +514,9 @@ def main() -> int:
         print(f"capture: {count:,} packets, {size_mb:.1f} MB, mixed KRaft and classic exchanges")
         if args.profile:
             profile_local(capture, schemas, args.profile)
+            return 0
+        if args.breakdown:
+            breakdown_local(capture, schemas)
             return 0
         figures = report_local_and_tshark(capture, count, schemas, not args.no_tshark)
         if not args.no_spark:
