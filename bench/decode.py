@@ -272,21 +272,21 @@ def profile_local(path: Path, schemas: str, out: str) -> None:
     pstats.Stats(out).sort_stats("tottime").print_stats(30)
 
 
-def breakdown_local(path: Path, schemas: str) -> None:
-    """CPU seconds of the local decode by stage, unprofiled: each stage is run on its own (its
-    inputs gathered first) and timed as the best of three, so each figure is one stage's cost."""
-    from kraftwire.spark_decoders import bodies as body_module
-    from kraftwire.spark_decoders.api import local_decoder
-    from kraftwire.spark_decoders.bodies import Decoded
-    from kraftwire.spark_decoders.capture import CaptureStats
-    from kraftwire.spark_decoders.jsonview import dumps, json_view
-    from kraftwire.spark_decoders.pipeline import decode_files, map_file, segments
+def _best_cpu(run) -> float:
+    """The least CPU seconds of three runs of ``run()``."""
+    times = []
+    for _ in range(3):
+        start = time.process_time()
+        run()
+        times.append(time.process_time() - start)
+    return min(times)
 
-    bodies = local_decoder(schemas)
 
-    class Recorded(type(bodies)):
-        """Decodes nothing: records each body it is asked for (or ignores it, ``keep`` False)."""
+def _recording_decoder(package):
+    """A BodyDecoder that decodes no body and records each one it is asked for in ``seen``."""
+    from kraftwire.spark_decoders.bodies import BodyDecoder, Decoded
 
+    class Recorded(BodyDecoder):
         keep, seen = True, []
 
         def request(self, payload, api_key, api_version):
@@ -300,67 +300,61 @@ def breakdown_local(path: Path, schemas: str) -> None:
                 self.seen.append((payload, codec, version))
             return Decoded(None, None, [], None, None, None)
 
-    recorder = Recorded(bodies.package)
+    return Recorded(package)
+
+
+def _read_body(payload, codec, version):
+    """What BodyDecoder._decode reads: past the header (shortcut or codec), then the body."""
+    pos = codec.body_start(payload, codec.header_version)
+    if pos is None:
+        _, pos = codec.header.read(payload, 0, codec.header_version)
+    return codec.body_class.read(payload, pos, version)[0]
+
+
+def breakdown_local(path: Path, schemas: str) -> None:
+    """CPU seconds of the local decode by stage, unprofiled: each stage is run on its own (its
+    inputs gathered first) and timed as the best of three, so each figure is one stage's cost."""
+    from kraftwire.spark_decoders.api import local_decoder
+    from kraftwire.spark_decoders.bodies import _ERROR_CODE
+    from kraftwire.spark_decoders.capture import CaptureStats
+    from kraftwire.spark_decoders.jsonview import dumps, json_view
+    from kraftwire.spark_decoders.pipeline import decode_files, map_file, segments
+
+    bodies = local_decoder(schemas)
+    recorder = _recording_decoder(bodies.package)
     decode_files([str(path)], recorder)
     recorder.keep = False
-    work = recorder.seen
-    buf = map_file(str(path))
-
-    def best(run) -> float:
-        times = []
-        for _ in range(3):
-            start = time.process_time()
-            run()
-            times.append(time.process_time() - start)
-        return min(times)
-
-    def read_all():
-        for payload, (header, version_h, start, body, _, _), version in work:
-            pos = start(payload, version_h)
-            if pos is None:
-                _, pos = header.read(payload, 0, version_h)
-            body.read(payload, pos, version)
-
-    messages = []
-    for payload, (header, version_h, start, body, holds, _), version in work:
-        pos = start(payload, version_h)
-        if pos is None:
-            _, pos = header.read(payload, 0, version_h)
-        messages.append((body.read(payload, pos, version)[0], version, holds))
+    work, buf = recorder.seen, map_file(str(path))
+    messages = [(_read_body(*item), item[2], item[1].holds_records) for item in work]
     views = [json_view(message, version) for message, version, _ in messages]
+    expanded = [dict(view) for view in views]
 
     def expand_all():
-        for (message, _, holds), view in zip(messages, views):
+        for (message, _, holds), view in zip(messages, expanded):
             if holds:
-                bodies._expand_records(message, dict(view), None)
+                bodies._expand_records(message, view, None)
 
-    for (message, _, holds), view in zip(messages, views):
-        if holds:
-            bodies._expand_records(message, view, None)
-    texts = [dumps(view) for view in views]
-    full = best(lambda: decode_files([str(path)], bodies))
+    expand_all()
+    texts = [dumps(view) for view in expanded]
     stages = [
         (
             "capture records -> TCP segments",
-            best(lambda: list(segments(buf, None, len(buf), CaptureStats()))),
+            lambda: list(segments(buf, None, len(buf), CaptureStats())),
         ),
         (
-            "... + reassembly, framing, matching, rows",
-            best(lambda: decode_files([str(path)], recorder)),
+            "all but bodies (the above, TCP, frames, rows)",
+            lambda: decode_files([str(path)], recorder),
         ),
-        ("body reads (generated codecs)", best(read_all)),
-        ("JSON views (compiled)", best(lambda: [json_view(m, v) for m, v, _ in messages])),
-        ("records fields -> batch JSON", best(expand_all)),
-        ("dumps", best(lambda: [dumps(view) for view in views])),
-        (
-            "error_codes scan",
-            best(lambda: [body_module._ERROR_CODE.findall(text) for text in texts]),
-        ),
+        ("body reads (generated codecs)", lambda: [_read_body(*item) for item in work]),
+        ("JSON views (compiled)", lambda: [json_view(m, v) for m, v, _ in messages]),
+        ("records fields -> batch JSON", expand_all),
+        ("dumps", lambda: [dumps(view) for view in expanded]),
+        ("error_codes scan", lambda: [_ERROR_CODE.findall(text) for text in texts]),
+        ("full decode", lambda: decode_files([str(path)], bodies)),
     ]
     print(f"local decode, CPU seconds by stage ({len(work):,} bodies)  {load()}")
-    for label, seconds in stages:
-        print(f"  {label:44} {seconds:6.2f}")
-    print(f"  {'full decode':44} {full:6.2f}")
+    for label, run in stages:
+        print(f"  {label:46} {_best_cpu(run):6.2f}")
 
 
 def shard_balance(path: Path, schemas: str) -> tuple[float, list[float]]:
