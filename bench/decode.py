@@ -2,6 +2,9 @@
 
     .venv/bin/python bench/decode.py [--packets 200000] [--quick] [--rounds 3] [--no-spark] [--no-tshark]
     .venv/bin/python bench/decode.py --profile local.prof   # where the local decode's time goes
+    .venv/bin/python bench/decode.py --breakdown   # CPU seconds of each local stage, unprofiled
+    .venv/bin/python bench/decode.py --native   # the codecs the capture uses compiled with mypyc
+    KRAFTWIRE_PURE=1 .venv/bin/python bench/decode.py ...   # the pure codecs even when compiled
 
 The bench first writes one capture of mixed KRaft (Vote, BeginQuorumEpoch, Fetch with record batches,
 DescribeQuorum, FetchSnapshot) and classic (Produce v9 with records, Metadata v12, ApiVersions v3)
@@ -17,11 +20,16 @@ local and tshark each use one core, and are compared "per core" by the CPU secon
 (wall time printed beside it). Spark's local[2] / local[1] can only be wall time; beside it the
 bench prints the data source's shard CPU seconds, which bound what two free cores could gain, and
 the load average at each step.
+
+The bench prints which codec implementation decoded the bodies: the pure generated modules, or the
+mypyc-compiled ones that ``--native`` builds (once, into the codec cache) for the 18 specs the
+capture uses; compiling all 292 of Kafka's specs would take about a quarter of an hour of CPU.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import random
 import resource
@@ -38,6 +46,21 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 SHARED_SCHEMAS = "kafka-schemas"
+BENCH_APIS = (
+    "Vote",
+    "BeginQuorumEpoch",
+    "DescribeQuorum",
+    "FetchSnapshot",
+    "Fetch",
+    "Produce",
+    "Metadata",
+    "ApiVersions",
+)
+# Every spec whose codec decodes the bench's frames: both sides of each API, and the headers.
+BENCH_SPECS = [f"{api}{side}" for api in BENCH_APIS for side in ("Request", "Response")] + [
+    "RequestHeader",
+    "ResponseHeader",
+]
 
 
 def exchange_pool(package, seed: int = 1) -> list[tuple[bytes, bytes]]:
@@ -250,6 +273,92 @@ def profile_local(path: Path, schemas: str, out: str) -> None:
     pstats.Stats(out).sort_stats("tottime").print_stats(30)
 
 
+def _best_cpu(run) -> float:
+    """The least CPU seconds of three runs of ``run()``."""
+    times = []
+    for _ in range(3):
+        start = time.process_time()
+        run()
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+def _recording_decoder(package):
+    """A BodyDecoder that decodes no body and records each one it is asked for in ``seen``."""
+    from kraftwire.spark_decoders.bodies import BodyDecoder, Decoded
+
+    class Recorded(BodyDecoder):
+        keep, seen = True, []
+
+        def request(self, payload, api_key, api_version):
+            return self._skip(payload, self._codec(api_key, api_version, True), api_version)
+
+        def response(self, payload, api_key, api_version):
+            return self._skip(payload, self._codec(api_key, api_version, False), api_version)
+
+        def _skip(self, payload, codec, version):
+            if self.keep:
+                self.seen.append((payload, codec, version))
+            return Decoded(None, None, [], None, None, None)
+
+    return Recorded(package)
+
+
+def _read_body(payload, codec, version):
+    """What BodyDecoder._decode reads: past the header (shortcut or codec), then the body."""
+    pos = codec.body_start(payload, codec.header_version)
+    if pos is None:
+        _, pos = codec.header.read(payload, 0, codec.header_version)
+    return codec.body_class.read(payload, pos, version)[0]
+
+
+def breakdown_local(path: Path, schemas: str) -> None:
+    """CPU seconds of the local decode by stage, unprofiled: each stage is run on its own (its
+    inputs gathered first) and timed as the best of three, so each figure is one stage's cost."""
+    from kraftwire.spark_decoders.api import local_decoder
+    from kraftwire.spark_decoders.bodies import _ERROR_CODE
+    from kraftwire.spark_decoders.capture import CaptureStats
+    from kraftwire.spark_decoders.jsonview import dumps, json_view
+    from kraftwire.spark_decoders.pipeline import decode_files, map_file, segments
+
+    bodies = local_decoder(schemas)
+    recorder = _recording_decoder(bodies.package)
+    decode_files([str(path)], recorder)
+    recorder.keep = False
+    work, buf = recorder.seen, map_file(str(path))
+    messages = [(_read_body(*item), item[2], item[1].holds_records) for item in work]
+    views = [json_view(message, version) for message, version, _ in messages]
+    expanded = [dict(view) for view in views]
+
+    def expand_all():
+        for (message, _, holds), view in zip(messages, expanded):
+            if holds:
+                bodies._expand_records(message, view, None)
+
+    expand_all()
+    texts = [dumps(view) for view in expanded]
+    drain = collections.deque(maxlen=0).extend  # results dropped as made, as the decode drops them
+    stages = [
+        (
+            "capture records -> TCP segments",
+            lambda: drain(segments(buf, None, len(buf), CaptureStats())),
+        ),
+        (
+            "all but bodies (the above, TCP, frames, rows)",
+            lambda: decode_files([str(path)], recorder),
+        ),
+        ("body reads (generated codecs)", lambda: drain(_read_body(*item) for item in work)),
+        ("JSON views (compiled)", lambda: drain(json_view(m, v) for m, v, _ in messages)),
+        ("records fields -> batch JSON", expand_all),
+        ("dumps", lambda: drain(dumps(view) for view in expanded)),
+        ("error_codes scan", lambda: drain(_ERROR_CODE.findall(text) for text in texts)),
+        ("full decode", lambda: decode_files([str(path)], bodies)),
+    ]
+    print(f"local decode, CPU seconds by stage ({len(work):,} bodies)  {load()}")
+    for label, run in stages:
+        print(f"  {label:46} {_best_cpu(run):6.2f}")
+
+
 def shard_balance(path: Path, schemas: str) -> tuple[float, list[float]]:
     """CPU seconds of the data source's one shard of local[1] and of each shard of local[2], each
     decoded here as its Spark task decodes it: what two free cores could gain at best."""
@@ -297,6 +406,16 @@ def time_spark(
         return [run() for _ in range(rounds)]
     finally:
         spark.stop()
+
+
+def codec_implementation(package) -> str:
+    """Which implementation decodes the bench's specs: compiled (mypyc) or pure, and how many."""
+    compiled = [stem for stem in BENCH_SPECS if "._native_" in package.lookup(stem).__module__]
+    kind = "native" if len(compiled) == len(BENCH_SPECS) else "mixed" if compiled else "pure"
+    forced = (
+        " (KRAFTWIRE_PURE set)" if os.environ.get("KRAFTWIRE_PURE", "") not in ("", "0") else ""
+    )
+    return f"{kind}: {len(compiled)} of the {len(BENCH_SPECS)} specs it uses compiled{forced}"
 
 
 def load() -> str:
@@ -361,14 +480,28 @@ def main() -> int:
     parser.add_argument(
         "--profile", metavar="FILE", help="profile the local decode into FILE, then stop"
     )
+    parser.add_argument(
+        "--breakdown", action="store_true", help="CPU seconds of each local stage, then stop"
+    )
+    parser.add_argument(
+        "--native",
+        action="store_true",
+        help="compile the codecs of the specs the capture uses with mypyc first (once, cached)",
+    )
     parser.add_argument("--no-spark", action="store_true")
     parser.add_argument("--no-tshark", action="store_true")
     args = parser.parse_args()
     packets = 5_000 if args.quick else args.packets
     schemas = str(shared_path(SHARED_SCHEMAS))
-    from kraftwire.spark_decoders.codecs import generated_codecs
+    from kraftwire.spark_decoders.codecs import compile_native, generated_codecs
 
+    if args.native:  # before the package is imported: its modules pick their codec on import
+        built = compile_native([Path(schemas)], BENCH_SPECS)
+        print(
+            f"compiled {len(built)} codecs with mypyc ({len(BENCH_SPECS) - len(built)} already were)"
+        )
     package, _ = generated_codecs([Path(schemas)])
+    print(f"codecs: Kafka's specs from ../shared, {codec_implementation(package)}")
     workdir = Path(tempfile.mkdtemp(prefix="kraftwire-bench-"))
     try:
         capture = workdir / "bench.pcap"
@@ -377,6 +510,9 @@ def main() -> int:
         print(f"capture: {count:,} packets, {size_mb:.1f} MB, mixed KRaft and classic exchanges")
         if args.profile:
             profile_local(capture, schemas, args.profile)
+            return 0
+        if args.breakdown:
+            breakdown_local(capture, schemas)
             return 0
         figures = report_local_and_tshark(capture, count, schemas, not args.no_tshark)
         if not args.no_spark:

@@ -12,9 +12,10 @@ import re
 import sys
 import uuid
 from types import ModuleType
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from .guard import DecodeTimeout, guarded
+from .headers import request_body_start, response_body_start
 from .jsonview import dumps, json_view
 
 METADATA_TOPIC = "__cluster_metadata"
@@ -31,6 +32,18 @@ class Decoded(NamedTuple):
     message: str | None
 
 
+class _Codec(NamedTuple):
+    """One side of one API version: its header codec and version, the shortcut past a plain
+    header (``headers.request_body_start`` / ``response_body_start``), and its body codec."""
+
+    header: type
+    header_version: int
+    body_start: Callable[[bytes, int], int | None]
+    body_class: type
+    holds_records: bool  # some struct of the body's spec has a records field
+    side: str  # "request" or "response", for messages
+
+
 class BodyDecoder:
     """Decodes request and response frames of one codec package."""
 
@@ -42,7 +55,7 @@ class BodyDecoder:
 
         self._protocol_error = (ProtocolError, getattr(package, "ProtocolError", ProtocolError))
         self._unsupported = package.UnsupportedVersionError
-        self._codecs: dict[tuple[int, int, bool], tuple] = {}
+        self._codecs: dict[tuple[int, int, bool], _Codec] = {}
 
     def api_name(self, api_key: int) -> str | None:
         info = self.package.APIS.get(api_key)
@@ -59,49 +72,50 @@ class BodyDecoder:
         return info is not None and info.lowest_version <= api_version <= info.highest_version
 
     def request(self, payload: bytes, api_key: int, api_version: int) -> Decoded:
-        return self._decode(
-            payload, self._codec(api_key, api_version, True), api_version, "request"
-        )
+        return self._decode(payload, self._codec(api_key, api_version, True), api_version)
 
     def response(self, payload: bytes, api_key: int, api_version: int) -> Decoded:
-        return self._decode(
-            payload, self._codec(api_key, api_version, False), api_version, "response"
-        )
+        return self._decode(payload, self._codec(api_key, api_version, False), api_version)
 
-    def _codec(self, api_key: int, api_version: int, request: bool) -> tuple:
-        """``(header class, header version, body class)`` of one side of an API version, looked
-        up once (the package's lookups are cheap, but they run for every frame)."""
+    def _codec(self, api_key: int, api_version: int, request: bool) -> _Codec:
+        """How to decode one side of an API version, looked up once (the package's lookups are
+        cheap, but they would run for every frame)."""
         key = (api_key, api_version, request)
         codec = self._codecs.get(key)
         if codec is None:
             package = self.package
             if request:
-                codec = (
-                    package.lookup("RequestHeader"),
-                    package.request_header_version(api_key, api_version),
-                    package.request_class(api_key),
-                )
+                header = package.lookup("RequestHeader")
+                header_version = package.request_header_version(api_key, api_version)
+                body_class = package.request_class(api_key)
             else:
-                codec = (
-                    package.lookup("ResponseHeader"),
-                    package.response_header_version(api_key, api_version),
-                    package.response_class(api_key),
-                )
-            self._codecs[key] = codec
+                header = package.lookup("ResponseHeader")
+                header_version = package.response_header_version(api_key, api_version)
+                body_class = package.response_class(api_key)
+            codec = self._codecs[key] = _Codec(
+                header,
+                header_version,
+                request_body_start if request else response_body_start,
+                body_class,
+                _may_hold_records(body_class),
+                "request" if request else "response",
+            )
         return codec
 
-    def _decode(self, payload: bytes, codec: tuple, version: int, side: str) -> Decoded:
+    def _decode(self, payload: bytes, codec: _Codec, version: int) -> Decoded:
         """Header and body; bytes after the body are reported but, as Kafka's broker does, ignored."""
-        header, header_version, body_class = codec
+        header, header_version, body_start, body_class, holds_records, side = codec
 
         def read():
-            _, pos = header.read(payload, 0, header_version)
+            pos = body_start(payload, header_version)
+            if pos is None:  # an unusual header: the codec reads it, and says what is wrong
+                _, pos = header.read(payload, 0, header_version)
             return body_class.read(payload, pos, version)
 
         try:
             body, end = guarded(read, self.limit_s)
             view = json_view(body, version)
-            if _may_hold_records(body):
+            if holds_records:
                 self._expand_records(body, view, None)
             text = dumps(view)
         except self._unsupported as exc:
@@ -116,18 +130,17 @@ class BodyDecoder:
         codes = [int(code) for code in _ERROR_CODE.findall(text)] if '"errorCode"' in text else []
         top = view.get("errorCode")
         throttle = view.get("throttleTimeMs")
-        note = (
-            f"{side}: {len(payload) - end} bytes after the body ignored"
-            if end != len(payload)
-            else None
-        )
         return Decoded(
             text,
             top if isinstance(top, int) else None,
             codes,
             throttle if isinstance(throttle, int) else None,
             None,
-            note,
+            (
+                f"{side}: {len(payload) - end} bytes after the body ignored"
+                if end != len(payload)
+                else None
+            ),
         )
 
     def _expand_records(self, obj, view: dict, topic_is_metadata: bool | None) -> None:
@@ -192,10 +205,11 @@ def _container_fields(cls: type) -> tuple[tuple[str, str, str], ...]:
     return fields
 
 
-def _may_hold_records(message) -> bool:
-    """Whether any struct of the message's module (one generated module per spec) has a records
-    field; most messages have none, and skipping their walk is most of the JSON cost saved."""
-    module_name = type(message).__module__
+def _may_hold_records(message_class: type) -> bool:
+    """Whether any struct of the message class's module (one generated module per spec) has a
+    records field; most messages have none, and skipping their walk is most of the JSON cost saved.
+    """
+    module_name = message_class.__module__
     found = _HAS_RECORDS.get(module_name)
     if found is None:
         module = sys.modules[module_name]

@@ -104,6 +104,12 @@ def generated_codecs(
     spec_dirs: list[Path], cache_dir: Path | None = None
 ) -> tuple[ModuleType, CodecBundle]:
     """The package generated from ``spec_dirs`` (from the cache when the specs did not change)."""
+    root, name = _generated_package_dir(spec_dirs, cache_dir)
+    return _import_from(root, name), CodecBundle.of_directory(name, root / name)
+
+
+def _generated_package_dir(spec_dirs: list[Path], cache_dir: Path | None) -> tuple[Path, str]:
+    """``(import root, package name)`` of the cached package of ``spec_dirs``, generated if new."""
     from kraftwire.codegen.generate import generate
 
     name = f"kraftwire_codecs_{specs_fingerprint(spec_dirs)}"
@@ -112,7 +118,34 @@ def generated_codecs(
         staging = Path(tempfile.mkdtemp(prefix=name, dir=_ensure(root.parent)))
         generate([Path(d) for d in spec_dirs], staging / name, name)
         _publish(staging, root)
-    return _import_from(root, name), CodecBundle.of_directory(name, root / name)
+    return root, name
+
+
+def compile_native(
+    spec_dirs: list[Path], stems: list[str], cache_dir: Path | None = None
+) -> list[str]:
+    """Compile with mypyc (``kraftwire codegen --native``'s build) the codecs of the specs named in
+    ``stems`` into the cached package of ``spec_dirs``; returns the stems compiled now (a spec
+    already compiled is not built again). Call it before the package is imported: each spec module
+    chooses its compiled codec when it is imported, and uses it only if built from its own source.
+
+    Compiling all of Kafka's specs takes a quarter of an hour of CPU; a job that knows which APIs
+    its traffic carries compiles those. ``KRAFTWIRE_PURE=1`` still forces the pure codecs.
+    """
+    from kraftwire.codegen.generate import load_specs
+    from kraftwire.codegen.native.build import build_native
+
+    root, name = _generated_package_dir(spec_dirs, cache_dir)
+    package_dir = root / name
+    wanted = set(stems)
+    specs = [spec for spec in load_specs([Path(d) for d in spec_dirs]) if spec.stem in wanted]
+    unknown = wanted - {spec.stem for spec in specs}
+    if unknown:
+        raise ValueError(f"no spec named {', '.join(sorted(unknown))} in the spec directories")
+    todo = [spec for spec in specs if not any(package_dir.glob(f"_native_{spec.module}.*"))]
+    if todo:
+        build_native(todo, name, package_dir)
+    return [spec.stem for spec in todo]
 
 
 def parse_schema_dirs(text: str | None) -> list[Path]:

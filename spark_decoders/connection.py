@@ -51,6 +51,7 @@ class Connection:
         sender_is_client = client_side(seg, server_ports)
         sender, receiver = (seg.src, seg.sport), (seg.dst, seg.dport)
         self.client, self.server = (sender, receiver) if sender_is_client else (receiver, sender)
+        self._client_ip, self._client_port = self.client
         self.conn_id = connection_id(self.client, self.server, ts_ns)
         endpoints = Endpoints(capture_files, self.conn_id, *self.client, *self.server)
         self.matcher = Matcher(endpoints, bodies, emit)
@@ -76,7 +77,7 @@ class Connection:
         return self.reset or (self.to_server.fin and self.to_client.fin)
 
     def segment(self, seg: Segment, packet: int, ts_ns: int) -> None:
-        from_client = (seg.src, seg.sport) == self.client
+        from_client = seg.sport == self._client_port and seg.src == self._client_ip
         stream, other = (
             (self.to_server, self.to_client) if from_client else (self.to_client, self.to_server)
         )

@@ -113,8 +113,11 @@ class Matcher:
             row["response_frame"] = response.last_packet & _NUMBER
         if request is not None and response is not None:
             row["latency_us"] = (response.ts_ns - request.ts_ns) / 1000.0
-        damage = [f.damage for f in (request, response) if f is not None and f.damage]
-        if damage:
+        damage = (
+            request.damage if request is not None else None,
+            response.damage if response is not None else None,
+        )
+        if damage[0] or damage[1]:
             row["status"] = "truncated" if "truncated" in damage else "gap"
             problems.append(
                 f"frame cut by a {'snaplen truncation' if 'truncated' in damage else 'stream gap'}"

@@ -43,6 +43,35 @@ def read_request_head(payload: bytes) -> RequestHead | None:
     return RequestHead(api_key, api_version, correlation_id, client_id, 10 + length)
 
 
+def request_body_start(payload: bytes, header_version: int) -> int | None:
+    """Where the body starts after a request header of ``header_version``, when the header is the
+    plain kind the codec's header reader certainly reads to that same offset: an ASCII (or null)
+    client id and, in version 2, no tagged fields. None otherwise: the codec must read it (and
+    report what is wrong with it; Kafka's header spec no longer has version 0, for one)."""
+    if len(payload) < 10 or header_version not in (1, 2):
+        return None
+    (length,) = _INT16.unpack_from(payload, 8)
+    if length == -1:
+        pos = 10
+    elif length < 0 or 10 + length > len(payload) or not payload[10 : 10 + length].isascii():
+        return None
+    else:
+        pos = 10 + length
+    if header_version == 1:
+        return pos
+    return pos + 1 if pos < len(payload) and payload[pos] == 0 else None
+
+
+def response_body_start(payload: bytes, header_version: int) -> int | None:
+    """Where the body starts after a response header (correlation id, and in version 1 an empty
+    tagged-field section); None when the codec must read the header."""
+    if header_version == 0:
+        return 4 if len(payload) >= 4 else None
+    if header_version == 1 and len(payload) >= 5 and payload[4] == 0:
+        return 5
+    return None
+
+
 def read_correlation_id(payload: bytes) -> int | None:
     return _INT32.unpack_from(payload, 0)[0] if len(payload) >= 4 else None
 

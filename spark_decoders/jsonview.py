@@ -10,12 +10,17 @@ compiles its class), then calls that: the same dict, key for key and value for v
 of the time. Unusual fields (a struct without a layout, float64) go through the codec's own converter,
 so their result and their errors stay the codec's.
 
-``dumps`` writes the compact, non-ASCII-escaping text the rows carry, with one shared encoder.
+The layouts are the pure classes' and are shared by the compiled (mypyc) classes that ``make native``
+builds, so a view may be handed either kind of object. Everything it reads is an attribute both kinds
+have; the one place the kind shows is a tagged struct field's default, a pure instance that a compiled
+value never equals (``__eq__`` checks the class): those are compared field by field (``_differs``).
+
+``dumps`` writes the compact, non-ASCII-escaping text the rows carry, with one C encoder built once.
 """
 
 from __future__ import annotations
 
-import json
+import json.encoder
 import sys
 from typing import Any, Callable
 
@@ -23,7 +28,32 @@ View = Callable[[Any], dict]
 
 # Reused for every body: json.dumps builds a new encoder whenever an option differs from its
 # defaults, and a view is a fresh tree, so the cycle check has nothing to find.
-dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
+
+
+def _c_dumps() -> Callable[[dict], str] | None:
+    """``_ENCODER.encode`` without what it redoes on every call (building the C encoder object and
+    a float formatter): the C encoder of the same options, made once. None without the C module."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return None
+    encode = make(
+        None,  # markers: no cycle check
+        _ENCODER.default,
+        json.encoder.encode_basestring,  # what ensure_ascii=False selects
+        None,  # indent
+        _ENCODER.key_separator,
+        _ENCODER.item_separator,
+        _ENCODER.sort_keys,
+        _ENCODER.skipkeys,
+        _ENCODER.allow_nan,
+    )
+    join = "".join
+    return lambda view: join(encode(view, 0))
+
+
+# Views are always dicts, so ``encode``'s special case for a bare string never applies.
+dumps: Callable[[dict], str] = _c_dumps() or _ENCODER.encode
 
 _COMPILED: dict[Any, View] = {}  # JsonLayout -> its compiled view (layouts are module constants)
 
@@ -67,9 +97,13 @@ class _Compiler:
             expression = self._converted(index, field, child, value)
             if mode == runtime.TAGGED:
                 self.names[f"default{index}"] = field.default
+                test = f"{value} != default{index}"
+                if hasattr(field.default, "_KINDS"):  # a struct: maybe a compiled value
+                    self.names["differs"] = _differs
+                    test = f"differs({value}, default{index})"
                 statements.append(
                     f"    {value} = message.{field.attr}\n"
-                    f"    if {value} != default{index}:\n"
+                    f"    if {test}:\n"
                     f"        out[{field.key!r}] = {expression}"
                 )
             elif statements:
@@ -125,3 +159,28 @@ class _Compiler:
         convert = self.runtime._value_to_json
         self.names[f"convert{index}"] = lambda item: convert(field, child, item)
         return f"None if {value} is None else convert{index}({value})"
+
+
+def _differs(value: Any, default: Any) -> bool:
+    """The writer's non-default test ``value != default`` for a struct field, also when ``value`` is
+    the compiled twin of the default's pure class: then, as the generated ``__eq__`` does, field by
+    field (nested structs and struct arrays likewise), unknown tagged fields empty or None alike."""
+    if type(value) is type(default) or value is None:
+        return bool(value != default)
+    kinds = getattr(type(default), "_KINDS", None)
+    if kinds is None or getattr(type(value), "_KINDS", None) != kinds:
+        return True
+    for name in kinds:
+        if _values_differ(getattr(value, name), getattr(default, name)):
+            return True
+    return (value.unknown_tagged_fields or None) != (default.unknown_tagged_fields or None)
+
+
+def _values_differ(value: Any, default: Any) -> bool:
+    if hasattr(default, "_KINDS"):
+        return _differs(value, default)
+    if isinstance(default, list) and isinstance(value, list):
+        return len(value) != len(default) or any(
+            _values_differ(item, item_default) for item, item_default in zip(value, default)
+        )
+    return bool(value != default)

@@ -49,6 +49,7 @@ _COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 COLUMNS: tuple[str, ...] = tuple(name for name, _, _ in _COLUMNS)
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_timedelta = dt.timedelta
 
 
 def spark_ddl() -> str:
@@ -83,13 +84,14 @@ def timestamp(ts_ns: int | None) -> dt.datetime | None:
     """Nanoseconds since the epoch as an aware UTC datetime (microsecond precision)."""
     if ts_ns is None:
         return None
-    return _EPOCH + dt.timedelta(microseconds=ts_ns // 1000)
+    return _EPOCH + _timedelta(0, 0, ts_ns // 1000)  # positional: keywords cost a third more
 
 
 def sort_key(row: dict) -> tuple:
     """Rows in the order of the packet that completed their first frame, per file."""
-    first = row["request_frame"] if row["request_frame"] is not None else row["response_frame"]
-    return (row["capture_file"], first or 0, row["response_frame"] or 0, row["conn_id"])
+    request, response = row["request_frame"], row["response_frame"]
+    first = request if request is not None else response
+    return (row["capture_file"], first or 0, response or 0, row["conn_id"])
 
 
 def json_ready(row: dict) -> dict:

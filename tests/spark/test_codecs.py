@@ -10,7 +10,12 @@ import time
 
 import pytest
 
-from kraftwire.spark_decoders.codecs import CodecBundle, generated_codecs, specs_fingerprint
+from kraftwire.spark_decoders.codecs import (
+    CodecBundle,
+    compile_native,
+    generated_codecs,
+    specs_fingerprint,
+)
 from kraftwire.spark_decoders.guard import DecodeTimeout, guarded
 from shared import shared_path
 
@@ -46,6 +51,35 @@ def test_generated_once_then_cached_and_keyed_by_content(spec_dir, tmp_path):
     (spec_dir / "VoteRequest.json").write_text((spec_dir / "VoteRequest.json").read_text() + "\n")
     assert specs_fingerprint([spec_dir]) not in package.__name__  # an edit is a new package
     assert {name for name, _ in bundle.files} >= {"__init__.py", "vote_request.py"}
+
+
+def test_compile_native_builds_the_named_specs_once_into_the_cached_package(
+    spec_dir, tmp_path, monkeypatch
+):
+    """The build itself (mypyc, minutes) is ``kraftwire codegen --native``'s and is replaced here by
+    one that places a stand-in extension: what is checked is which specs go to it, and where."""
+    import kraftwire.codegen.native.build as native_build
+
+    builds = []
+
+    def fake_build(specs, package, out_dir):
+        builds.append(([spec.stem for spec in specs], package))
+        for spec in specs:
+            (out_dir / f"_native_{spec.module}.cpython-fake.so").write_bytes(b"")
+
+    monkeypatch.setattr(native_build, "build_native", fake_build)
+    cache = tmp_path / "cache"
+    assert compile_native([spec_dir], ["VoteRequest", "RequestHeader"], cache) == [
+        "RequestHeader",
+        "VoteRequest",
+    ]
+    package_name = f"kraftwire_codecs_{specs_fingerprint([spec_dir])}"
+    assert builds == [(["RequestHeader", "VoteRequest"], package_name)]
+    assert (cache / package_name / package_name / "vote_request.py").exists()
+    assert compile_native([spec_dir], ["VoteRequest", "VoteResponse"], cache) == ["VoteResponse"]
+    assert builds[-1] == (["VoteResponse"], package_name)
+    with pytest.raises(ValueError, match="no spec named FetchRequest"):
+        compile_native([spec_dir], ["FetchRequest"], cache)
 
 
 def test_bundle_materialises_on_a_machine_without_the_specs(spec_dir, tmp_path):

@@ -179,8 +179,12 @@ def test_frame_reader_shortcut_equals_the_general_path(side, data):
 
 
 class _GeneralOnlyStream(TcpStream):
-    def _next_in_order(self, seq: int, flags: int, payload: bytes, packet: int, ts_ns: int) -> None:
-        self._any_segment(seq, flags, payload, 0, packet, ts_ns)
+    """Every segment through the general path: no in-order or bare-acknowledgement shortcut."""
+
+    def segment(
+        self, seq: int, flags: int, payload: bytes, missing: int, packet: int, ts_ns: int
+    ) -> None:
+        self._any_segment(seq, flags, payload, missing, packet, ts_ns)
 
 
 class _Record:
@@ -208,8 +212,8 @@ segment_plans = st.lists(
 
 
 @settings(max_examples=400, deadline=None)
-@given(plan=segment_plans, isn=st.sampled_from([0, 0xFFFFFFF0, 12345]))
-def test_tcp_stream_shortcut_equals_the_general_path(plan, isn):
+@given(plan=segment_plans, isn=st.sampled_from([0, 0xFFFFFFF0, 12345]), syn=st.booleans())
+def test_tcp_stream_shortcut_equals_the_general_path(plan, isn, syn):
     """In order, out of order, overlapping, retransmitted, wrapped, cut or flagged: the in-order
     shortcut hands the sink exactly what the general path hands it."""
     data = bytes(range(256))
@@ -217,7 +221,8 @@ def test_tcp_stream_shortcut_equals_the_general_path(plan, isn):
     for stream_class in (TcpStream, _GeneralOnlyStream):
         sink = _Record()
         stream = stream_class(sink)
-        stream.segment(isn, 0x02, b"", 0, 0, 0)
+        if syn:  # else the stream starts mid-way, at whatever comes first
+            stream.segment(isn, 0x02, b"", 0, 0, 0)
         cursor = 0
         for number, (offset, length, flags, missing, peer_ack) in enumerate(plan, 1):
             offset = cursor if offset is None else offset
@@ -230,3 +235,177 @@ def test_tcp_stream_shortcut_equals_the_general_path(plan, isn):
         stream.finish()
         outcomes.append((sink.events, stream.next_seq, stream.fin, stream.retransmits, stream.gaps))
     assert outcomes[0] == outcomes[1]
+
+
+@settings(max_examples=500, deadline=None)
+@given(acks=st.lists(st.integers(0, 0xFFFFFFFF) | st.sampled_from([0, 1, 0x7FFFFFFF, 0x80000000])))
+def test_peer_ack_keeps_the_furthest_acknowledgement_modulo_2_32(acks):
+    from kraftwire.spark_decoders.reassembly import seq_diff
+
+    stream, expected = TcpStream(_Record()), None
+    for ack in acks:
+        stream.peer_ack(ack)
+        if expected is None or seq_diff(ack, expected) > 0:
+            expected = ack
+        assert stream.peer_acked == expected
+
+
+def _twin_module(module):
+    """A second instance of a generated spec module: classes of other identities that share the
+    first module's JSON layout tables (their defaults the first module's objects), as the compiled
+    (native) classes share the pure ones' (``_native_loader.install``)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(module.__name__ + "_twin", module.__file__)
+    twin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(twin)
+    for name, value in vars(module).items():
+        if isinstance(value, type) and "_JSON" in vars(value):
+            getattr(twin, name)._JSON = value._JSON
+    return twin
+
+
+def _as_twin(value, twin):
+    """``value`` rebuilt from the twin module's classes (what the native loader's conversion does)."""
+    cls = getattr(twin, type(value).__name__, None) if hasattr(value, "_KINDS") else None
+    if cls is not None:
+        made = object.__new__(cls)
+        for name in [*type(value)._KINDS, "unknown_tagged_fields"]:
+            setattr(made, name, _as_twin(getattr(value, name), twin))
+        return made
+    if isinstance(value, list):
+        return [_as_twin(item, twin) for item in value]
+    return value
+
+
+def test_json_view_of_twin_class_objects_equals_the_pure_to_json(upstream):
+    """Tagged struct fields (Fetch's replicaState, divergingEpoch, currentLeader, snapshotId) are
+    left out at their default also when the value is another class's object than the default, as
+    every compiled value is: the view of the twin objects is the pure ``to_json``, on every Fetch
+    vector and on one whose tagged structs are set."""
+    import sys
+
+    from shared import shared_path
+    from vectors import load_vectors
+
+    checked = 0
+    for spec_name in ("FetchRequest", "FetchResponse"):
+        pure_class = upstream.lookup(spec_name)
+        twin = _twin_module(sys.modules[pure_class.__module__])
+        for vector in load_vectors(shared_path("kafka-vectors")):
+            if vector.spec != spec_name:
+                continue
+            message = pure_class.decode(vector.data, vector.version)
+            twin_message = _as_twin(message, twin)
+            assert type(twin_message) is not pure_class
+            assert json_view(twin_message, vector.version) == message.to_json(vector.version)
+            checked += 1
+    request = upstream.lookup("FetchRequest")()
+    request.replica_state.replica_id = 3
+    twin_request = _as_twin(request, _twin_module(sys.modules[type(request).__module__]))
+    view = json_view(twin_request, 15)
+    assert view == request.to_json(15) and view["replicaState"]["replicaId"] == 3
+    assert checked > 20
+
+
+def test_bundled_codecs_views_equal_their_to_json(monkeypatch):
+    """The bundled package's classes (the compiled ones when ``make native`` built them): view and
+    ``to_json`` agree on every vector of a spec the bundled set has."""
+    import kraftwire.generated as bundled
+    from shared import shared_path
+    from vectors import load_vectors
+
+    checked = 0
+    for vector in load_vectors(shared_path("kafka-vectors")):
+        try:
+            cls = bundled.lookup(vector.spec)
+            message = cls.decode(vector.data, vector.version)
+        except (KeyError, bundled.UnsupportedVersionError):
+            continue
+        assert json_view(message, vector.version) == message.to_json(vector.version), vector.name
+        checked += 1
+    assert checked > 100, bundled.CODEC_IMPLEMENTATION
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(view=st.dictionaries(st.text(max_size=8), json_values, max_size=6))
+def test_dumps_writes_what_json_dumps_writes(view):
+    """The once-built C encoder gives json.dumps's text with the same options: non-ASCII kept,
+    lone surrogates, NaN and infinities, big integers, nesting."""
+    assert dumps(view) == json.dumps(view, ensure_ascii=False, separators=(",", ":"))
+
+
+header_payloads = st.one_of(
+    st.binary(max_size=40),
+    st.builds(
+        lambda head, client_id, rest: head + struct.pack(">h", len(client_id)) + client_id + rest,
+        st.binary(min_size=8, max_size=8),
+        st.one_of(st.text(max_size=12).map(str.encode), st.binary(max_size=12)),
+        st.one_of(st.just(b"\x00"), st.binary(max_size=12)),
+    ),
+    st.builds(
+        lambda head, rest: head + b"\xff\xff" + rest,
+        st.binary(min_size=8, max_size=8),
+        st.binary(max_size=6),
+    ),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(payload=header_payloads, header_version=st.integers(0, 3))
+def test_request_body_start_is_where_the_header_codec_stops(upstream, payload, header_version):
+    """The shortcut past a request header either declines (None) or names the offset where the
+    codec's own header reader stops; the headers it declines are the ones the codec may reject."""
+    from kraftwire.spark_decoders.headers import request_body_start
+
+    start = request_body_start(payload, header_version)
+    if start is not None:
+        _, end = upstream.lookup("RequestHeader").read(payload, 0, header_version)
+        assert start == end
+
+
+@settings(max_examples=300, deadline=None)
+@given(payload=st.binary(max_size=12), header_version=st.integers(0, 2))
+def test_response_body_start_is_where_the_header_codec_stops(upstream, payload, header_version):
+    from kraftwire.spark_decoders.headers import response_body_start
+
+    start = response_body_start(payload, header_version)
+    if start is not None:
+        _, end = upstream.lookup("ResponseHeader").read(payload, 0, header_version)
+        assert start == end
+
+
+def test_plain_headers_take_the_shortcut():
+    from kraftwire.spark_decoders.headers import request_body_start, response_body_start
+
+    request = struct.pack(">hhih", 1, 17, 7, 3) + b"abc" + b"\x00" + b"body"
+    assert [request_body_start(request, v) for v in (0, 1, 2)] == [None, 13, 14]
+    assert request_body_start(struct.pack(">hhih", 1, 17, 7, -1) + b"\x00", 2) == 11
+    assert request_body_start(struct.pack(">hhih", 1, 17, 7, 2) + "é".encode(), 1) is None
+    assert request_body_start(request[:13] + b"\x01", 2) is None  # tagged fields: the codec's
+    assert [response_body_start(b"\x00\x00\x00\x07\x00", v) for v in (0, 1)] == [4, 5]
+
+
+def test_bare_segments_that_change_the_stream_are_not_skipped():
+    """The bare-acknowledgement shortcut passes over nothing that matters: a bare FIN closes, a
+    bare RST closes, and a bare ACK on a stream not started yet fixes where it starts."""
+    for flags in (0x11, 0x14):
+        stream = TcpStream(_Record())
+        stream.segment(100, 0x02, b"", 0, 1, 1)
+        stream.segment(101, flags, b"", 0, 2, 2)
+        assert stream.fin
+    stream = TcpStream(_Record())
+    stream.segment(500, 0x10, b"", 0, 1, 1)
+    assert stream.next_seq == 500
