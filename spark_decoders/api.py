@@ -15,13 +15,13 @@ from .pipeline import (
     DecodeOptions,
     FlowTable,
     decode_files,
-    flow_key,
     first_timestamp,
     map_file,
     segments,
 )
 from .capture import CaptureStats
 from .exchanges import packet_ref
+from .ownership import ShardOwnership
 from .tables import EXCHANGES, check_table, sort_key, utc_aware
 
 
@@ -63,8 +63,6 @@ def decode_shard(
     table: str = EXCHANGES,
 ) -> list[dict]:
     """Rows of the connections in one shard (see ``datasource``), in local mode's order."""
-    from .datasource import shard_of
-
     files = tuple(
         sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p))
     )
@@ -75,16 +73,14 @@ def decode_shard(
         rows.append,
         DecodeOptions(server_ports=ports, table=table),
     )
-    mine: dict[tuple, bool] = {}
+    ownership = ShardOwnership(shard, shards)
     for index, path in enumerate(files):
         buf = map_file(path)
         try:
-            for number, ts_ns, seg in segments(buf, None, len(buf), CaptureStats()):
-                key = flow_key(seg)
-                owned = mine.get(key)
-                if owned is None:
-                    owned = mine[key] = shard_of(key, shards) == shard
-                if owned:
+            for number, ts_ns, seg in segments(
+                buf, None, len(buf), CaptureStats(), skips=ownership.skips
+            ):
+                if ownership.owns(seg):
                     flows.segment(seg, packet_ref(index, number), ts_ns)
         except ValueError:
             continue  # not a capture: local mode reports it; here it simply yields nothing
