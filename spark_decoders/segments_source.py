@@ -1,9 +1,10 @@
 """Stage one of the split plan: the ``kafka-pcap-segments`` data source.
 
 One input partition per byte range of each file (``split_bytes``, default 64 MiB); each yields the
-TCP segments of the packets it owns, keyed by their connection's canonical endpoints, plus one count
-row (``flow`` null) with the number of packets the split owns, from which the second stage numbers
-packets as tshark does.
+TCP segments of the packets it owns, with where they are (file, split, packet number within the
+split). With ``.option("counts", "true")`` it yields instead one row per split with the number of
+packets the split owns (a cheap pass: the packets are counted, not parsed), from which the second
+stage numbers packets as tshark does.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 NAME = "kafka-pcap-segments"
 DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
 SEGMENT_DDL = (
-    "flow STRING, file_index INT, split_index INT, number BIGINT, ts_ns BIGINT, "
+    "file_index INT, split_index INT, number BIGINT, ts_ns BIGINT, "
     "src STRING, sport INT, dst STRING, dport INT, seq BIGINT, ack BIGINT, flags INT, "
     "payload BINARY, missing INT, fragment BOOLEAN"
 )
+COUNT_DDL = "file_index INT, split_index INT, packets BIGINT"
 _BATCH = 8192
 
 
@@ -27,7 +29,6 @@ def segment_arrow_schema():
 
     return pa.schema(
         [
-            ("flow", pa.string()),
             ("file_index", pa.int32()),
             ("split_index", pa.int32()),
             ("number", pa.int64()),
@@ -44,12 +45,6 @@ def segment_arrow_schema():
             ("fragment", pa.bool_()),
         ]
     )
-
-
-def flow_name(seg) -> str:
-    a, b = (seg.src, seg.sport), (seg.dst, seg.dport)
-    (x, xp), (y, yp) = (a, b) if a <= b else (b, a)
-    return f"{x}|{xp}|{y}|{yp}"
 
 
 class SplitPartition(InputPartition):
@@ -69,8 +64,11 @@ class KafkaPcapSegmentsDataSource(DataSource):
     def name(cls) -> str:
         return NAME
 
+    def counts(self) -> bool:
+        return (self.options.get("counts") or "false").lower() == "true"
+
     def schema(self) -> str:
-        return SEGMENT_DDL
+        return COUNT_DDL if self.counts() else SEGMENT_DDL
 
     def reader(self, schema) -> "SegmentsReader":
         from .datasource import expand_paths
@@ -79,13 +77,14 @@ class KafkaPcapSegmentsDataSource(DataSource):
         paths = expand_paths(self.options.get("path") or "")
         files = sorted(paths, key=lambda p: (first_timestamp(p), p))
         split_bytes = int(self.options.get("split_bytes") or DEFAULT_SPLIT_BYTES)
-        return SegmentsReader(files, split_bytes)
+        return SegmentsReader(files, split_bytes, self.counts())
 
 
 class SegmentsReader(DataSourceReader):
-    def __init__(self, files: list[str], split_bytes: int) -> None:
+    def __init__(self, files: list[str], split_bytes: int, counts: bool = False) -> None:
         self.files = files
         self.split_bytes = split_bytes
+        self.counts = counts
 
     def partitions(self) -> list[SplitPartition]:
         from .splits import plan_splits
@@ -101,23 +100,31 @@ class SegmentsReader(DataSourceReader):
     def read(self, partition: SplitPartition):
         from .capture import CaptureStats
         from .pipeline import map_file
-        from .splits import split_segments
+        from .splits import split_packet_count, split_segments
 
-        schema = segment_arrow_schema()
-        stats = CaptureStats()
         buf = map_file(partition.path)
-        rows: list[tuple] = []
         ids = (partition.file_index, partition.split_index)
+        if self.counts:
+            try:
+                count = split_packet_count(buf, partition.start, partition.stop)
+            except ValueError:
+                count = 0  # not a capture: it owns no packets
+            yield (*ids, count)
+            return
+        schema = segment_arrow_schema()
+        rows: list[tuple] = []
         try:
-            for number, ts_ns, seg in split_segments(buf, partition.start, partition.stop, stats):
-                rows.append((flow_name(seg), *ids, number, ts_ns, *seg))
+            for number, ts_ns, seg in split_segments(
+                buf, partition.start, partition.stop, CaptureStats()
+            ):
+                rows.append((*ids, number, ts_ns, *seg))
                 if len(rows) == _BATCH:
                     yield _batch(rows, schema)
                     rows = []
         except ValueError:
             pass  # not a capture: it owns no packets
-        rows.append((None, *ids, stats.packets, 0, None, 0, None, 0, 0, 0, 0, None, 0, False))
-        yield _batch(rows, schema)
+        if rows:
+            yield _batch(rows, schema)
 
 
 def _batch(rows: list[tuple], schema):

@@ -51,6 +51,22 @@ def split_segments(
             yield packet.number, packet.ts_ns, seg
 
 
+def split_packet_count(buf, start: int, stop: int) -> int:
+    """How many packets the split owns (``split_segments`` numbers them 1..count), found by walking
+    its records without building or parsing the packets."""
+    stats = CaptureStats()
+    reader, first = _positioned(buf, start, stop, stats)
+    if first is None or first >= stop:
+        return 0
+    for _ in reader.records(first, stop, skips=_every_packet):
+        pass
+    return stats.packets
+
+
+def _every_packet(linktype: int, buf, at: int, length: int) -> bool:
+    return True
+
+
 def _positioned(buf, start: int, stop: int, stats: CaptureStats):
     """A reader of the capture and the offset of the first record at or after ``start``."""
     if capture_format(buf) == "pcapng":
