@@ -3,8 +3,8 @@
 One input partition per byte range of each file (``split_bytes``, default 64 MiB); each yields the
 TCP segments of the packets it owns, with where they are (file, split, packet number within the
 split). With ``.option("counts", "true")`` it yields instead one row per split with the number of
-packets the split owns (a cheap pass: the packets are counted, not parsed), from which the second
-stage numbers packets as tshark does.
+packets the split owns (a cheap pass: the packets are counted, not parsed; ``count_tasks`` tasks
+share the splits), from which the second stage numbers packets as tshark does.
 """
 
 from __future__ import annotations
@@ -59,6 +59,14 @@ class SplitPartition(InputPartition):
         )
 
 
+class CountPartition(InputPartition):
+    """Several splits counted by one task (counting costs little next to a task's start-up)."""
+
+    def __init__(self, index: int, splits: list[SplitPartition]) -> None:
+        super().__init__(index)
+        self.splits = splits
+
+
 class KafkaPcapSegmentsDataSource(DataSource):
     @classmethod
     def name(cls) -> str:
@@ -77,40 +85,65 @@ class KafkaPcapSegmentsDataSource(DataSource):
         paths = expand_paths(self.options.get("path") or "")
         files = sorted(paths, key=lambda p: (first_timestamp(p), p))
         split_bytes = int(self.options.get("split_bytes") or DEFAULT_SPLIT_BYTES)
-        return SegmentsReader(files, split_bytes, self.counts())
+        if not self.counts():
+            return SegmentsReader(files, split_bytes)
+        return CountsReader(files, split_bytes, int(self.options.get("count_tasks") or 1))
+
+
+def plan_split_partitions(files: list[str], split_bytes: int) -> list[SplitPartition]:
+    from .splits import plan_splits
+
+    out = []
+    for file_index, path in enumerate(files):
+        for split_index, (start, stop) in enumerate(
+            plan_splits(os.path.getsize(path), split_bytes)
+        ):
+            out.append(SplitPartition(path, file_index, split_index, start, stop))
+    return out
+
+
+class CountsReader(DataSourceReader):
+    """One row per split: ``(file_index, split_index, packets)``, in ``tasks`` partitions."""
+
+    def __init__(self, files: list[str], split_bytes: int, tasks: int) -> None:
+        self.files = files
+        self.split_bytes = split_bytes
+        self.tasks = max(1, tasks)
+
+    def partitions(self) -> list[CountPartition]:
+        splits = plan_split_partitions(self.files, self.split_bytes)
+        tasks = min(self.tasks, len(splits))
+        bounds = [len(splits) * k // tasks for k in range(tasks + 1)]
+        return [CountPartition(k, splits[bounds[k] : bounds[k + 1]]) for k in range(tasks)]
+
+    def read(self, partition: CountPartition):
+        from .pipeline import map_file
+        from .splits import split_packet_count
+
+        for split in partition.splits:
+            buf = map_file(split.path)
+            try:
+                count = split_packet_count(buf, split.start, split.stop)
+            except ValueError:
+                count = 0  # not a capture: it owns no packets
+            yield split.file_index, split.split_index, count
 
 
 class SegmentsReader(DataSourceReader):
-    def __init__(self, files: list[str], split_bytes: int, counts: bool = False) -> None:
+    def __init__(self, files: list[str], split_bytes: int) -> None:
         self.files = files
         self.split_bytes = split_bytes
-        self.counts = counts
 
     def partitions(self) -> list[SplitPartition]:
-        from .splits import plan_splits
-
-        out = []
-        for file_index, path in enumerate(self.files):
-            for split_index, (start, stop) in enumerate(
-                plan_splits(os.path.getsize(path), self.split_bytes)
-            ):
-                out.append(SplitPartition(path, file_index, split_index, start, stop))
-        return out
+        return plan_split_partitions(self.files, self.split_bytes)
 
     def read(self, partition: SplitPartition):
         from .capture import CaptureStats
         from .pipeline import map_file
-        from .splits import split_packet_count, split_segments
+        from .splits import split_segments
 
         buf = map_file(partition.path)
         ids = (partition.file_index, partition.split_index)
-        if self.counts:
-            try:
-                count = split_packet_count(buf, partition.start, partition.stop)
-            except ValueError:
-                count = 0  # not a capture: it owns no packets
-            yield (*ids, count)
-            return
         schema = segment_arrow_schema()
         rows: list[tuple] = []
         try:

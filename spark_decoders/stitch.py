@@ -87,6 +87,7 @@ def read_split_exchanges(
             spark.read.format("kafka-pcap-segments")
             .option("split_bytes", str(split_bytes))
             .option("counts", str(counts).lower())
+            .option("count_tasks", str(spark.sparkContext.defaultParallelism))
             .load(",".join(files))
         )
 
