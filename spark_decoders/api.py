@@ -9,7 +9,13 @@ import os
 from pathlib import Path
 
 from .bodies import BodyDecoder
-from .codecs import CodecBundle, generated_codecs, load_codecs, parse_schema_dirs
+from .codecs import (
+    CodecBundle,
+    generated_codecs,
+    load_codecs,
+    parse_schema_dirs,
+    specs_fingerprint,
+)
 from .connection import DEFAULT_SERVER_PORTS
 from .pipeline import (
     DecodeOptions,
@@ -24,13 +30,21 @@ from .exchanges import packet_ref
 from .ownership import ShardOwnership
 from .tables import EXCHANGES, check_table, sort_key, utc_aware
 
+# Bundles built in this process, by the fingerprint of their specs: Spark plans every read in a
+# reused Python process, which then compresses the package's sources only once.
+_BUNDLES: dict[str, CodecBundle] = {}
+
 
 def codec_bundle(schemas: str | None) -> CodecBundle | None:
     """The generated codecs for ``schemas`` (DIR[,DIR...]) by value; None for the bundled ones."""
     dirs = parse_schema_dirs(schemas)
     if not dirs:
         return None
-    _, bundle = generated_codecs(dirs)
+    fingerprint = specs_fingerprint(dirs)
+    bundle = _BUNDLES.get(fingerprint)
+    if bundle is None:
+        _, bundle = generated_codecs(dirs)
+        _BUNDLES[fingerprint] = bundle
     return bundle
 
 
