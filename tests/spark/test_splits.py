@@ -5,13 +5,20 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from captures import T0, conversation
+from captures import conversation
 from kraftwire.spark_decoders.capture import CaptureStats
+from kraftwire.spark_decoders.fragments import ip_fragment
 from kraftwire.spark_decoders.layers import LINK_ETHERNET, LINK_SLL2
 from kraftwire.spark_decoders.pipeline import open_reader
-from kraftwire.spark_decoders.splits import plan_splits, split_packet_count, split_segments
+from kraftwire.spark_decoders.splits import (
+    _plainly_unfragmented,
+    plan_splits,
+    split_packet_count,
+    split_segments,
+)
 from kraftwire.spark_decoders.synth import link_frame, pcap_bytes, pcapng_section
 from kraftwire.spark_decoders.traffic import kraft_exchanges
+from packet_strategies import link_packets
 
 PACKETS = conversation(kraft_exchanges(6, seed=3), mss=200).packets
 
@@ -47,3 +54,15 @@ def test_split_counts_are_the_packets_each_split_numbers(pcapng, linktype, split
         counts.append(count)
     if not garbage:  # damage may make a split resynchronise differently from the whole read
         assert sum(counts) == whole.packets == len(PACKETS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(packets=st.lists(link_packets(), min_size=1, max_size=12))
+def test_the_lookback_skips_no_fragment(packets):
+    """A split's lookback passes over packets from their raw bytes only when they are no fragment
+    the reassembler would take; plain packets are passed over."""
+    for linktype, frame in (p for group in packets for p in group):
+        if _plainly_unfragmented(linktype, frame, 0, len(frame)):
+            assert ip_fragment(linktype, frame) is None
+    plain = link_frame(LINK_ETHERNET, PACKETS[5][1])
+    assert _plainly_unfragmented(LINK_ETHERNET, plain, 0, len(plain))
