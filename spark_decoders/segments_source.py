@@ -78,7 +78,7 @@ class KafkaPcapSegmentsDataSource(DataSource):
     def schema(self) -> str:
         return COUNT_DDL if self.counts() else SEGMENT_DDL
 
-    def reader(self, schema) -> "SegmentsReader":
+    def reader(self, schema) -> DataSourceReader:
         from .datasource import expand_paths
         from .pipeline import first_timestamp
 
