@@ -389,6 +389,7 @@ def time_spark(
         SparkSession.builder.master(f"local[{cores}]")
         .appName(f"bench-{cores}")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")  # progress bars would garble the figures
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")

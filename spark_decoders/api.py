@@ -9,20 +9,30 @@ import os
 from pathlib import Path
 
 from .bodies import BodyDecoder
-from .codecs import CodecBundle, generated_codecs, load_codecs, parse_schema_dirs
+from .codecs import (
+    CodecBundle,
+    generated_codecs,
+    load_codecs,
+    parse_schema_dirs,
+    specs_fingerprint,
+)
 from .connection import DEFAULT_SERVER_PORTS
 from .pipeline import (
     DecodeOptions,
     FlowTable,
     decode_files,
-    flow_key,
     first_timestamp,
     map_file,
     segments,
 )
 from .capture import CaptureStats
 from .exchanges import packet_ref
+from .ownership import ShardOwnership
 from .tables import EXCHANGES, check_table, sort_key, utc_aware
+
+# Bundles built in this process, by the fingerprint of their specs: Spark plans every read in a
+# reused Python process, which then compresses the package's sources only once.
+_BUNDLES: dict[str, CodecBundle] = {}
 
 
 def codec_bundle(schemas: str | None) -> CodecBundle | None:
@@ -30,7 +40,11 @@ def codec_bundle(schemas: str | None) -> CodecBundle | None:
     dirs = parse_schema_dirs(schemas)
     if not dirs:
         return None
-    _, bundle = generated_codecs(dirs)
+    fingerprint = specs_fingerprint(dirs)
+    bundle = _BUNDLES.get(fingerprint)
+    if bundle is None:
+        _, bundle = generated_codecs(dirs)
+        _BUNDLES[fingerprint] = bundle
     return bundle
 
 
@@ -63,8 +77,6 @@ def decode_shard(
     table: str = EXCHANGES,
 ) -> list[dict]:
     """Rows of the connections in one shard (see ``datasource``), in local mode's order."""
-    from .datasource import shard_of
-
     files = tuple(
         sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p))
     )
@@ -75,16 +87,15 @@ def decode_shard(
         rows.append,
         DecodeOptions(server_ports=ports, table=table),
     )
-    mine: dict[tuple, bool] = {}
+    ownership = ShardOwnership(shard, shards)
+    alone = shards == 1  # one shard owns everything: nothing to sort out
     for index, path in enumerate(files):
         buf = map_file(path)
         try:
-            for number, ts_ns, seg in segments(buf, None, len(buf), CaptureStats()):
-                key = flow_key(seg)
-                owned = mine.get(key)
-                if owned is None:
-                    owned = mine[key] = shard_of(key, shards) == shard
-                if owned:
+            for number, ts_ns, seg in segments(
+                buf, None, len(buf), CaptureStats(), skips=None if alone else ownership.skips
+            ):
+                if alone or ownership.owns(seg):
                     flows.segment(seg, packet_ref(index, number), ts_ns)
         except ValueError:
             continue  # not a capture: local mode reports it; here it simply yields nothing

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Iterator, NamedTuple
+from typing import Callable, Iterator, NamedTuple
 
 import construct as cs
 
@@ -41,6 +41,10 @@ class Packet(NamedTuple):
     # less than len(data), e.g. without the cooked header, which is not a cut)
     orig_len: int
     offset: int  # byte offset of the record in the file
+
+
+# ``(linktype, buffer, offset of the packet's data, captured length)`` -> pass over the packet
+PacketFilter = Callable[[int, object, int, int], bool]
 
 
 @dataclass
@@ -160,8 +164,11 @@ class PcapReader:
             pos += 1
         return None
 
-    def records(self, start: int, stop: int, first_number: int = 1) -> Iterator[Packet]:
-        """Packets whose record header starts in ``[start, stop)``; ``start`` must be a record start."""
+    def records(
+        self, start: int, stop: int, first_number: int = 1, skips: PacketFilter | None = None
+    ) -> Iterator[Packet]:
+        """Packets whose record header starts in ``[start, stop)``; ``start`` must be a record start.
+        ``skips(linktype, buf, offset, length)`` may pass over a packet before it is built."""
         buf, end = self.buf, len(self.buf)
         unpack = self._record.unpack_from
         frac_limit, scale, max_len = self._frac_limit, self._scale, self._max_len
@@ -187,14 +194,15 @@ class PcapReader:
                 self._cut_tail(pos, f"record of {incl} bytes")
                 break
             self.last_sec = sec
-            yield Packet(
-                number,
-                sec * 1_000_000_000 + frac * scale,
-                linktype,
-                view[pos + 16 : pos + 16 + incl],
-                orig,
-                pos,
-            )
+            if skips is None or not skips(linktype, buf, pos + 16, incl):
+                yield Packet(
+                    number,
+                    sec * 1_000_000_000 + frac * scale,
+                    linktype,
+                    view[pos + 16 : pos + 16 + incl],
+                    orig,
+                    pos,
+                )
             number += 1
             pos += 16 + incl
         self.stats.packets += number - first_number

@@ -3,9 +3,10 @@
     kraftwire.spark_decoders.register(spark)
     spark.read.format("kafka-pcap").option("schemas", DIR).load(PATH_OR_GLOB[,...])
 
-Each input partition is one shard of the connections (by a hash of the endpoints): it reads every
-file, in the order of their first timestamps, and decodes only its own connections, with the same
-``FlowTable`` the local mode uses. Decoding dominates the cost, so shards spread it over every core,
+Each input partition is one shard of the connections (by a hash of the endpoints: ``ownership``): it
+reads every file, in the order of their first timestamps, and decodes only its own connections, with
+the same ``FlowTable`` the local mode uses; packets of other shards are passed over from their raw
+bytes where that is certain, without being parsed. Decoding dominates the cost, so shards spread it over every core,
 connections that continue from one file to the next stay whole, and the rows equal local mode's.
 The codecs generated from ``schemas`` travel inside the reader (a ``CodecBundle``), so executors on
 other machines need neither the spec files nor a shared cache.
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import glob
 import os
-import zlib
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
@@ -39,11 +39,6 @@ def expand_paths(text: str) -> list[str]:
             raise FileNotFoundError(f"no capture file matches {part!r}")
         out.extend(os.path.abspath(m) for m in matches)  # executors run in other directories
     return out
-
-
-def shard_of(key: tuple, shards: int) -> int:
-    """A stable shard for a connection's (canonical) endpoints, the same in every process."""
-    return zlib.crc32(repr(key).encode()) % shards
 
 
 class KafkaPcapDataSource(DataSource):

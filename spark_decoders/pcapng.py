@@ -16,7 +16,7 @@ from typing import Iterator
 
 import construct as cs
 
-from .capture import PCAPNG_BOM, PCAPNG_SHB, CaptureStats, Packet
+from .capture import PCAPNG_BOM, PCAPNG_SHB, CaptureStats, Packet, PacketFilter
 
 BLOCK_IDB, BLOCK_PB, BLOCK_SPB, BLOCK_EPB = 1, 2, 3, 6
 # Block types a resynchronising reader accepts as a block start (SHB, IDB, PB, SPB, NRB, ISB, EPB, DSB,
@@ -119,8 +119,11 @@ class PcapngReader:
             pos += 4
         return None
 
-    def records(self, start: int, stop: int, first_number: int = 1) -> Iterator[Packet]:
-        """Packets of the blocks that start in ``[start, stop)``; section state carries over calls."""
+    def records(
+        self, start: int, stop: int, first_number: int = 1, skips: PacketFilter | None = None
+    ) -> Iterator[Packet]:
+        """Packets of the blocks that start in ``[start, stop)``; section state carries over calls.
+        ``skips(linktype, data, 0, length)`` may pass over a packet (as ``PcapReader.records``)."""
         buf, number, pos = self.buf, first_number, start
         view = memoryview(buf)
         while pos < stop:
@@ -141,7 +144,8 @@ class PcapngReader:
             kind, length = found
             packet = self._packet(kind, view, pos, length, number)
             if packet is not None:
-                yield packet
+                if skips is None or not skips(packet.linktype, packet.data, 0, len(packet.data)):
+                    yield packet
                 number += 1
             pos += length
         self.stats.packets += number - first_number

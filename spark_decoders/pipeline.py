@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from .bodies import BodyDecoder
-from .capture import CaptureStats, PcapFile, PcapReader, capture_format
+from .capture import CaptureStats, PacketFilter, PcapFile, PcapReader, capture_format
 from .connection import DEFAULT_SERVER_PORTS
 from .exchanges import packet_ref
 from .fragments import FragmentReassembler
@@ -37,15 +37,22 @@ def open_reader(buf, stats: CaptureStats):
 
 
 def segments(
-    buf, start: int | None, stop: int, stats: CaptureStats, reader=None, first_number: int = 1
+    buf,
+    start: int | None,
+    stop: int,
+    stats: CaptureStats,
+    reader=None,
+    first_number: int = 1,
+    skips: PacketFilter | None = None,
 ) -> Iterator[tuple[int, int, Segment]]:
     """``(packet number, ts_ns, segment)`` for each TCP packet whose record starts in the range
-    (a fragmented datagram at the packet that completes it)."""
+    (a fragmented datagram at the packet that completes it). ``skips`` may pass over packets
+    before they are even built (a shard's packets of other shards: ``ownership``)."""
     if reader is None:
         reader, header_end = open_reader(buf, stats)
         start = header_end if start is None else start
     fragments = FragmentReassembler(stats)
-    for packet in reader.records(start, stop, first_number):
+    for packet in reader.records(start, stop, first_number, skips):
         seg = tcp_segment(packet.linktype, packet.data, packet.orig_len)
         if seg is None or seg.fragment:
             seg = fragments.packet(packet.linktype, packet.data, packet.ts_ns)

@@ -20,10 +20,12 @@ from typing import Iterator
 
 from .capture import CaptureStats, PcapFile, PcapReader, capture_format
 from .fragments import FragmentReassembler
-from .layers import Segment, tcp_segment
+from .layers import ETH_IPV4, ETH_IPV6, LINK_ETHERNET, PROTO_TCP, Segment, tcp_segment
 from .pcapng import PcapngReader
 
 LOOKBACK_BYTES = 1 << 20
+# Ethernet: the ethertype at 12, the IP version at 14, IPv4's flags and fragment offset at 20.
+_ETH_IP = struct.Struct(">12xHB5xH")
 
 
 def plan_splits(size: int, split_bytes: int) -> list[tuple[int, int]]:
@@ -51,6 +53,33 @@ def split_segments(
             yield packet.number, packet.ts_ns, seg
 
 
+def split_packet_count(buf, start: int, stop: int) -> int:
+    """How many packets the split owns (``split_segments`` numbers them 1..count), found by walking
+    its records without building or parsing the packets."""
+    stats = CaptureStats()
+    reader, first = _positioned(buf, start, stop, stats)
+    if first is None or first >= stop:
+        return 0
+    for _ in reader.records(first, stop, skips=_every_packet):
+        pass
+    return stats.packets
+
+
+def _plainly_unfragmented(linktype: int, buf, at: int, length: int) -> bool:
+    """An untagged Ethernet packet that is no IP fragment (``fragments.ip_fragment`` would say
+    None), told from its raw bytes: the lookback skips it without parsing it."""
+    if linktype != LINK_ETHERNET or length < _ETH_IP.size:
+        return False
+    ethertype, first, fragment = _ETH_IP.unpack_from(buf, at)
+    if ethertype == ETH_IPV4:
+        return first >> 4 == 4 and not fragment & 0x3FFF  # neither more fragments nor an offset
+    return ethertype == ETH_IPV6 and first >> 4 == 6 and buf[at + 20] == PROTO_TCP
+
+
+def _every_packet(linktype: int, buf, at: int, length: int) -> bool:
+    return True
+
+
 def _positioned(buf, start: int, stop: int, stats: CaptureStats):
     """A reader of the capture and the offset of the first record at or after ``start``."""
     if capture_format(buf) == "pcapng":
@@ -65,7 +94,7 @@ def _prime(fragments: FragmentReassembler, buf, first: int) -> None:
     reader, lookback = _positioned(buf, max(0, first - LOOKBACK_BYTES), first, CaptureStats())
     if lookback is None:
         return
-    for packet in reader.records(lookback, first):
+    for packet in reader.records(lookback, first, skips=_plainly_unfragmented):
         seg = tcp_segment(packet.linktype, packet.data, packet.orig_len)
         if seg is None or seg.fragment:
             fragments.packet(packet.linktype, packet.data, packet.ts_ns)

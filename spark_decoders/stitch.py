@@ -1,8 +1,9 @@
 """Stage two of the split plan: connections stitched across splits and files, then decoded.
 
-``read_split_exchanges`` reads segments with ``kafka-pcap-segments``, turns each split's packet
-count into the number of packets before it, groups the segments by connection endpoints, and feeds
-each group in capture order to a ``FlowTable`` (the local mode's), so the rows are local mode's rows.
+``read_split_exchanges`` counts each split's packets with ``kafka-pcap-segments`` (a cheap first pass)
+and turns the counts into the number of packets before each split, then reads the segments, groups
+them by connection endpoints, and feeds each group in capture order to a ``FlowTable`` (the local
+mode's), so the rows are local mode's rows.
 """
 
 from __future__ import annotations
@@ -80,23 +81,33 @@ def read_split_exchanges(
 
     spark.dataSource.register(KafkaPcapSegmentsDataSource)
     files = tuple(sorted(expand_paths(",".join(paths)), key=lambda p: (first_timestamp(p), p)))
-    segments = (
-        spark.read.format("kafka-pcap-segments")
-        .option("split_bytes", str(split_bytes))
-        .load(",".join(files))
-    ).cache()
-    counts = (
-        segments.where(F.col("flow").isNull())
-        .select("file_index", "split_index", "number")
-        .collect()
-    )
-    offsets = packet_offsets([(r.file_index, r.split_index, r.number) for r in counts])
+
+    def splits(counts: bool):
+        return (
+            spark.read.format("kafka-pcap-segments")
+            .option("split_bytes", str(split_bytes))
+            .option("counts", str(counts).lower())
+            .option("count_tasks", str(spark.sparkContext.defaultParallelism))
+            .load(",".join(files))
+        )
+
+    # A cheap first pass counts each split's packets; the segments are read once, by the shuffle.
+    counts = splits(counts=True).collect()
+    offsets = packet_offsets([(r.file_index, r.split_index, r.packets) for r in counts])
 
     def stage_two(table):
         return decode_group(table, files, offsets, bundle, ports, output)
 
+    # Both directions of a connection in one group: its endpoints in a canonical order.
+    near = F.struct(F.col("src").alias("ip"), F.col("sport").alias("port"))
+    far = F.struct(F.col("dst").alias("ip"), F.col("dport").alias("port"))
+    # More partitions than cores, so a core that finishes early takes another (connections differ
+    # in size); a fixed number, so adaptive execution does not merge them back into a few.
+    partitions = max(2, 4 * spark.sparkContext.defaultParallelism)
     return (
-        segments.where(F.col("flow").isNotNull())
-        .groupBy("flow")
+        splits(counts=False)
+        .withColumns({"end_a": F.least(near, far), "end_b": F.greatest(near, far)})
+        .repartition(partitions, "end_a", "end_b")
+        .groupBy("end_a", "end_b")
         .applyInArrow(stage_two, spark_ddl(output))
     )
