@@ -93,7 +93,7 @@ def _describe_quorum_request() -> Any:
     )
 
 
-def _leader_call(bootstrap: list[Endpoint], request):
+def _leader_call(bootstrap: list[Endpoint], request: Any) -> Any:
     """Send a voter change to the leader, once: only the DescribeCluster that finds the leader moves on
     to the next bootstrap controller (a change sent twice could be refused after it was made)."""
     _, leader = first_answer(bootstrap, lambda e: find_leader(e.host, e.port))

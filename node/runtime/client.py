@@ -44,7 +44,7 @@ class KafkaConnection:
         if api_key not in self.versions:
             raise ClientError(f"{self.address} does not serve API key {api_key}")
         low, high = self.versions[api_key]
-        version = min(high, APIS[api_key].highest_version)
+        version: int = min(high, APIS[api_key].highest_version)
         if version < max(low, APIS[api_key].lowest_version):
             raise ClientError(f"{self.address} and kraftwire share no version of API key {api_key}")
         return version

@@ -22,7 +22,13 @@ from kraftwire.generated import ProtocolError
 from kraftwire.generated import fetch_response as _fr
 from kraftwire.generated import produce_response as _pr
 from kraftwire.node import batches as batch_codec
-from kraftwire.node.core.api import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID, Role
+from kraftwire.node.core.api import (
+    METADATA_PARTITION,
+    METADATA_TOPIC,
+    METADATA_TOPIC_ID,
+    QuorumStatus,
+    Role,
+)
 
 from .errors import NotLeaderError
 
@@ -36,7 +42,10 @@ PRODUCE, FETCH = 0, 1
 
 
 def _is_metadata_topic(topic: Any, version: int) -> bool:
-    return topic.topic_id == METADATA_TOPIC_ID if version >= 13 else topic.name == METADATA_TOPIC
+    named: bool = (
+        topic.topic_id == METADATA_TOPIC_ID if version >= 13 else topic.name == METADATA_TOPIC
+    )
+    return named
 
 
 async def handle_produce(node: "KRaftNode", version: int, request: Any) -> Any | None:
@@ -95,12 +104,16 @@ async def handle_produce(node: "KRaftNode", version: int, request: Any) -> Any |
 
 
 def _produce_answer(
-    node: "KRaftNode", version: int, partitions: list, error: int, base_offset: int = -1
+    node: "KRaftNode",
+    version: int,
+    partitions: list[tuple[Any, Any]],
+    error: int,
+    base_offset: int = -1,
 ) -> Any:
     status = node.status()
     leader_known = error == NOT_LEADER_OR_FOLLOWER and status.leader_id is not None
     endpoint = node.leader_endpoint() if leader_known else None
-    topics: dict[Any, list] = {}
+    topics: dict[Any, list[Any]] = {}
     for topic, partition in partitions:
         answer = _pr.PartitionProduceResponse(
             index=partition.index,
@@ -169,7 +182,9 @@ def _client_fetch_response(node: "KRaftNode", version: int, request: Any) -> Any
     return _fr.FetchResponse(responses=topics, node_endpoints=nodes)
 
 
-def _client_partition(node, status, version: int, topic: Any, p: Any, request: Any) -> Any:
+def _client_partition(
+    node: "KRaftNode", status: QuorumStatus, version: int, topic: Any, p: Any, request: Any
+) -> Any:
     def answer(error: int, records: bytes | None = None) -> Any:
         out = _fr.PartitionData(
             partition_index=p.partition,
@@ -207,7 +222,7 @@ def _client_partition(node, status, version: int, topic: Any, p: Any, request: A
     serving = (Role.LEADER, Role.FOLLOWER) if node.config.follower_fetch else (Role.LEADER,)
     if status.role not in serving or status.high_watermark is None:
         return answer(NOT_LEADER_OR_FOLLOWER)
-    log = node.storage.log
+    log = node.running_storage().log
     if p.fetch_offset < log.start_offset() or p.fetch_offset > status.high_watermark:
         return answer(OFFSET_OUT_OF_RANGE)
     limit = max(1, min(request.max_bytes, p.partition_max_bytes))
@@ -218,9 +233,12 @@ def _client_partition(node, status, version: int, topic: Any, p: Any, request: A
 
 
 def _is_metadata_topic_fetch(topic: Any, version: int) -> bool:
-    return topic.topic_id == METADATA_TOPIC_ID if version >= 13 else topic.topic == METADATA_TOPIC
+    named: bool = (
+        topic.topic_id == METADATA_TOPIC_ID if version >= 13 else topic.topic == METADATA_TOPIC
+    )
+    return named
 
 
 def is_client_fetch(version: int, request: Any) -> bool:
-    replica = request.replica_state.replica_id if version >= 15 else request.replica_id
+    replica: int = request.replica_state.replica_id if version >= 15 else request.replica_id
     return replica < 0

@@ -11,7 +11,7 @@ a definite refusal and :class:`~.client.ClientError` for an unknown outcome; onl
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from kraftwire.generated import describe_cluster_request as _dc
 from kraftwire.generated import fetch_request as _fq
@@ -23,6 +23,7 @@ from .client import ClientError, KafkaConnection
 
 NOT_LEADER_OR_FOLLOWER = 6
 FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH = 74, 75
+_Result = TypeVar("_Result")
 
 
 class ProduceRefused(Exception):
@@ -64,7 +65,7 @@ class MetadataClient:
             self.leader = KafkaConnection(leader[0].host, leader[0].port, self.timeout_s)
         return self.leader
 
-    def _retrying(self, attempt) -> Any:
+    def _retrying(self, attempt: Callable[[KafkaConnection], _Result | None]) -> _Result:
         """Run ``attempt(connection)`` until it returns non-None; a NOT_LEADER answer returns None."""
         stop = time.monotonic() + self.deadline_s
         while True:
@@ -106,7 +107,8 @@ class MetadataClient:
                 return None
             if partition.error_code != 0:
                 raise ProduceRefused(f"produce failed with error {partition.error_code}")
-            return partition.base_offset
+            base_offset: int = partition.base_offset
+            return base_offset
 
         try:
             return self._retrying(attempt)
@@ -121,7 +123,7 @@ class MetadataClient:
         """Committed data records from ``offset``: ([(offset, value)], next offset). With
         ``max_wait_ms`` the leader holds the fetch that long for records to commit."""
 
-        def attempt(connection: KafkaConnection):
+        def attempt(connection: KafkaConnection) -> Any:
             version = connection.version_for(1)
             # Kafka's leader validates the epochs of every Fetch. A reader that never truncates can
             # name the leader's epoch as its last fetched one: that epoch ends at the leader's LEO,
@@ -160,7 +162,8 @@ class MetadataClient:
 
         answer = self._retrying(attempt)
         batches, _ = decode_batches(answer.records or b"")
-        out, next_offset = [], offset
+        out: list[tuple[int, bytes]] = []
+        next_offset = offset
         # Kafka's leader serves a replica -1 Fetch uncommitted records too: keep those below its HW.
         for batch in batches:
             if batch.last_offset >= answer.high_watermark:
