@@ -19,8 +19,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from kraftwire.generated import APIS, ProtocolError, lookup
+from kraftwire.generated import APIS, ProtocolError
 from kraftwire.node.core.api import Endpoint, OutboundRequest
+from kraftwire.node.core.messages import api_versions_request
 
 from .capture import Capture, Stream, addresses
 from .wire import FrameError, frame_request, parse_response, read_payload, response_correlation_id
@@ -31,7 +32,6 @@ BROKER_NOT_AVAILABLE = 8
 UNSUPPORTED_VERSION = 35
 RECONNECT_BACKOFF_MS = 50
 RECONNECT_BACKOFF_MAX_MS = 1000
-_ApiVersionsRequest = lookup("ApiVersionsRequest")
 
 
 @dataclass
@@ -130,10 +130,8 @@ class PeerChannel:
     ) -> dict[int, tuple[int, int]]:
         """ApiVersions v3 (answered at v0 with UNSUPPORTED_VERSION by an older peer, then v0)."""
         for version in (3, 0):
-            request = _ApiVersionsRequest(
-                client_software_name="kraftwire", client_software_version="0.1.0"
-            )
-            self._send(writer, frame_request(request, version, 0, self.network.client_id))
+            frame = frame_request(api_versions_request(), version, 0, self.network.client_id)
+            self._send(writer, frame)
             await writer.drain()
             payload = await self._receive(reader)
             try:
