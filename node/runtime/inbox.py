@@ -50,4 +50,7 @@ class ShutdownCall:
 NetworkInput = Union[RequestReceived, ResponseReceived, RequestFailed]
 """Stamped with the loop's clock when fed (``now_ms`` is 0 until then)."""
 
-InboxItem = Union[AppendCall, ReadCall, SnapshotCall, ShutdownCall, NetworkInput]
+SingleInput = Union[ReadCall, SnapshotCall, ShutdownCall, NetworkInput]
+"""Fed one at a time; appends are fed in runs instead (consecutive ones as one core append)."""
+
+InboxItem = Union[AppendCall, SingleInput]

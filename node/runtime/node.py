@@ -24,7 +24,6 @@ import asyncio
 import collections
 import concurrent.futures
 import logging
-import random
 import time
 from typing import Any, Callable, Sequence, TypeVar, TypeVarTuple
 
@@ -32,7 +31,6 @@ from kraftwire.node.core import KRaftCore
 from kraftwire.node.core.api import (
     AppendResult,
     CommittedBatch,
-    Config,
     Endpoint,
     InvariantViolation,
     LeaderAndEpoch,
@@ -42,7 +40,6 @@ from kraftwire.node.core.api import (
     NotLeaderError as CoreNotLeaderError,
     OutboundRequest,
     QuorumStatus,
-    ReplicaKey,
     Role,
     RequestFailed,
     RequestReceived,
@@ -55,9 +52,10 @@ from kraftwire.node.core.api import (
 from kraftwire.node.storage import FileOps, NodeStorage, StorageError, open_directory
 
 from . import client_path, local_apis, reads
+from .core_config import core_config
 from .appends import PendingAppends, fail, resolve
 from .errors import NodeFailed, NotLeaderError
-from .inbox import AppendCall, InboxItem, ReadCall, ShutdownCall, SnapshotCall
+from .inbox import AppendCall, InboxItem, ReadCall, ShutdownCall, SingleInput, SnapshotCall
 from .metrics import RaftMetrics
 from .capture import Capture
 from .config import NodeConfig
@@ -96,10 +94,8 @@ class KRaftNode:
         self._disk = concurrent.futures.ThreadPoolExecutor(1, f"kraftwire-disk-{config.node_id}")
         self._disk_busy: asyncio.Future[None] | None = None  # the disk thread's current write
         self._reads = reads.ReadTracker(self._leader, lambda: self._post(ReadCall()))
-        self._endpoints: dict[int, Endpoint] = {}
-        self._endpoints_from: tuple[VoterSpec, ...] | None = (
-            None  # the voter set they were read from
-        )
+        self._endpoints: dict[int, Endpoint] = {}  # voter id -> where to reach it
+        self._endpoints_from: tuple[VoterSpec, ...] | None = None  # the voters they were read from
         self._last_state: tuple[Role, int, int | None] | None = None
         self._last_ms = 0
         self._loop_task: asyncio.Task[None] | None = None
@@ -146,7 +142,10 @@ class KRaftNode:
                     f"{cfg.log_dir} was formatted for node.id {storage.meta.node_id}, not {cfg.node_id}"
                 )
             self.core = KRaftCore(
-                self._core_config(storage), storage.log, storage.quorum_state, storage.snapshots
+                core_config(cfg, storage, self._now()),
+                storage.log,
+                storage.quorum_state,
+                storage.snapshots,
             )
             if self.metrics is not None:
                 self.metrics.directory_id = storage.meta.directory_id
@@ -162,40 +161,6 @@ class KRaftNode:
             raise
         self._loop_task = asyncio.ensure_future(self._run())
         log.info("node %s: listening on %s, log %s", cfg.node_id, _fmt(cfg.bind), cfg.log_dir)
-
-    def _core_config(self, storage: NodeStorage) -> Config:
-        cfg = self.config
-        bootstrap = storage.bootstrap()
-        if cfg.voters:
-            voters = [
-                VoterSpec(ReplicaKey(i, None), {cfg.listener_name: ep})
-                for i, ep in cfg.voters.items()
-            ]
-            kraft_version = bootstrap.kraft_version if bootstrap.voters else 0
-            voters = list(bootstrap.voters) or voters
-        else:
-            voters, kraft_version = list(bootstrap.voters), max(1, bootstrap.kraft_version)
-        return Config(
-            node_id=cfg.node_id,
-            directory_id=storage.meta.directory_id,
-            cluster_id=storage.meta.cluster_id,
-            voters=voters,
-            rng=random.Random(),
-            start_ms=self._now(),
-            kraft_version=kraft_version,
-            listeners=dict(cfg.listeners),
-            supported_kraft_version=local_apis.SUPPORTED_KRAFT_VERSION,
-            bootstrap_servers=tuple(cfg.bootstrap_servers),
-            election_timeout_ms=cfg.election_timeout_ms,
-            fetch_timeout_ms=cfg.fetch_timeout_ms,
-            election_backoff_max_ms=cfg.election_backoff_max_ms,
-            request_timeout_ms=cfg.request_timeout_ms,
-            retry_backoff_ms=cfg.retry_backoff_ms,
-            append_linger_ms=cfg.append_linger_ms,
-            fetch_max_bytes=cfg.fetch_max_bytes,
-            fetch_snapshot_max_bytes=cfg.fetch_snapshot_max_bytes,
-            auto_join=cfg.auto_join,
-        )
 
     async def shutdown(self, timeout_ms: int = 5000) -> None:
         """Graceful stop: a leader resigns (EndQuorumEpoch), then the node closes its sockets and files."""
@@ -430,11 +395,9 @@ class KRaftNode:
         if appends:
             self._append_all(appends)
 
-    def _feed(self, item: InboxItem) -> None:
+    def _feed(self, item: SingleInput) -> None:
         core, now = self._started_core(), self._now()
-        if isinstance(item, AppendCall):
-            self._append_all([item])
-        elif isinstance(item, ReadCall):
+        if isinstance(item, ReadCall):
             group = self._reads.start_group()
             if group is not None:
                 core.read_index(group[0], group[1], now)
