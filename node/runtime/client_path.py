@@ -30,8 +30,6 @@ from kraftwire.node.core.api import (
     Role,
 )
 
-from .errors import NotLeaderError
-
 if TYPE_CHECKING:
     from .node import KRaftNode
 
@@ -51,56 +49,42 @@ def _is_metadata_topic(topic: Any, version: int) -> bool:
 async def handle_produce(node: "KRaftNode", version: int, request: Any) -> Any | None:
     """The ProduceResponse to send, or None (acks=0)."""
     partitions = [(t, p) for t in request.topic_data for p in t.partition_data]
+
+    def answer(error: int, base_offset: int = -1) -> Any | None:
+        """The ProduceResponse with ``error`` for every partition; no answer at all for acks=0."""
+        if request.acks == 0:
+            return None
+        return _produce_answer(node, version, partitions, error, base_offset)
+
     if request.acks not in (-1, 0, 1):
-        return _produce_answer(node, version, partitions, INVALID_REQUIRED_ACKS)
+        return answer(INVALID_REQUIRED_ACKS)
     if request.transactional_id is not None or len(partitions) != 1:
-        return (
-            None
-            if request.acks == 0
-            else _produce_answer(node, version, partitions, INVALID_REQUEST)
-        )
+        return answer(INVALID_REQUEST)
     topic, partition = partitions[0]
     if not _is_metadata_topic(topic, version) or partition.index != METADATA_PARTITION:
-        error = UNKNOWN_TOPIC_ID if version >= 13 else UNKNOWN_TOPIC_OR_PARTITION
-        return None if request.acks == 0 else _produce_answer(node, version, partitions, error)
-    try:
-        records = tuple(
-            r
-            for b in batch_codec.decode_batches(partition.records or b"")
-            if not b.is_control
-            for r in b.records
-        )
-    except (ProtocolError, ValueError):
-        records = ()
+        return answer(UNKNOWN_TOPIC_ID if version >= 13 else UNKNOWN_TOPIC_OR_PARTITION)
+    records = _data_records(partition.records)
     if not records:
-        return (
-            None
-            if request.acks == 0
-            else _produce_answer(node, version, partitions, CORRUPT_MESSAGE)
-        )
+        return answer(CORRUPT_MESSAGE)
     appended, committed = node.submit(records)
     try:
         result = await appended
         if request.acks == -1:
             await asyncio.wait_for(asyncio.shield(committed), max(request.timeout_ms, 1) / 1000)
-    except NotLeaderError:
-        return (
-            None
-            if request.acks == 0
-            else _produce_answer(node, version, partitions, NOT_LEADER_OR_FOLLOWER)
-        )
     except asyncio.TimeoutError:
-        return _produce_answer(node, version, partitions, REQUEST_TIMED_OUT)
-    except Exception:  # lost to a new leader or the node stopping: the client must retry
-        return (
-            None
-            if request.acks == 0
-            else _produce_answer(node, version, partitions, NOT_LEADER_OR_FOLLOWER)
-        )
-    if request.acks == 0:
-        return None
-    base = result.last_offset - len(records) + 1
-    return _produce_answer(node, version, partitions, NONE, base)
+        return answer(REQUEST_TIMED_OUT)
+    except Exception:  # not the leader, lost to a new leader, the node stopping: the client retries
+        return answer(NOT_LEADER_OR_FOLLOWER)
+    return answer(NONE, result.last_offset - len(records) + 1)
+
+
+def _data_records(raw: bytes | None) -> tuple[bytes, ...]:
+    """The data records of a Produce's batches; none when the batches cannot be read."""
+    try:
+        batches = batch_codec.decode_batches(raw or b"")
+    except (ProtocolError, ValueError):
+        return ()
+    return tuple(r for b in batches if not b.is_control for r in b.records)
 
 
 def _produce_answer(
