@@ -45,7 +45,9 @@ class Bootstrap:
 
 
 def bootstrap_batches(kraft_version: int, voters: Sequence[VoterSpec], now_ms: int) -> bytes:
-    header: list[Any] = [lookup("SnapshotHeaderRecord")(version=0, last_contained_log_timestamp=now_ms)]
+    header: list[Any] = [
+        lookup("SnapshotHeaderRecord")(version=0, last_contained_log_timestamp=now_ms)
+    ]
     if kraft_version >= 1:
         header.append(lookup("KRaftVersionRecord")(version=0, k_raft_version=kraft_version))
         if voters:

@@ -111,9 +111,7 @@ class FileSnapshotStore:
             raise ValueError(f"no download of {snapshot_id} in progress")
         return self._partial
 
-    def _guard(
-        self, path: str, action: Callable[[*_Args], _Result], *args: *_Args
-    ) -> _Result:
+    def _guard(self, path: str, action: Callable[[*_Args], _Result], *args: *_Args) -> _Result:
         try:
             return action(*args)
         except OSError as exc:
