@@ -10,9 +10,8 @@ import pytest
 from kraftwire.generated import produce_request as _pq
 from kraftwire.node.core.api import METADATA_TOPIC_ID
 from kraftwire.node.runtime.client import KafkaConnection
-from kraftwire.node.runtime.local_cluster import LocalCluster
 from kraftwire.records import encode_batch
-from runtime_settings import TEST_SETTINGS
+from runtime_settings import formatted_cluster
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -22,16 +21,13 @@ ONE_RECORD = encode_batch([(None, b"value", None, 0)])
 
 @pytest.fixture(scope="module")
 def leader(tmp_path_factory):
-    cluster = LocalCluster(str(tmp_path_factory.mktemp("produce") / "c"), 1, settings=TEST_SETTINGS)
-    cluster.format()
-    try:
+    """A connection to the leader of a one-node quorum."""
+    with formatted_cluster(tmp_path_factory.mktemp("produce") / "c", controllers=1) as cluster:
         cluster.start_all()
         node, _ = cluster.wait_for_leader()
         endpoint = cluster.endpoints[node]
         with KafkaConnection(endpoint.host, endpoint.port) as connection:
             yield connection
-    finally:
-        cluster.stop_all(graceful_s=5)
 
 
 def produce(acks: int, records: bytes = ONE_RECORD, topic_id=METADATA_TOPIC_ID, **fields):
