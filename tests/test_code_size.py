@@ -43,9 +43,6 @@ EXCEPTIONS: dict[str, str] = {
     "bench/decode.py:exchange_pool": "the mixed KRaft and classic traffic the benchmark replays",
     "tests/node/kraft_requests.py:build": "one table of every request the transcripts can send",
     "tests/node/test_core_random.py:_run": "a random schedule driven step by step, read top-down",
-    "tests/runtime/test_voter_changes.py:_add_and_remove": (
-        "a voter-change story on real processes, step by step"
-    ),
     "tests/spark/test_standalone.py:cluster": "a Spark master and two workers started and stopped",
 }
 

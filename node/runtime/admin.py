@@ -4,11 +4,15 @@ the leader, then DescribeQuorum, AddRaftVoter or RemoveRaftVoter there, with the
 
 ``add-controller`` reads the new controller's properties file and the directory id from the
 ``meta.properties`` of its metadata.log.dir, as Kafka's tool does on the machine it runs on.
+
+The request builders are the one place each of these requests is built (the metadata client and the
+tests that ask a node directly use them too).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from kraftwire.generated import add_raft_voter_request as _add
@@ -16,7 +20,7 @@ from kraftwire.generated import describe_cluster_request as _dc
 from kraftwire.generated import describe_quorum_request as _dq
 from kraftwire.generated import remove_raft_voter_request as _remove
 from kraftwire.node.core import errors
-from kraftwire.node.core.api import Endpoint
+from kraftwire.node.core.api import METADATA_PARTITION, METADATA_TOPIC, Endpoint
 from kraftwire.node.storage import StorageError, uuid_from_str, uuid_to_str
 from kraftwire.node.storage.layout import read_meta_properties
 
@@ -24,6 +28,8 @@ from .client import ClientError, KafkaConnection
 from .config import ConfigError, load_config
 
 Answer = TypeVar("Answer")
+CONTROLLERS = 2  # DescribeCluster's endpoint type for the controllers (1 lists brokers)
+VOTER_CHANGE_TIMEOUT_MS = 30000  # what Kafka's tool gives the leader to complete a voter change
 
 
 class UsageError(ValueError):
@@ -35,12 +41,51 @@ class NoLeaderYet(ClientError):
     unreachable, or it stopped leading): worth asking again, as Kafka's admin client does."""
 
 
-def find_leader(host: str, port: int) -> tuple[str, Any]:
+def describe_cluster_request() -> Any:
+    """DescribeCluster listing the controllers, as Kafka's admin client asks a controller quorum."""
+    return _dc.DescribeClusterRequest(
+        endpoint_type=CONTROLLERS, include_cluster_authorized_operations=False
+    )
+
+
+def describe_quorum_request() -> Any:
+    """DescribeQuorum of ``__cluster_metadata``-0 (only the leader answers it with the quorum)."""
+    partition = _dq.PartitionData(partition_index=METADATA_PARTITION)
+    return _dq.DescribeQuorumRequest(
+        topics=[_dq.TopicData(topic_name=METADATA_TOPIC, partitions=[partition])]
+    )
+
+
+def add_raft_voter_request(
+    voter_id: int,
+    directory_id: uuid.UUID,
+    listeners: Mapping[str, Endpoint],
+    cluster_id: str | None = None,
+) -> Any:
+    """AddRaftVoter of replica (``voter_id``, ``directory_id``) reachable at ``listeners``; Kafka's
+    tool names no cluster id (None)."""
+    return _add.AddRaftVoterRequest(
+        cluster_id=cluster_id,
+        timeout_ms=VOTER_CHANGE_TIMEOUT_MS,
+        voter_id=voter_id,
+        voter_directory_id=directory_id,
+        listeners=[_add.Listener(name=n, host=e.host, port=e.port) for n, e in listeners.items()],
+    )
+
+
+def remove_raft_voter_request(
+    voter_id: int, directory_id: uuid.UUID, cluster_id: str | None = None
+) -> Any:
+    """RemoveRaftVoter of replica (``voter_id``, ``directory_id``); Kafka's tool names no cluster id."""
+    return _remove.RemoveRaftVoterRequest(
+        cluster_id=cluster_id, voter_id=voter_id, voter_directory_id=directory_id
+    )
+
+
+def find_leader(host: str, port: int, timeout_s: float = 10.0) -> tuple[str, Any]:
     """(cluster id, the leader's DescribeCluster entry), as Kafka's admin client finds the controller."""
-    with KafkaConnection(host, port) as bootstrap:
-        cluster = bootstrap.call(
-            _dc.DescribeClusterRequest(endpoint_type=2, include_cluster_authorized_operations=False)
-        )
+    with KafkaConnection(host, port, timeout_s) as bootstrap:
+        cluster = bootstrap.call(describe_cluster_request())
     if cluster.error_code != 0:
         raise ClientError(
             f"DescribeCluster failed: error {cluster.error_code} {cluster.error_message or ''}".rstrip()
@@ -70,7 +115,7 @@ def describe_quorum(host: str, port: int) -> tuple[str, Any]:
     cluster_id, leader = find_leader(host, port)
     try:
         with KafkaConnection(leader.host, leader.port) as connection:
-            response = connection.call(_describe_quorum_request())
+            response = connection.call(describe_quorum_request())
     except ClientError as exc:
         raise NoLeaderYet(f"leader {leader.broker_id}: {exc}") from None
     if response.error_code != 0:
@@ -83,17 +128,7 @@ def describe_quorum(host: str, port: int) -> tuple[str, Any]:
     return cluster_id, response
 
 
-def _describe_quorum_request() -> Any:
-    return _dq.DescribeQuorumRequest(
-        topics=[
-            _dq.TopicData(
-                topic_name="__cluster_metadata", partitions=[_dq.PartitionData(partition_index=0)]
-            )
-        ]
-    )
-
-
-def _leader_call(bootstrap: list[Endpoint], request):
+def _leader_call(bootstrap: list[Endpoint], request: Any) -> Any:
     """Send a voter change to the leader, once: only the DescribeCluster that finds the leader moves on
     to the next bootstrap controller (a change sent twice could be refused after it was made)."""
     _, leader = first_answer(bootstrap, lambda e: find_leader(e.host, e.port))
@@ -116,16 +151,7 @@ def add_controller(bootstrap: list[Endpoint], config_path: str, dry_run: bool = 
         meta = read_meta_properties(config.log_dir)
     except (ConfigError, StorageError) as exc:
         raise UsageError(str(exc)) from None
-    listeners = [
-        _add.Listener(name=n, host=e.host, port=e.port) for n, e in config.listeners.items()
-    ]
-    request = _add.AddRaftVoterRequest(
-        timeout_ms=30000,
-        voter_id=config.node_id,
-        voter_directory_id=meta.directory_id,
-        listeners=listeners,
-    )
-    request.cluster_id = None
+    request = add_raft_voter_request(config.node_id, meta.directory_id, config.listeners)
     if not dry_run:
         _leader_call(bootstrap, request)
     endpoints = ", ".join(endpoint_text(n, e.host, e.port) for n, e in config.listeners.items())
@@ -148,8 +174,7 @@ def remove_controller(
         directory = uuid_from_str(directory_id)
     except ValueError as exc:
         raise UsageError(f"Failed to parse --controller-directory-id: {exc}") from None
-    request = _remove.RemoveRaftVoterRequest(voter_id=node_id, voter_directory_id=directory)
-    request.cluster_id = None
+    request = remove_raft_voter_request(node_id, directory)
     if not dry_run:
         _leader_call(bootstrap, request)
     # Kafka's tool prints "Removed " + " KRaft ..." (two spaces); scripts written against it match that.

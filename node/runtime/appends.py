@@ -7,27 +7,33 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence, TypeVar
 
 from kraftwire.node.core.api import AppendResult, CommittedBatch
 
 from .errors import NodeFailed
+
+_Value = TypeVar("_Value")
 
 
 @dataclass
 class _Waiter:
     last_offset: int
     epoch: int
-    future: asyncio.Future
+    future: asyncio.Future[int]
 
 
 class PendingAppends:
     def __init__(self) -> None:
         self._committed: list[_Waiter] = []  # appends waiting to be committed
-        self._flushed: list[tuple[AppendResult, asyncio.Future]] = []  # ... to be on disk
+        self._flushed: list[tuple[AppendResult, asyncio.Future[AppendResult]]] = (
+            []
+        )  # ... to be on disk
 
     def add_group(
-        self, group: Sequence[tuple[int, asyncio.Future, asyncio.Future]], result: AppendResult
+        self,
+        group: Sequence[tuple[int, asyncio.Future[AppendResult], asyncio.Future[int]]],
+        result: AppendResult,
     ) -> None:
         """``group``: (record count, appended future, committed future) of each append fed as the
         one core append that returned ``result``, in order."""
@@ -84,7 +90,7 @@ class PendingAppends:
         self._flushed.clear()
 
 
-def fail(future: asyncio.Future, error: Exception) -> None:
+def fail(future: asyncio.Future[_Value], error: Exception) -> None:
     """Fail ``future`` and mark the error retrieved: a caller may await only one of an append's two
     futures (Produce acks=1 never awaits the commit), and an unretrieved error would be logged from a
     finalizer at an arbitrary moment."""
@@ -93,6 +99,6 @@ def fail(future: asyncio.Future, error: Exception) -> None:
         future.exception()
 
 
-def resolve(future: asyncio.Future, value: Any) -> None:
+def resolve(future: asyncio.Future[_Value], value: _Value) -> None:
     if not future.done():
         future.set_result(value)

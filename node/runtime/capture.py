@@ -10,6 +10,7 @@ is flushed after every packet, so a kill -9 leaves a readable capture up to the 
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import random
 import struct
@@ -168,7 +169,7 @@ def _ipv4_header(source: IPAddress, destination: IPAddress, length: int) -> byte
     return ip[:10] + struct.pack(">H", _checksum(ip)) + ip[12:]
 
 
-def addresses(writer) -> tuple[tuple[str, int], tuple[str, int]]:
+def addresses(writer: asyncio.StreamWriter) -> tuple[tuple[str, int], tuple[str, int]]:
     """(local, remote) (ip, port) of an asyncio stream writer, IPv4 or IPv6."""
     local = writer.get_extra_info("sockname")
     remote = writer.get_extra_info("peername")

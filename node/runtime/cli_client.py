@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Iterator
 
 from kraftwire.node.core.api import Endpoint
 
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
 
 
-def _values(args: argparse.Namespace):
+def _values(args: argparse.Namespace) -> Iterator[bytes]:
     if args.count is not None:
         for i in range(args.count):
             yield (f"{i:012d}".encode() * (args.size // 12 + 1))[: args.size]

@@ -10,7 +10,7 @@ import sys
 
 from kraftwire.node.storage import StorageError
 
-from .config import ConfigError, load_config
+from .config import ConfigError, NodeConfig, load_config
 from .node import KRaftNode
 
 
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
 
 
-async def _serve(config, metrics_port: int | None, capture: str | None) -> int:
+async def _serve(config: NodeConfig, metrics_port: int | None, capture: str | None) -> int:
     node = KRaftNode(config, capture_path=capture)
     if metrics_port is not None:
         from .metrics import serve_prometheus

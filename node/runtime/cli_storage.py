@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import uuid
 
 from kraftwire.node.core.api import Endpoint, ReplicaKey, VoterSpec
 from kraftwire.node.storage import (
@@ -14,7 +15,7 @@ from kraftwire.node.storage import (
     uuid_to_str,
 )
 
-from .config import ConfigError, load_config, parse_endpoint
+from .config import ConfigError, NodeConfig, load_config, parse_endpoint
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -62,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _quorum(args, config):
+def _quorum(
+    args: argparse.Namespace, config: NodeConfig
+) -> tuple[int, list[VoterSpec], uuid.UUID | None]:
     """(kraft.version, bootstrap voters, this node's directory id or None for a random one)."""
     if config.voters:
         if args.standalone or args.initial_controllers or args.no_initial_controllers:

@@ -7,7 +7,8 @@ import socket
 import struct
 from typing import Any
 
-from kraftwire.generated import APIS, ProtocolError, lookup
+from kraftwire.generated import APIS, ProtocolError
+from kraftwire.node.core.messages import api_versions_request
 
 from .wire import FrameError, frame_request, parse_response
 
@@ -30,12 +31,7 @@ class KafkaConnection:
             raise ClientError(f"cannot connect to {self.address}: {exc.strerror or exc}") from None
         self._next_id = 0
         self.versions: dict[int, tuple[int, int]] = {}
-        answer = self.call(
-            lookup("ApiVersionsRequest")(
-                client_software_name="kraftwire", client_software_version="0.1.0"
-            ),
-            3,
-        )
+        answer = self.call(api_versions_request(), 3)
         if answer.error_code != 0:
             raise ClientError(f"{self.address} answered ApiVersions with error {answer.error_code}")
         self.versions = {k.api_key: (k.min_version, k.max_version) for k in answer.api_keys}
@@ -44,7 +40,7 @@ class KafkaConnection:
         if api_key not in self.versions:
             raise ClientError(f"{self.address} does not serve API key {api_key}")
         low, high = self.versions[api_key]
-        version = min(high, APIS[api_key].highest_version)
+        version: int = min(high, APIS[api_key].highest_version)
         if version < max(low, APIS[api_key].lowest_version):
             raise ClientError(f"{self.address} and kraftwire share no version of API key {api_key}")
         return version

@@ -22,9 +22,13 @@ from kraftwire.generated import ProtocolError
 from kraftwire.generated import fetch_response as _fr
 from kraftwire.generated import produce_response as _pr
 from kraftwire.node import batches as batch_codec
-from kraftwire.node.core.api import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID, Role
-
-from .errors import NotLeaderError
+from kraftwire.node.core.api import (
+    METADATA_PARTITION,
+    METADATA_TOPIC,
+    METADATA_TOPIC_ID,
+    QuorumStatus,
+    Role,
+)
 
 if TYPE_CHECKING:
     from .node import KRaftNode
@@ -36,71 +40,64 @@ PRODUCE, FETCH = 0, 1
 
 
 def _is_metadata_topic(topic: Any, version: int) -> bool:
-    return topic.topic_id == METADATA_TOPIC_ID if version >= 13 else topic.name == METADATA_TOPIC
+    named: bool = (
+        topic.topic_id == METADATA_TOPIC_ID if version >= 13 else topic.name == METADATA_TOPIC
+    )
+    return named
 
 
 async def handle_produce(node: "KRaftNode", version: int, request: Any) -> Any | None:
     """The ProduceResponse to send, or None (acks=0)."""
     partitions = [(t, p) for t in request.topic_data for p in t.partition_data]
+
+    def answer(error: int, base_offset: int = -1) -> Any | None:
+        """The ProduceResponse with ``error`` for every partition; no answer at all for acks=0."""
+        if request.acks == 0:
+            return None
+        return _produce_answer(node, version, partitions, error, base_offset)
+
     if request.acks not in (-1, 0, 1):
-        return _produce_answer(node, version, partitions, INVALID_REQUIRED_ACKS)
+        return answer(INVALID_REQUIRED_ACKS)
     if request.transactional_id is not None or len(partitions) != 1:
-        return (
-            None
-            if request.acks == 0
-            else _produce_answer(node, version, partitions, INVALID_REQUEST)
-        )
+        return answer(INVALID_REQUEST)
     topic, partition = partitions[0]
     if not _is_metadata_topic(topic, version) or partition.index != METADATA_PARTITION:
-        error = UNKNOWN_TOPIC_ID if version >= 13 else UNKNOWN_TOPIC_OR_PARTITION
-        return None if request.acks == 0 else _produce_answer(node, version, partitions, error)
-    try:
-        records = tuple(
-            r
-            for b in batch_codec.decode_batches(partition.records or b"")
-            if not b.is_control
-            for r in b.records
-        )
-    except (ProtocolError, ValueError):
-        records = ()
+        return answer(UNKNOWN_TOPIC_ID if version >= 13 else UNKNOWN_TOPIC_OR_PARTITION)
+    records = _data_records(partition.records)
     if not records:
-        return (
-            None
-            if request.acks == 0
-            else _produce_answer(node, version, partitions, CORRUPT_MESSAGE)
-        )
+        return answer(CORRUPT_MESSAGE)
     appended, committed = node.submit(records)
     try:
         result = await appended
         if request.acks == -1:
             await asyncio.wait_for(asyncio.shield(committed), max(request.timeout_ms, 1) / 1000)
-    except NotLeaderError:
-        return (
-            None
-            if request.acks == 0
-            else _produce_answer(node, version, partitions, NOT_LEADER_OR_FOLLOWER)
-        )
     except asyncio.TimeoutError:
-        return _produce_answer(node, version, partitions, REQUEST_TIMED_OUT)
-    except Exception:  # lost to a new leader or the node stopping: the client must retry
-        return (
-            None
-            if request.acks == 0
-            else _produce_answer(node, version, partitions, NOT_LEADER_OR_FOLLOWER)
-        )
-    if request.acks == 0:
-        return None
-    base = result.last_offset - len(records) + 1
-    return _produce_answer(node, version, partitions, NONE, base)
+        return answer(REQUEST_TIMED_OUT)
+    except Exception:  # not the leader, lost to a new leader, the node stopping: the client retries
+        return answer(NOT_LEADER_OR_FOLLOWER)
+    return answer(NONE, result.last_offset - len(records) + 1)
+
+
+def _data_records(raw: bytes | None) -> tuple[bytes, ...]:
+    """The data records of a Produce's batches; none when the batches cannot be read."""
+    try:
+        batches = batch_codec.decode_batches(raw or b"")
+    except (ProtocolError, ValueError):
+        return ()
+    return tuple(r for b in batches if not b.is_control for r in b.records)
 
 
 def _produce_answer(
-    node: "KRaftNode", version: int, partitions: list, error: int, base_offset: int = -1
+    node: "KRaftNode",
+    version: int,
+    partitions: list[tuple[Any, Any]],
+    error: int,
+    base_offset: int = -1,
 ) -> Any:
     status = node.status()
     leader_known = error == NOT_LEADER_OR_FOLLOWER and status.leader_id is not None
     endpoint = node.leader_endpoint() if leader_known else None
-    topics: dict[Any, list] = {}
+    topics: dict[Any, list[Any]] = {}
     for topic, partition in partitions:
         answer = _pr.PartitionProduceResponse(
             index=partition.index,
@@ -169,7 +166,9 @@ def _client_fetch_response(node: "KRaftNode", version: int, request: Any) -> Any
     return _fr.FetchResponse(responses=topics, node_endpoints=nodes)
 
 
-def _client_partition(node, status, version: int, topic: Any, p: Any, request: Any) -> Any:
+def _client_partition(
+    node: "KRaftNode", status: QuorumStatus, version: int, topic: Any, p: Any, request: Any
+) -> Any:
     def answer(error: int, records: bytes | None = None) -> Any:
         out = _fr.PartitionData(
             partition_index=p.partition,
@@ -207,7 +206,7 @@ def _client_partition(node, status, version: int, topic: Any, p: Any, request: A
     serving = (Role.LEADER, Role.FOLLOWER) if node.config.follower_fetch else (Role.LEADER,)
     if status.role not in serving or status.high_watermark is None:
         return answer(NOT_LEADER_OR_FOLLOWER)
-    log = node.storage.log
+    log = node.running_storage().log
     if p.fetch_offset < log.start_offset() or p.fetch_offset > status.high_watermark:
         return answer(OFFSET_OUT_OF_RANGE)
     limit = max(1, min(request.max_bytes, p.partition_max_bytes))
@@ -218,9 +217,12 @@ def _client_partition(node, status, version: int, topic: Any, p: Any, request: A
 
 
 def _is_metadata_topic_fetch(topic: Any, version: int) -> bool:
-    return topic.topic_id == METADATA_TOPIC_ID if version >= 13 else topic.topic == METADATA_TOPIC
+    named: bool = (
+        topic.topic_id == METADATA_TOPIC_ID if version >= 13 else topic.topic == METADATA_TOPIC
+    )
+    return named
 
 
 def is_client_fetch(version: int, request: Any) -> bool:
-    replica = request.replica_state.replica_id if version >= 15 else request.replica_id
+    replica: int = request.replica_state.replica_id if version >= 15 else request.replica_id
     return replica < 0

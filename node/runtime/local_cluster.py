@@ -57,7 +57,7 @@ class LocalCluster:
         self.endpoints = {i: Endpoint(host, port) for i, port in zip(self.ids, ports)}
         self.settings = settings or {}
         self.listen_ports = listen_ports or {}
-        self.processes: dict[int, subprocess.Popen] = {}
+        self.processes: dict[int, subprocess.Popen[bytes]] = {}
         self.cluster_id = uuid_to_str(random_uuid())
 
     def config_path(self, node_id: int) -> str:

@@ -15,10 +15,15 @@ from __future__ import annotations
 import collections
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterator
 
-from kraftwire.node.core.api import QuorumStatus, Ready, Role
+from kraftwire.node.core.api import QuorumStatus, Ready, ReplicaKey, Role
 from kraftwire.node.storage.layout import uuid_to_str
+
+if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
+
+    from prometheus_client.metrics_core import Metric
 
 WINDOW_S = 60.0
 PREFIX = "kafka_server_raft_metrics_"
@@ -28,7 +33,7 @@ ZERO_UUID = uuid.UUID(int=0)
 
 class _Window:
     def __init__(self) -> None:
-        self.samples: collections.deque = collections.deque()
+        self.samples: collections.deque[tuple[float, float]] = collections.deque()  # (time, value)
 
     def add(self, value: float, now: float) -> None:
         self.samples.append((now, value))
@@ -67,10 +72,11 @@ def state_name(status: QuorumStatus, local_id: int | None) -> str:
         return "unattached-voted" if voted else "unattached"
     if role is Role.RESIGNED:
         return "resigned"
-    return role.value
+    name: str = role.value
+    return name
 
 
-def _local_key(status: QuorumStatus, local_id: int | None):
+def _local_key(status: QuorumStatus, local_id: int | None) -> ReplicaKey | None:
     return next((v.key for v in status.voters if v.key.id == local_id), None)
 
 
@@ -154,13 +160,13 @@ class RaftMetrics:
         return values
 
 
-def serve_prometheus(metrics: RaftMetrics, port: int) -> Any:
+def serve_prometheus(metrics: RaftMetrics, port: int) -> WSGIServer:
     """Start the HTTP endpoint on 127.0.0.1:``port`` (prometheus-client); returns the server."""
     from prometheus_client import CollectorRegistry, start_http_server
     from prometheus_client.core import GaugeMetricFamily
 
     class Collector:
-        def collect(self):
+        def collect(self) -> Iterator[Metric]:
             values = dict(metrics.snapshot)
             for name, label in STRING_GAUGES.items():
                 if name in values:

@@ -24,23 +24,22 @@ import asyncio
 import collections
 import concurrent.futures
 import logging
-import random
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar, TypeVarTuple
 
 from kraftwire.node.core import KRaftCore
 from kraftwire.node.core.api import (
+    AppendResult,
     CommittedBatch,
-    Config,
     Endpoint,
     InvariantViolation,
     LeaderAndEpoch,
     LeaderChanged,
     Listener,
+    Notification,
     NotLeaderError as CoreNotLeaderError,
     OutboundRequest,
     QuorumStatus,
-    ReplicaKey,
     Role,
     RequestFailed,
     RequestReceived,
@@ -53,8 +52,10 @@ from kraftwire.node.core.api import (
 from kraftwire.node.storage import FileOps, NodeStorage, StorageError, open_directory
 
 from . import client_path, local_apis, reads
+from .core_config import core_config
 from .appends import PendingAppends, fail, resolve
 from .errors import NodeFailed, NotLeaderError
+from .inbox import AppendCall, InboxItem, ReadCall, ShutdownCall, SingleInput, SnapshotCall
 from .metrics import RaftMetrics
 from .capture import Capture
 from .config import NodeConfig
@@ -62,9 +63,10 @@ from .peers import PeerNetwork
 from .server import InboundRequest, RequestServer
 
 log = logging.getLogger("kraftwire.node")
-MAX_FEED = (
-    1024  # inputs fed before a Ready is handled, so one flood cannot delay an fsync unboundedly
-)
+# Inputs fed before a Ready is handled, so that one flood cannot delay an fsync unboundedly.
+MAX_FEED = 1024
+_Result = TypeVar("_Result")
+_Args = TypeVarTuple("_Args")
 
 
 class KRaftNode:
@@ -84,21 +86,20 @@ class KRaftNode:
         self.core: KRaftCore | None = None
         self.failure: str | None = None
         self.served = local_apis.served_versions(extra=(client_path.PRODUCE, reads.READ_OFFSET))
-        self._inbox: collections.deque = collections.deque()
+        self._inbox: collections.deque[InboxItem] = collections.deque()
         self._wakeup = asyncio.Event()
-        self._answers: dict[tuple[int, int], asyncio.Future] = {}
+        self._answers: dict[tuple[int, int], asyncio.Future[tuple[int, Any]]] = {}
         self._appends = PendingAppends()
-        self._commit_watchers: list[asyncio.Future] = []  # held client fetches (wait_for_commit)
+        self._commit_watchers: list[asyncio.Future[None]] = []  # held client fetches
         self._disk = concurrent.futures.ThreadPoolExecutor(1, f"kraftwire-disk-{config.node_id}")
-        self._disk_busy: asyncio.Future | None = None  # the disk thread's current write, if any
-        self._reads = reads.ReadTracker(self._leader, lambda: self._post(("read",)))
-        self._endpoints: dict[int, Endpoint] = {}
-        self._endpoints_from: tuple[VoterSpec, ...] | None = (
-            None  # the voter set they were read from
-        )
-        self._last_state: tuple | None = None
+        self._disk_busy: asyncio.Future[None] | None = None  # the disk thread's current write
+        self._reads = reads.ReadTracker(self._leader, lambda: self._post(ReadCall()))
+        self._endpoints: dict[int, Endpoint] = {}  # voter id -> where to reach it
+        self._endpoints_from: tuple[VoterSpec, ...] | None = None  # the voters they were read from
+        self._last_state: tuple[Role, int, int | None] | None = None
         self._last_ms = 0
-        self._loop_task: asyncio.Task | None = None
+        self._loop_task: asyncio.Task[None] | None = None
+        self._closing: asyncio.Task[None] | None = None  # the close after a failure
         self._stopped = asyncio.Event()
         self.metrics: RaftMetrics | None = None  # set by enable_metrics()
         self._shutdown_done = False
@@ -141,7 +142,10 @@ class KRaftNode:
                     f"{cfg.log_dir} was formatted for node.id {storage.meta.node_id}, not {cfg.node_id}"
                 )
             self.core = KRaftCore(
-                self._core_config(storage), storage.log, storage.quorum_state, storage.snapshots
+                core_config(cfg, storage, self._now()),
+                storage.log,
+                storage.quorum_state,
+                storage.snapshots,
             )
             if self.metrics is not None:
                 self.metrics.directory_id = storage.meta.directory_id
@@ -158,44 +162,10 @@ class KRaftNode:
         self._loop_task = asyncio.ensure_future(self._run())
         log.info("node %s: listening on %s, log %s", cfg.node_id, _fmt(cfg.bind), cfg.log_dir)
 
-    def _core_config(self, storage: NodeStorage) -> Config:
-        cfg = self.config
-        bootstrap = storage.bootstrap()
-        if cfg.voters:
-            voters = [
-                VoterSpec(ReplicaKey(i, None), {cfg.listener_name: ep})
-                for i, ep in cfg.voters.items()
-            ]
-            kraft_version = bootstrap.kraft_version if bootstrap.voters else 0
-            voters = list(bootstrap.voters) or voters
-        else:
-            voters, kraft_version = list(bootstrap.voters), max(1, bootstrap.kraft_version)
-        return Config(
-            node_id=cfg.node_id,
-            directory_id=storage.meta.directory_id,
-            cluster_id=storage.meta.cluster_id,
-            voters=voters,
-            rng=random.Random(),
-            start_ms=self._now(),
-            kraft_version=kraft_version,
-            listeners=dict(cfg.listeners),
-            supported_kraft_version=local_apis.SUPPORTED_KRAFT_VERSION,
-            bootstrap_servers=tuple(cfg.bootstrap_servers),
-            election_timeout_ms=cfg.election_timeout_ms,
-            fetch_timeout_ms=cfg.fetch_timeout_ms,
-            election_backoff_max_ms=cfg.election_backoff_max_ms,
-            request_timeout_ms=cfg.request_timeout_ms,
-            retry_backoff_ms=cfg.retry_backoff_ms,
-            append_linger_ms=cfg.append_linger_ms,
-            fetch_max_bytes=cfg.fetch_max_bytes,
-            fetch_snapshot_max_bytes=cfg.fetch_snapshot_max_bytes,
-            auto_join=cfg.auto_join,
-        )
-
     async def shutdown(self, timeout_ms: int = 5000) -> None:
         """Graceful stop: a leader resigns (EndQuorumEpoch), then the node closes its sockets and files."""
         if self.core is not None and self.failure is None and not self._stopped.is_set():
-            self._post(("shutdown", timeout_ms))
+            self._post(ShutdownCall(timeout_ms))
             try:
                 await asyncio.wait_for(self._stopped.wait(), timeout_ms / 1000 + 1)
             except asyncio.TimeoutError:
@@ -247,19 +217,21 @@ class KRaftNode:
         _, committed = self.submit(records)
         return await committed
 
-    def submit(self, records: Sequence[bytes]) -> tuple[asyncio.Future, asyncio.Future]:
+    def submit(
+        self, records: Sequence[bytes]
+    ) -> tuple[asyncio.Future[AppendResult], asyncio.Future[int]]:
         """Append without waiting: (future of the AppendResult, resolved once the records are in the
         leader's log and fsynced; future of the last offset, resolved once committed). Both fail with
         :class:`NotLeaderError` on a node that does not lead."""
         loop = asyncio.get_running_loop()
-        appended, committed = loop.create_future(), loop.create_future()
-        self._post(("append", tuple(records), appended, committed))
-        return appended, committed
+        call = AppendCall(tuple(records), loop.create_future(), loop.create_future())
+        self._post(call)
+        return call.appended, call.committed
 
     async def create_snapshot(self, end_offset: int, records: Sequence[bytes]) -> SnapshotId | None:
         """Snapshot the application's state as of committed ``end_offset`` (exclusive)."""
-        future = asyncio.get_running_loop().create_future()
-        self._post(("snapshot", end_offset, tuple(records), future))
+        future: asyncio.Future[SnapshotId | None] = asyncio.get_running_loop().create_future()
+        self._post(SnapshotCall(end_offset, tuple(records), future))
         return await future
 
     async def read(self, consistency: str = "linearizable", timeout_ms: int | None = None) -> int:
@@ -284,12 +256,12 @@ class KRaftNode:
             raise self._reads.timed_out(timeout_ms) from None
 
     def status(self) -> QuorumStatus:
-        return self.core.status()
+        return self._started_core().status()
 
     async def wait_for_commit(self, timeout_s: float) -> None:
         """Return once records commit, a snapshot loads or the leader changes; at the latest after
         ``timeout_s`` (or when the node stops)."""
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._commit_watchers.append(future)
         try:
             await asyncio.wait_for(future, timeout_s)
@@ -300,18 +272,30 @@ class KRaftNode:
                 self._commit_watchers.remove(future)
 
     def leader_endpoint(self) -> Endpoint | None:
-        status = self.core.status()
+        status = self.status()
         return None if status.leader_id is None else self._endpoint_of(status.leader_id)
+
+    def running_storage(self) -> NodeStorage:
+        """The open log directory, for the request handlers (the node closes it when it stops)."""
+        if self.storage is None:
+            raise NodeFailed(self.failure or "the node is not running")
+        return self.storage
+
+    def _started_core(self) -> KRaftCore:
+        """The core, built by :meth:`start` (and kept after a stop, for :meth:`status`)."""
+        if self.core is None:
+            raise NodeFailed("the node has not been started")
+        return self.core
 
     # -- inputs ------------------------------------------------------------------------------------------
 
-    def _post(self, item: Any) -> None:
+    def _post(self, item: InboxItem) -> None:
         self._inbox.append(item)
         self._wakeup.set()
 
     async def _handle_request(self, request: InboundRequest) -> tuple[int, Any] | None:
         if request.api_key == local_apis.API_VERSIONS:
-            status = self.core.status()
+            status = self.status()
             epoch = -1 if status.high_watermark is None else status.high_watermark - 1
             return request.api_version, local_apis.api_versions_response(
                 request.api_version, request.body, self.served, status.kraft_version, epoch
@@ -331,12 +315,12 @@ class KRaftNode:
             body = local_apis.describe_cluster_response(
                 request.api_version,
                 request.body,
-                self.storage.meta.cluster_id,
-                self.core.status(),
+                self.running_storage().meta.cluster_id,
+                self.status(),
                 self.config.listener_name,
             )
             return request.api_version, body
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[tuple[int, Any]] = asyncio.get_running_loop().create_future()
         key = (request.connection, request.correlation_id)
         self._answers[key] = future
         self._post(
@@ -362,7 +346,7 @@ class KRaftNode:
     # -- the loop ----------------------------------------------------------------------------------------
 
     async def _run(self) -> None:
-        core = self.core
+        core = self._started_core()
         try:
             await self._drain()
             while not self._stopped.is_set():
@@ -392,16 +376,16 @@ class KRaftNode:
         except asyncio.CancelledError:
             return
         self._stopped.set()
-        asyncio.ensure_future(self._close())
+        self._closing = asyncio.ensure_future(self._close())  # held: the loop keeps only weak refs
 
     def _feed_queued(self) -> None:
         """Feed everything queued (up to ``MAX_FEED``) before the next Ready is handled: inputs that
         arrived while the loop sat in an fsync share the next one (group commit). Consecutive
         application appends become one core append, so one batch."""
-        appends: list[tuple] = []
+        appends: list[AppendCall] = []
         for _ in range(min(len(self._inbox), MAX_FEED)):
             item = self._inbox.popleft()
-            if isinstance(item, tuple) and item[0] == "append":
+            if isinstance(item, AppendCall):
                 appends.append(item)
                 continue
             if appends:
@@ -411,54 +395,46 @@ class KRaftNode:
         if appends:
             self._append_all(appends)
 
-    def _feed(self, item: Any) -> None:
-        core, now = self.core, self._now()
-        if isinstance(item, tuple):
-            kind = item[0]
-            if kind == "append":
-                self._append(item[1], item[2], item[3])
-            elif kind == "read":
-                group = self._reads.start_group()
-                if group is not None:
-                    core.read_index(group[0], group[1], now)
-            elif kind == "snapshot":
-                _settle(item[3], lambda: core.create_snapshot(item[1], item[2], now))
-            else:
-                core.shutdown(item[1], now)
-            return
-        item.now_ms = now
-        core.step(item)
+    def _feed(self, item: SingleInput) -> None:
+        core, now = self._started_core(), self._now()
+        if isinstance(item, ReadCall):
+            group = self._reads.start_group()
+            if group is not None:
+                core.read_index(group[0], group[1], now)
+        elif isinstance(item, SnapshotCall):
+            _settle(item.future, lambda: core.create_snapshot(item.end_offset, item.records, now))
+        elif isinstance(item, ShutdownCall):
+            core.shutdown(item.timeout_ms, now)
+        else:
+            item.now_ms = now
+            core.step(item)
 
-    def _append(
-        self, records: tuple[bytes, ...], appended: asyncio.Future, committed: asyncio.Future
-    ) -> None:
-        self._append_all([("append", records, appended, committed)])
-
-    def _append_all(self, appends: list[tuple]) -> None:
+    def _append_all(self, appends: list[AppendCall]) -> None:
         """One core append of every queued append's records, in queue order; each caller's futures
         get the offsets of its own records. An empty append is refused on its own."""
-        for item in [a for a in appends if not a[1]]:
-            fail(item[2], ValueError("append needs at least one record"))
-            fail(item[3], ValueError("append needs at least one record"))
-        appends = [a for a in appends if a[1]]
+        for call in [a for a in appends if not a.records]:
+            fail(call.appended, ValueError("append needs at least one record"))
+            fail(call.committed, ValueError("append needs at least one record"))
+        appends = [a for a in appends if a.records]
         if not appends:
             return
-        records = tuple(r for item in appends for r in item[1])
+        records = tuple(r for call in appends for r in call.records)
         try:
-            result = self.core.append(records, self._now())
+            result = self._started_core().append(records, self._now())
         except CoreNotLeaderError:
             error: Exception = self.not_leader_error()
         except ValueError as exc:
             error = exc
         else:
-            self._appends.add_group([(len(a[1]), a[2], a[3]) for a in appends], result)
+            group = [(len(a.records), a.appended, a.committed) for a in appends]
+            self._appends.add_group(group, result)
             return
-        for _, _, appended, committed in appends:
-            fail(appended, error)
-            fail(committed, error)
+        for call in appends:
+            fail(call.appended, error)
+            fail(call.committed, error)
 
     def _leader(self) -> LeaderAndEpoch:
-        status = self.core.status()
+        status = self.status()
         return LeaderAndEpoch(status.leader_id, status.epoch)
 
     def not_leader_error(self) -> NotLeaderError:
@@ -467,13 +443,13 @@ class KRaftNode:
             leader, None if leader.leader_id is None else self._endpoint_of(leader.leader_id)
         )
 
-    async def _on_disk(self, action, *args: Any) -> None:
+    async def _on_disk(self, action: Callable[[*_Args], None], *args: *_Args) -> None:
         """Run a blocking write or fsync on the disk thread and wait for it (see the module doc)."""
         self._disk_busy = asyncio.get_running_loop().run_in_executor(self._disk, action, *args)
         await asyncio.shield(self._disk_busy)
 
     async def _drain(self) -> None:
-        core, storage = self.core, self.storage
+        core, storage = self._started_core(), self.running_storage()
         while core.has_ready():
             ready = core.ready()
             if ready.quorum_state is not None:
@@ -484,7 +460,7 @@ class KRaftNode:
                 leading = status.epoch if status.role is Role.LEADER else None
                 self._appends.on_flushed(ready.flush_log_to, leading, self.not_leader_error)
             for message in ready.messages:
-                if type(message) is OutboundRequest:
+                if isinstance(message, OutboundRequest):
                     network = (
                         self._read_network if message.api_key == reads.READ_OFFSET else self.network
                     )
@@ -509,7 +485,7 @@ class KRaftNode:
             if ready.shutdown_complete:
                 self._shutdown_done = True
 
-    def _notify(self, note: Any) -> None:
+    def _notify(self, note: Notification) -> None:
         if type(note) is CommittedBatch:
             self._appends.on_committed(note)
         elif type(note) is SnapshotLoaded:
@@ -537,7 +513,7 @@ class KRaftNode:
             resolve(future, None)
 
     def _endpoint_of(self, node_id: int) -> Endpoint | None:
-        voters = self.core.status().voters
+        voters = self.status().voters
         if voters is not self._endpoints_from:
             self._endpoints_from = voters
             for voter in voters:
@@ -549,7 +525,7 @@ class KRaftNode:
         return self._endpoints.get(node_id)
 
     def _log_state(self) -> None:
-        status = self.core.status()
+        status = self.status()
         state = (status.role, status.epoch, status.leader_id)
         if state != self._last_state:
             self._last_state = state
@@ -562,7 +538,7 @@ class KRaftNode:
             )
 
 
-def _settle(future: asyncio.Future, action) -> None:
+def _settle(future: asyncio.Future[_Result], action: Callable[[], _Result]) -> None:
     try:
         result = action()
     except Exception as exc:

@@ -19,8 +19,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from kraftwire.generated import APIS, ProtocolError, lookup
+from kraftwire.generated import APIS, ProtocolError
 from kraftwire.node.core.api import Endpoint, OutboundRequest
+from kraftwire.node.core.messages import api_versions_request
 
 from .capture import Capture, Stream, addresses
 from .wire import FrameError, frame_request, parse_response, read_payload, response_correlation_id
@@ -31,7 +32,6 @@ BROKER_NOT_AVAILABLE = 8
 UNSUPPORTED_VERSION = 35
 RECONNECT_BACKOFF_MS = 50
 RECONNECT_BACKOFF_MAX_MS = 1000
-_ApiVersionsRequest = lookup("ApiVersionsRequest")
 
 
 @dataclass
@@ -53,13 +53,13 @@ class PeerChannel:
         self._queue: list[OutboundRequest] = []
         self._pending: dict[int, _Pending] = {}
         self._ids = itertools.count(1)
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._backoff_ms = 0
         self._retry_at = 0.0
 
     def send(self, message: OutboundRequest) -> None:
         if self._writer is not None:
-            self._write(message)
+            self._write(self._writer, message)
             return
         if time.monotonic() < self._retry_at:
             self.network.fail(self.destination, message.correlation_id, BROKER_NOT_AVAILABLE)
@@ -115,7 +115,7 @@ class PeerChannel:
         self._writer = writer
         queued, self._queue = self._queue, []
         for message in queued:
-            self._write(message)
+            self._write(writer, message)
         try:
             await self._read_responses(reader)
         except (OSError, FrameError, ProtocolError) as exc:
@@ -125,13 +125,13 @@ class PeerChannel:
                 self._task = None
                 self._disconnect()
 
-    async def _negotiate(self, reader, writer) -> dict[int, tuple[int, int]]:
+    async def _negotiate(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> dict[int, tuple[int, int]]:
         """ApiVersions v3 (answered at v0 with UNSUPPORTED_VERSION by an older peer, then v0)."""
         for version in (3, 0):
-            request = _ApiVersionsRequest(
-                client_software_name="kraftwire", client_software_version="0.1.0"
-            )
-            self._send(writer, frame_request(request, version, 0, self.network.client_id))
+            frame = frame_request(api_versions_request(), version, 0, self.network.client_id)
+            self._send(writer, frame)
             await writer.drain()
             payload = await self._receive(reader)
             try:
@@ -144,7 +144,7 @@ class PeerChannel:
                 raise FrameError(f"ApiVersions answered error {body.error_code}")
         raise FrameError("peer refused every ApiVersions version")
 
-    def _write(self, message: OutboundRequest) -> None:
+    def _write(self, writer: asyncio.StreamWriter, message: OutboundRequest) -> None:
         api_key = message.api_key
         ours = APIS[api_key].highest_version
         theirs = self.versions.get(api_key)
@@ -163,9 +163,9 @@ class PeerChannel:
         self._pending[wire_id] = _Pending(
             api_key, version, message.correlation_id, time.monotonic()
         )
-        self._send(self._writer, frame)
+        self._send(writer, frame)
 
-    async def _read_responses(self, reader) -> None:
+    async def _read_responses(self, reader: asyncio.StreamReader) -> None:
         while True:
             payload = await self._receive(reader)
             pending = self._pending.pop(response_correlation_id(payload), None)

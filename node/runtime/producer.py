@@ -11,18 +11,19 @@ a definite refusal and :class:`~.client.ClientError` for an unknown outcome; onl
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable, TypeVar
 
-from kraftwire.generated import describe_cluster_request as _dc
 from kraftwire.generated import fetch_request as _fq
 from kraftwire.generated import produce_request as _pq
-from kraftwire.node.core.api import METADATA_TOPIC, METADATA_TOPIC_ID, Endpoint
+from kraftwire.node.core.api import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID, Endpoint
 from kraftwire.records import decode_batches, encode_batch
 
+from .admin import find_leader
 from .client import ClientError, KafkaConnection
 
 NOT_LEADER_OR_FOLLOWER = 6
 FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH = 74, 75
+_Result = TypeVar("_Result")
 
 
 class ProduceRefused(Exception):
@@ -54,17 +55,11 @@ class MetadataClient:
         if self.leader is None and self.pinned:
             self.leader = KafkaConnection(self.bootstrap.host, self.bootstrap.port, self.timeout_s)
         if self.leader is None:
-            with KafkaConnection(
-                self.bootstrap.host, self.bootstrap.port, self.timeout_s
-            ) as bootstrap:
-                cluster = bootstrap.call(_dc.DescribeClusterRequest(endpoint_type=2))
-            leader = [b for b in cluster.brokers if b.broker_id == cluster.controller_id]
-            if cluster.error_code != 0 or not leader:
-                raise ClientError("no leader known yet")
-            self.leader = KafkaConnection(leader[0].host, leader[0].port, self.timeout_s)
+            _, leader = find_leader(self.bootstrap.host, self.bootstrap.port, self.timeout_s)
+            self.leader = KafkaConnection(leader.host, leader.port, self.timeout_s)
         return self.leader
 
-    def _retrying(self, attempt) -> Any:
+    def _retrying(self, attempt: Callable[[KafkaConnection], _Result | None]) -> _Result:
         """Run ``attempt(connection)`` until it returns non-None; a NOT_LEADER answer returns None."""
         stop = time.monotonic() + self.deadline_s
         while True:
@@ -106,7 +101,8 @@ class MetadataClient:
                 return None
             if partition.error_code != 0:
                 raise ProduceRefused(f"produce failed with error {partition.error_code}")
-            return partition.base_offset
+            base_offset: int = partition.base_offset
+            return base_offset
 
         try:
             return self._retrying(attempt)
@@ -121,29 +117,14 @@ class MetadataClient:
         """Committed data records from ``offset``: ([(offset, value)], next offset). With
         ``max_wait_ms`` the leader holds the fetch that long for records to commit."""
 
-        def attempt(connection: KafkaConnection):
+        def attempt(connection: KafkaConnection) -> Any:
             version = connection.version_for(1)
             # Kafka's leader validates the epochs of every Fetch. A reader that never truncates can
             # name the leader's epoch as its last fetched one: that epoch ends at the leader's LEO,
             # at or past any offset worth asking for, so the pair is always consistent.
-            partition = _fq.FetchPartition(
-                partition=0,
-                fetch_offset=offset,
-                partition_max_bytes=max_bytes,
-                current_leader_epoch=self.epoch,
-                last_fetched_epoch=self.epoch,
+            request = client_fetch_request(
+                version, offset, self.epoch, self.epoch, max_bytes, max_wait_ms
             )
-            topic = _fq.FetchTopic(
-                partitions=[partition],
-                **({"topic_id": METADATA_TOPIC_ID} if version >= 13 else {"topic": METADATA_TOPIC}),
-            )
-            request = _fq.FetchRequest(
-                max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=max_bytes, topics=[topic]
-            )
-            if version >= 15:
-                request.replica_state = _fq.ReplicaState(replica_id=-1)
-            else:
-                request.replica_id = -1
             answer = connection.call(request, version).responses[0].partitions[0]
             if answer.error_code in (
                 FENCED_LEADER_EPOCH,
@@ -160,7 +141,8 @@ class MetadataClient:
 
         answer = self._retrying(attempt)
         batches, _ = decode_batches(answer.records or b"")
-        out, next_offset = [], offset
+        out: list[tuple[int, bytes]] = []
+        next_offset = offset
         # Kafka's leader serves a replica -1 Fetch uncommitted records too: keep those below its HW.
         for batch in batches:
             if batch.last_offset >= answer.high_watermark:
@@ -169,3 +151,34 @@ class MetadataClient:
             if not batch.is_control:
                 out.extend((r.offset, r.value or b"") for r in batch.records if r.offset >= offset)
         return out, next_offset
+
+
+def client_fetch_request(
+    version: int,
+    offset: int,
+    current_leader_epoch: int,
+    last_fetched_epoch: int,
+    max_bytes: int = 1 << 20,
+    max_wait_ms: int = 0,
+) -> Any:
+    """A Fetch of ``__cluster_metadata``-0 from ``offset`` by a client (replica -1), for ``version``:
+    the topic by id from v13, the replica in ReplicaState from v15."""
+    partition = _fq.FetchPartition(
+        partition=METADATA_PARTITION,
+        fetch_offset=offset,
+        partition_max_bytes=max_bytes,
+        current_leader_epoch=current_leader_epoch,
+        last_fetched_epoch=last_fetched_epoch,
+    )
+    topic = _fq.FetchTopic(
+        partitions=[partition],
+        **({"topic_id": METADATA_TOPIC_ID} if version >= 13 else {"topic": METADATA_TOPIC}),
+    )
+    request = _fq.FetchRequest(
+        max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=max_bytes, topics=[topic]
+    )
+    if version >= 15:
+        request.replica_state = _fq.ReplicaState(replica_id=-1)
+    else:
+        request.replica_id = -1
+    return request

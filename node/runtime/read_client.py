@@ -39,4 +39,5 @@ def read_offset(connection: KafkaConnection, cluster_id: str | None = None) -> i
     if partition.error_code != 0:
         leader = partition.current_leader.leader_id if partition.current_leader else -1
         raise ReadRefused(connection.address, partition.error_code, leader)
-    return partition.applied_offset
+    offset: int = partition.applied_offset
+    return offset

@@ -79,7 +79,7 @@ def default_timeout_ms(fetch_timeout_ms: int, request_timeout_ms: int) -> int:
 
 @dataclass
 class _Waiting:
-    future: asyncio.Future
+    future: asyncio.Future[int]
     timeout_ms: int
     deadline: float  # loop time
 
@@ -105,10 +105,10 @@ class ReadTracker:
         self._flying: tuple[int, list[_Waiting]] | None = None
         self._asked = False
 
-    def join(self, timeout_ms: int) -> asyncio.Future:
+    def join(self, timeout_ms: int) -> asyncio.Future[int]:
         """A future of the offset for a read beginning now (the caller bounds its wait)."""
         loop = asyncio.get_running_loop()
-        future = loop.create_future()
+        future: asyncio.Future[int] = loop.create_future()
         flying = len(self._flying[1]) if self._flying else 0
         if flying + len(self._next) >= MAX_WAITING_READS:
             future.set_exception(_read_error(BROKER_NOT_AVAILABLE, timeout_ms, self.leader()))
@@ -154,7 +154,7 @@ class ReadTracker:
                 self.ask()
 
     def timed_out(self, timeout_ms: int) -> ReadTimeoutError:
-        return _read_error(REQUEST_TIMED_OUT, timeout_ms, self.leader())  # type: ignore[return-value]
+        return _timeout_error(timeout_ms, self.leader())
 
     def fail_all(self, error: Exception) -> None:
         group = self._flying[1] if self._flying else []
@@ -166,18 +166,26 @@ class ReadTracker:
 
 
 def _read_error(error_code: int, timeout_ms: int, leader: LeaderAndEpoch) -> ReadError:
-    known = f"leader {leader.leader_id}, epoch {leader.epoch}"
     if error_code == REQUEST_TIMED_OUT:
-        return ReadTimeoutError(
-            f"linearizable read not confirmed by a leader within {timeout_ms} ms ({known})",
-            error_code,
-            leader,
-        )
+        return _timeout_error(timeout_ms, leader)
+    known = _known(leader)
     if error_code == BROKER_NOT_AVAILABLE:
         return ReadError(f"too many linearizable reads waiting ({known})", error_code, leader)
     return ReadError(
         f"linearizable read failed with error {error_code} ({known})", error_code, leader
     )
+
+
+def _timeout_error(timeout_ms: int, leader: LeaderAndEpoch) -> ReadTimeoutError:
+    return ReadTimeoutError(
+        f"linearizable read not confirmed by a leader within {timeout_ms} ms ({_known(leader)})",
+        REQUEST_TIMED_OUT,
+        leader,
+    )
+
+
+def _known(leader: LeaderAndEpoch) -> str:
+    return f"leader {leader.leader_id}, epoch {leader.epoch}"
 
 
 # -- ReadOffset from clients -----------------------------------------------------------------------
@@ -190,7 +198,10 @@ def is_client_read(api_key: int, client_id: str | None) -> bool:
 
 async def handle_client_read(node: "KRaftNode", request: Any) -> Any:
     """The ReadOffsetResponse for a client: this node's linearizable read offset, or an error."""
-    if request.cluster_id is not None and request.cluster_id != node.storage.meta.cluster_id:
+    if (
+        request.cluster_id is not None
+        and request.cluster_id != node.running_storage().meta.cluster_id
+    ):
         return _ro.ReadOffsetResponse(error_code=INCONSISTENT_CLUSTER_ID)
     topics = request.topics
     if not (

@@ -58,8 +58,8 @@ class RequestServer:
         )
         self.max_frame_bytes = max_frame_bytes
         self._ids = itertools.count(1)
-        self._servers: list[asyncio.base_events.Server] = []
-        self._tasks: set[asyncio.Task] = set()
+        self._servers: list[asyncio.Server] = []
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def listen(self, host: str, port: int) -> None:
         self._servers.append(
@@ -77,6 +77,7 @@ class RequestServer:
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
+        assert task is not None  # asyncio runs every connection's callback as a task of its own
         self._tasks.add(task)
         connection = -(1000 + next(self._ids))
         address = writer.get_extra_info("peername")
@@ -101,7 +102,9 @@ class RequestServer:
             if stream is not None:
                 stream.close("server")
 
-    async def _serve(self, connection: int, peer: str, reader, writer) -> None:
+    async def _serve(
+        self, connection: int, peer: str, reader: asyncio.StreamReader, writer: _Recorder
+    ) -> None:
         while True:
             payload = await read_payload(reader, self.max_frame_bytes)
             if payload is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import struct
+from typing import Any
 
 from kraftwire.generated import (
     lookup,
@@ -45,7 +46,7 @@ async def read_payload(reader: asyncio.StreamReader, max_size: int) -> bytes | N
         raise FrameError(f"stream ended after {len(exc.partial)} of {size} frame bytes") from None
 
 
-def frame_request(body, version: int, correlation_id: int, client_id: str) -> bytes:
+def frame_request(body: Any, version: int, correlation_id: int, client_id: str) -> bytes:
     api_key = body.API_KEY
     header = _RequestHeader(
         request_api_key=api_key,
@@ -60,7 +61,7 @@ def frame_request(body, version: int, correlation_id: int, client_id: str) -> by
     return bytes(out)
 
 
-def frame_response(body, version: int, correlation_id: int) -> bytes:
+def frame_response(body: Any, version: int, correlation_id: int) -> bytes:
     out = bytearray(4)
     _ResponseHeader(correlation_id=correlation_id).write(
         out, response_header_version(body.API_KEY, version)
@@ -70,16 +71,18 @@ def frame_response(body, version: int, correlation_id: int) -> bytes:
     return bytes(out)
 
 
-def parse_response(payload: bytes, api_key: int, version: int):
+def parse_response(payload: bytes, api_key: int, version: int) -> tuple[int, Any]:
     """(correlation id, body) of a response to a request of ``api_key`` at ``version``."""
     header, pos = _ResponseHeader.read(payload, 0, response_header_version(api_key, version))
     body, pos = response_class(api_key).read(payload, pos, version)
     if pos != len(payload):
         raise FrameError(f"{len(payload) - pos} bytes left over after the response body")
-    return header.correlation_id, body
+    correlation_id: int = header.correlation_id
+    return correlation_id, body
 
 
 def response_correlation_id(payload: bytes) -> int:
     if len(payload) < 4:
         raise FrameError("response shorter than its correlation id")
-    return _SIZE.unpack_from(payload, 0)[0]
+    correlation_id: int = _SIZE.unpack_from(payload, 0)[0]
+    return correlation_id

@@ -15,7 +15,7 @@ import os
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 from kraftwire.generated import lookup
 from kraftwire.generated import voters_record as _vr
@@ -45,7 +45,9 @@ class Bootstrap:
 
 
 def bootstrap_batches(kraft_version: int, voters: Sequence[VoterSpec], now_ms: int) -> bytes:
-    header: list = [lookup("SnapshotHeaderRecord")(version=0, last_contained_log_timestamp=now_ms)]
+    header: list[Any] = [
+        lookup("SnapshotHeaderRecord")(version=0, last_contained_log_timestamp=now_ms)
+    ]
     if kraft_version >= 1:
         header.append(lookup("KRaftVersionRecord")(version=0, k_raft_version=kraft_version))
         if voters:
@@ -59,7 +61,7 @@ def bootstrap_batches(kraft_version: int, voters: Sequence[VoterSpec], now_ms: i
     )
 
 
-def voters_record(voters: Sequence[VoterSpec]):
+def voters_record(voters: Sequence[VoterSpec]) -> Any:
     return _vr.VotersRecord(
         version=0,
         voters=[
@@ -79,7 +81,7 @@ def voters_record(voters: Sequence[VoterSpec]):
     )
 
 
-def voters_from_record(record) -> tuple[VoterSpec, ...]:
+def voters_from_record(record: Any) -> tuple[VoterSpec, ...]:
     return tuple(
         VoterSpec(
             ReplicaKey(
@@ -148,7 +150,8 @@ class NodeStorage:
             )
         except Exception as exc:  # a corrupt checkpoint: name it rather than crash later
             raise StorageError(f"{self.snapshots.path(sid)}: {exc}") from None
-        kraft_version, voters = 0, ()
+        kraft_version = 0
+        voters: tuple[VoterSpec, ...] = ()
         for batch in found:
             for record in batch.records if batch.is_control else ():
                 name = type(record).__name__

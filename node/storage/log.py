@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import BinaryIO, Sequence
+from typing import BinaryIO, Callable, Sequence, TypeVarTuple
 
 from kraftwire.generated import ProtocolError
 from kraftwire.node import batches as batch_codec
@@ -29,6 +29,7 @@ from .files import FileOps, StorageError, write_atomically
 
 DEFAULT_SEGMENT_BYTES = 1 << 30  # metadata.log.segment.bytes
 _HEADER = 61  # v2 batch header size: a shorter remainder is a torn tail
+_Args = TypeVarTuple("_Args")
 
 
 @dataclass
@@ -162,7 +163,7 @@ class FileLog:
                 f"the log in {self.directory} failed earlier ({self._failed}); restart the node"
             )
 
-    def _guard(self, what: str, action, *args) -> None:
+    def _guard(self, what: str, action: Callable[[*_Args], None], *args: *_Args) -> None:
         try:
             action(*args)
         except OSError as exc:
@@ -275,9 +276,9 @@ class FileLog:
         self._dirty = set(range(len(self._segments)))
         end = self._mem.end_offset()
         self._mem.flush(end)
-        later = [offset for offset in snapshots if self._mem.start_offset() < offset <= end]
-        if later:
-            self._mem.delete_before(max(later))
+        covered = [offset for offset in snapshots if self._mem.start_offset() < offset <= end]
+        if covered:
+            self._mem.delete_before(max(covered))
         self._sync()
 
     def _scan(self, segment: _Segment) -> bool:

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import os
 import uuid
-from typing import BinaryIO, Sequence
+from typing import BinaryIO, Callable, Sequence, TypeVar, TypeVarTuple
 
 from kraftwire.node.core.api import SnapshotId
 
 from . import layout
 from .files import FileOps, StorageError
+
+_Result = TypeVar("_Result")
+_Args = TypeVarTuple("_Args")
 
 
 class FileSnapshotStore:
@@ -108,7 +111,7 @@ class FileSnapshotStore:
             raise ValueError(f"no download of {snapshot_id} in progress")
         return self._partial
 
-    def _guard(self, path: str, action, *args):
+    def _guard(self, path: str, action: Callable[[*_Args], _Result], *args: *_Args) -> _Result:
         try:
             return action(*args)
         except OSError as exc:

@@ -17,9 +17,10 @@ FOLLOWER_READ_SETTINGS = {**TEST_SETTINGS, "kraftwire.follower.fetch.enable": "t
 
 
 @contextlib.contextmanager
-def formatted_cluster(directory, settings=TEST_SETTINGS):
-    """A formatted 3-node cluster of real processes; every process is stopped (SIGKILL last) after."""
-    local = LocalCluster(str(directory), 3, settings=settings)
+def formatted_cluster(directory, settings=TEST_SETTINGS, controllers=3):
+    """A formatted cluster of real processes (3 by default); every process is stopped (SIGKILL last)
+    after."""
+    local = LocalCluster(str(directory), controllers, settings=settings)
     local.format()
     try:
         yield local

@@ -12,11 +12,9 @@ from __future__ import annotations
 import pytest
 
 from runtime_settings import TEST_SETTINGS
-from kraftwire.generated import fetch_request as fq
-from kraftwire.node.core.api import METADATA_TOPIC_ID
 from kraftwire.node.runtime.client import KafkaConnection
 from kraftwire.node.runtime.local_cluster import LocalCluster
-from kraftwire.node.runtime.producer import MetadataClient
+from kraftwire.node.runtime.producer import MetadataClient, client_fetch_request
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -46,23 +44,7 @@ def client_fetch(endpoint, current_leader_epoch: int, last_fetched_epoch: int, o
     with KafkaConnection(endpoint.host, endpoint.port) as connection:
         version = connection.version_for(1)
         assert version >= 13
-        partition = fq.FetchPartition(
-            partition=0,
-            fetch_offset=offset,
-            partition_max_bytes=1 << 20,
-            current_leader_epoch=current_leader_epoch,
-            last_fetched_epoch=last_fetched_epoch,
-        )
-        request = fq.FetchRequest(
-            max_wait_ms=0,
-            min_bytes=1,
-            max_bytes=1 << 20,
-            topics=[fq.FetchTopic(topic_id=METADATA_TOPIC_ID, partitions=[partition])],
-        )
-        if version >= 15:
-            request.replica_state = fq.ReplicaState(replica_id=-1)
-        else:
-            request.replica_id = -1
+        request = client_fetch_request(version, offset, current_leader_epoch, last_fetched_epoch)
         return connection.call(request, version).responses[0].partitions[0]
 
 

@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from runtime_settings import TEST_SETTINGS
-from kraftwire.node.runtime import KRaftNode, NotLeaderError, load_config
+from kraftwire.node.runtime import (
+    KRaftNode,
+    NodeFailed,
+    NotLeaderError,
+    config_from_properties,
+    load_config,
+)
 from kraftwire.node.runtime.local_cluster import LocalCluster
 from kraftwire.node.storage import FileOps
 
@@ -109,6 +115,25 @@ async def scenario(directory: str) -> None:
 
 def test_embedding_api(tmp_path):
     asyncio.run(scenario(str(tmp_path)))
+
+
+def test_a_node_not_yet_started_says_so_instead_of_crashing(tmp_path):
+    """Its core exists only from start(): asking before is a NodeFailed, not an AttributeError."""
+    node = KRaftNode(
+        config_from_properties(
+            {
+                "node.id": "1",
+                "process.roles": "controller",
+                "listeners": "CONTROLLER://127.0.0.1:19093",
+                "controller.listener.names": "CONTROLLER",
+                "controller.quorum.bootstrap.servers": "127.0.0.1:19093",
+                "metadata.log.dir": str(tmp_path),
+            }
+        )
+    )
+    for ask in (node.status, node.leader_endpoint, node.running_storage):
+        with pytest.raises(NodeFailed, match="not been started|not running"):
+            ask()
 
 
 def test_replicated_kv_example_survives_leader_kill(tmp_path):

@@ -14,11 +14,13 @@ import uuid
 
 import pytest
 
-from kraftwire.generated import add_raft_voter_request as _add
-from kraftwire.generated import describe_quorum_request as _dq
 from kraftwire.generated import fetch_request as _fetch
-from kraftwire.generated import remove_raft_voter_request as _remove
 from kraftwire.node.core import errors
+from kraftwire.node.runtime.admin import (
+    add_raft_voter_request,
+    describe_quorum_request,
+    remove_raft_voter_request,
+)
 from kraftwire.node.runtime.client import KafkaConnection
 from kraftwire.node.runtime.local_cluster import LocalCluster
 from kraftwire.node.storage.layout import read_meta_properties
@@ -73,36 +75,17 @@ def ask(cluster: LocalCluster, node_id: int, request):
 
 
 def voter_change(cluster: LocalCluster, node_id: int, kind: str):
-    meta = read_meta_properties(cluster.log_dir(node_id))
+    directory_id = read_meta_properties(cluster.log_dir(node_id)).directory_id
     if kind == "remove":
-        return _remove.RemoveRaftVoterRequest(
-            cluster_id=cluster.cluster_id, voter_id=node_id, voter_directory_id=meta.directory_id
-        )
-    endpoint = cluster.endpoints[node_id]
-    return _add.AddRaftVoterRequest(
-        cluster_id=cluster.cluster_id,
-        timeout_ms=30000,
-        voter_id=node_id,
-        voter_directory_id=meta.directory_id,
-        listeners=[_add.Listener(name="CONTROLLER", host=endpoint.host, port=endpoint.port)],
-    )
+        return remove_raft_voter_request(node_id, directory_id, cluster.cluster_id)
+    listeners = {"CONTROLLER": cluster.endpoints[node_id]}
+    return add_raft_voter_request(node_id, directory_id, listeners, cluster.cluster_id)
 
 
 def test_a_non_leader_answers_as_kafkas(leader_and_observer):
     cluster = leader_and_observer
     _, epoch = cluster.wait_for_leader()
-    described = ask(
-        cluster,
-        2,
-        _dq.DescribeQuorumRequest(
-            topics=[
-                _dq.TopicData(
-                    topic_name="__cluster_metadata",
-                    partitions=[_dq.PartitionData(partition_index=0)],
-                )
-            ]
-        ),
-    )
+    described = ask(cluster, 2, describe_quorum_request())
     assert (described.error_code, described.error_message, described.nodes) == (0, "", [])
     partition = described.topics[0].partitions[0]
     assert (partition.error_code, partition.error_message) == (

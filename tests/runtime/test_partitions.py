@@ -23,19 +23,12 @@ def view(cluster, node):
     """(error, leader id, epoch) of DescribeQuorum answered by ``node`` itself: error 0 and its own id and
     epoch when it leads; a non-leader answers NOT_LEADER_OR_FOLLOWER naming no leader (0, 0), as Kafka's.
     """
-    from kraftwire.generated import describe_quorum_request as dq
+    from kraftwire.node.runtime.admin import describe_quorum_request
     from kraftwire.node.runtime.client import KafkaConnection
 
-    request = dq.DescribeQuorumRequest(
-        topics=[
-            dq.TopicData(
-                topic_name="__cluster_metadata", partitions=[dq.PartitionData(partition_index=0)]
-            )
-        ]
-    )
     endpoint = cluster.endpoints[node]
     with KafkaConnection(endpoint.host, endpoint.port) as connection:
-        partition = connection.call(request).topics[0].partitions[0]
+        partition = connection.call(describe_quorum_request()).topics[0].partitions[0]
     return partition.error_code, partition.leader_id, partition.leader_epoch
 
 

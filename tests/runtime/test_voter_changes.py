@@ -3,10 +3,12 @@ the leader itself; nothing acknowledged is lost."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import threading
 import time
+from typing import Iterator
 
 import pytest
 
@@ -78,6 +80,37 @@ def test_add_and_remove_voters_with_writes_running(tmp_path):
 def _add_and_remove(cluster):
     cluster.start_all()
     cluster.wait_for_leader()
+    with _writes_running(cluster) as acknowledged:
+        new = cluster.add_node()
+        cluster.start(new)
+        time.sleep(2)  # let it fetch as an observer
+        added = quorum_cli(cluster, "add-controller", "--config", cluster.config_path(new))
+        assert added.returncode == 0, added.stderr
+        assert added.stdout.startswith(f"Added controller {new} with directory id ")
+        wait_voters(cluster, [1, 2, 3, 4])
+
+        leader, _ = quorum(cluster)
+        follower = next(i for i in (1, 2, 3) if i != leader)
+        removed, directory = _remove_controller(cluster, follower)
+        assert (
+            removed.stdout.strip()
+            == f"Removed  KRaft controller {follower} with directory id {directory}"  # Kafka's two spaces
+        )
+        remaining = sorted({1, 2, 3, 4} - {follower})
+        wait_voters(cluster, remaining)
+
+        _remove_controller(cluster, leader)
+        survivors = sorted(set(remaining) - {leader})
+        new_leader = wait_voters(cluster, survivors)
+        assert new_leader != leader
+        time.sleep(1)
+    _every_survivor_has_every_acknowledged_write(cluster, new_leader, survivors, acknowledged)
+
+
+@contextlib.contextmanager
+def _writes_running(cluster) -> Iterator[list[bytes]]:
+    """Produce acks=-1 writes, one at a time, for as long as the block runs; yields the list of the
+    acknowledged ones (the list grows while the block runs)."""
     acknowledged, stop = [], threading.Event()
 
     def write():
@@ -96,53 +129,33 @@ def _add_and_remove(cluster):
     writer = threading.Thread(target=write, daemon=True)
     writer.start()
     try:
-        new = cluster.add_node()
-        cluster.start(new)
-        time.sleep(2)  # let it fetch as an observer
-        added = quorum_cli(cluster, "add-controller", "--config", cluster.config_path(new))
-        assert added.returncode == 0, added.stderr
-        assert added.stdout.startswith(f"Added controller {new} with directory id ")
-        wait_voters(cluster, [1, 2, 3, 4])
-
-        leader, _ = quorum(cluster)
-        follower = next(i for i in (1, 2, 3) if i != leader)
-        directory = uuid_to_str(read_meta_properties(cluster.log_dir(follower)).directory_id)
-        removed = quorum_cli(
-            cluster,
-            "remove-controller",
-            "--controller-id",
-            str(follower),
-            "--controller-directory-id",
-            directory,
-        )
-        assert removed.returncode == 0, removed.stderr
-        assert (
-            removed.stdout.strip()
-            == f"Removed  KRaft controller {follower} with directory id {directory}"  # Kafka's two spaces
-        )
-        remaining = sorted({1, 2, 3, 4} - {follower})
-        wait_voters(cluster, remaining)
-
-        directory = uuid_to_str(read_meta_properties(cluster.log_dir(leader)).directory_id)
-        removed = quorum_cli(
-            cluster,
-            "remove-controller",
-            "--controller-id",
-            str(leader),
-            "--controller-directory-id",
-            directory,
-        )
-        assert removed.returncode == 0, removed.stderr
-        new_leader = wait_voters(cluster, sorted(set(remaining) - {leader}))
-        assert new_leader != leader
-        time.sleep(1)
+        yield acknowledged
     finally:
         stop.set()
         writer.join(timeout=30)
-    marker_client = MetadataClient(cluster.endpoints[new_leader], deadline_s=30)
+
+
+def _remove_controller(cluster, node_id: int) -> tuple[subprocess.CompletedProcess, str]:
+    """``kraftwire quorum remove-controller`` of ``node_id``: (the finished command, its directory id)."""
+    directory = uuid_to_str(read_meta_properties(cluster.log_dir(node_id)).directory_id)
+    removed = quorum_cli(
+        cluster,
+        "remove-controller",
+        "--controller-id",
+        str(node_id),
+        "--controller-directory-id",
+        directory,
+    )
+    assert removed.returncode == 0, removed.stderr
+    return removed, directory
+
+
+def _every_survivor_has_every_acknowledged_write(cluster, leader, survivors, acknowledged) -> None:
+    """A marker written last reaches every survivor's log; before it, each holds every acknowledged
+    write in order."""
+    marker_client = MetadataClient(cluster.endpoints[leader], deadline_s=30)
     marker_client.produce([b"end"], -1)
     marker_client.close()
-    survivors = sorted(set(remaining) - {leader})
     stop_at = time.monotonic() + 60
     while time.monotonic() < stop_at:
         logs = {i: [v for _, _, v in data_records(cluster.partition_dir(i))] for i in survivors}
