@@ -243,8 +243,11 @@ def fetch_snapshot_request(
     )
 
 
-def read_offset_request(cluster_id: str, replica: ReplicaKey | None, epoch: int) -> Any:
-    """A replica's ReadOffset, saying who asks and in which epoch (a voter's counts as its ack)."""
+def read_offset_request(
+    cluster_id: str | None = None, replica: ReplicaKey | None = None, epoch: int = -1
+) -> Any:
+    """A ReadOffset for ``__cluster_metadata``-0. A replica says who asks and in which epoch (a voter's
+    counts as its ack); a client leaves ``replica`` None and ``epoch`` -1."""
     partition = _ro.PartitionData(
         partition_index=METADATA_PARTITION,
         current_leader_epoch=epoch,

@@ -28,6 +28,7 @@ import time
 from typing import Any, Callable, Sequence, TypeVar, TypeVarTuple
 
 from kraftwire.node.core import KRaftCore
+from kraftwire.node.core.messages import API_READ_OFFSET
 from kraftwire.node.core.api import (
     AppendResult,
     CommittedBatch,
@@ -85,7 +86,7 @@ class KRaftNode:
         self.storage: NodeStorage | None = None
         self.core: KRaftCore | None = None
         self.failure: str | None = None
-        self.served = local_apis.served_versions(extra=(client_path.PRODUCE, reads.READ_OFFSET))
+        self.served = local_apis.served_versions(extra=(client_path.PRODUCE, API_READ_OFFSET))
         self._inbox: collections.deque[InboxItem] = collections.deque()
         self._wakeup = asyncio.Event()
         self._answers: dict[tuple[int, int], asyncio.Future[tuple[int, Any]]] = {}
@@ -462,7 +463,7 @@ class KRaftNode:
             for message in ready.messages:
                 if isinstance(message, OutboundRequest):
                     network = (
-                        self._read_network if message.api_key == reads.READ_OFFSET else self.network
+                        self._read_network if message.api_key == API_READ_OFFSET else self.network
                     )
                     network.send(
                         message, message.endpoint or self._endpoint_of(message.destination)

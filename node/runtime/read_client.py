@@ -3,14 +3,9 @@ linearizable read, for ``kraftwire consume --linearizable``, the tests and ``ben
 
 from __future__ import annotations
 
-from typing import Any
-
-from kraftwire.generated import read_offset_request as _rq
-from kraftwire.node.core.api import METADATA_PARTITION, METADATA_TOPIC
+from kraftwire.node.core.messages import read_offset_request as read_offset_request
 
 from .client import KafkaConnection
-
-READ_OFFSET = 1000
 
 
 class ReadRefused(Exception):
@@ -21,12 +16,6 @@ class ReadRefused(Exception):
         super().__init__(f"{address} refused the read offset with error {error_code} ({leader})")
         self.error_code = error_code
         self.leader_id = leader_id
-
-
-def read_offset_request(cluster_id: str | None = None) -> Any:
-    partition = _rq.PartitionData(partition_index=METADATA_PARTITION)
-    topic = _rq.TopicData(topic_name=METADATA_TOPIC, partitions=[partition])
-    return _rq.ReadOffsetRequest(cluster_id=cluster_id, topics=[topic])
 
 
 def read_offset(connection: KafkaConnection, cluster_id: str | None = None) -> int:

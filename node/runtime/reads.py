@@ -43,13 +43,13 @@ from kraftwire.node.core.api import (
     ReadReady,
     SnapshotLoaded,
 )
+from kraftwire.node.core.messages import API_READ_OFFSET
 
 from .errors import NodeFailed
 
 if TYPE_CHECKING:
     from .node import KRaftNode
 
-READ_OFFSET = 1000  # kraftwire's own API key (schemas/ReadOffsetRequest.json says why)
 NONE, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, BROKER_NOT_AVAILABLE = 0, 6, 7, 8
 UNKNOWN_TOPIC_OR_PARTITION, INCONSISTENT_CLUSTER_ID = 3, 104
 CONSISTENCIES = ("linearizable", "stale")
@@ -193,7 +193,7 @@ def _known(leader: LeaderAndEpoch) -> str:
 
 def is_client_read(api_key: int, client_id: str | None) -> bool:
     """A ReadOffset this node answers itself (see the module doc), not one for the core."""
-    return api_key == READ_OFFSET and not (client_id or "").startswith(RAFT_CLIENT_PREFIX)
+    return api_key == API_READ_OFFSET and not (client_id or "").startswith(RAFT_CLIENT_PREFIX)
 
 
 async def handle_client_read(node: "KRaftNode", request: Any) -> Any:
