@@ -492,6 +492,10 @@ def main() -> int:
     parser.add_argument("--no-spark", action="store_true")
     parser.add_argument("--no-tshark", action="store_true")
     args = parser.parse_args()
+    if args.packets < 1 or args.rounds < 1:
+        parser.error("--packets and --rounds must be at least 1")
+    if args.profile and os.path.lexists(args.profile):
+        parser.error(f"--profile {args.profile}: already exists (the bench writes only new files)")
     packets = 5_000 if args.quick else args.packets
     schemas = str(shared_path(SHARED_SCHEMAS))
     from kraftwire.spark_decoders.codecs import compile_native, generated_codecs

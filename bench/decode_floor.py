@@ -50,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smoke run: tiny loops, 2 rounds")
     parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds (9)")
     args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     seconds, rounds = (0.01, 2) if args.quick else (0.2, args.rounds)
 
     pkg = codegen_package(quiet=True)

@@ -160,6 +160,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
+    if args.readers < 1 or args.rounds < 1 or not args.seconds > 0:
+        parser.error("--readers and --rounds must be at least 1, --seconds above 0")
     if args.quick:
         args.seconds, args.readers, args.rounds = 0.5, 6, 1
     load_before = os.getloadavg()[0]
