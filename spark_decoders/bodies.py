@@ -14,6 +14,8 @@ import uuid
 from types import ModuleType
 from typing import Callable, NamedTuple
 
+from mypy_extensions import mypyc_attr
+
 from .guard import DecodeTimeout, guarded
 from .headers import request_body_start, response_body_start
 from .jsonview import dumps, json_view
@@ -44,6 +46,8 @@ class _Codec(NamedTuple):
     side: str  # "request" or "response", for messages
 
 
+# mypy_extensions comes with black, a dependency of every install; it only marks the class here.
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be specialised (bench/)
 class BodyDecoder:
     """Decodes request and response frames of one codec package."""
 
@@ -164,7 +168,7 @@ class BodyDecoder:
     def _records_view(self, data: bytes, metadata: bool | None) -> dict:
         from kraftwire.records import batches_to_json
 
-        options = {"package": self.package}
+        options: dict[str, object] = {"package": self.package}
         if metadata and self.has_metadata:
             options.update(values="metadata", family="metadata")
         try:

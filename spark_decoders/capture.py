@@ -36,7 +36,7 @@ class Packet(NamedTuple):
     number: int  # 1-based, as tshark counts frames (relative to the reader's first_number)
     ts_ns: int  # nanoseconds since the epoch (0 when the block carries none, as an SPB)
     linktype: int
-    data: memoryview
+    data: "memoryview"  # quoted: mypyc would look this builtin up among the module's globals
     # length on the wire: larger than len(data) when the snaplen cut the packet (some writers store
     # less than len(data), e.g. without the cooked header, which is not a cut)
     orig_len: int

@@ -14,6 +14,7 @@ from __future__ import annotations
 import struct
 from typing import Callable, NamedTuple
 
+from .headers import Plausible
 from .reassembly import TRUNCATED
 
 MAX_FRAME = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
@@ -28,9 +29,6 @@ class Frame(NamedTuple):
     last_packet: int
     ts_ns: int
     damage: str | None  # None, "gap" or "truncated"
-
-
-Plausible = Callable[[bytes, int, frozenset], "bool | None"]
 
 
 class FrameReader:
@@ -184,9 +182,9 @@ class _Offsets:
 
     def __init__(self, starts: list[tuple[int, int]]) -> None:
         self.starts = starts
-        self._set: frozenset | None = None
+        self._set: frozenset[object] | None = None
 
-    def __contains__(self, offset: int) -> bool:
+    def __contains__(self, offset: object) -> bool:
         if self._set is None:
             self._set = frozenset(start for start, _ in self.starts)
         return offset in self._set

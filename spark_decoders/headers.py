@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Callable, Collection, Container
 from typing import NamedTuple
 
 _REQUEST_HEAD = struct.Struct(">hhih")
@@ -76,9 +77,15 @@ def read_correlation_id(payload: bytes) -> int | None:
     return _INT32.unpack_from(payload, 0)[0] if len(payload) >= 4 else None
 
 
-def plausible_request(
-    buf: bytes, pos: int, boundaries: frozenset[int] = frozenset()
-) -> bool | None:
+# What a frame reader holds: its buffer, or one packet's payload.
+Buffer = bytes | bytearray
+# Where packets start in a frame reader's buffer (a set, or ``framing._Offsets``).
+Boundaries = Container[int]
+# ``(buffer, offset, boundaries)`` -> can a frame start there (None: too few bytes to tell yet)
+Plausible = Callable[[Buffer, int, Boundaries], "bool | None"]
+
+
+def plausible_request(buf: Buffer, pos: int, boundaries: Boundaries = frozenset()) -> bool | None:
     """Whether a request frame can start at ``pos``: sane size, API key, version and client id
     (None: not enough bytes yet to tell)."""
     if len(buf) - pos < 14:
@@ -98,12 +105,12 @@ def plausible_request(
 WEAK_RESPONSE_MAX = 64 * 1024
 
 
-def plausible_response(pending):
+def plausible_response(pending: Collection[int]) -> Plausible:
     """A response can start where its correlation id answers a pending request; or, when no request
     waits (the capture missed them), where a packet starts and a small frame ends exactly where a
     packet ends (``boundaries`` holds the buffer offsets where packets start, and its end)."""
 
-    def check(buf: bytes, pos: int, boundaries: frozenset[int] = frozenset()) -> bool | None:
+    def check(buf: Buffer, pos: int, boundaries: Boundaries = frozenset()) -> bool | None:
         if len(buf) - pos < 8:
             return None
         size, correlation_id = struct.unpack_from(">ii", buf, pos)
@@ -123,7 +130,7 @@ def plausible_response(pending):
 
 
 def _next_answers(
-    buf: bytes, end: int, boundaries: frozenset[int], pending, depth: int = 3
+    buf: Buffer, end: int, boundaries: Boundaries, pending: Collection[int], depth: int = 3
 ) -> bool | None:
     """For a response start inside a packet: its end must be a packet boundary or the start of
     another response to a waiting request, and so on up to ``depth`` frames (small ids abound

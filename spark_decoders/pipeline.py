@@ -103,9 +103,11 @@ def first_timestamp(path: str) -> int:
         head = handle.read(1 << 16)
     try:
         reader, start = open_reader(head, CaptureStats())
-        return next(iter(reader.records(start, len(head))), None).ts_ns
-    except (ValueError, AttributeError, StopIteration):
-        return 0
+        for packet in reader.records(start, len(head)):
+            return packet.ts_ns
+    except ValueError:  # not a capture: ordered first, and reported when it is decoded
+        pass
+    return 0
 
 
 def map_file(path: str):
