@@ -12,7 +12,7 @@ import re
 import sys
 import uuid
 from types import ModuleType
-from typing import Callable, NamedTuple
+from typing import Callable, Final, NamedTuple
 
 from mypy_extensions import mypyc_attr
 
@@ -20,9 +20,10 @@ from .guard import DecodeTimeout, guarded
 from .headers import request_body_start, response_body_start
 from .jsonview import dumps, json_view
 
-METADATA_TOPIC = "__cluster_metadata"
-METADATA_TOPIC_ID = uuid.UUID(int=1)
-UNSUPPORTED, FAILED = "unsupported_version", "decode_error"
+METADATA_TOPIC: Final = "__cluster_metadata"
+METADATA_TOPIC_ID: Final = uuid.UUID(int=1)
+UNSUPPORTED: Final = "unsupported_version"
+FAILED: Final = "decode_error"
 
 
 class Decoded(NamedTuple):
@@ -134,18 +135,16 @@ class BodyDecoder:
         codes = [int(code) for code in _ERROR_CODE.findall(text)] if '"errorCode"' in text else []
         top = view.get("errorCode")
         throttle = view.get("throttleTimeMs")
-        return Decoded(
+        extra = len(payload) - end
+        decoded = (
             text,
             top if isinstance(top, int) else None,
             codes,
             throttle if isinstance(throttle, int) else None,
             None,
-            (
-                f"{side}: {len(payload) - end} bytes after the body ignored"
-                if end != len(payload)
-                else None
-            ),
+            f"{side}: {extra} bytes after the body ignored" if extra else None,
         )
+        return _new_tuple(Decoded, decoded)  # as Decoded(*decoded), without its Python __new__
 
     def _expand_records(self, obj, view: dict, topic_is_metadata: bool | None) -> None:
         """Replace the base64 of each records field in ``view`` by the batches' JSON view."""
@@ -182,10 +181,11 @@ class BodyDecoder:
             }
 
 
-_ERROR_CODE = re.compile(r'"errorCode":(-?\d+)')
-_JSON_KEYS: dict[str, str] = {}
-_HAS_RECORDS: dict[str, bool] = {}
-_CONTAINER_FIELDS: dict[type, tuple[tuple[str, str, str], ...]] = {}
+_new_tuple: Final = tuple.__new__
+_ERROR_CODE: Final = re.compile(r'"errorCode":(-?\d+)')
+_JSON_KEYS: Final[dict[str, str]] = {}
+_HAS_RECORDS: Final[dict[str, bool]] = {}
+_CONTAINER_FIELDS: Final[dict[type, tuple[tuple[str, str, str], ...]]] = {}
 
 
 def _json_key(attr: str) -> str:

@@ -9,15 +9,16 @@ the row is built.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Final
 
 from .bodies import FAILED, UNSUPPORTED, BodyDecoder
 from .framing import Frame
 from .headers import RequestHead, produce_acks, read_correlation_id, read_request_head
 from .rows import COLUMNS, timestamp
 
-FILE_SHIFT = 40  # a packet reference is file_index << FILE_SHIFT | packet number in that file
-_NUMBER = (1 << FILE_SHIFT) - 1
+# A packet reference is file_index << FILE_SHIFT | packet number in that file.
+FILE_SHIFT: Final = 40
+_NUMBER: Final = (1 << FILE_SHIFT) - 1
 
 
 def packet_ref(file_index: int, number: int) -> int:

@@ -12,15 +12,17 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Callable, Collection, Container
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
-_REQUEST_HEAD = struct.Struct(">hhih")
-_INT32 = struct.Struct(">i")
-_INT16 = struct.Struct(">h")
-_PRINTABLE = re.compile(rb"[\x20-\x7e]*")
-MAX_API_KEY = 127
-MAX_API_VERSION = 40
-PRODUCE = 0
+_REQUEST_HEAD: Final = struct.Struct(">hhih")
+_INT32: Final = struct.Struct(">i")
+_INT16: Final = struct.Struct(">h")
+_REQUEST_START: Final = struct.Struct(">ihhih")  # a request frame's size, then its header
+_new_tuple: Final = tuple.__new__
+_PRINTABLE: Final = re.compile(rb"[\x20-\x7e]*")
+MAX_API_KEY: Final = 127
+MAX_API_VERSION: Final = 40
+PRODUCE: Final = 0
 
 
 class RequestHead(NamedTuple):
@@ -35,13 +37,15 @@ def read_request_head(payload: bytes) -> RequestHead | None:
     """The fixed part of a request header, or None when the payload is too short to hold it."""
     if len(payload) < 10:
         return None
+    length: int
     api_key, api_version, correlation_id, length = _REQUEST_HEAD.unpack_from(payload, 0)
     if length < 0:
         return RequestHead(api_key, api_version, correlation_id, None, 10)
     if 10 + length > len(payload):
         return None
     client_id = payload[10 : 10 + length].decode("utf-8", "replace")
-    return RequestHead(api_key, api_version, correlation_id, client_id, 10 + length)
+    head = (api_key, api_version, correlation_id, client_id, 10 + length)
+    return _new_tuple(RequestHead, head)  # as RequestHead(*head), without its Python __new__
 
 
 def request_body_start(payload: bytes, header_version: int) -> int | None:
@@ -90,7 +94,12 @@ def plausible_request(buf: Buffer, pos: int, boundaries: Boundaries = frozenset(
     (None: not enough bytes yet to tell)."""
     if len(buf) - pos < 14:
         return None
-    size, api_key, api_version, correlation_id, length = struct.unpack_from(">ihhih", buf, pos)
+    size: int
+    api_key: int
+    api_version: int
+    correlation_id: int
+    length: int
+    size, api_key, api_version, correlation_id, length = _REQUEST_START.unpack_from(buf, pos)
     if size < 10 or size > 100 * 1024 * 1024 or not 0 <= api_key <= MAX_API_KEY:
         return False
     if not 0 <= api_version <= MAX_API_VERSION or correlation_id < 0:
@@ -102,7 +111,7 @@ def plausible_request(buf: Buffer, pos: int, boundaries: Boundaries = frozenset(
     return _PRINTABLE.fullmatch(buf, pos + 14, pos + 14 + length) is not None
 
 
-WEAK_RESPONSE_MAX = 64 * 1024
+WEAK_RESPONSE_MAX: Final = 64 * 1024
 
 
 def plausible_response(pending: Collection[int]) -> Plausible:

@@ -7,6 +7,7 @@ connections; files are taken in order of their first timestamp). Spark's second 
 
 from __future__ import annotations
 
+import gc
 import mmap
 import os
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from typing import Callable, Iterable, Iterator
 
 from .bodies import BodyDecoder
 from .capture import CaptureStats, PacketFilter, PcapFile, PcapReader, capture_format
-from .connection import DEFAULT_SERVER_PORTS
+from .connection import DEFAULT_SERVER_PORTS, Connection
 from .exchanges import packet_ref
 from .fragments import FragmentReassembler
 from .layers import Segment, tcp_segment
@@ -74,7 +75,7 @@ class FlowTable:
     bodies: BodyDecoder
     emit: Callable[[dict], None]
     options: DecodeOptions = field(default_factory=DecodeOptions)
-    flows: dict = field(default_factory=dict)
+    flows: dict[tuple, Connection] = field(default_factory=dict)
     connections: int = 0
 
     def segment(self, seg: Segment, ref: int, ts_ns: int) -> None:
@@ -96,6 +97,24 @@ class FlowTable:
         for conn in self.flows.values():
             conn.finish()
         self.flows.clear()
+
+
+class CollectorPaused:
+    """``with CollectorPaused():`` runs its block with Python's cyclic garbage collector off.
+
+    A decode keeps every row it makes until the end, and each full collection walks all of them
+    again: about a tenth of the decode's time, for nothing, since rows and the decoders' state hold
+    no reference cycles (reference counting frees all else as before). A collection runs as usual
+    once the block ends. The collector is left as it was found (off stays off).
+    """
+
+    def __enter__(self) -> None:
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.was_enabled:
+            gc.enable()
 
 
 def first_timestamp(path: str) -> int:
@@ -133,16 +152,17 @@ def decode_files(
     rows: list[dict] = []
     table = FlowTable(files, bodies, rows.append, options or DecodeOptions())
     stats: dict[str, CaptureStats] = {}
-    for index, path in enumerate(files):
-        file_stats = stats[path] = CaptureStats()
-        buf = map_file(path)
-        try:
-            for number, ts_ns, seg in segments(buf, None, len(buf), file_stats):
-                table.segment(seg, packet_ref(index, number), ts_ns)
-                if on_packet is not None and not number % 65536:
-                    on_packet(number)
-        except ValueError as exc:  # not a capture at all: reported, the other files still decode
-            file_stats.note(str(exc))
-    table.finish()
+    with CollectorPaused():
+        for index, path in enumerate(files):
+            file_stats = stats[path] = CaptureStats()
+            buf = map_file(path)
+            try:
+                for number, ts_ns, seg in segments(buf, None, len(buf), file_stats):
+                    table.segment(seg, packet_ref(index, number), ts_ns)
+                    if on_packet is not None and not number % 65536:
+                        on_packet(number)
+            except ValueError as exc:  # not a capture: reported, the other files still decode
+                file_stats.note(str(exc))
+        table.finish()
     rows.sort(key=sort_key(table.options.table))
     return rows, stats

@@ -16,15 +16,17 @@ The sink has two methods: ``data(payload, packet_number, ts_ns)`` and ``gap(kind
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Final, Protocol
 
 from .layers import FIN, RST, SYN
 
-MAX_BUFFERED_SEGMENTS = 256
-MAX_BUFFERED_BYTES = 8 * 1024 * 1024
-GAP, MIDSTREAM, TRUNCATED = "gap", "midstream", "truncated"
-_SYN_RST = SYN | RST
-_SYN_RST_FIN = SYN | RST | FIN
+MAX_BUFFERED_SEGMENTS: Final = 256
+MAX_BUFFERED_BYTES: Final = 8 * 1024 * 1024
+GAP: Final = "gap"
+MIDSTREAM: Final = "midstream"
+TRUNCATED: Final = "truncated"
+_SYN_RST: Final = SYN | RST
+_SYN_RST_FIN: Final = SYN | RST | FIN
 
 
 class Sink(Protocol):

@@ -18,7 +18,7 @@ stitched splits) gives the same rows. Bodies are not decoded for these tables.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Callable
+from typing import Callable, Final
 
 from .bodies import BodyDecoder
 from .connection import Connection
@@ -29,13 +29,15 @@ from .layers import Segment
 from .reassembly import GAP, MIDSTREAM, TRUNCATED
 from .rows import timestamp
 
-EXCHANGES, FRAMES, CONNECTIONS = "exchanges", "frames", "connections"
-TABLES = (EXCHANGES, FRAMES, CONNECTIONS)
-FRAME_STATUSES = ("ok", "gap", "truncated", "unreadable", "no_request")
-_NUMBER = (1 << FILE_SHIFT) - 1
+EXCHANGES: Final = "exchanges"
+FRAMES: Final = "frames"
+CONNECTIONS: Final = "connections"
+TABLES: Final = (EXCHANGES, FRAMES, CONNECTIONS)
+FRAME_STATUSES: Final = ("ok", "gap", "truncated", "unreadable", "no_request")
+_NUMBER: Final = (1 << FILE_SHIFT) - 1
 
 # name, Spark SQL type, pyarrow type name (as in ``rows``)
-FRAME_COLUMNS: tuple[tuple[str, str, str], ...] = (
+FRAME_COLUMNS: Final[tuple[tuple[str, str, str], ...]] = (
     ("capture_file", "STRING", "string"),
     ("conn_id", "STRING", "string"),
     ("direction", "STRING", "string"),  # "request" (client to server) or "response"
@@ -48,7 +50,7 @@ FRAME_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("correlation_id", "INT", "int32"),
     ("status", "STRING", "string"),
 )
-CONNECTION_COLUMNS: tuple[tuple[str, str, str], ...] = (
+CONNECTION_COLUMNS: Final[tuple[tuple[str, str, str], ...]] = (
     ("capture_file", "STRING", "string"),  # the file of the connection's first packet
     ("conn_id", "STRING", "string"),
     ("client_ip", "STRING", "string"),
