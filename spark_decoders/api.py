@@ -18,6 +18,7 @@ from .codecs import (
 )
 from .connection import DEFAULT_SERVER_PORTS
 from .pipeline import (
+    CollectorPaused,
     DecodeOptions,
     FlowTable,
     decode_files,

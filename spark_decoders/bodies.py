@@ -61,6 +61,9 @@ class BodyDecoder:
         self._protocol_error = (ProtocolError, getattr(package, "ProtocolError", ProtocolError))
         self._unsupported = package.UnsupportedVersionError
         self._codecs: dict[tuple[int, int, bool], _Codec] = {}
+        from kraftwire.records import batches_to_json  # imported once, not for every records field
+
+        self._batches_to_json = batches_to_json
 
     def api_name(self, api_key: int) -> str | None:
         info = self.package.APIS.get(api_key)
@@ -165,13 +168,11 @@ class BodyDecoder:
                     self._expand_records(item, item_view, topic_is_metadata)
 
     def _records_view(self, data: bytes, metadata: bool | None) -> dict:
-        from kraftwire.records import batches_to_json
-
         options: dict[str, object] = {"package": self.package}
         if metadata and self.has_metadata:
             options.update(values="metadata", family="metadata")
         try:
-            return batches_to_json(data, **options)
+            return self._batches_to_json(data, **options)
         except Exception as exc:  # corrupt batches: keep the bytes and say why
             import base64
 

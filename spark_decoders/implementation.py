@@ -30,7 +30,8 @@ GROUP = "hot_path"
 GROUP_LIBRARY = f"{GROUP}__mypyc"
 # The modules compiled, chosen by profile (``bench/decode.py --profile``): the per-packet path
 # (capture records, link and IP layers, reassembly, framing, headers), the per-exchange path
-# (matching, rows, body decoding, the JSON views) and the loop tying them together. ``tables`` is
+# (matching, rows, body decoding, the JSON views) and the loop tying them together; for Spark, the
+# shards' packet ownership, the byte-range splits and IP fragment reassembly. ``tables`` is
 # compiled because its connections derive from ``connection.Connection``. ``guard`` stays pure: its
 # CPU-time limit is a signal handler, which runs between interpreted bytecodes.
 COMPILED_MODULES = (
@@ -38,14 +39,17 @@ COMPILED_MODULES = (
     "capture",
     "connection",
     "exchanges",
+    "fragments",
     "framing",
     "headers",
     "jsonview",
     "layers",
+    "ownership",
     "pcapng",
     "pipeline",
     "reassembly",
     "rows",
+    "splits",
     "tables",
 )
 

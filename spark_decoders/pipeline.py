@@ -30,7 +30,7 @@ class DecodeOptions:
     table: str = EXCHANGES  # or FRAMES, CONNECTIONS (see ``tables``)
 
 
-def open_reader(buf, stats: CaptureStats):
+def open_reader(buf, stats: CaptureStats) -> tuple[PcapReader | PcapngReader, int]:
     """A packet reader for the capture in ``buf`` (pcap or pcapng); CaptureError if it is neither."""
     if capture_format(buf) == "pcapng":
         return PcapngReader(buf, stats), 0
@@ -42,16 +42,16 @@ def segments(
     start: int | None,
     stop: int,
     stats: CaptureStats,
-    reader=None,
     first_number: int = 1,
     skips: PacketFilter | None = None,
 ) -> Iterator[tuple[int, int, Segment]]:
     """``(packet number, ts_ns, segment)`` for each TCP packet whose record starts in the range
-    (a fragmented datagram at the packet that completes it). ``skips`` may pass over packets
-    before they are even built (a shard's packets of other shards: ``ownership``)."""
-    if reader is None:
-        reader, header_end = open_reader(buf, stats)
-        start = header_end if start is None else start
+    (``start`` None: from the first record; a fragmented datagram at the packet that completes
+    it). ``skips`` may pass over packets before they are even built (a shard's packets of other
+    shards: ``ownership``)."""
+    reader, header_end = open_reader(buf, stats)
+    if start is None:
+        start = header_end
     fragments = FragmentReassembler(stats)
     for packet in reader.records(start, stop, first_number, skips):
         seg = tcp_segment(packet.linktype, packet.data, packet.orig_len)
