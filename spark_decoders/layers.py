@@ -110,20 +110,14 @@ def _host_order_family(raw: bytes) -> int:
 # ethertype at 12, then IPv4's version/IHL 14, total length 16, flags/fragment offset 20, protocol 23
 # (after the TTL), addresses 26 and 30; then TCP's ports 34, sequence 38, ack 42, data offset 46, flags 47.
 _ETH_IPV4_TCP: Final = struct.Struct(">12xHBxH2xHxB2x4s4sHHIIBB")
+_EthIpv4TcpFields = tuple[int, int, int, int, int, bytes, bytes, int, int, int, int, int, int]
 
 
 def tcp_segment(linktype: int, data, orig_len: int) -> Segment | None:
     captured = len(data)
     if linktype == LINK_ETHERNET and captured >= 54:
-        # Typed: the compiled build then compares and computes these on machine integers.
-        ethertype: int
-        version_ihl: int
-        total: int
-        frag: int
-        proto: int
-        offset: int
-        src: bytes
-        dst: bytes
+        # Typed, so the compiled build compares and computes these on machine integers.
+        fields: _EthIpv4TcpFields = _ETH_IPV4_TCP.unpack_from(data, 0)
         (
             ethertype,
             version_ihl,
@@ -138,7 +132,7 @@ def tcp_segment(linktype: int, data, orig_len: int) -> Segment | None:
             ack,
             offset,
             flags,
-        ) = _ETH_IPV4_TCP.unpack_from(data, 0)
+        ) = fields
         if (
             ethertype == ETH_IPV4
             and version_ihl == 0x45
