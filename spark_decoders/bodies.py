@@ -17,6 +17,7 @@ from typing import Callable, NamedTuple
 from .guard import DecodeTimeout, guarded
 from .headers import request_body_start, response_body_start
 from .jsonview import dumps, json_view
+from .kafka_apis import KAFKA_API_NAMES
 
 METADATA_TOPIC = "__cluster_metadata"
 METADATA_TOPIC_ID = uuid.UUID(int=1)
@@ -58,8 +59,9 @@ class BodyDecoder:
         self._codecs: dict[tuple[int, int, bool], _Codec] = {}
 
     def api_name(self, api_key: int) -> str | None:
+        """The codec set's name for ``api_key``, else Kafka's, else None (a key Kafka never used)."""
         info = self.package.APIS.get(api_key)
-        return info.name if info is not None else None
+        return info.name if info is not None else KAFKA_API_NAMES.get(api_key)
 
     def request_flexible(self, api_key: int, api_version: int) -> bool | None:
         info = self.package.APIS.get(api_key)

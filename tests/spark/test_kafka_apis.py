@@ -1,0 +1,30 @@
+"""Rows of APIs the codec set in use does not cover still carry Kafka's name for the key."""
+
+from __future__ import annotations
+
+import json
+
+from captures import decode
+from kraftwire.codegen.loader import load_raw, spec_files
+from kraftwire.spark_decoders.kafka_apis import KAFKA_API_NAMES
+from shared import shared_path
+
+
+def test_the_table_names_every_api_key_as_kafkas_specs_do():
+    specs = [load_raw(path).data for path in spec_files([shared_path("kafka-schemas")])]
+    named = {
+        d["apiKey"]: d["name"].removesuffix("Request") for d in specs if d.get("type") == "request"
+    }
+    assert KAFKA_API_NAMES == named
+
+
+def test_an_api_outside_the_bundled_codecs_is_named_and_its_error_says_so():
+    # go-sniffer's capture is classic traffic: Metadata v0 and Produce v1, neither of which the
+    # bundled (KRaft) codecs decode.
+    rows, _ = decode([str(shared_path("captures") / "go-sniffer-kafka.pcap")])
+    metadata = [r for r in rows if r["api_key"] == 3]
+    assert metadata and all(r["api_name"] == "Metadata" for r in metadata)
+    assert all(r["status"] == "unsupported_version" for r in metadata)
+    assert all(r["decode_error"] == "no codec for Metadata v0" for r in metadata), json.dumps(
+        metadata[0], default=str
+    )
