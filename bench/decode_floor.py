@@ -20,6 +20,14 @@ floor = top level + instances + values + stores is a lower bound: a reader still
 value to its store (the reader's rows do it for the price of "rows"; spreading one flat tuple over
 the elements measured no cheaper). kafka-python / floor is the best ratio a pure reader of this
 object model could reach on this interpreter. The pure codecs are forced (KRAFTWIRE_PURE=1).
+
+Other element models, each as its cheapest loop over the same rows (top level added to each):
+
+  slotted     the generated loop (this object model: mutable, typed, nine slots)
+  plain       a class without __slots__ whose six wire fields are stored and whose defaults are
+              class attributes (mutable; CPython keeps such attributes inline, without a dict)
+  named tuple a tuple subclass made in one C-level pass over the rows (immutable)
+  raw tuples  the rows themselves (no class, no field names: not a typed object model)
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import argparse
 import copy
 import functools
 import importlib
+import operator
 import os
 import struct
 import sys
@@ -83,6 +92,15 @@ def main(argv: list[str] | None = None) -> int:
     kp = micros["kafka-python decode"]
     print(f"kafka-python / decode = {kp / micros['decode']:.2f}x")
     print(f"kafka-python / floor  = {kp / floor:.2f}x  (the most a pure reader could reach)")
+    print(f"{'element model':<22} {'us':>8}  kafka-python / (top level + loop)")
+    for model, part in (
+        ("slotted", "loop"),
+        ("plain", "plain loop"),
+        ("named tuple", "named tuple loop"),
+        ("raw tuples", "rows"),
+    ):
+        whole = micros["top level"] + micros[part]
+        print(f"{model:<22} {whole:8.2f}  {kp / whole:.2f}x")
     return 0
 
 
@@ -118,7 +136,52 @@ def _loop_parts(
         "rows": lambda: list(row.iter_unpack(wire_rows)),
         "stores": stores,
         "loop": loop,
+        **_other_models(row, wire_rows, partitions),
     }
+
+
+class _PlainPartition:
+    """FetchPartition without __slots__: the wire fields per instance, the defaults on the class."""
+
+    replica_directory_id = None
+    high_watermark = (1 << 63) - 1
+    unknown_tagged_fields = None
+
+
+class _NamedPartition(tuple):
+    """FetchPartition as an immutable tuple subclass, fields read by position (as namedtuple does)."""
+
+    __slots__ = ()
+    partition = property(operator.itemgetter(0))
+    fetch_offset = property(operator.itemgetter(2))
+
+
+def _other_models(row: struct.Struct, wire_rows: bytes, partitions: list) -> dict[str, Callable]:
+    """The loops of the other element models (see the module docstring), checked against the rows."""
+
+    def plain_loop() -> list:
+        new, cls, elements = object.__new__, _PlainPartition, []
+        for fields in row.iter_unpack(wire_rows):
+            e = new(cls)
+            (
+                e.partition,
+                e.current_leader_epoch,
+                e.fetch_offset,
+                e.last_fetched_epoch,
+                e.log_start_offset,
+                e.partition_max_bytes,
+            ) = fields
+            elements.append(e)
+        return elements
+
+    def named_tuple_loop() -> list:
+        return list(map(tuple.__new__, repeat(_NamedPartition), row.iter_unpack(wire_rows)))
+
+    expected = [(p.partition, p.fetch_offset) for p in partitions]
+    for loop in (plain_loop, named_tuple_loop):
+        if [(e.partition, e.fetch_offset) for e in loop()] != expected:
+            sys.exit(f"bench/decode_floor.py: {loop.__name__} does not rebuild the partitions")
+    return {"plain loop": plain_loop, "named tuple loop": named_tuple_loop}
 
 
 def _stores(made: list, rows: list, zero_uuid: object, int64_max: int) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import struct as _struct
 
 from ._base import Message as _Message, new_unfilled as _new
+from ._failures import write_failure as _write_failure
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._native_loader import install as _native_install
 from ._runtime import (
@@ -21,7 +22,6 @@ from ._runtime import (
     skip_unknown_tags as _skip_unknown_tags,
     too_long as _too_long,
     truncated as _truncated,
-    write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )

@@ -25,6 +25,7 @@ from ._base import (
     Struct as _Struct,
     new_unfilled as _new,
 )
+from ._failures import write_failure as _write_failure
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._native_loader import install as _native_install
 from ._runtime import (
@@ -48,7 +49,6 @@ from ._runtime import (
     tags_not_supported as _tags_not_supported,
     too_long as _too_long,
     truncated as _truncated,
-    write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )

@@ -12,13 +12,10 @@ from __future__ import annotations
 import struct as _struct
 
 from ._base import Message as _Message, new_unfilled as _new
+from ._failures import write_failure as _write_failure
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._native_loader import install as _native_install
-from ._runtime import (
-    RawTags as _RawTags,
-    tags_not_supported as _tags_not_supported,
-    write_failure as _write_failure,
-)
+from ._runtime import RawTags as _RawTags, tags_not_supported as _tags_not_supported
 
 __all__ = [
     "ControlRecordTypeSchema",

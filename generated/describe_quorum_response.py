@@ -20,6 +20,7 @@ from ._base import (
     Struct as _Struct,
     new_unfilled as _new,
 )
+from ._failures import write_failure as _write_failure
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._native_loader import install as _native_install
 from ._runtime import (
@@ -35,7 +36,6 @@ from ._runtime import (
     too_long as _too_long,
     truncated as _truncated,
     uuid_from_wire as _uuid_from_wire,
-    write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,
 )

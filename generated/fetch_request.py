@@ -30,6 +30,7 @@ import struct as _struct
 import uuid
 
 from ._base import DEFAULT as _DEFAULT, Message as _Message, Struct as _Struct, new_unfilled as _new
+from ._failures import write_failure as _write_failure
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._native_loader import install as _native_install
 from ._runtime import (
@@ -62,7 +63,6 @@ from ._runtime import (
     too_long as _too_long,
     truncated as _truncated,
     uuid_from_wire as _uuid_from_wire,
-    write_failure as _write_failure,
     write_raw_tags as _write_raw_tags,
     write_string as _write_string,
     write_uvarint as _write_uvarint,

@@ -35,6 +35,7 @@ from ._base import (
     Struct as _Struct,
     new_unfilled as _new,
 )
+from ._failures import write_failure as _write_failure
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._native_loader import install as _native_install
 from ._runtime import (
@@ -65,7 +66,6 @@ from ._runtime import (
     truncated as _truncated,
     uuid_from_wire as _uuid_from_wire,
     write_compact_nullable_bytes as _write_compact_nullable_bytes,
-    write_failure as _write_failure,
     write_nullable_bytes as _write_nullable_bytes,
     write_raw_tags as _write_raw_tags,
     write_string as _write_string,

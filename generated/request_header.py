@@ -15,6 +15,7 @@ from __future__ import annotations
 import struct as _struct
 
 from ._base import Message as _Message, new_unfilled as _new
+from ._failures import write_failure as _write_failure
 from ._json import JsonField as _F, JsonLayout as _JsonLayout
 from ._native_loader import install as _native_install
 from ._runtime import (
@@ -22,7 +23,6 @@ from ._runtime import (
     read_string as _read_string,
     skip_unknown_tags as _skip_unknown_tags,
     tags_not_supported as _tags_not_supported,
-    write_failure as _write_failure,
     write_nullable_string as _write_nullable_string,
     write_raw_tags as _write_raw_tags,
     write_uvarint as _write_uvarint,

@@ -19,6 +19,7 @@ from mypy_extensions import mypyc_attr
 from .guard import DecodeTimeout, guarded
 from .headers import request_body_start, response_body_start
 from .jsonview import dumps, json_view
+from .kafka_apis import KAFKA_API_NAMES
 
 METADATA_TOPIC: Final = "__cluster_metadata"
 METADATA_TOPIC_ID: Final = uuid.UUID(int=1)
@@ -66,8 +67,9 @@ class BodyDecoder:
         self._batches_to_json = batches_to_json
 
     def api_name(self, api_key: int) -> str | None:
+        """The codec set's name for ``api_key``, else Kafka's, else None (a key Kafka never used)."""
         info = self.package.APIS.get(api_key)
-        return info.name if info is not None else None
+        return info.name if info is not None else KAFKA_API_NAMES.get(api_key)
 
     def request_flexible(self, api_key: int, api_version: int) -> bool | None:
         info = self.package.APIS.get(api_key)

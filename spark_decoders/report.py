@@ -15,6 +15,8 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from .kafka_errors import error_label
+
 ELECTION_APIS = ("Vote", "BeginQuorumEpoch", "EndQuorumEpoch")
 REPLICATION_APIS = ("Fetch", "FetchSnapshot")
 
@@ -80,8 +82,12 @@ def plots(rows: list[dict]) -> list[tuple[str, str]]:
     if mix:
         fig, ax = plt.subplots(figsize=(8, 0.4 * len(mix) + 1))
         names = [n for n, _ in mix.most_common()][::-1]
-        ax.barh(names, [mix[n] for n in names], color="#4C78A8")
+        bars = ax.barh(names, [mix[n] for n in names], color="#4C78A8")
+        ax.bar_label(bars, labels=[f"{mix[n]:,}" for n in names], padding=3)
+        if max(mix.values()) >= 100 * min(mix.values()):
+            ax.set_xscale("log")  # one API (often Fetch) dwarfs the rest: keep them visible
         ax.set_xlabel("exchanges")
+        ax.margins(x=0.12)  # room for the count labels
         out.append(("API mix", _png(fig)))
     latencies = defaultdict(list)
     for r in rows:
@@ -107,9 +113,14 @@ def plots(rows: list[dict]) -> list[tuple[str, str]]:
     errors = Counter((_name(r), code) for r in rows for code in (r["error_codes"] or []) if code)
     if errors:
         fig, ax = plt.subplots(figsize=(8, 0.4 * len(errors) + 1))
-        labels = [f"{api}: {code}" for (api, code), _ in errors.most_common()][::-1]
-        ax.barh(labels, [n for _, n in errors.most_common()][::-1], color="#E45756")
+        ranked = errors.most_common()[::-1]
+        labels = [f"{api}: {error_label(code)}" for (api, code), _ in ranked]
+        bars = ax.barh(labels, [n for _, n in ranked], color="#E45756")
+        ax.bar_label(bars, labels=[f"{n:,}" for _, n in ranked], padding=3)
+        if ranked[-1][1] >= 100 * ranked[0][1]:
+            ax.set_xscale("log")
         ax.set_xlabel("occurrences (nested error codes included)")
+        ax.margins(x=0.12)
         out.append(("Error codes", _png(fig)))
     out.extend(_timeline(rows, ELECTION_APIS, "KRaft elections over time", plt))
     out.extend(_timeline(rows, REPLICATION_APIS, "KRaft fetch latency over time", plt))
@@ -131,6 +142,12 @@ def _timeline(rows: list[dict], apis: tuple[str, ...], title: str, plt) -> list[
                 label=api,
             )
     ax.set_ylabel("latency (ms; 0 = unanswered)")
+    # Always wall-clock time of day: left alone, matplotlib labels a short capture "08:04.000000".
+    from matplotlib.dates import DateFormatter
+
+    first = min(r["request_ts"] for r in chosen)
+    ax.xaxis.set_major_formatter(DateFormatter("%H:%M:%S", tz=first.tzinfo))
+    ax.set_xlabel(f"request time, UTC, {first:%Y-%m-%d}")
     ax.legend()
     fig.autofmt_xdate()
     return [(title, _png(fig))]

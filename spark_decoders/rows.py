@@ -83,10 +83,14 @@ def to_arrow(rows: list[dict]):
 
 
 def timestamp(ts_ns: int | None) -> dt.datetime | None:
-    """Nanoseconds since the epoch as an aware UTC datetime (microsecond precision)."""
+    """Nanoseconds since the epoch as an aware UTC datetime (microsecond precision), or None when
+    there is none: no timestamp, or one past what a datetime (and Spark's TIMESTAMP) can hold."""
     if ts_ns is None:
         return None
-    return _EPOCH + _timedelta(0, 0, ts_ns // 1000)  # positional: keywords cost a third more
+    try:
+        return _EPOCH + _timedelta(0, 0, ts_ns // 1000)  # positional: keywords cost a third more
+    except OverflowError:  # past the year 9999 (a damaged 64-bit pcapng timestamp): no value
+        return None
 
 
 def sort_key(row: dict) -> tuple:

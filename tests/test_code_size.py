@@ -19,10 +19,6 @@ MAX_FUNCTION_LINES = 60
 
 # "path" for a module, "path:function" for a function -> why it may be longer.
 EXCEPTIONS: dict[str, str] = {
-    "codegen/runtime/_runtime.py": (
-        "the primitives every generated module imports from one namespace (readers, writers, "
-        "error paths rebuilt from the traceback); to be split by concern with the native target"
-    ),
     "codegen/runtime/_v2_read.py:_read_records": (
         "the record-decoding hot loop, varints inlined on purpose: a helper call per varint makes "
         "decoding about 40% slower (bench/records.py)"

@@ -9,7 +9,8 @@ from types import ModuleType
 from typing import Any, ClassVar, Self, TypeVar
 
 from . import _json
-from ._runtime import DecodeError, UnsupportedVersionError, decode_failure, encode_failure
+from ._failures import decode_failure, encode_failure
+from ._runtime import DecodeError, UnsupportedVersionError
 
 _T = TypeVar("_T", bound="Struct")
 

@@ -12,13 +12,8 @@ import base64
 import uuid
 from typing import Any, NamedTuple
 
-from ._runtime import (
-    INT_RANGES,
-    EncodeError,
-    UnsupportedVersionError,
-    extend_path,
-    lone_surrogate,
-)
+from ._failures import INT_RANGES, extend_path, lone_surrogate
+from ._runtime import EncodeError, UnsupportedVersionError
 
 INLINE, TAGGED, ABSENT = "I", "T", "A"
 

@@ -20,7 +20,7 @@ from kraftwire.node.core.api import Endpoint
 
 from .client import ClientError, KafkaConnection
 from .config import parse_endpoint
-from .producer import MetadataClient, ProduceRefused
+from .producer import FetchRefused, MetadataClient, ProduceRefused
 from .read_client import ReadRefused, read_offset
 
 
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         if args._client_command == "produce":
             return _produce(args, bootstrap)
         return _consume(args, bootstrap)
-    except (ClientError, ProduceRefused, ReadRefused) as exc:
+    except (ClientError, FetchRefused, ProduceRefused, ReadRefused) as exc:
         print(f"kraftwire {args._client_command}: {exc}", file=sys.stderr)
         return 1
 

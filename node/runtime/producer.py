@@ -4,8 +4,9 @@ tests and ``bench/node.py``.
 
 It never re-sends a record on its own: after a disconnect or timeout the outcome is unknown, and a
 resend could commit the record twice. :meth:`MetadataClient.produce` raises :class:`ProduceRefused` for
-a definite refusal and :class:`~.client.ClientError` for an unknown outcome; only a NOT_LEADER answer
-(the records were certainly not taken) is retried, at the leader it names.
+a definite refusal and :class:`OutcomeUnknown` (a :class:`~.client.ClientError`) as soon as the outcome is
+unknown; only a NOT_LEADER answer (the records were certainly not taken) is retried, at the leader it
+names. :meth:`MetadataClient.fetch_committed` raises :class:`FetchRefused` for a definite refusal.
 """
 
 from __future__ import annotations
@@ -28,6 +29,19 @@ _Result = TypeVar("_Result")
 
 class ProduceRefused(Exception):
     """The leader answered with an error: the records were not written."""
+
+
+class FetchRefused(Exception):
+    """The leader answered a Fetch with an error other than a leader or epoch change."""
+
+    def __init__(self, address: str, error_code: int) -> None:
+        super().__init__(f"{address} refused the fetch with error {error_code}")
+        self.error_code = error_code
+
+
+class OutcomeUnknown(ClientError):
+    """A Produce was sent and then the connection failed: the records may or may not be written.
+    Raised at once: waiting for a leader cannot tell, and resending could write them twice."""
 
 
 class MetadataClient:
@@ -67,6 +81,9 @@ class MetadataClient:
                 result = attempt(self._leader())
                 if result is not None:
                     return result
+            except OutcomeUnknown:
+                self.close()
+                raise
             except ClientError:
                 if time.monotonic() > stop:
                     raise
@@ -78,7 +95,6 @@ class MetadataClient:
     def produce(self, values: list[bytes], acks: int = -1, timeout_ms: int = 10000) -> int:
         """Write ``values`` in one batch; returns the base offset (-1 for acks=0)."""
         batch = encode_batch([(None, v, None, int(time.time() * 1000)) for v in values])
-        state = {"sent": False}
 
         def attempt(connection: KafkaConnection) -> int | None:
             version = connection.version_for(0)
@@ -87,29 +103,22 @@ class MetadataClient:
                 **({"topic_id": METADATA_TOPIC_ID} if version >= 13 else {"name": METADATA_TOPIC}),
             )
             request = _pq.ProduceRequest(acks=acks, timeout_ms=timeout_ms, topic_data=[topic])
+            connection.send(request, version)  # a failed send leaves no whole frame: retried
             if acks == 0:
-                connection.send(request, version)
                 return -1
-            if state["sent"]:
-                # An earlier attempt may have been written: its outcome is unknown, never resend.
-                raise ClientError("connection lost after sending; outcome unknown")
-            state["sent"] = True
-            response = connection.call(request, version)
+            try:
+                response = connection.receive(request.API_KEY, version)
+            except ClientError as exc:
+                raise OutcomeUnknown(f"outcome unknown: {exc}") from None
             partition = response.responses[0].partition_responses[0]
             if partition.error_code == NOT_LEADER_OR_FOLLOWER:
-                state["sent"] = False  # definitely not written
-                return None
+                return None  # definitely not written: ask the leader it names
             if partition.error_code != 0:
                 raise ProduceRefused(f"produce failed with error {partition.error_code}")
             base_offset: int = partition.base_offset
             return base_offset
 
-        try:
-            return self._retrying(attempt)
-        except ClientError as exc:
-            if state["sent"]:
-                raise ClientError(f"outcome unknown: {exc}") from None
-            raise
+        return self._retrying(attempt)
 
     def fetch_committed(
         self, offset: int, max_bytes: int = 1 << 20, max_wait_ms: int = 0
@@ -136,7 +145,7 @@ class MetadataClient:
                     self.epoch = leader.leader_epoch
                 return None
             if answer.error_code != 0:
-                raise ProduceRefused(f"fetch failed with error {answer.error_code}")
+                raise FetchRefused(connection.address, answer.error_code)
             return answer
 
         answer = self._retrying(attempt)

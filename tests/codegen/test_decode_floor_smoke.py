@@ -1,5 +1,6 @@
 """Smoke run of ``bench/decode_floor.py --quick``: it finds the partition rows in the message, its
-loops rebuild the decoded partitions exactly (it exits non-zero otherwise), and it prints every part.
+loops (the generated one and the other element models') rebuild the decoded partitions (it exits
+non-zero otherwise), and it prints every part and every model.
 The figures of a --quick run mean nothing and are not checked."""
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ PARTS = (
     "rows",
     "stores",
     "loop",
+    "plain loop",
+    "named tuple loop",
 )
+MODELS = ("slotted", "plain", "named tuple", "raw tuples")
 
 
 def test_decode_floor_quick_runs_and_reports_every_part():
@@ -44,3 +48,5 @@ def test_decode_floor_quick_runs_and_reports_every_part():
     for part in PARTS:
         assert any(line.split("  ")[0] == part for line in lines), (part, proc.stdout)
     assert any(line.startswith("kafka-python / floor") for line in lines), proc.stdout
+    for model in MODELS:
+        assert any(line.split("  ")[0] == model for line in lines), (model, proc.stdout)
