@@ -115,6 +115,10 @@ class Matcher:
             row["response_frame"] = response.last_packet & _NUMBER
         if request is not None and response is not None:
             row["latency_us"] = (response.ts_ns - request.ts_ns) / 1000.0
+        if (request is not None and row["request_ts"] is None) or (
+            response is not None and row["response_ts"] is None
+        ):
+            problems.append("a packet timestamp past the year 9999 (a damaged capture?) left out")
         damage = (
             request.damage if request is not None else None,
             response.damage if response is not None else None,

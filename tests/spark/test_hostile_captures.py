@@ -31,6 +31,7 @@ def test_a_timestamp_past_the_year_9999_leaves_the_time_columns_empty(tmp_path):
     assert all(r["status"] == "ok" for r in rows)
     assert all(r["request_ts"] is None and r["response_ts"] is None for r in rows)
     assert all(r["latency_us"] == 500.0 for r in rows)  # from the raw nanoseconds, still exact
+    assert all("past the year 9999" in r["decode_error"] for r in rows)
 
 
 @pytest.mark.parametrize("seed", range(40))
