@@ -1,6 +1,7 @@
 """Capture decoding speed: tshark -T json vs kraftwire local (one core) vs Spark local[1] and local[2].
 
     .venv/bin/python bench/decode.py [--packets 200000] [--quick] [--rounds 3] [--no-spark] [--no-tshark]
+    .venv/bin/python bench/decode.py --no-tshark --plan split   # only the split plan's figures
     .venv/bin/python bench/decode.py --profile local.prof   # where the local decode's time goes
     .venv/bin/python bench/decode.py --breakdown   # CPU seconds of each local stage, unprofiled
     .venv/bin/python bench/decode.py --native   # the codecs the capture uses compiled with mypyc
@@ -18,8 +19,9 @@ produced; session start-up is not counted (a warm-up run comes first, then the b
 The machine is shared, so wall time says as much about the other work as about ours. kraftwire
 local and tshark each use one core, and are compared "per core" by the CPU seconds each used
 (wall time printed beside it). Spark's local[2] / local[1] can only be wall time; beside it the
-bench prints the data source's shard CPU seconds, which bound what two free cores could gain, and
-the load average at each step.
+bench prints the CPU seconds of each plan's tasks (the data source's shards; the split plan's splits
+and second-stage partitions), which bound what two free cores could gain, and the load average at
+each step.
 
 The bench prints which codec implementation decoded the bodies: the pure generated modules, or the
 mypyc-compiled ones that ``--native`` builds (once, into the codec cache) for the 18 specs the
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import heapq
 import os
 import random
 import resource
@@ -56,6 +59,7 @@ BENCH_APIS = (
     "Metadata",
     "ApiVersions",
 )
+SPLITS = 8  # the split plan's byte ranges: four per core on two cores
 # Every spec whose codec decodes the bench's frames: both sides of each API, and the headers.
 BENCH_SPECS = [f"{api}{side}" for api in BENCH_APIS for side in ("Request", "Response")] + [
     "RequestHeader",
@@ -375,6 +379,65 @@ def shard_balance(path: Path, schemas: str) -> tuple[float, list[float]]:
     return cpu(0, 1), [cpu(0, 2), cpu(1, 2)]
 
 
+def _schedule(tasks: list[float], cores: int) -> float:
+    """When the last of ``tasks`` (CPU seconds, in partition order) ends on ``cores`` free cores,
+    each task taken by the first core to free up, as Spark's local scheduler hands them out."""
+    free = [0.0] * cores
+    for task in tasks:
+        heapq.heappush(free, heapq.heappop(free) + task)
+    return max(free)
+
+
+def split_balance(path: Path, schemas: str, splits: int) -> dict[int, tuple[list, list]]:
+    """CPU seconds of each split plan task for local[1] and local[2]: stage one per split, stage
+    two per partition, each run here as its Spark task runs it (the shuffle's own cost aside)."""
+    import pyarrow as pa
+
+    from kraftwire.spark_decoders.api import codec_bundle
+    from kraftwire.spark_decoders.pipeline import map_file
+    from kraftwire.spark_decoders.routes import partition_labels
+    from kraftwire.spark_decoders.segments_source import piece_arrow_schema, split_pieces
+    from kraftwire.spark_decoders.splits import plan_splits
+    from kraftwire.spark_decoders.stitch import PARTITIONS_PER_CORE, decode_pieces, piece_order
+
+    bundle, ports, buf = codec_bundle(schemas), frozenset({9092, 9093}), map_file(str(path))
+    out = {}
+    for cores in (
+        1,
+        1,
+        2,
+    ):  # the first pass a warm-up: the bundle's package imported, views compiled
+        labels = partition_labels(PARTITIONS_PER_CORE * cores)
+        one, pieces = [], []
+        for index, (start, stop) in enumerate(plan_splits(len(buf), -(-len(buf) // splits))):
+            begin = time.process_time()
+            batches = list(split_pieces(buf, start, stop, (0, index), labels))
+            one.append(time.process_time() - begin)
+            pieces += [row for batch in batches for row in batch.to_pylist()]
+        two = []
+        for label in labels:
+            mine = sorted((p for p in pieces if p["route"] == label), key=piece_order)
+            batch = pa.RecordBatch.from_pylist(mine, schema=piece_arrow_schema())
+            begin = time.process_time()
+            collections.deque(decode_pieces([batch], (str(path),), bundle, ports), maxlen=0)
+            two.append(time.process_time() - begin)
+        out[cores] = (one, two)
+    return out
+
+
+def report_split_balance(path: Path, schemas: str, splits: int) -> None:
+    account = split_balance(path, schemas, splits)
+    (one_1, two_1), (one_2, two_2) = account[1], account[2]
+    ideal_1 = sum(one_1) + sum(two_1)
+    ideal_2 = _schedule(one_2, 2) + _schedule(two_2, 2)
+    print(
+        f"split plan tasks, CPU seconds: stage one {sum(one_1):.2f} ({len(one_1)} splits), "
+        f"stage two {sum(two_1):.2f} (local[1], {len(two_1)} partitions) / "
+        f"{sum(two_2):.2f} (local[2], {len(two_2)} partitions: "
+        f"{' '.join(f'{t:.2f}' for t in two_2)}): at best {ideal_1 / ideal_2:.2f}x on two free cores"
+    )
+
+
 def time_spark(
     path: Path, schemas: str, cores: int, split_bytes: int | None, rounds: int
 ) -> list[float]:
@@ -445,14 +508,21 @@ def report_local_and_tshark(capture: Path, count: int, schemas: str, tshark: boo
     return figures
 
 
-def report_spark(capture: Path, count: int, schemas: str, figures: dict, rounds: int) -> None:
-    one, two = shard_balance(capture, schemas)
-    print(
-        f"data source shards, CPU seconds: local[1] {one:.2f}; local[2] "
-        f"{' + '.join(f'{s:.2f}' for s in two)}: at best {one / max(two):.2f}x on two free cores"
-    )
-    split = max(1, capture.stat().st_size // 8)
-    for plan, split_bytes in (("data source", None), ("split plan", split)):
+def report_spark(
+    capture: Path, count: int, schemas: str, figures: dict, rounds: int, plans: str
+) -> None:
+    chosen = []
+    if plans in ("both", "source"):
+        one, two = shard_balance(capture, schemas)
+        print(
+            f"data source shards, CPU seconds: local[1] {one:.2f}; local[2] "
+            f"{' + '.join(f'{s:.2f}' for s in two)}: at best {one / max(two):.2f}x on two free cores"
+        )
+        chosen.append(("data source", None))
+    if plans in ("both", "split"):
+        report_split_balance(capture, schemas, SPLITS)
+        chosen.append(("split plan", -(-capture.stat().st_size // SPLITS)))  # SPLITS equal splits
+    for plan, split_bytes in chosen:
         for cores in (1, 2):
             runs = time_spark(capture, schemas, cores, split_bytes, rounds)
             best = figures[(plan, cores)] = min(runs)
@@ -490,6 +560,12 @@ def main() -> int:
         help="compile the codecs of the specs the capture uses with mypyc first (once, cached)",
     )
     parser.add_argument("--no-spark", action="store_true")
+    parser.add_argument(
+        "--plan",
+        choices=("both", "source", "split"),
+        default="both",
+        help="which Spark plans to time: the data source, the split plan or both",
+    )
     parser.add_argument("--no-tshark", action="store_true")
     args = parser.parse_args()
     if args.packets < 1 or args.rounds < 1:
@@ -521,7 +597,7 @@ def main() -> int:
             return 0
         figures = report_local_and_tshark(capture, count, schemas, not args.no_tshark)
         if not args.no_spark:
-            report_spark(capture, count, schemas, figures, args.rounds)
+            report_spark(capture, count, schemas, figures, args.rounds, args.plan)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0

@@ -34,6 +34,18 @@ def packet_offsets(counts: dict[tuple[int, int], int]) -> dict[tuple[int, int], 
     return out
 
 
+def piece_order(piece: dict) -> tuple:
+    """The order stage two takes a partition's pieces in (``read_split_exchanges`` has Spark sort
+    them so): every split's packet count first, then each connection's pieces by place."""
+    return (
+        piece["conn"] is not None,
+        piece["conn"] or "",
+        piece["file_index"],
+        piece["split_index"],
+        piece["chunk"] or 0,
+    )
+
+
 class PiecesOutOfOrder(RuntimeError):
     """A partition's pieces did not arrive sorted (counts first, then by connection and place)."""
 

@@ -22,7 +22,7 @@ from kraftwire.spark_decoders.segments_source import (
     unpack_segments,
 )
 from kraftwire.spark_decoders.splits import _plainly_unfragmented, plan_splits, split_segments
-from kraftwire.spark_decoders.stitch import PiecesOutOfOrder, decode_pieces
+from kraftwire.spark_decoders.stitch import PiecesOutOfOrder, decode_pieces, piece_order
 from kraftwire.spark_decoders.synth import link_frame, pcap_bytes, pcapng_section
 from kraftwire.spark_decoders.tables import EXCHANGES, sort_key, utc_aware
 from kraftwire.spark_decoders.traffic import kraft_exchanges
@@ -108,16 +108,7 @@ def _stage_two(pieces: list[dict], files: tuple[str, ...]) -> list[dict]:
     schema = piece_arrow_schema()
     rows = []
     for route in {row["route"] for row in pieces}:
-        partition = sorted(
-            (row for row in pieces if row["route"] == route),
-            key=lambda r: (
-                r["conn"] is not None,
-                r["conn"] or "",
-                r["file_index"],
-                r["split_index"],
-                r["chunk"] or 0,
-            ),
-        )
+        partition = sorted((row for row in pieces if row["route"] == route), key=piece_order)
         batches = [
             pa.RecordBatch.from_pylist(partition[k : k + 3], schema=schema)
             for k in range(0, len(partition), 3)
