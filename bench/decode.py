@@ -398,7 +398,7 @@ def split_balance(path: Path, schemas: str, splits: int) -> dict[int, tuple[list
     from kraftwire.spark_decoders.routes import partition_labels
     from kraftwire.spark_decoders.segments_source import piece_arrow_schema, split_pieces
     from kraftwire.spark_decoders.splits import plan_splits
-    from kraftwire.spark_decoders.stitch import PARTITIONS_PER_CORE, decode_pieces, piece_order
+    from kraftwire.spark_decoders.stitch import decode_pieces, piece_order, stage_two_partitions
 
     bundle, ports, buf = codec_bundle(schemas), frozenset({9092, 9093}), map_file(str(path))
     out = {}
@@ -407,7 +407,7 @@ def split_balance(path: Path, schemas: str, splits: int) -> dict[int, tuple[list
         1,
         2,
     ):  # the first pass a warm-up: the bundle's package imported, views compiled
-        labels = partition_labels(PARTITIONS_PER_CORE * cores)
+        labels = partition_labels(stage_two_partitions(len(buf), cores))
         one, pieces = [], []
         for index, (start, stop) in enumerate(plan_splits(len(buf), -(-len(buf) // splits))):
             begin = time.process_time()

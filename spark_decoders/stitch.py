@@ -10,14 +10,24 @@ local mode's rows and a partition holds one piece at a time, not its whole input
 
 from __future__ import annotations
 
+import os
 from itertools import accumulate
 from typing import Iterable, Iterator
 
 from .tables import EXCHANGES, spark_ddl
 
-# Second-stage partitions per core: more than one, so a core that finishes early takes another
-# (connections differ in size), few enough that per-task costs stay small next to the decoding.
-PARTITIONS_PER_CORE = 4
+# Second-stage partitions. Each Spark task of Python code costs about 70 ms (half of it the JVM's,
+# which two cores hardly share out): a task should decode at least ``BYTES_PER_PARTITION`` of
+# capture, seconds of work. Beyond one per core, more partitions balance the cores better (a core
+# that finishes early takes another; connections differ in size), up to ``MAX_PARTITIONS_PER_CORE``.
+BYTES_PER_PARTITION = 64 * 1024 * 1024
+MAX_PARTITIONS_PER_CORE = 4
+
+
+def stage_two_partitions(capture_bytes: int, cores: int) -> int:
+    """How many partitions decode ``capture_bytes`` of captures on ``cores`` cores."""
+    wanted = capture_bytes // BYTES_PER_PARTITION
+    return max(1, cores, min(wanted, MAX_PARTITIONS_PER_CORE * cores))
 
 
 def packet_offsets(counts: dict[tuple[int, int], int]) -> dict[tuple[int, int], int]:
@@ -126,7 +136,9 @@ def read_split_exchanges(
     files = tuple(sorted(expand_paths(",".join(paths)), key=lambda p: (first_timestamp(p), p)))
     # A fixed number of partitions, so adaptive execution does not merge them back into a few;
     # one route label per partition, so none gets two routes' work and another none.
-    partitions = max(2, PARTITIONS_PER_CORE * spark.sparkContext.defaultParallelism)
+    partitions = stage_two_partitions(
+        sum(os.path.getsize(path) for path in files), spark.sparkContext.defaultParallelism
+    )
     pieces = (
         spark.read.format(NAME)
         .option("split_bytes", str(split_bytes))

@@ -22,7 +22,13 @@ from kraftwire.spark_decoders.segments_source import (
     unpack_segments,
 )
 from kraftwire.spark_decoders.splits import _plainly_unfragmented, plan_splits, split_segments
-from kraftwire.spark_decoders.stitch import PiecesOutOfOrder, decode_pieces, piece_order
+from kraftwire.spark_decoders.stitch import (
+    BYTES_PER_PARTITION,
+    PiecesOutOfOrder,
+    decode_pieces,
+    piece_order,
+    stage_two_partitions,
+)
 from kraftwire.spark_decoders.synth import link_frame, pcap_bytes, pcapng_section
 from kraftwire.spark_decoders.tables import EXCHANGES, sort_key, utc_aware
 from kraftwire.spark_decoders.traffic import kraft_exchanges
@@ -179,6 +185,14 @@ def test_stage_two_refuses_pieces_out_of_order(rotated):
             list(decode_pieces([batch], files, None, PORTS))
     in_order = pa.RecordBatch.from_pylist(counts + own, schema=schema)
     assert list(decode_pieces([in_order], files, None, PORTS))
+
+
+@given(size=st.integers(0, 10**12), more=st.integers(0, 10**10), cores=st.integers(1, 64))
+def test_stage_two_has_a_partition_per_core_and_more_only_for_large_captures(size, more, cores):
+    partitions = stage_two_partitions(size, cores)
+    assert cores <= partitions <= 4 * cores
+    assert partitions == cores or partitions <= size // BYTES_PER_PARTITION
+    assert stage_two_partitions(size + more, cores) >= partitions
 
 
 def test_spark_hash_of_ints_is_sparks():
