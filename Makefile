@@ -28,10 +28,12 @@ test: $(STAMP)
 generate: $(STAMP)
 	$(BIN)/kraftwire codegen --schemas schemas --out generated --package kraftwire.generated
 
-# The optional compiled codecs: mypyc builds one extension per spec into generated/ (git-ignored);
-# kraftwire.generated uses them when present (KRAFTWIRE_PURE=1 forces the pure ones).
+# The optional compiled build: mypyc builds one extension per spec into generated/, and the
+# decoders' hot path into spark_decoders/_native/ (both git-ignored); kraftwire.generated and
+# kraftwire.spark_decoders use them when present (KRAFTWIRE_PURE=1 forces the pure ones).
 native: $(STAMP)
 	$(BIN)/kraftwire codegen --native --schemas schemas --out generated --package kraftwire.generated
+	$(BIN)/python -m kraftwire.spark_decoders.native_build
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -18,6 +18,7 @@ from .codecs import (
 )
 from .connection import DEFAULT_SERVER_PORTS
 from .pipeline import (
+    CollectorPaused,
     DecodeOptions,
     FlowTable,
     decode_files,
@@ -89,17 +90,18 @@ def decode_shard(
     )
     ownership = ShardOwnership(shard, shards)
     alone = shards == 1  # one shard owns everything: nothing to sort out
-    for index, path in enumerate(files):
-        buf = map_file(path)
-        try:
-            for number, ts_ns, seg in segments(
-                buf, None, len(buf), CaptureStats(), skips=None if alone else ownership.skips
-            ):
-                if alone or ownership.owns(seg):
-                    flows.segment(seg, packet_ref(index, number), ts_ns)
-        except ValueError:
-            continue  # not a capture: local mode reports it; here it simply yields nothing
-    flows.finish()
+    with CollectorPaused():
+        for index, path in enumerate(files):
+            buf = map_file(path)
+            try:
+                for number, ts_ns, seg in segments(
+                    buf, None, len(buf), CaptureStats(), skips=None if alone else ownership.skips
+                ):
+                    if alone or ownership.owns(seg):
+                        flows.segment(seg, packet_ref(index, number), ts_ns)
+            except ValueError:
+                continue  # not a capture: local mode reports it; here it simply yields nothing
+        flows.finish()
     rows.sort(key=sort_key(table))
     return rows
 

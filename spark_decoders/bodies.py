@@ -12,15 +12,18 @@ import re
 import sys
 import uuid
 from types import ModuleType
-from typing import Callable, NamedTuple
+from typing import Callable, Final, NamedTuple
+
+from mypy_extensions import mypyc_attr
 
 from .guard import DecodeTimeout, guarded
 from .headers import request_body_start, response_body_start
 from .jsonview import dumps, json_view
 
-METADATA_TOPIC = "__cluster_metadata"
-METADATA_TOPIC_ID = uuid.UUID(int=1)
-UNSUPPORTED, FAILED = "unsupported_version", "decode_error"
+METADATA_TOPIC: Final = "__cluster_metadata"
+METADATA_TOPIC_ID: Final = uuid.UUID(int=1)
+UNSUPPORTED: Final = "unsupported_version"
+FAILED: Final = "decode_error"
 
 
 class Decoded(NamedTuple):
@@ -44,6 +47,8 @@ class _Codec(NamedTuple):
     side: str  # "request" or "response", for messages
 
 
+# mypy_extensions comes with black, a dependency of every install; it only marks the class here.
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be specialised (bench/)
 class BodyDecoder:
     """Decodes request and response frames of one codec package."""
 
@@ -56,6 +61,9 @@ class BodyDecoder:
         self._protocol_error = (ProtocolError, getattr(package, "ProtocolError", ProtocolError))
         self._unsupported = package.UnsupportedVersionError
         self._codecs: dict[tuple[int, int, bool], _Codec] = {}
+        from kraftwire.records import batches_to_json  # imported once, not for every records field
+
+        self._batches_to_json = batches_to_json
 
     def api_name(self, api_key: int) -> str | None:
         info = self.package.APIS.get(api_key)
@@ -130,18 +138,16 @@ class BodyDecoder:
         codes = [int(code) for code in _ERROR_CODE.findall(text)] if '"errorCode"' in text else []
         top = view.get("errorCode")
         throttle = view.get("throttleTimeMs")
-        return Decoded(
+        extra = len(payload) - end
+        decoded = (
             text,
             top if isinstance(top, int) else None,
             codes,
             throttle if isinstance(throttle, int) else None,
             None,
-            (
-                f"{side}: {len(payload) - end} bytes after the body ignored"
-                if end != len(payload)
-                else None
-            ),
+            f"{side}: {extra} bytes after the body ignored" if extra else None,
         )
+        return _new_tuple(Decoded, decoded)  # as Decoded(*decoded), without its Python __new__
 
     def _expand_records(self, obj, view: dict, topic_is_metadata: bool | None) -> None:
         """Replace the base64 of each records field in ``view`` by the batches' JSON view."""
@@ -162,13 +168,11 @@ class BodyDecoder:
                     self._expand_records(item, item_view, topic_is_metadata)
 
     def _records_view(self, data: bytes, metadata: bool | None) -> dict:
-        from kraftwire.records import batches_to_json
-
-        options = {"package": self.package}
+        options: dict[str, object] = {"package": self.package}
         if metadata and self.has_metadata:
             options.update(values="metadata", family="metadata")
         try:
-            return batches_to_json(data, **options)
+            return self._batches_to_json(data, **options)
         except Exception as exc:  # corrupt batches: keep the bytes and say why
             import base64
 
@@ -178,10 +182,11 @@ class BodyDecoder:
             }
 
 
-_ERROR_CODE = re.compile(r'"errorCode":(-?\d+)')
-_JSON_KEYS: dict[str, str] = {}
-_HAS_RECORDS: dict[str, bool] = {}
-_CONTAINER_FIELDS: dict[type, tuple[tuple[str, str, str], ...]] = {}
+_new_tuple: Final = tuple.__new__
+_ERROR_CODE: Final = re.compile(r'"errorCode":(-?\d+)')
+_JSON_KEYS: Final[dict[str, str]] = {}
+_HAS_RECORDS: Final[dict[str, bool]] = {}
+_CONTAINER_FIELDS: Final[dict[type, tuple[tuple[str, str, str], ...]]] = {}
 
 
 def _json_key(attr: str) -> str:

@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, NamedTuple
+from typing import Callable, Final, Iterator, NamedTuple
 
 import construct as cs
 
-PCAP_MAGIC_US = 0xA1B2C3D4
-PCAP_MAGIC_NS = 0xA1B23C4D
-PCAPNG_SHB = 0x0A0D0D0A
-PCAPNG_BOM = 0x1A2B3C4D
-MAX_RECORD = 262144  # the largest snaplen libpcap writes
+PCAP_MAGIC_US: Final = 0xA1B2C3D4
+PCAP_MAGIC_NS: Final = 0xA1B23C4D
+PCAPNG_SHB: Final = 0x0A0D0D0A
+PCAPNG_BOM: Final = 0x1A2B3C4D
+MAX_RECORD: Final = 262144  # the largest snaplen libpcap writes
 # The shortest header either format starts with (pcap's file header; a pcapng section header block
 # takes at least 28): a file shorter than this holds no capture, whatever its first bytes say.
-MIN_CAPTURE_HEADER = 24
+MIN_CAPTURE_HEADER: Final = 24
 
 
 class CaptureError(ValueError):
@@ -36,7 +36,7 @@ class Packet(NamedTuple):
     number: int  # 1-based, as tshark counts frames (relative to the reader's first_number)
     ts_ns: int  # nanoseconds since the epoch (0 when the block carries none, as an SPB)
     linktype: int
-    data: memoryview
+    data: "memoryview"  # quoted: mypyc would look this builtin up among the module's globals
     # length on the wire: larger than len(data) when the snaplen cut the packet (some writers store
     # less than len(data), e.g. without the cooked header, which is not a cut)
     orig_len: int
@@ -58,6 +58,11 @@ class CaptureStats:
     def note(self, text: str) -> None:
         if len(self.problems) < 20:
             self.problems.append(text)
+
+
+# Builds a NamedTuple from a tuple of its fields, without the Python-level ``__new__`` its class
+# call runs (an interpreted frame per object, also in the compiled build).
+_new_tuple: Final = tuple.__new__
 
 
 PcapHeader = cs.Struct(
@@ -180,6 +185,10 @@ class PcapReader:
             if pos + 16 > end:
                 self._cut_tail(pos, "record header")
                 break
+            sec: int
+            frac: int
+            incl: int
+            orig: int  # typed: the compiled build then does this arithmetic on machine integers
             sec, frac, incl, orig = unpack(buf, pos)
             if frac >= frac_limit or not 0 < incl <= max_len:
                 found = self.resync(pos + 1, stop)
@@ -195,13 +204,16 @@ class PcapReader:
                 break
             self.last_sec = sec
             if skips is None or not skips(linktype, buf, pos + 16, incl):
-                yield Packet(
-                    number,
-                    sec * 1_000_000_000 + frac * scale,
-                    linktype,
-                    view[pos + 16 : pos + 16 + incl],
-                    orig,
-                    pos,
+                yield _new_tuple(
+                    Packet,
+                    (
+                        number,
+                        sec * 1_000_000_000 + frac * scale,
+                        linktype,
+                        view[pos + 16 : pos + 16 + incl],
+                        orig,
+                        pos,
+                    ),
                 )
             number += 1
             pos += 16 + incl

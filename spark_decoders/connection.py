@@ -10,7 +10,7 @@ file or split) names the connection the same way.
 from __future__ import annotations
 
 import hashlib
-from typing import Callable
+from typing import Callable, Final
 
 from .bodies import BodyDecoder
 from .exchanges import Endpoints, Matcher
@@ -19,7 +19,7 @@ from .headers import plausible_request, plausible_response
 from .layers import ACK, RST, SYN, Segment
 from .reassembly import TcpStream
 
-DEFAULT_SERVER_PORTS = frozenset({9092, 9093})
+DEFAULT_SERVER_PORTS: Final = frozenset({9092, 9093})
 
 
 def client_side(seg: Segment, server_ports: frozenset[int]) -> bool:

@@ -9,15 +9,16 @@ the row is built.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Final
 
 from .bodies import FAILED, UNSUPPORTED, BodyDecoder
 from .framing import Frame
 from .headers import RequestHead, produce_acks, read_correlation_id, read_request_head
 from .rows import COLUMNS, timestamp
 
-FILE_SHIFT = 40  # a packet reference is file_index << FILE_SHIFT | packet number in that file
-_NUMBER = (1 << FILE_SHIFT) - 1
+# A packet reference is file_index << FILE_SHIFT | packet number in that file.
+FILE_SHIFT: Final = 40
+_NUMBER: Final = (1 << FILE_SHIFT) - 1
 
 
 def packet_ref(file_index: int, number: int) -> int:
@@ -93,12 +94,13 @@ class Matcher:
         correlation_id: int | None = None,
     ) -> dict:
         first = request if request is not None else response
+        assert first is not None, "an exchange has a request or a response"
         row = self._blank_row.copy()
         row["capture_file"] = self.endpoints.capture_files[first.last_packet >> FILE_SHIFT]
         row["correlation_id"] = correlation_id
         row["status"] = status
         problems: list[str] = []
-        if request is not None:
+        if request is not None and head is not None:  # a request always comes with its head
             row["request_ts"] = timestamp(request.ts_ns)
             row["api_key"] = head.api_key
             row["api_name"] = self.bodies.api_name(head.api_key)
@@ -122,7 +124,7 @@ class Matcher:
             problems.append(
                 f"frame cut by a {'snaplen truncation' if 'truncated' in damage else 'stream gap'}"
             )
-        elif request is not None:
+        elif request is not None and head is not None:
             self._decode_bodies(row, request, head, response, problems)
         if problems:
             row["decode_error"] = "; ".join(problems)

@@ -12,13 +12,17 @@ cut through is still handed on, marked ``gap`` / ``truncated``, so its header ca
 from __future__ import annotations
 
 import struct
-from typing import Callable, NamedTuple
+from typing import Callable, Final, NamedTuple
 
+from .headers import Plausible
 from .reassembly import TRUNCATED
 
-MAX_FRAME = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
-_SIZE = struct.Struct(">i")
-_PACKET_START = frozenset({0})  # where packets start in a buffer holding one packet's bytes
+# Builds a NamedTuple from a tuple of its fields, without the Python-level ``__new__`` its class
+# call runs (an interpreted frame per object, also in the compiled build).
+_new_tuple: Final = tuple.__new__
+MAX_FRAME: Final = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
+_SIZE: Final = struct.Struct(">i")
+_PACKET_START: Final = frozenset({0})  # where packets start in a buffer holding one packet's bytes
 
 
 class Frame(NamedTuple):
@@ -28,9 +32,6 @@ class Frame(NamedTuple):
     last_packet: int
     ts_ns: int
     damage: str | None  # None, "gap" or "truncated"
-
-
-Plausible = Callable[[bytes, int, frozenset], "bool | None"]
 
 
 class FrameReader:
@@ -107,9 +108,8 @@ class FrameReader:
             if stop > end:
                 break
             first = self.first_packet if pos == 0 else self._packet_at(pos)
-            self.on_frame(
-                Frame(bytes(buf[pos + 4 : stop]), size, first, self.last_packet, self.last_ts, None)
-            )
+            frame = (bytes(buf[pos + 4 : stop]), size, first, self.last_packet, self.last_ts, None)
+            self.on_frame(_new_tuple(Frame, frame))
             pos = stop
         self._trim(pos)
 
@@ -121,13 +121,16 @@ class FrameReader:
         pos, end = 0, len(payload)
         max_frame, plausible, on_frame = self.max_frame, self.plausible, self.on_frame
         verdict: bool | None = True
+        size: int
         while end - pos >= 4:
             (size,) = _SIZE.unpack_from(payload, pos)
             verdict = plausible(payload, pos, _PACKET_START) if size <= max_frame else False
             stop = pos + 4 + size
             if not verdict or stop > end:
                 break
-            on_frame(Frame(payload[pos + 4 : stop], size, packet, packet, ts_ns, None))
+            on_frame(
+                _new_tuple(Frame, (payload[pos + 4 : stop], size, packet, packet, ts_ns, None))
+            )
             pos = stop
         if pos == end:
             return
@@ -184,9 +187,9 @@ class _Offsets:
 
     def __init__(self, starts: list[tuple[int, int]]) -> None:
         self.starts = starts
-        self._set: frozenset | None = None
+        self._set: frozenset[object] | None = None
 
-    def __contains__(self, offset: int) -> bool:
+    def __contains__(self, offset: object) -> bool:
         if self._set is None:
             self._set = frozenset(start for start, _ in self.starts)
         return offset in self._set

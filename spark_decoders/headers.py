@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import re
 import struct
-from typing import NamedTuple
+from collections.abc import Callable, Collection, Container
+from typing import Final, NamedTuple
 
-_REQUEST_HEAD = struct.Struct(">hhih")
-_INT32 = struct.Struct(">i")
-_INT16 = struct.Struct(">h")
-_PRINTABLE = re.compile(rb"[\x20-\x7e]*")
-MAX_API_KEY = 127
-MAX_API_VERSION = 40
-PRODUCE = 0
+_REQUEST_HEAD: Final = struct.Struct(">hhih")
+_INT32: Final = struct.Struct(">i")
+_INT16: Final = struct.Struct(">h")
+_REQUEST_START: Final = struct.Struct(">ihhih")  # a request frame's size, then its header
+_new_tuple: Final = tuple.__new__
+_PRINTABLE: Final = re.compile(rb"[\x20-\x7e]*")
+MAX_API_KEY: Final = 127
+MAX_API_VERSION: Final = 40
+PRODUCE: Final = 0
 
 
 class RequestHead(NamedTuple):
@@ -34,13 +37,15 @@ def read_request_head(payload: bytes) -> RequestHead | None:
     """The fixed part of a request header, or None when the payload is too short to hold it."""
     if len(payload) < 10:
         return None
+    length: int
     api_key, api_version, correlation_id, length = _REQUEST_HEAD.unpack_from(payload, 0)
     if length < 0:
         return RequestHead(api_key, api_version, correlation_id, None, 10)
     if 10 + length > len(payload):
         return None
     client_id = payload[10 : 10 + length].decode("utf-8", "replace")
-    return RequestHead(api_key, api_version, correlation_id, client_id, 10 + length)
+    head = (api_key, api_version, correlation_id, client_id, 10 + length)
+    return _new_tuple(RequestHead, head)  # as RequestHead(*head), without its Python __new__
 
 
 def request_body_start(payload: bytes, header_version: int) -> int | None:
@@ -76,14 +81,25 @@ def read_correlation_id(payload: bytes) -> int | None:
     return _INT32.unpack_from(payload, 0)[0] if len(payload) >= 4 else None
 
 
-def plausible_request(
-    buf: bytes, pos: int, boundaries: frozenset[int] = frozenset()
-) -> bool | None:
+# What a frame reader holds: its buffer, or one packet's payload.
+Buffer = bytes | bytearray
+# Where packets start in a frame reader's buffer (a set, or ``framing._Offsets``).
+Boundaries = Container[int]
+# ``(buffer, offset, boundaries)`` -> can a frame start there (None: too few bytes to tell yet)
+Plausible = Callable[[Buffer, int, Boundaries], "bool | None"]
+
+
+def plausible_request(buf: Buffer, pos: int, boundaries: Boundaries = frozenset()) -> bool | None:
     """Whether a request frame can start at ``pos``: sane size, API key, version and client id
     (None: not enough bytes yet to tell)."""
     if len(buf) - pos < 14:
         return None
-    size, api_key, api_version, correlation_id, length = struct.unpack_from(">ihhih", buf, pos)
+    size: int
+    api_key: int
+    api_version: int
+    correlation_id: int
+    length: int
+    size, api_key, api_version, correlation_id, length = _REQUEST_START.unpack_from(buf, pos)
     if size < 10 or size > 100 * 1024 * 1024 or not 0 <= api_key <= MAX_API_KEY:
         return False
     if not 0 <= api_version <= MAX_API_VERSION or correlation_id < 0:
@@ -95,15 +111,15 @@ def plausible_request(
     return _PRINTABLE.fullmatch(buf, pos + 14, pos + 14 + length) is not None
 
 
-WEAK_RESPONSE_MAX = 64 * 1024
+WEAK_RESPONSE_MAX: Final = 64 * 1024
 
 
-def plausible_response(pending):
+def plausible_response(pending: Collection[int]) -> Plausible:
     """A response can start where its correlation id answers a pending request; or, when no request
     waits (the capture missed them), where a packet starts and a small frame ends exactly where a
     packet ends (``boundaries`` holds the buffer offsets where packets start, and its end)."""
 
-    def check(buf: bytes, pos: int, boundaries: frozenset[int] = frozenset()) -> bool | None:
+    def check(buf: Buffer, pos: int, boundaries: Boundaries = frozenset()) -> bool | None:
         if len(buf) - pos < 8:
             return None
         size, correlation_id = struct.unpack_from(">ii", buf, pos)
@@ -123,7 +139,7 @@ def plausible_response(pending):
 
 
 def _next_answers(
-    buf: bytes, end: int, boundaries: frozenset[int], pending, depth: int = 3
+    buf: Buffer, end: int, boundaries: Boundaries, pending: Collection[int], depth: int = 3
 ) -> bool | None:
     """For a response start inside a packet: its end must be a packet boundary or the start of
     another response to a waiting request, and so on up to ``depth`` frames (small ids abound

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import json.encoder
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Final
 
 View = Callable[[Any], dict]
 
 # Reused for every body: json.dumps builds a new encoder whenever an option differs from its
 # defaults, and a view is a fresh tree, so the cycle check has nothing to find.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
 
 
 def _c_dumps() -> Callable[[dict], str] | None:
@@ -53,9 +53,10 @@ def _c_dumps() -> Callable[[dict], str] | None:
 
 
 # Views are always dicts, so ``encode``'s special case for a bare string never applies.
-dumps: Callable[[dict], str] = _c_dumps() or _ENCODER.encode
+dumps: Final[Callable[[dict], str]] = _c_dumps() or _ENCODER.encode
 
-_COMPILED: dict[Any, View] = {}  # JsonLayout -> its compiled view (layouts are module constants)
+# JsonLayout -> its compiled view (layouts are module constants)
+_COMPILED: Final[dict[Any, View]] = {}
 
 
 def json_view(message: Any, version: int) -> dict:

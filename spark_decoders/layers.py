@@ -10,22 +10,33 @@ from __future__ import annotations
 
 import socket
 import struct
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
-LINK_NULL, LINK_ETHERNET, LINK_RAW, LINK_LOOP = 0, 1, 101, 108
-LINK_SLL, LINK_SLL2, LINK_IPV4, LINK_IPV6 = 113, 276, 228, 229
-RAW_ALIASES = (12, 14)  # DLT_RAW on some BSDs
-ETH_IPV4, ETH_IPV6 = 0x0800, 0x86DD
-VLAN_TAGS = (0x8100, 0x88A8, 0x9100)
-AF_INET6_VALUES = (10, 24, 28, 30)  # Linux, NetBSD/OpenBSD, FreeBSD, macOS
-IPV6_EXTENSIONS = (0, 43, 60, 51, 135, 139, 140)
-IPV6_FRAGMENT = 44
-PROTO_TCP = 6
+LINK_NULL: Final = 0
+LINK_ETHERNET: Final = 1
+LINK_RAW: Final = 101
+LINK_LOOP: Final = 108
+LINK_SLL: Final = 113
+LINK_SLL2: Final = 276
+LINK_IPV4: Final = 228
+LINK_IPV6: Final = 229
+RAW_ALIASES: Final = (12, 14)  # DLT_RAW on some BSDs
+ETH_IPV4: Final = 0x0800
+ETH_IPV6: Final = 0x86DD
+VLAN_TAGS: Final = (0x8100, 0x88A8, 0x9100)
+AF_INET6_VALUES: Final = (10, 24, 28, 30)  # Linux, NetBSD/OpenBSD, FreeBSD, macOS
+IPV6_EXTENSIONS: Final = (0, 43, 60, 51, 135, 139, 140)
+IPV6_FRAGMENT: Final = 44
+PROTO_TCP: Final = 6
 
-FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
+FIN: Final = 0x01
+SYN: Final = 0x02
+RST: Final = 0x04
+PSH: Final = 0x08
+ACK: Final = 0x10
 
-_U16 = struct.Struct(">H")
-_TCP = struct.Struct(">HHIIBB")
+_U16: Final = struct.Struct(">H")
+_TCP: Final = struct.Struct(">HHIIBB")
 
 
 class Segment(NamedTuple):
@@ -43,9 +54,9 @@ class Segment(NamedTuple):
     )
 
 
-_ADDRESS_TEXT: dict[bytes, str] = {}
+_ADDRESS_TEXT: Final[dict[bytes, str]] = {}
 # Builds a Segment without the Python-level __new__ that NamedTuple adds (a third of its cost).
-_new_segment = tuple.__new__
+_new_segment: Final = tuple.__new__
 
 
 def _address(raw: bytes) -> str:
@@ -98,12 +109,15 @@ def _host_order_family(raw: bytes) -> int:
 # The common case in one unpack: Ethernet without tags, IPv4 without options, TCP. Offsets: the
 # ethertype at 12, then IPv4's version/IHL 14, total length 16, flags/fragment offset 20, protocol 23
 # (after the TTL), addresses 26 and 30; then TCP's ports 34, sequence 38, ack 42, data offset 46, flags 47.
-_ETH_IPV4_TCP = struct.Struct(">12xHBxH2xHxB2x4s4sHHIIBB")
+_ETH_IPV4_TCP: Final = struct.Struct(">12xHBxH2xHxB2x4s4sHHIIBB")
+_EthIpv4TcpFields = tuple[int, int, int, int, int, bytes, bytes, int, int, int, int, int, int]
 
 
 def tcp_segment(linktype: int, data, orig_len: int) -> Segment | None:
     captured = len(data)
     if linktype == LINK_ETHERNET and captured >= 54:
+        # Typed, so the compiled build compares and computes these on machine integers.
+        fields: _EthIpv4TcpFields = _ETH_IPV4_TCP.unpack_from(data, 0)
         (
             ethertype,
             version_ihl,
@@ -118,7 +132,7 @@ def tcp_segment(linktype: int, data, orig_len: int) -> Segment | None:
             ack,
             offset,
             flags,
-        ) = _ETH_IPV4_TCP.unpack_from(data, 0)
+        ) = fields
         if (
             ethertype == ETH_IPV4
             and version_ihl == 0x45

@@ -12,18 +12,22 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Final, Iterator
 
 import construct as cs
 
 from .capture import PCAPNG_BOM, PCAPNG_SHB, CaptureStats, Packet, PacketFilter
 
-BLOCK_IDB, BLOCK_PB, BLOCK_SPB, BLOCK_EPB = 1, 2, 3, 6
+BLOCK_IDB: Final = 1
+BLOCK_PB: Final = 2
+BLOCK_SPB: Final = 3
+BLOCK_EPB: Final = 6
 # Block types a resynchronising reader accepts as a block start (SHB, IDB, PB, SPB, NRB, ISB, EPB, DSB,
 # and the two custom block types).
-KNOWN_BLOCKS = frozenset({PCAPNG_SHB, 1, 2, 3, 4, 5, 6, 0x0A, 0x0BAD, 0x40000BAD})
-MAX_BLOCK = 16 * 1024 * 1024
-OPT_TSRESOL, OPT_TSOFFSET = 9, 14
+KNOWN_BLOCKS: Final = frozenset({PCAPNG_SHB, 1, 2, 3, 4, 5, 6, 0x0A, 0x0BAD, 0x40000BAD})
+MAX_BLOCK: Final = 16 * 1024 * 1024
+OPT_TSRESOL: Final = 9
+OPT_TSOFFSET: Final = 14
 
 
 def _options(endian: str) -> cs.Construct:

@@ -16,15 +16,17 @@ The sink has two methods: ``data(payload, packet_number, ts_ns)`` and ``gap(kind
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Final, Protocol
 
 from .layers import FIN, RST, SYN
 
-MAX_BUFFERED_SEGMENTS = 256
-MAX_BUFFERED_BYTES = 8 * 1024 * 1024
-GAP, MIDSTREAM, TRUNCATED = "gap", "midstream", "truncated"
-_SYN_RST = SYN | RST
-_SYN_RST_FIN = SYN | RST | FIN
+MAX_BUFFERED_SEGMENTS: Final = 256
+MAX_BUFFERED_BYTES: Final = 8 * 1024 * 1024
+GAP: Final = "gap"
+MIDSTREAM: Final = "midstream"
+TRUNCATED: Final = "truncated"
+_SYN_RST: Final = SYN | RST
+_SYN_RST_FIN: Final = SYN | RST | FIN
 
 
 class Sink(Protocol):
@@ -137,8 +139,14 @@ class TcpStream:
             self._skip_to(self._lowest_pending())
             self._drain()
 
+    def _expected(self) -> int:
+        """``next_seq`` where the stream has started, as it has on every path that calls this."""
+        expected = self.next_seq
+        assert expected is not None, "the stream has not started"
+        return expected
+
     def _lowest_pending(self) -> int:
-        base = self.next_seq
+        base = self._expected()
         return min(self.pending, key=lambda s: seq_diff(s, base))
 
     def _skip_to(self, seq: int) -> None:
@@ -152,7 +160,8 @@ class TcpStream:
     def _deliver(
         self, seq: int, payload: bytes, missing: int, packet: int, ts_ns: int, flags: int
     ) -> None:
-        overlap = -seq_diff(seq, self.next_seq)
+        expected = self._expected()
+        overlap = -seq_diff(seq, expected)
         if overlap >= len(payload) + missing:
             if payload or missing:
                 self.retransmits += 1
@@ -162,23 +171,24 @@ class TcpStream:
         if overlap < len(payload):
             fresh = payload[overlap:]
             self.delivered = True
-            self.next_seq = (self.next_seq + len(fresh)) & 0xFFFFFFFF
+            expected = self.next_seq = (expected + len(fresh)) & 0xFFFFFFFF
             self.sink.data(fresh, packet, ts_ns)
             overlap = 0
         else:
             overlap -= len(payload)
         if missing > overlap:
             self._gap(TRUNCATED)
-            self.next_seq = (self.next_seq + missing - overlap) & 0xFFFFFFFF
+            self.next_seq = (expected + missing - overlap) & 0xFFFFFFFF
         if flags & FIN:
             self.fin = True
 
     def _drain(self) -> None:
         while self.pending:
-            ready = [s for s in self.pending if seq_diff(s, self.next_seq) <= 0]
+            expected = self._expected()
+            ready = [s for s in self.pending if seq_diff(s, expected) <= 0]
             if not ready:
                 return
-            for seq in sorted(ready, key=lambda s: seq_diff(s, self.next_seq)):
+            for seq in sorted(ready, key=lambda s: seq_diff(s, expected)):
                 payload, missing, packet, ts_ns, flags = self.pending.pop(seq)
                 self.pending_bytes -= len(payload)
                 self._deliver(seq, payload, missing, packet, ts_ns, flags)

@@ -6,9 +6,11 @@ pyarrow and Spark (timestamps in microseconds, UTC). Rows are plain dicts in loc
 
 from __future__ import annotations
 
+from typing import Final
+
 import datetime as dt
 
-STATUSES = (
+STATUSES: Final = (
     "ok",
     "no_response",
     "no_request",
@@ -20,7 +22,7 @@ STATUSES = (
 )
 
 # name, Spark SQL type, pyarrow type name
-_COLUMNS: tuple[tuple[str, str, str], ...] = (
+_COLUMNS: Final[tuple[tuple[str, str, str], ...]] = (
     ("capture_file", "STRING", "string"),
     ("conn_id", "STRING", "string"),
     ("client_ip", "STRING", "string"),
@@ -47,9 +49,9 @@ _COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("status", "STRING", "string"),
     ("decode_error", "STRING", "string"),
 )
-COLUMNS: tuple[str, ...] = tuple(name for name, _, _ in _COLUMNS)
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-_timedelta = dt.timedelta
+COLUMNS: Final[tuple[str, ...]] = tuple(name for name, _, _ in _COLUMNS)
+_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_timedelta: Final = dt.timedelta
 
 
 def spark_ddl() -> str:

@@ -65,13 +65,15 @@ def _plainly_unfragmented(linktype: int, buf, at: int, length: int) -> bool:
     return ethertype == ETH_IPV6 and first >> 4 == 6 and buf[at + 20] == PROTO_TCP
 
 
-def _positioned(buf, start: int, stop: int, stats: CaptureStats):
+def _positioned(
+    buf, start: int, stop: int, stats: CaptureStats
+) -> tuple[PcapReader | PcapngReader, int | None]:
     """A reader of the capture and the offset of the first record at or after ``start``."""
     if capture_format(buf) == "pcapng":
-        reader = PcapngReader(buf, stats)
-        return reader, _pcapng_first_block(reader, start)
-    reader = PcapReader(buf, PcapFile.parse(buf), stats)
-    return reader, _pcap_first_record(reader, start, stop)
+        blocks = PcapngReader(buf, stats)
+        return blocks, _pcapng_first_block(blocks, start)
+    records = PcapReader(buf, PcapFile.parse(buf), stats)
+    return records, _pcap_first_record(records, start, stop)
 
 
 def _prime(fragments: FragmentReassembler, buf, first: int) -> None:

@@ -18,7 +18,7 @@ stitched splits) gives the same rows. Bodies are not decoded for these tables.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Callable
+from typing import Callable, Final
 
 from .bodies import BodyDecoder
 from .connection import Connection
@@ -29,13 +29,15 @@ from .layers import Segment
 from .reassembly import GAP, MIDSTREAM, TRUNCATED
 from .rows import timestamp
 
-EXCHANGES, FRAMES, CONNECTIONS = "exchanges", "frames", "connections"
-TABLES = (EXCHANGES, FRAMES, CONNECTIONS)
-FRAME_STATUSES = ("ok", "gap", "truncated", "unreadable", "no_request")
-_NUMBER = (1 << FILE_SHIFT) - 1
+EXCHANGES: Final = "exchanges"
+FRAMES: Final = "frames"
+CONNECTIONS: Final = "connections"
+TABLES: Final = (EXCHANGES, FRAMES, CONNECTIONS)
+FRAME_STATUSES: Final = ("ok", "gap", "truncated", "unreadable", "no_request")
+_NUMBER: Final = (1 << FILE_SHIFT) - 1
 
 # name, Spark SQL type, pyarrow type name (as in ``rows``)
-FRAME_COLUMNS: tuple[tuple[str, str, str], ...] = (
+FRAME_COLUMNS: Final[tuple[tuple[str, str, str], ...]] = (
     ("capture_file", "STRING", "string"),
     ("conn_id", "STRING", "string"),
     ("direction", "STRING", "string"),  # "request" (client to server) or "response"
@@ -48,7 +50,7 @@ FRAME_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("correlation_id", "INT", "int32"),
     ("status", "STRING", "string"),
 )
-CONNECTION_COLUMNS: tuple[tuple[str, str, str], ...] = (
+CONNECTION_COLUMNS: Final[tuple[tuple[str, str, str], ...]] = (
     ("capture_file", "STRING", "string"),  # the file of the connection's first packet
     ("conn_id", "STRING", "string"),
     ("client_ip", "STRING", "string"),
@@ -73,6 +75,10 @@ CONNECTION_COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+# A frame's API key, API version and correlation id, each None when the frame does not say.
+FrameFields = tuple[int | None, int | None, int | None]
+
+
 def check_table(name: str) -> str:
     if name not in TABLES:
         raise ValueError(f"unknown table {name!r}; choose one of {', '.join(TABLES)}")
@@ -86,12 +92,8 @@ def connection_class(table: str) -> Callable[..., Connection]:
     return FrameConnection if table == FRAMES else SummaryConnection
 
 
-class _HeadersOnly:
-    """A BodyDecoder stand-in that knows every API's name and flexibility but decodes no body."""
-
-    def __init__(self, bodies: BodyDecoder) -> None:
-        self.api_name = bodies.api_name
-        self.request_flexible = bodies.request_flexible
+class _HeadersOnly(BodyDecoder):
+    """A BodyDecoder that knows every API's name and flexibility but decodes no body."""
 
     def knows(self, api_key: int, api_version: int) -> bool:
         return False
@@ -129,7 +131,12 @@ class ObservedConnection(Connection):
         emit: Callable[[dict], None],
     ) -> None:
         super().__init__(
-            seg, ts_ns, capture_files, _HeadersOnly(bodies), server_ports, _drop_exchange
+            seg,
+            ts_ns,
+            capture_files,
+            _HeadersOnly(bodies.package, bodies.limit_s),
+            server_ports,
+            _drop_exchange,
         )
         self.capture_files = capture_files
         self.emit_row = emit
@@ -143,28 +150,29 @@ class ObservedConnection(Connection):
     def _request_frame(self, frame: Frame) -> None:
         head = read_request_head(frame.payload)
         status = "unreadable" if head is None else frame.damage or "ok"
-        fields = (None, None, None) if head is None else head[:3]
+        fields: FrameFields = (None, None, None) if head is None else head[:3]
         self._frame("request", frame, fields, status)
         self.matcher.request(frame)
 
     def _response_frame(self, frame: Frame) -> None:
         correlation_id = read_correlation_id(frame.payload)
-        waiting = self.matcher.pending.get(correlation_id)
+        fields: FrameFields = (None, None, correlation_id)
         if correlation_id is None:
-            status, fields = "unreadable", (None, None, None)
-        elif waiting is None:
-            status, fields = frame.damage or "no_request", (None, None, correlation_id)
+            status = "unreadable"
+        elif correlation_id not in self.matcher.pending:
+            status = frame.damage or "no_request"
         else:
-            status, fields = frame.damage or "ok", (*waiting[1][:2], correlation_id)
+            head = self.matcher.pending[correlation_id][1]
+            status, fields = frame.damage or "ok", (head.api_key, head.api_version, correlation_id)
         self._frame("response", frame, fields, status)
         self.matcher.response(frame)
 
-    def _frame(self, direction: str, frame: Frame, fields: tuple, status: str) -> None:
+    def _frame(self, direction: str, frame: Frame, fields: FrameFields, status: str) -> None:
         self.frame_counts[direction] += 1
         self.truncated_frame |= frame.damage == TRUNCATED
         self.frame_seen(direction, frame, fields, status)
 
-    def frame_seen(self, direction: str, frame: Frame, fields: tuple, status: str) -> None:
+    def frame_seen(self, direction: str, frame: Frame, fields: FrameFields, status: str) -> None:
         """Each frame as it is read (the frames table's row)."""
 
 
@@ -173,7 +181,7 @@ def _drop_exchange(row: dict) -> None:
 
 
 class FrameConnection(ObservedConnection):
-    def frame_seen(self, direction: str, frame: Frame, fields: tuple, status: str) -> None:
+    def frame_seen(self, direction: str, frame: Frame, fields: FrameFields, status: str) -> None:
         api_key, api_version, correlation_id = fields
         self.emit_row(
             {
@@ -193,8 +201,18 @@ class FrameConnection(ObservedConnection):
 
 
 class SummaryConnection(ObservedConnection):
-    def __init__(self, seg: Segment, ts_ns: int, *args) -> None:
-        super().__init__(seg, ts_ns, *args)
+    def __init__(
+        self,
+        seg: Segment,
+        ts_ns: int,
+        capture_files: tuple[str, ...],
+        bodies: BodyDecoder,
+        server_ports: frozenset[int],
+        emit: Callable[[dict], None],
+    ) -> None:
+        # Every argument named: mypyc passes ``*args`` on to a compiled ``super().__init__`` as
+        # one tuple argument.
+        super().__init__(seg, ts_ns, capture_files, bodies, server_ports, emit)
         self.first_packet: int | None = None
         self.first_ts, self.last_ts = ts_ns, ts_ns
         self.packets = {True: 0, False: 0}  # by "sent by the client"
@@ -214,15 +232,17 @@ class SummaryConnection(ObservedConnection):
         tallies = (self.server_tally, self.client_tally)
         kinds = self.server_tally.gap_kinds | self.client_tally.gap_kinds
         delivered = sum(t.delivered for t in tallies)
+        first = self.first_packet
+        assert first is not None, "a connection is made for its first segment"
         self.emit_row(
             {
-                "capture_file": self.capture_files[self.first_packet >> FILE_SHIFT],
+                "capture_file": self.capture_files[first >> FILE_SHIFT],
                 "conn_id": self.conn_id,
                 "client_ip": self.client[0],
                 "client_port": self.client[1],
                 "server_ip": self.server[0],
                 "server_port": self.server[1],
-                "first_frame": self.first_packet & _NUMBER,
+                "first_frame": first & _NUMBER,
                 "first_ts": timestamp(self.first_ts),
                 "last_ts": timestamp(self.last_ts),
                 "packets_to_server": self.packets[True],

@@ -40,7 +40,7 @@ EXCEPTIONS: dict[str, str] = {
         "the zstd frame header walked in the order of RFC 8878 section 3.1.1"
     ),
     "bench/codec.py:main": "the benchmark's table: every message and peer measured in one run",
-    "bench/decode.py:exchange_pool": "the mixed KRaft and classic traffic the benchmark replays",
+    "bench/_decode_capture.py:exchange_pool": "the mixed KRaft and classic traffic the benchmark replays",
     "tests/node/kraft_requests.py:build": "one table of every request the transcripts can send",
     "tests/node/test_core_random.py:_run": "a random schedule driven step by step, read top-down",
     "tests/spark/test_standalone.py:cluster": "a Spark master and two workers started and stopped",

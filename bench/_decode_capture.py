@@ -1,0 +1,178 @@
+"""The capture bench/decode.py decodes: mixed KRaft and classic exchanges over 64 connections.
+
+Every frame is built with the codecs generated from Kafka's specs in ../shared (the package is
+passed in), so every side of the bench decodes the same, known traffic.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from pathlib import Path
+
+
+def exchange_pool(package, seed: int = 1) -> list[tuple[bytes, bytes]]:
+    """Distinct request/response frames (correlation id patched per use), KRaft and classic."""
+    from kraftwire.records import encode_batch
+
+    rng = random.Random(seed)
+    lookup, pool = package.lookup, []
+
+    def add(request, response, version):
+        pool.append(
+            (
+                package.encode_request(request, version, 0, f"client-{rng.randint(1, 9)}"),
+                package.encode_response(response, version, 0),
+            )
+        )
+
+    for _ in range(40):
+        records = encode_batch(
+            [
+                (
+                    b"k%d" % i,
+                    bytes(rng.randrange(256) for _ in range(60)),
+                    None,
+                    1_700_000_000_000 + i,
+                )
+                for i in range(rng.randint(1, 5))
+            ]
+        )
+        add(
+            lookup("VoteRequest")(cluster_id="bench", voter_id=rng.randint(1, 3)),
+            lookup("VoteResponse")(),
+            2,
+        )
+        add(lookup("BeginQuorumEpochRequest")(), lookup("BeginQuorumEpochResponse")(), 1)
+        add(lookup("DescribeQuorumRequest")(), lookup("DescribeQuorumResponse")(), 2)
+        add(lookup("FetchSnapshotRequest")(), lookup("FetchSnapshotResponse")(), 1)
+        fetch = lookup("FetchResponse").from_json(
+            {
+                "throttleTimeMs": 0,
+                "errorCode": 0,
+                "sessionId": 0,
+                "responses": [
+                    {
+                        "topicId": "AAAAAAAAAAAAAAAAAAAAAQ",
+                        "partitions": [
+                            {
+                                "partitionIndex": 0,
+                                "errorCode": 0,
+                                "highWatermark": 10,
+                                "lastStableOffset": 10,
+                                "logStartOffset": 0,
+                                "abortedTransactions": [],
+                                "preferredReadReplica": -1,
+                                "records": "",
+                            }
+                        ],
+                    }
+                ],
+                "nodeEndpoints": [],
+            },
+            17,
+        )
+        fetch.responses[0].partitions[0].records = records
+        add(lookup("FetchRequest")(max_wait_ms=500), fetch, 17)
+        produce = lookup("ProduceRequest").from_json(
+            {
+                "transactionalId": None,
+                "acks": -1,
+                "timeoutMs": 1500,
+                "topicData": [{"name": "events", "partitionData": [{"index": 0, "records": ""}]}],
+            },
+            9,
+        )
+        produce.topic_data[0].partition_data[0].records = records
+        add(
+            produce,
+            lookup("ProduceResponse").from_json(
+                {
+                    "responses": [
+                        {
+                            "name": "events",
+                            "partitionResponses": [
+                                {
+                                    "index": 0,
+                                    "errorCode": 0,
+                                    "baseOffset": rng.randint(0, 10**6),
+                                    "logAppendTimeMs": -1,
+                                    "logStartOffset": 0,
+                                    "recordErrors": [],
+                                    "errorMessage": None,
+                                }
+                            ],
+                        }
+                    ],
+                    "throttleTimeMs": 0,
+                },
+                9,
+            ),
+            9,
+        )
+        add(
+            lookup("MetadataRequest").from_json(
+                {
+                    "topics": [{"topicId": "AAAAAAAAAAAAAAAAAAAAAA", "name": "events"}],
+                    "allowAutoTopicCreation": True,
+                    "includeTopicAuthorizedOperations": False,
+                },
+                12,
+            ),
+            lookup("MetadataResponse")(),
+            12,
+        )
+        add(
+            lookup("ApiVersionsRequest")(client_software_name="bench", client_software_version="1"),
+            lookup("ApiVersionsResponse")(),
+            3,
+        )
+    return pool
+
+
+def build_capture(path: Path, packets_wanted: int, package) -> int:
+    """Write the bench capture; returns its packet count."""
+    from kraftwire.spark_decoders.layers import LINK_ETHERNET
+    from kraftwire.spark_decoders.synth import Conversation, link_frame
+
+    pool = exchange_pool(package)
+    rng = random.Random(7)
+    convs = [
+        Conversation((f"10.1.{i // 200}.{i % 200 + 1}", 40000 + i), ("10.2.0.1", 9092 + i % 2))
+        for i in range(64)
+    ]
+    ts = 1_700_000_000_000_000_000
+    for conv in convs:
+        conv.handshake(ts)
+    correlation = 0
+    with open(path, "wb") as out:
+        out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, LINK_ETHERNET))
+        count = 0
+
+        def flush():
+            nonlocal count
+            for conv in convs:
+                for t, ip in conv.packets:
+                    frame = link_frame(LINK_ETHERNET, ip)
+                    out.write(
+                        struct.pack(
+                            "<IIII", t // 10**9, (t % 10**9) // 1000, len(frame), len(frame)
+                        )
+                    )
+                    out.write(frame)
+                count += len(conv.packets)
+                conv.packets.clear()
+
+        flush()
+        while count < packets_wanted:
+            for conv in convs:
+                request, response = rng.choice(pool)
+                correlation += 1
+                ts += 20_000
+                conv.send(True, request[:8] + struct.pack(">i", correlation) + request[12:], ts)
+                conv.send(
+                    False, response[:4] + struct.pack(">i", correlation) + response[8:], ts + 5_000
+                )
+                conv.emit(ts + 6_000, conv._packet(True, ts + 6_000, 0x10))  # the client's ACK
+            flush()
+    return count

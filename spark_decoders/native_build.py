@@ -1,0 +1,167 @@
+"""Compile the decoders' hot path with mypyc into ``_native/`` (``make native``).
+
+    .venv/bin/python -m kraftwire.spark_decoders.native_build [--if-needed]
+
+The package's sources are copied into a temporary folder laid out as their import path
+(``kraftwire/spark_decoders/``, since mypyc names a module by its folders), type-checked and
+compiled there by ``setup.py build_ext --inplace`` with ``mypycify``: the modules of
+``implementation.COMPILED_MODULES`` in one group, so calls between them are native C calls, the
+others only read for their types. The extension files and a manifest of the sources' digests are
+then placed into ``_native/``; ``implementation.choose`` uses them only while those sources are
+unchanged. The temporary folder is always removed, and in ``_native/`` only this build's own files
+are replaced. ``--if-needed`` builds only when ``_native/`` holds no usable build. Needs the
+``native`` extra (mypy) and a C compiler.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .implementation import (
+    COMPILED_MODULES,
+    GROUP,
+    GROUP_LIBRARY,
+    MANIFEST,
+    NATIVE_DIR,
+    PACKAGE,
+    extension_suffix,
+    source_digest,
+    usable_build,
+)
+
+SOURCE_DIR = Path(__file__).resolve().parent
+# The codecs, the records layer, construct and pyspark are outside the build: typed as Any.
+MYPY_OPTIONS = ["--ignore-missing-imports", "--follow-imports=silent"]
+_SETUP = """\
+import sys
+from setuptools import setup
+from mypyc.build import mypycify
+
+setup(
+    name="kraftwire-spark-decoders-native",
+    ext_modules=mypycify(sys.argv[1:], opt_level="3", group_name={group!r}),
+    script_args=["-q", "build_ext", "--inplace"],
+)
+"""
+
+
+class NativeBuildError(Exception):
+    """mypyc or the C compiler failed; the message names the log with the details."""
+
+
+@dataclass(frozen=True)
+class NativeBuild:
+    modules: tuple[str, ...]
+    seconds: float
+    extension_bytes: int  # total size of the extension files placed into ``_native/``
+
+
+def build(native_dir: Path = NATIVE_DIR) -> NativeBuild:
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="kraftwire-decoders-native-") as temp:
+        root = Path(temp)
+        package_dir = root.joinpath(*PACKAGE.split("."))
+        package_dir.mkdir(parents=True)
+        for level in [package_dir, *package_dir.relative_to(root).parents]:
+            if level != Path("."):
+                (root / level / "__init__.py").touch()  # empty: the real one chooses, uncompiled
+        for source in SOURCE_DIR.glob("*.py"):
+            if source.name != "__init__.py":
+                shutil.copyfile(source, package_dir / source.name)
+        paths = [str((package_dir / f"{m}.py").relative_to(root)) for m in COMPILED_MODULES]
+        _compile(root, paths)
+        built = [
+            package_dir / f"{m}{extension_suffix()}" for m in (*COMPILED_MODULES, GROUP_LIBRARY)
+        ]
+        missing = [path.name for path in built if not path.is_file()]
+        if missing:
+            raise NativeBuildError(f"mypyc built no {', '.join(missing)}")
+        size = _place(built, native_dir)
+    return NativeBuild(COMPILED_MODULES, time.perf_counter() - started, size)
+
+
+def _compile(root: Path, paths: list[str]) -> None:
+    log = root / "build.log"
+    with log.open("w") as stream:
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _SETUP.format(group=f"{PACKAGE}.{GROUP}"),
+                *MYPY_OPTIONS,
+                *paths,
+            ],
+            cwd=root,
+            stdout=stream,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+    if result.returncode != 0:
+        kept = Path(tempfile.gettempdir()) / "kraftwire-decoders-native-build.log"
+        shutil.copyfile(log, kept)
+        lines = log.read_text(errors="replace").strip().splitlines()
+        errors = [line for line in lines if ": error:" in line] or lines[-1:] or ["(no output)"]
+        raise NativeBuildError(f"mypyc build failed ({errors[0][:200]}); full log: {kept}")
+
+
+def _place(built: list[Path], native_dir: Path) -> int:
+    """Replace the previous build's files in ``native_dir`` by ``built`` and the manifest."""
+    native_dir.mkdir(exist_ok=True)
+    ours = {*(f"{m}." for m in COMPILED_MODULES), f"{GROUP_LIBRARY}."}
+    for old in native_dir.iterdir():
+        if old.name == MANIFEST or (
+            old.suffix in (".so", ".pyd") and old.name.startswith(tuple(ours))
+        ):
+            old.unlink()
+    size = 0
+    for path in built:
+        shutil.copyfile(path, native_dir / path.name)
+        size += path.stat().st_size
+    manifest = {
+        "python": sys.version.split()[0],
+        "suffix": extension_suffix(),
+        "sources": {m: source_digest(SOURCE_DIR / f"{m}.py") for m in COMPILED_MODULES},
+    }
+    (native_dir / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return size
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args not in ([], ["--if-needed"]):
+        print(
+            "usage: python -m kraftwire.spark_decoders.native_build [--if-needed]", file=sys.stderr
+        )
+        return 2
+    if args and usable_build():
+        print(f"compiled decoders in {NATIVE_DIR} are up to date", file=sys.stderr)
+        return 0
+    try:
+        import mypyc  # noqa: F401  (the build runs it in a subprocess; say so here if it is absent)
+    except ImportError as exc:
+        print(
+            f"native build: needs mypyc: pip install 'kraftwire[native]' ({exc})", file=sys.stderr
+        )
+        return 2
+    try:
+        done = build()
+    except NativeBuildError as exc:
+        print(f"native build: {exc}", file=sys.stderr)
+        return 1
+    print(
+        f"compiled {len(done.modules)} decoder modules with mypyc into {NATIVE_DIR} in "
+        f"{done.seconds:.0f}s ({done.extension_bytes / 1e6:.1f} MB of extension modules)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

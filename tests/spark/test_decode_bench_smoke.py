@@ -1,0 +1,61 @@
+"""Smoke runs of ``bench/decode.py --quick``: it builds its capture, decodes it and prints its lines.
+
+The figures of a --quick run (5,000 packets) mean nothing and are not checked; the shape of the
+output is, and that the decode found exchanges in the capture the bench built.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shared import SHARED_ROOT, shared_path
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "decode.py"
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _run(*options: str) -> str:
+    shared_path("kafka-schemas")
+    env = dict(os.environ, KRAFTWIRE_SHARED=str(SHARED_ROOT))
+    # A cold run generates the codec package from Kafka's specs first; later runs reuse it.
+    proc = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", *options],
+        capture_output=True,
+        text=True,
+        timeout=280,
+        env=env,
+    )
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+def test_decode_bench_quick_decodes_its_capture():
+    output = _run("--no-spark", "--no-tshark")
+    assert re.search(r"^codecs: Kafka's specs from \.\./shared, (pure|native|mixed)", output, re.M)
+    assert re.search(r"^decoders: (pure|native)", output, re.M), output
+    packets = re.search(r"^capture: ([\d,]+) packets", output, re.M)
+    assert packets is not None and int(packets[1].replace(",", "")) >= 5000, output
+    local = re.search(
+        r"^kraftwire local \(1 core\):\s+[\d.]+ s wall\s+[\d.]+ s CPU .*\(([\d,]+) exchanges, "
+        r"(pure|native) decoders\)",
+        output,
+        re.M,
+    )
+    assert local is not None, output
+    assert int(local[1].replace(",", "")) > 1000  # about a third of the packets are exchanges
+    assert "tshark" not in output and "Spark" not in output
+
+
+def test_decode_bench_breakdown_prints_every_stage():
+    output = _run("--breakdown")
+    stages = re.findall(r"^  (.+?)\s+(\d+\.\d\d)$", output, re.M)
+    names = [name for name, _ in stages]
+    assert names[0] == "capture records -> TCP segments" and names[-1] == "full decode", output
+    assert len(names) == 8, output
