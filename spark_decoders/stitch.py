@@ -5,7 +5,7 @@ and the split's packet count. ``read_split_exchanges`` sends each piece to the p
 route (every partition also gets every split's count), sorts each partition so that the counts come
 first and each connection's pieces follow one another in capture order, and decodes a partition with
 one streaming pass: a ``FlowTable`` (the local mode's) fed one connection at a time, so the rows are
-local mode's rows and a partition holds one piece at a time, not its whole input.
+local mode's rows and a task holds one Arrow batch of pieces at a time, not its whole input.
 """
 
 from __future__ import annotations
@@ -134,6 +134,7 @@ def read_split_exchanges(
     split_bytes: int,
     output: str = EXCHANGES,
 ):
+    """A DataFrame of the ``output`` rows of ``paths``, read in splits of ``split_bytes``."""
     from pyspark.sql import functions as F
 
     from .datasource import expand_paths
