@@ -1,6 +1,7 @@
 """Capture decoding speed: tshark -T json vs kraftwire local (one core) vs Spark local[1] and local[2].
 
     .venv/bin/python bench/decode.py [--packets 200000] [--quick] [--rounds 3] [--no-spark] [--no-tshark]
+    .venv/bin/python bench/decode.py --no-tshark --plan split   # one Spark plan: source, split or both
     .venv/bin/python bench/decode.py --profile local.prof   # where the local decode's time goes
     .venv/bin/python bench/decode.py --breakdown   # CPU seconds of each local stage, unprofiled
     .venv/bin/python bench/decode.py --native   # compiled codecs and decoders, beside pure ones
@@ -18,7 +19,8 @@ produced; session start-up is not counted (a warm-up run comes first, then the b
 The machine is shared, so wall time says as much about the other work as about ours. kraftwire
 local and tshark each use one core, and are compared "per core" by the CPU seconds each used
 (wall time printed beside it). Spark's local[2] / local[1] can only be wall time; beside it the
-bench prints the data source's shard CPU seconds, which bound what two free cores could gain, and
+bench prints the CPU seconds of each plan's tasks (the data source's shards; the split plan's splits
+and second-stage partitions: ``_decode_spark``), which bound what two free cores could gain, and
 the load average at each step.
 
 The bench prints which implementation decoded: for the codecs, the pure generated modules or the
@@ -48,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from _decode_capture import build_capture  # noqa: E402  (beside this script)
+from _decode_spark import report_spark  # noqa: E402
 
 SHARED_SCHEMAS = "kafka-schemas"
 BENCH_APIS = (
@@ -210,56 +213,6 @@ def breakdown_local(path: Path, schemas: str) -> None:
         print(f"  {label:46} {_best_cpu(run):6.2f}")
 
 
-def shard_balance(path: Path, schemas: str) -> tuple[float, list[float]]:
-    """CPU seconds of the data source's one shard of local[1] and of each shard of local[2], each
-    decoded here as its Spark task decodes it: what two free cores could gain at best."""
-    from kraftwire.spark_decoders.api import codec_bundle, decode_shard
-
-    bundle, ports = codec_bundle(schemas), frozenset({9092, 9093})
-
-    def cpu(shard: int, shards: int) -> float:
-        start = time.process_time()
-        decode_shard([str(path)], bundle, ports, shard, shards)
-        return time.process_time() - start
-
-    cpu(0, 2)  # warm-up: the bundle's package imported, the JSON views compiled
-    return cpu(0, 1), [cpu(0, 2), cpu(1, 2)]
-
-
-def time_spark(
-    path: Path, schemas: str, cores: int, split_bytes: int | None, rounds: int
-) -> list[float]:
-    """Wall seconds of ``rounds`` runs after a warm-up run, in one session."""
-    from pyspark.sql import SparkSession
-
-    from kraftwire.spark_decoders import read_exchanges
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    spark = (
-        SparkSession.builder.master(f"local[{cores}]")
-        .appName(f"bench-{cores}")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")  # progress bars would garble the figures
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    try:
-
-        def run() -> float:
-            start = time.perf_counter()
-            frame = read_exchanges(
-                spark, [str(path)], schemas=schemas, shards=cores, split_bytes=split_bytes
-            )
-            frame.write.format("noop").mode("overwrite").save()
-            return time.perf_counter() - start
-
-        run()  # warm-up: Python workers started, codecs materialised and imported
-        return [run() for _ in range(rounds)]
-    finally:
-        spark.stop()
-
-
 def codec_implementation(package) -> str:
     """Which implementation decodes the bench's specs: compiled (mypyc) or pure, and how many."""
     compiled = [stem for stem in BENCH_SPECS if "._native_" in package.lookup(stem).__module__]
@@ -330,32 +283,6 @@ def _local_line(label: str, count: int, timing: Timing, rows: int, used: str) ->
     return timing
 
 
-def report_spark(capture: Path, count: int, schemas: str, figures: dict, rounds: int) -> None:
-    one, two = shard_balance(capture, schemas)
-    print(
-        f"data source shards, CPU seconds: local[1] {one:.2f}; local[2] "
-        f"{' + '.join(f'{s:.2f}' for s in two)}: at best {one / max(two):.2f}x on two free cores"
-    )
-    split = max(1, capture.stat().st_size // 8)
-    for plan, split_bytes in (("data source", None), ("split plan", split)):
-        for cores in (1, 2):
-            runs = time_spark(capture, schemas, cores, split_bytes, rounds)
-            best = figures[(plan, cores)] = min(runs)
-            print(
-                f"Spark local[{cores}] {plan:11}: best {best:7.2f} s of "
-                f"{', '.join(f'{r:.2f}' for r in runs)}  {count / best:9,.0f} pkt/s  {load()}"
-            )
-        print(
-            f"Spark {plan} local[2] / local[1]: "
-            f"{figures[(plan, 1)] / figures[(plan, 2)]:.2f}x (target >= 1.7x)"
-        )
-        if "tshark" in figures:
-            print(
-                f"Spark {plan} local[1] / tshark (wall): "
-                f"{figures['tshark'].wall_s / figures[(plan, 1)]:.1f}x"
-            )
-
-
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--packets", type=int, default=200_000)
@@ -374,6 +301,7 @@ def _arguments() -> argparse.Namespace:
         "the decoders' hot path; time the local decode both pure and compiled",
     )
     parser.add_argument("--no-spark", action="store_true")
+    parser.add_argument("--plan", choices=("both", "source", "split"), default="both")
     parser.add_argument("--no-tshark", action="store_true")
     # internal: time the local decode of an existing capture, print "wall cpu rows implementation"
     parser.add_argument("--time-local", metavar="CAPTURE", help=argparse.SUPPRESS)
@@ -434,7 +362,7 @@ def main() -> int:
             capture, count, schemas, not args.no_tshark, both=args.native
         )
         if not args.no_spark:
-            report_spark(capture, count, schemas, figures, args.rounds)
+            report_spark(capture, count, schemas, figures, args.rounds, args.plan)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0

@@ -1,50 +1,66 @@
 """Stage one of the split plan: the ``kafka-pcap-segments`` data source.
 
-One input partition per byte range of each file (``split_bytes``, default 64 MiB); each yields the
-TCP segments of the packets it owns, with where they are (file, split, packet number within the
-split). With ``.option("counts", "true")`` it yields instead one row per split with the number of
-packets the split owns (a cheap pass: the packets are counted, not parsed; ``count_tasks`` tasks
-share the splits), from which the second stage numbers packets as tshark does.
+One input partition per byte range of each file (``split_bytes``, default 64 MiB). Each reads the
+TCP segments of the packets its split owns (``splits``) and yields them in *pieces*: one row per
+connection holding that connection's segments of the split, packed into one binary value, and
+routed (``route``) to the second-stage partition that decodes the connection. Spark then moves a
+few large values per split and connection instead of a row per packet, which is what made the
+shuffle cost more than the decoding it feeds.
+
+Each split also yields its packet count, once for every route, so that every second-stage
+partition learns how many packets come before each split (tshark numbers packets from the start of
+the file) without a counting pass of its own.
+
+Options: ``split_bytes``; ``routes``, the route labels (``routes.partition_labels``) as a
+comma-separated list: a connection takes ``labels[ownership.shard_of(connection, len(labels))]``.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
+from typing import Iterator
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 NAME = "kafka-pcap-segments"
 DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
-SEGMENT_DDL = (
-    "file_index INT, split_index INT, number BIGINT, ts_ns BIGINT, "
-    "src STRING, sport INT, dst STRING, dport INT, seq BIGINT, ack BIGINT, flags INT, "
-    "payload BINARY, missing INT, fragment BOOLEAN"
+# A split flushes its pieces when it holds this many payload bytes: memory stays bounded however
+# large the split, and a connection's pieces are ordered by (file, split, chunk).
+CHUNK_BYTES = 16 * 1024 * 1024
+# ``conn`` is the connection's canonical endpoints; a count row has none (and no ``segments``), a
+# piece no ``packets``.
+PIECE_DDL = (
+    "route INT, conn STRING, file_index INT, split_index INT, chunk INT, "
+    "packets BIGINT, segments BINARY"
 )
-COUNT_DDL = "file_index INT, split_index INT, packets BIGINT"
-_BATCH = 8192
 
 
-def segment_arrow_schema():
+def piece_arrow_schema():
     import pyarrow as pa
 
     return pa.schema(
         [
+            ("route", pa.int32()),
+            ("conn", pa.string()),
             ("file_index", pa.int32()),
             ("split_index", pa.int32()),
-            ("number", pa.int64()),
-            ("ts_ns", pa.int64()),
-            ("src", pa.string()),
-            ("sport", pa.int32()),
-            ("dst", pa.string()),
-            ("dport", pa.int32()),
-            ("seq", pa.int64()),
-            ("ack", pa.int64()),
-            ("flags", pa.int32()),
-            ("payload", pa.binary()),
-            ("missing", pa.int32()),
-            ("fragment", pa.bool_()),
+            ("chunk", pa.int32()),
+            ("packets", pa.int64()),
+            ("segments", pa.binary()),
         ]
     )
+
+
+def pack_segments(items: list[tuple]) -> bytes:
+    """``[(number, ts_ns, *segment fields), ...]`` as one value. marshal is the fastest encoding
+    of tuples of str, int, bytes and bool both ways, and the only reader is the second stage of
+    the same job, which runs the same Python."""
+    return marshal.dumps(items)
+
+
+def unpack_segments(blob: bytes) -> list[tuple]:
+    return marshal.loads(blob)
 
 
 class SplitPartition(InputPartition):
@@ -59,24 +75,13 @@ class SplitPartition(InputPartition):
         )
 
 
-class CountPartition(InputPartition):
-    """Several splits counted by one task (counting costs little next to a task's start-up)."""
-
-    def __init__(self, index: int, splits: list[SplitPartition]) -> None:
-        super().__init__(index)
-        self.splits = splits
-
-
 class KafkaPcapSegmentsDataSource(DataSource):
     @classmethod
     def name(cls) -> str:
         return NAME
 
-    def counts(self) -> bool:
-        return (self.options.get("counts") or "false").lower() == "true"
-
     def schema(self) -> str:
-        return COUNT_DDL if self.counts() else SEGMENT_DDL
+        return PIECE_DDL
 
     def reader(self, schema) -> DataSourceReader:
         from .datasource import expand_paths
@@ -85,9 +90,8 @@ class KafkaPcapSegmentsDataSource(DataSource):
         paths = expand_paths(self.options.get("path") or "")
         files = sorted(paths, key=lambda p: (first_timestamp(p), p))
         split_bytes = int(self.options.get("split_bytes") or DEFAULT_SPLIT_BYTES)
-        if not self.counts():
-            return SegmentsReader(files, split_bytes)
-        return CountsReader(files, split_bytes, int(self.options.get("count_tasks") or 1))
+        routes = [int(label) for label in (self.options.get("routes") or "0").split(",")]
+        return SegmentsReader(files, split_bytes, routes)
 
 
 def plan_split_partitions(files: list[str], split_bytes: int) -> list[SplitPartition]:
@@ -102,70 +106,94 @@ def plan_split_partitions(files: list[str], split_bytes: int) -> list[SplitParti
     return out
 
 
-class CountsReader(DataSourceReader):
-    """One row per split: ``(file_index, split_index, packets)``, in ``tasks`` partitions."""
-
-    def __init__(self, files: list[str], split_bytes: int, tasks: int) -> None:
-        self.files = files
-        self.split_bytes = split_bytes
-        self.tasks = max(1, tasks)
-
-    def partitions(self) -> list[CountPartition]:
-        splits = plan_split_partitions(self.files, self.split_bytes)
-        tasks = min(self.tasks, len(splits))
-        bounds = [len(splits) * k // tasks for k in range(tasks + 1)]
-        return [CountPartition(k, splits[bounds[k] : bounds[k + 1]]) for k in range(tasks)]
-
-    def read(self, partition: CountPartition):
-        from .pipeline import map_file
-        from .splits import split_packet_count
-
-        for split in partition.splits:
-            buf = map_file(split.path)
-            try:
-                count = split_packet_count(buf, split.start, split.stop)
-            except ValueError:
-                count = 0  # not a capture: it owns no packets
-            yield split.file_index, split.split_index, count
-
-
 class SegmentsReader(DataSourceReader):
-    def __init__(self, files: list[str], split_bytes: int) -> None:
+    def __init__(self, files: list[str], split_bytes: int, routes: list[int]) -> None:
         self.files = files
         self.split_bytes = split_bytes
+        self.routes = routes
 
     def partitions(self) -> list[SplitPartition]:
         return plan_split_partitions(self.files, self.split_bytes)
 
     def read(self, partition: SplitPartition):
-        from .capture import CaptureStats
         from .pipeline import map_file
-        from .splits import split_segments
 
-        buf = map_file(partition.path)
-        ids = (partition.file_index, partition.split_index)
-        schema = segment_arrow_schema()
-        rows: list[tuple] = []
-        try:
-            for number, ts_ns, seg in split_segments(
-                buf, partition.start, partition.stop, CaptureStats()
-            ):
-                rows.append((*ids, number, ts_ns, *seg))
-                if len(rows) == _BATCH:
-                    yield _batch(rows, schema)
-                    rows = []
-        except ValueError:
-            pass  # not a capture: it owns no packets
-        if rows:
-            yield _batch(rows, schema)
+        return split_pieces(
+            map_file(partition.path),
+            partition.start,
+            partition.stop,
+            (partition.file_index, partition.split_index),
+            self.routes,
+        )
 
 
-def _batch(rows: list[tuple], schema):
-    """Rows (tuples in the schema's column order) as one Arrow batch, built column by column."""
+def split_pieces(
+    buf,
+    start: int,
+    stop: int,
+    place: tuple[int, int],
+    routes: list[int],
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Iterator:
+    """Arrow batches of the split's pieces (``PIECE_DDL``), then of its count rows; ``place`` is
+    ``(file_index, split_index)``."""
     import pyarrow as pa
 
-    columns = zip(*rows)
-    return pa.RecordBatch.from_arrays(
-        [pa.array(values, type=field.type) for values, field in zip(columns, schema)],
+    from .capture import CaptureError, CaptureStats
+    from .pipeline import flow_key
+    from .splits import split_segments
+
+    schema = piece_arrow_schema()
+    stats = CaptureStats()
+    pending: dict[tuple, list[tuple]] = {}
+    held = chunk = 0
+    try:
+        for number, ts_ns, seg in split_segments(buf, start, stop, stats):
+            key = flow_key(seg)
+            items = pending.get(key)
+            if items is None:
+                items = pending[key] = []
+            items.append((number, ts_ns, *seg))
+            held += len(seg.payload) + 64  # the tuple's own size, roughly
+            if held >= chunk_bytes:
+                yield _pieces(pending, place, chunk, routes, schema)
+                pending, held, chunk = {}, 0, chunk + 1
+    except CaptureError:
+        pass  # not a capture (told before any packet is read): it owns no packets
+    if pending:
+        yield _pieces(pending, place, chunk, routes, schema)
+    file_index, split_index = place
+    count = stats.packets
+    yield pa.RecordBatch.from_pydict(
+        {
+            "route": routes,
+            "conn": [None] * len(routes),
+            "file_index": [file_index] * len(routes),
+            "split_index": [split_index] * len(routes),
+            "chunk": [None] * len(routes),
+            "packets": [count] * len(routes),
+            "segments": [None] * len(routes),
+        },
+        schema=schema,
+    )
+
+
+def _pieces(pending: dict[tuple, list[tuple]], place, chunk: int, routes: list[int], schema):
+    import pyarrow as pa
+
+    from .ownership import shard_of
+
+    file_index, split_index = place
+    keys = list(pending)
+    return pa.RecordBatch.from_pydict(
+        {
+            "route": [routes[shard_of(key, len(routes))] for key in keys],
+            "conn": [repr(key) for key in keys],
+            "file_index": [file_index] * len(keys),
+            "split_index": [split_index] * len(keys),
+            "chunk": [chunk] * len(keys),
+            "packets": [None] * len(keys),
+            "segments": [pack_segments(pending[key]) for key in keys],
+        },
         schema=schema,
     )

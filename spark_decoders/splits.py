@@ -29,11 +29,12 @@ _ETH_IP = struct.Struct(">12xHB5xH")
 
 
 def plan_splits(size: int, split_bytes: int) -> list[tuple[int, int]]:
-    """``[(start, stop), ...]`` covering ``[0, size)`` in pieces of about ``split_bytes``."""
-    split_bytes = max(split_bytes, 1)
-    return [
-        (start, min(start + split_bytes, size)) for start in range(0, max(size, 1), split_bytes)
-    ]
+    """``[(start, stop), ...]`` covering ``[0, size)`` in the fewest pieces of at most
+    ``split_bytes``, all of one size (give or take a byte): a remainder left as a last small split
+    would cost a whole task's start-up and lookback for a few packets."""
+    pieces = max(1, -(-size // max(split_bytes, 1)))
+    bounds = [size * k // pieces for k in range(pieces + 1)]
+    return list(zip(bounds, bounds[1:]))
 
 
 def split_segments(
@@ -53,18 +54,6 @@ def split_segments(
             yield packet.number, packet.ts_ns, seg
 
 
-def split_packet_count(buf, start: int, stop: int) -> int:
-    """How many packets the split owns (``split_segments`` numbers them 1..count), found by walking
-    its records without building or parsing the packets."""
-    stats = CaptureStats()
-    reader, first = _positioned(buf, start, stop, stats)
-    if first is None or first >= stop:
-        return 0
-    for _ in reader.records(first, stop, skips=_every_packet):
-        pass
-    return stats.packets
-
-
 def _plainly_unfragmented(linktype: int, buf, at: int, length: int) -> bool:
     """An untagged Ethernet packet that is no IP fragment (``fragments.ip_fragment`` would say
     None), told from its raw bytes: the lookback skips it without parsing it."""
@@ -74,10 +63,6 @@ def _plainly_unfragmented(linktype: int, buf, at: int, length: int) -> bool:
     if ethertype == ETH_IPV4:
         return first >> 4 == 4 and not fragment & 0x3FFF  # neither more fragments nor an offset
     return ethertype == ETH_IPV6 and first >> 4 == 6 and buf[at + 20] == PROTO_TCP
-
-
-def _every_packet(linktype: int, buf, at: int, length: int) -> bool:
-    return True
 
 
 def _positioned(

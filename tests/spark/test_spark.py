@@ -138,3 +138,21 @@ def test_fragmented_datagrams_across_splits_equal_local(spark, fragmented_captur
     assert len(local) == 28 and all(row["status"] == "ok" for row in local)
     frame = read_exchanges(spark, fragmented_capture, split_bytes=split_bytes)
     assert spark_rows_as_dicts(frame) == local
+
+
+def test_route_labels_land_in_their_partitions(spark):
+    """The split plan's second stage gets one route per partition: Spark's own hash partitioning
+    puts ``partition_labels(n)[p]`` in partition p (balance depends on it, the rows do not)."""
+    from pyspark.sql import functions as F
+
+    from kraftwire.spark_decoders.routes import partition_labels
+
+    for partitions in (1, 2, 8, 13):
+        labels = partition_labels(partitions)
+        frame = (
+            spark.createDataFrame([(label,) for label in labels], "route INT")
+            .repartition(partitions, "route")
+            .select("route", F.spark_partition_id().alias("partition"))
+        )
+        placed = {row.route: row.partition for row in frame.collect()}
+        assert [placed[label] for label in labels] == list(range(partitions))

@@ -1,0 +1,162 @@
+"""The Spark part of ``bench/decode.py``: both plans timed on local[1] and local[2], beside the CPU
+seconds of their tasks, which bound what two free cores could gain.
+
+The data source (connection shards) runs one task per core. The split plan cuts the capture into
+``SPLITS`` equal byte ranges (stage one, four per core on two cores) and decodes the connections in
+a second stage; its account prints each stage's task CPU seconds, measured here by running the
+tasks' own functions on what Spark would hand them (the shuffle's own cost aside).
+"""
+
+from __future__ import annotations
+
+import collections
+import heapq
+import os
+import sys
+import time
+from pathlib import Path
+
+SPLITS = 8
+PORTS = frozenset({9092, 9093})
+
+
+def load() -> str:
+    return f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+
+
+def shard_balance(path: Path, schemas: str) -> tuple[float, list[float]]:
+    """CPU seconds of the data source's one shard of local[1] and of each shard of local[2], each
+    decoded here as its Spark task decodes it: what two free cores could gain at best."""
+    from kraftwire.spark_decoders.api import codec_bundle, decode_shard
+
+    bundle = codec_bundle(schemas)
+
+    def cpu(shard: int, shards: int) -> float:
+        start = time.process_time()
+        decode_shard([str(path)], bundle, PORTS, shard, shards)
+        return time.process_time() - start
+
+    cpu(0, 2)  # warm-up: the bundle's package imported, the JSON views compiled
+    return cpu(0, 1), [cpu(0, 2), cpu(1, 2)]
+
+
+def schedule(tasks: list[float], cores: int) -> float:
+    """When the last of ``tasks`` (CPU seconds, in partition order) ends on ``cores`` free cores,
+    each task taken by the first core to free up, as Spark's local scheduler hands them out."""
+    free = [0.0] * cores
+    for task in tasks:
+        heapq.heappush(free, heapq.heappop(free) + task)
+    return max(free)
+
+
+def split_balance(path: Path, schemas: str) -> dict[int, tuple[list[float], list[float]]]:
+    """``{cores: (stage one CPU seconds per split, stage two CPU seconds per partition)}`` for
+    local[1] and local[2], each task run here on what its Spark task is handed."""
+    import pyarrow as pa
+
+    from kraftwire.spark_decoders.api import codec_bundle
+    from kraftwire.spark_decoders.pipeline import map_file
+    from kraftwire.spark_decoders.routes import partition_labels
+    from kraftwire.spark_decoders.segments_source import piece_arrow_schema, split_pieces
+    from kraftwire.spark_decoders.splits import plan_splits
+    from kraftwire.spark_decoders.stitch import decode_pieces, piece_order, stage_two_partitions
+
+    bundle, buf = codec_bundle(schemas), map_file(str(path))
+    out = {}
+    for cores in (1, 1, 2):  # the first pass a warm-up: the bundle's package imported
+        labels = partition_labels(stage_two_partitions(len(buf), cores))
+        one, pieces = [], []
+        for index, (start, stop) in enumerate(plan_splits(len(buf), -(-len(buf) // SPLITS))):
+            begin = time.process_time()
+            batches = list(split_pieces(buf, start, stop, (0, index), labels))
+            one.append(time.process_time() - begin)
+            pieces += [row for batch in batches for row in batch.to_pylist()]
+        two = []
+        for label in labels:
+            mine = sorted((p for p in pieces if p["route"] == label), key=piece_order)
+            batch = pa.RecordBatch.from_pylist(mine, schema=piece_arrow_schema())
+            begin = time.process_time()
+            collections.deque(decode_pieces([batch], (str(path),), bundle, PORTS), maxlen=0)
+            two.append(time.process_time() - begin)
+        out[cores] = (one, two)
+    return out
+
+
+def time_spark(
+    path: Path, schemas: str, cores: int, split_bytes: int | None, rounds: int
+) -> list[float]:
+    """Wall seconds of ``rounds`` runs after a warm-up run, in one session."""
+    from pyspark.sql import SparkSession
+
+    from kraftwire.spark_decoders import read_exchanges
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    spark = (
+        SparkSession.builder.master(f"local[{cores}]")
+        .appName(f"bench-{cores}")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")  # progress bars would garble the figures
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+
+        def run() -> float:
+            start = time.perf_counter()
+            frame = read_exchanges(
+                spark, [str(path)], schemas=schemas, shards=cores, split_bytes=split_bytes
+            )
+            frame.write.format("noop").mode("overwrite").save()
+            return time.perf_counter() - start
+
+        run()  # warm-up: Python workers started, codecs materialised and imported
+        return [run() for _ in range(rounds)]
+    finally:
+        spark.stop()
+
+
+def _print_accounts(capture: Path, schemas: str, plans: str) -> None:
+    if plans in ("both", "source"):
+        one, two = shard_balance(capture, schemas)
+        print(
+            f"data source shards, CPU seconds: local[1] {one:.2f}; local[2] "
+            f"{' + '.join(f'{s:.2f}' for s in two)}: at best {one / max(two):.2f}x on two free cores"
+        )
+    if plans in ("both", "split"):
+        account = split_balance(capture, schemas)
+        (one_1, two_1), (one_2, two_2) = account[1], account[2]
+        best = (sum(one_1) + sum(two_1)) / (schedule(one_2, 2) + schedule(two_2, 2))
+        print(
+            f"split plan tasks, CPU seconds: stage one {sum(one_1):.2f} ({len(one_1)} splits: "
+            f"{' '.join(f'{t:.2f}' for t in one_1)}); stage two local[1] "
+            f"{' + '.join(f'{t:.2f}' for t in two_1)}, local[2] "
+            f"{' + '.join(f'{t:.2f}' for t in two_2)}: at best {best:.2f}x on two free cores"
+        )
+
+
+def report_spark(
+    capture: Path, count: int, schemas: str, figures: dict, rounds: int, plans: str = "both"
+) -> None:
+    """Time ``plans`` (both, source or split) on local[1] and local[2]; print the ratios."""
+    _print_accounts(capture, schemas, plans)
+    chosen = [("data source", None)] if plans in ("both", "source") else []
+    if plans in ("both", "split"):
+        chosen.append(("split plan", -(-capture.stat().st_size // SPLITS)))  # SPLITS equal ones
+    for plan, split_bytes in chosen:
+        for cores in (1, 2):
+            runs = time_spark(capture, schemas, cores, split_bytes, rounds)
+            best = figures[(plan, cores)] = min(runs)
+            print(
+                f"Spark local[{cores}] {plan:11}: best {best:7.2f} s of "
+                f"{', '.join(f'{r:.2f}' for r in runs)}  {count / best:9,.0f} pkt/s  {load()}"
+            )
+        print(
+            f"Spark {plan} local[2] / local[1]: "
+            f"{figures[(plan, 1)] / figures[(plan, 2)]:.2f}x (target >= 1.7x)"
+        )
+        if "tshark" in figures:
+            print(
+                f"Spark {plan} local[1] / tshark (wall): "
+                f"{figures['tshark'].wall_s / figures[(plan, 1)]:.1f}x"
+            )
