@@ -80,9 +80,12 @@ def _all_named(subset: list[str], captures: list[str]) -> bool:
 
 
 def path_problem(captures: list[str], out: Path | None) -> str | None:
-    """Why the command must not start: an output that exists (never overwritten) or a missing capture."""
+    """Why the command must not start: an output that exists (never overwritten), an output folder
+    that does not exist, or a missing capture."""
     if out is not None and out.exists():
         return f"{out} exists; choose a new output path"
+    if out is not None and not out.parent.is_dir():
+        return f"--out {out}: no such folder {out.parent}"
     missing = [c for c in captures if not Path(c).is_file()]
     return f"no such capture file: {missing[0]}" if missing else None
 

@@ -61,6 +61,8 @@ def test_parquet(capture, tmp_path):
         (["decode", "/nonexistent.pcap"], 2, "no such capture file"),
         (["decode", "{capture}", "--format", "parquet"], 2, "needs --out"),
         (["decode", "{capture}", "--out", "{capture}"], 2, "exists"),
+        (["decode", "{capture}", "--out", "{text}/missing/rows.jsonl"], 2, "no such folder"),
+        (["report", "{capture}", "--out", "{text}/missing/report.html"], 2, "no such folder"),
         (["decode", "{capture}", "--ports", "x"], 2, "--ports"),
         (["decode", "{text}"], 1, "not a pcap or pcapng file"),
         (["decode", "{capture}", "--schemas", "/nonexistent-dir"], 1, "does not exist"),
