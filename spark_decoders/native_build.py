@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from kraftwire.codegen.native.build import NativeBuildError, run_build_script
 
 from .implementation import (
     COMPILED_MODULES,
@@ -50,10 +51,6 @@ setup(
     script_args=["-q", "build_ext", "--inplace"],
 )
 """
-
-
-class NativeBuildError(Exception):
-    """mypyc or the C compiler failed; the message names the log with the details."""
 
 
 @dataclass(frozen=True)
@@ -88,27 +85,7 @@ def build(native_dir: Path = NATIVE_DIR) -> NativeBuild:
 
 
 def _compile(root: Path, paths: list[str]) -> None:
-    log = root / "build.log"
-    with log.open("w") as stream:
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                _SETUP.format(group=f"{PACKAGE}.{GROUP}"),
-                *MYPY_OPTIONS,
-                *paths,
-            ],
-            cwd=root,
-            stdout=stream,
-            stderr=subprocess.STDOUT,
-            check=False,
-        )
-    if result.returncode != 0:
-        kept = Path(tempfile.gettempdir()) / "kraftwire-decoders-native-build.log"
-        shutil.copyfile(log, kept)
-        lines = log.read_text(errors="replace").strip().splitlines()
-        errors = [line for line in lines if ": error:" in line] or lines[-1:] or ["(no output)"]
-        raise NativeBuildError(f"mypyc build failed ({errors[0][:200]}); full log: {kept}")
+    run_build_script(root, _SETUP.format(group=f"{PACKAGE}.{GROUP}"), [*MYPY_OPTIONS, *paths])
 
 
 def _place(built: list[Path], native_dir: Path) -> int:

@@ -104,22 +104,36 @@ def native_module_name_of(module: str) -> str:
 
 
 def _compile(root: Path, paths: list[str], jobs: int) -> None:
-    if not paths:
-        return
+    if paths:
+        run_build_script(root, _SETUP.format(jobs=jobs), paths)
+
+
+def run_build_script(root: Path, script: str, args: list[str]) -> None:
+    """Run a setuptools/mypyc ``script`` with ``args`` in ``root``; on failure keep its log in a new
+    temporary file and raise NativeBuildError naming the first error line (or the last line)."""
     log = root / "build.log"
     with log.open("w") as stream:
         result = subprocess.run(
-            [sys.executable, "-c", _SETUP.format(jobs=jobs), *paths],
+            [sys.executable, "-c", script, *args],
             cwd=root,
             stdout=stream,
             stderr=subprocess.STDOUT,
             check=False,
         )
     if result.returncode != 0:
-        kept = Path(tempfile.gettempdir()) / "kraftwire-native-build.log"
+        handle, kept = tempfile.mkstemp(prefix="kraftwire-native-build-", suffix=".log")
+        os.close(handle)
         shutil.copyfile(log, kept)
-        tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
-        raise NativeBuildError(f"mypyc build failed ({tail[0][:200]}); full log: {kept}")
+        lines = log.read_text(errors="replace").strip().splitlines()
+        errors = [line for line in lines if ": error:" in line] or lines[-1:] or ["(no output)"]
+        raise NativeBuildError(f"mypyc build failed ({errors[0][:200]}); full log: {kept}")
 
 
-__all__ = ["NativeBuild", "NativeBuildError", "build_native", "emit_sources", "native_module_name"]
+__all__ = [
+    "NativeBuild",
+    "NativeBuildError",
+    "build_native",
+    "emit_sources",
+    "native_module_name",
+    "run_build_script",
+]
