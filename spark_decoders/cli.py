@@ -56,7 +56,10 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         return _fail(f"{exc} (is the spec directory a kraftwire-generatable set?)", 1)
     if not _all_named(unreadable, args.captures):  # as report: no output when nothing is a capture
-        _write(rows, args)
+        try:
+            _write(rows, args)
+        except OSError as exc:  # the output appeared while decoding, or cannot be created
+            return _fail(f"--out {args.out}: {exc.strerror or exc}", 1)
     for path in unreadable:
         print(f"kraftwire: {path}: not a pcap or pcapng file", file=sys.stderr)
     return 1 if unreadable else 0
@@ -143,12 +146,12 @@ def _write(rows: list[dict], args: argparse.Namespace) -> None:
         if rows or not args.spark:
             import pyarrow.parquet as pq
 
-            pq.write_table(
-                __import__("pyarrow").Table.from_batches([to_arrow(rows, args.table)]),
-                str(args.out),
-            )
+            with open(args.out, "xb") as handle:  # "x": never replace a file made meanwhile
+                pq.write_table(
+                    __import__("pyarrow").Table.from_batches([to_arrow(rows, args.table)]), handle
+                )
         return
-    out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
+    out = open(args.out, "x", encoding="utf-8") if args.out else sys.stdout
     try:
         if args.format == "jsonl":
             for row in rows:

@@ -48,7 +48,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"kraftwire: {path}: not a pcap or pcapng file", file=sys.stderr)
     if len(unreadable) == len(args.captures):
         return 1  # nothing to report on: write no file
-    args.out.write_text(render(rows, [str(c) for c in args.captures]), encoding="utf-8")
+    page = render(rows, [str(c) for c in args.captures])
+    try:
+        with open(args.out, "x", encoding="utf-8") as out:  # never replace a file made meanwhile
+            out.write(page)
+    except OSError as exc:
+        print(f"kraftwire: --out {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     return 1 if unreadable else 0
 
 

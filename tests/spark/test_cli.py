@@ -97,3 +97,40 @@ def test_header_only_capture_is_an_empty_capture(tmp_path, capsys):
     assert main(["decode", empty]) == 0
     captured = capsys.readouterr()
     assert captured.out.endswith("0 exchanges\n") and captured.err == ""
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet", "table"])
+def test_an_output_made_while_decoding_is_never_replaced(
+    fmt, capture, tmp_path, capsys, monkeypatch
+):
+    import kraftwire.spark_decoders.cli as cli
+
+    out = tmp_path / f"rows.{fmt}"
+    decode_rows = cli._local_rows
+
+    def someone_writes_the_output_meanwhile(args, ports):
+        found = decode_rows(args, ports)
+        out.write_text("theirs\n")
+        return found
+
+    monkeypatch.setattr(cli, "_local_rows", someone_writes_the_output_meanwhile)
+    assert main(["decode", capture, "--format", fmt, "--out", str(out)]) == 1
+    assert out.read_text() == "theirs\n"
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "File exists" in err[0]
+
+
+def test_a_report_made_while_decoding_is_never_replaced(capture, tmp_path, capsys, monkeypatch):
+    import kraftwire.spark_decoders.report as report
+
+    out = tmp_path / "report.html"
+    real_render = report.render
+
+    def render_while_someone_writes(rows, captures):
+        out.write_text("theirs\n")
+        return real_render(rows, captures)
+
+    monkeypatch.setattr(report, "render", render_while_someone_writes)
+    assert main(["report", capture, "--out", str(out)]) == 1
+    assert out.read_text() == "theirs\n"
+    assert "File exists" in capsys.readouterr().err
