@@ -6,9 +6,15 @@ import json
 from pathlib import Path
 
 from kraftwire.spark_decoders.bodies import BodyDecoder
-from kraftwire.spark_decoders.layers import LINK_ETHERNET
+from kraftwire.spark_decoders.layers import LINK_ETHERNET, LINK_RAW, LINK_SLL2
 from kraftwire.spark_decoders.pipeline import decode_files
-from kraftwire.spark_decoders.synth import Conversation, ip_fragments, link_frame, pcap_bytes
+from kraftwire.spark_decoders.synth import (
+    Conversation,
+    ip_fragments,
+    link_frame,
+    pcap_bytes,
+    pcapng_section,
+)
 from kraftwire.spark_decoders.traffic import Exchange, kraft_exchanges
 
 T0 = 1_700_000_000_000_000_000
@@ -48,6 +54,23 @@ def pcap_of(packets, linktype: int = LINK_ETHERNET, vlans=(), **options) -> byte
     return pcap_bytes(
         [(ts, link_frame(linktype, ip, vlans)) for ts, ip in packets], linktype, **options
     )
+
+
+def two_pcapng_sections(first: Conversation, second: Conversation) -> bytes:
+    """``first`` in a little-endian section whose packets alternate between an Ethernet interface
+    (default microseconds) and an SLL2 one (nanoseconds); ``second`` as raw IP in a big-endian
+    section with a binary resolution (2^-20 s)."""
+    one = pcapng_section(
+        [(LINK_ETHERNET, None), (LINK_SLL2, 9)],
+        [
+            (i % 2, ts, link_frame(LINK_ETHERNET if i % 2 == 0 else LINK_SLL2, ip))
+            for i, (ts, ip) in enumerate(first.packets)
+        ],
+    )
+    two = pcapng_section(
+        [(LINK_RAW, 0x80 | 20)], [(0, ts, ip) for ts, ip in second.packets], endian=">"
+    )
+    return one + two
 
 
 def decode(paths, bodies=None):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from captures import T0, conversation, fragmented, pcap_of
+from captures import T0, conversation, fragmented, pcap_of, two_pcapng_sections
 from kraftwire.spark_decoders.layers import (
     LINK_ETHERNET,
     LINK_LOOP,
@@ -89,22 +89,12 @@ def _pcapng_sections() -> bytes:
         server=("fd00::6", 9092),
         t0=T0 + 7,
     )
-    first = pcapng_section(
-        [(LINK_ETHERNET, None), (LINK_SLL2, 9)],
-        [
-            (i % 2, ts, link_frame(LINK_ETHERNET if i % 2 == 0 else LINK_SLL2, ip))
-            for i, (ts, ip) in enumerate(a.packets)
-        ],
-    )
-    second = pcapng_section(
-        [(LINK_RAW, 0x80 | 20)], [(0, ts, ip) for ts, ip in b.packets], endian=">"
-    )
     simple = pcapng_section(
         [(LINK_ETHERNET, None)],
         [(0, ts, link_frame(LINK_ETHERNET, ip)) for ts, ip in a.packets],
         simple=True,
     )
-    return first + second + simple
+    return two_pcapng_sections(a, b) + simple
 
 
 def _hostile(seed: int) -> bytes:

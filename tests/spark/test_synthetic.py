@@ -7,7 +7,15 @@ import random
 
 import pytest
 
-from captures import T0, assert_rows_match, conversation, decode, pcap_of, write
+from captures import (
+    T0,
+    assert_rows_match,
+    conversation,
+    decode,
+    pcap_of,
+    two_pcapng_sections,
+    write,
+)
 from kraftwire.spark_decoders.layers import (
     LINK_ETHERNET,
     LINK_LOOP,
@@ -16,7 +24,7 @@ from kraftwire.spark_decoders.layers import (
     LINK_SLL,
     LINK_SLL2,
 )
-from kraftwire.spark_decoders.synth import link_frame, pcap_bytes, pcapng_section
+from kraftwire.spark_decoders.synth import link_frame, pcapng_section
 from kraftwire.spark_decoders.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(120)
@@ -90,17 +98,7 @@ def test_pcapng_sections_interfaces_and_resolutions(tmp_path):
     a, b = kraft_exchanges(4, seed=1), kraft_exchanges(4, seed=2, first_correlation_id=100)
     conv_a = conversation(a)
     conv_b = conversation(b, client=("fd00::5", 40002), server=("fd00::6", 9092), t0=T0 + 7)
-    section1 = pcapng_section(
-        [(LINK_ETHERNET, None), (LINK_SLL2, 9)],
-        [
-            (i % 2, ts, link_frame(LINK_ETHERNET if i % 2 == 0 else LINK_SLL2, ip))
-            for i, (ts, ip) in enumerate(conv_a.packets)
-        ],
-    )
-    section2 = pcapng_section(
-        [(LINK_RAW, 0x80 | 20)], [(0, ts, ip) for ts, ip in conv_b.packets], endian=">"
-    )
-    rows, stats = decode(write(tmp_path, "multi.pcapng", section1 + section2))
+    rows, stats = decode(write(tmp_path, "multi.pcapng", two_pcapng_sections(conv_a, conv_b)))
     assert_rows_match([r for r in rows if r["correlation_id"] < 100], a)
     assert_rows_match([r for r in rows if r["correlation_id"] >= 100], b)
     assert rows[0]["request_frame"] == 4  # 3 handshake packets, then the request
