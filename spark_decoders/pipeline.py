@@ -164,5 +164,7 @@ def decode_files(
             except ValueError as exc:  # not a capture: reported, the other files still decode
                 file_stats.note(str(exc))
         table.finish()
-    rows.sort(key=sort_key(table.options.table))
+        # Sorted with the collector still off: the sort keys are tens of thousands of new
+        # tuples, and the collections they would set off walk every row made so far.
+        rows.sort(key=sort_key(table.options.table))
     return rows, stats
