@@ -15,7 +15,11 @@ builds, so a view may be handed either kind of object. Everything it reads is an
 have; the one place the kind shows is a tagged struct field's default, a pure instance that a compiled
 value never equals (``__eq__`` checks the class): those are compared field by field (``_differs``).
 
-``dumps`` writes the compact, non-ASCII-escaping text the rows carry, with one C encoder built once.
+``dumps`` writes the compact, non-ASCII-escaping text the rows carry. It is json.dumps's text with those
+options, written by orjson (five times faster on the bench's bodies) unless the view may hold floats, which
+orjson writes differently (``1e16`` for ``1e+16``, ``null`` for NaN): those, and the rare views orjson
+refuses (text that was not UTF-8 on the wire, nesting past 255 levels), go through one C encoder of the
+standard library, built once.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from __future__ import annotations
 import json.encoder
 import sys
 from typing import Any, Callable, Final
+
+import orjson
 
 View = Callable[[Any], dict]
 
@@ -53,7 +59,19 @@ def _c_dumps() -> Callable[[dict], str] | None:
 
 
 # Views are always dicts, so ``encode``'s special case for a bare string never applies.
-dumps: Final[Callable[[dict], str]] = _c_dumps() or _ENCODER.encode
+_stdlib_dumps: Final[Callable[[dict], str]] = _c_dumps() or _ENCODER.encode
+_orjson_dumps: Final = orjson.dumps
+
+
+def dumps(view: dict, may_hold_floats: bool = True) -> str:
+    """``json.dumps(view, ensure_ascii=False, separators=(",", ":"))``. Pass ``may_hold_floats``
+    False only when no value in ``view`` can be a float: that text is then orjson's."""
+    if not may_hold_floats:
+        try:
+            return _orjson_dumps(view).decode()
+        except orjson.JSONEncodeError:  # surrogates, deep nesting, integers past 64 bits
+            pass
+    return _stdlib_dumps(view)
 
 # JsonLayout -> its compiled view (layouts are module constants)
 _COMPILED: Final[dict[Any, View]] = {}
