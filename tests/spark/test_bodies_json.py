@@ -107,3 +107,32 @@ def test_a_float64_field_of_a_body_is_written_as_json_writes_it(upstream):
     decoded = BodyDecoder(upstream).response(payload, 48, version)
     assert decoded.problem is None, decoded.message
     assert '"value":1e-07' in decoded.json_text
+
+
+def test_a_record_header_key_that_is_not_utf8_gives_text_arrow_and_files_can_hold(upstream):
+    """Record header keys that were not UTF-8 come back as surrogateescape text; the body's JSON
+    must still be UTF-8 text (Arrow, Parquet and jsonl refuse lone surrogates), with the key's
+    value intact once parsed."""
+    import pyarrow as pa
+
+    version = 9
+    produce = upstream.lookup("ProduceRequest").from_json(
+        {
+            "transactionalId": None,
+            "acks": -1,
+            "timeoutMs": 1500,
+            "topicData": [{"name": "events", "partitionData": [{"index": 0, "records": ""}]}],
+        },
+        version,
+    )
+    produce.topic_data[0].partition_data[0].records = encode_batch(
+        [(b"k", b"v", [(b"\xffkey".decode("utf-8", "surrogateescape"), b"h")], 0)]
+    )
+    payload = upstream.encode_request(produce, version, 5, "client")[4:]
+    decoded = BodyDecoder(upstream).request(payload, 0, version)
+    assert decoded.problem is None, decoded.message
+    decoded.json_text.encode("utf-8")  # no lone surrogate left in the text
+    pa.array([decoded.json_text], pa.string())
+    view = json.loads(decoded.json_text)
+    batch = view["topicData"][0]["partitionData"][0]["records"]["batches"][0]
+    assert batch["records"][0]["headers"][0]["key"] == "\udcffkey"
