@@ -12,11 +12,12 @@ import re
 import sys
 import uuid
 from types import ModuleType
-from typing import Callable, Final, NamedTuple
+from typing import Any, Callable, Final, NamedTuple
 
 from mypy_extensions import mypyc_attr
 
-from .guard import DecodeTimeout, guarded
+from . import guard
+from .guard import DecodeTimeout
 from .headers import request_body_start, response_body_start
 from .jsonview import dumps, json_view
 from .kafka_apis import KAFKA_API_NAMES
@@ -40,10 +41,10 @@ class _Codec(NamedTuple):
     """One side of one API version: its header codec and version, the shortcut past a plain
     header (``headers.request_body_start`` / ``response_body_start``), and its body codec."""
 
-    header: type
+    header: Any  # a generated class: its read() is all that is used
     header_version: int
     body_start: Callable[[bytes, int], int | None]
-    body_class: type
+    body_class: Any
     holds_records: bool  # some struct of the body's spec has a records field
     holds_floats: bool  # some struct of the body's spec has a float64 field
     side: str  # "request" or "response", for messages
@@ -117,15 +118,16 @@ class BodyDecoder:
     def _decode(self, payload: bytes, codec: _Codec, version: int) -> Decoded:
         """Header and body; bytes after the body are reported but, as Kafka's broker does, ignored."""
         header, header_version, body_start, body_class, holds_records, holds_floats, side = codec
-
-        def read():
-            pos = body_start(payload, header_version)
-            if pos is None:  # an unusual header: the codec reads it, and says what is wrong
-                _, pos = header.read(payload, 0, header_version)
-            return body_class.read(payload, pos, version)
-
         try:
-            body, end = guarded(read, self.limit_s)
+            guarded = guard.begin(self.limit_s)
+            try:
+                pos = body_start(payload, header_version)
+                if pos is None:  # an unusual header: the codec reads it, and says what is wrong
+                    _, pos = header.read(payload, 0, header_version)
+                body, end = body_class.read(payload, pos, version)
+            finally:
+                if guarded:
+                    guard.end()
             view = json_view(body, version)
             if holds_records and self._expand_records(body, view, None):
                 holds_floats = True  # metadata records' views (ClientQuotaRecord has a float64)
