@@ -8,7 +8,7 @@ from ._crc32c import crc32c
 from ._runtime import DecodeError
 from ._v2_write import CRC_START, V2_HEADER, V2_HEADER_SIZE
 
-__all__ = ["ZIGZAG", "ZIGZAG2", "decode_v2_batch", "read_headers", "read_varint"]
+__all__ = ["ZIGZAG", "ZIGZAG2", "decode_v2_batch", "read_varint"]
 
 _MIN_RECORD_SIZE = 7  # length, attributes, timestamp/offset deltas, key, value, header count
 _new_record = tuple.__new__
@@ -173,7 +173,7 @@ def _read_records(buf, pos, end, count, base_offset, base_timestamp) -> list:
             headers: list[tuple[str, bytes | None]] = []
             pos += 1
         else:
-            headers, pos = read_headers(buf, pos, record_end)
+            headers, pos = _read_headers(buf, pos, record_end)
         if pos != record_end:
             raise DecodeError(
                 f"record {index}: length says {length} bytes but the fields use "
@@ -197,7 +197,7 @@ def _read_records(buf, pos, end, count, base_offset, base_timestamp) -> list:
     return records
 
 
-def read_headers(buf, pos: int, record_end: int) -> tuple[list, int]:
+def _read_headers(buf, pos: int, record_end: int) -> tuple[list, int]:
     count, pos = read_varint(buf, pos)
     if count < 0 or count > (record_end - pos) // 2:
         raise DecodeError(f"invalid header count {count}")

@@ -22,7 +22,7 @@ from typing import Optional
 from ._compression import ATTR_CODEC_MASK, CODEC_NAMES, decompress
 from ._crc32c import crc32c
 from ._runtime import ProtocolError
-from ._v2_read import ZIGZAG, ZIGZAG2, read_headers, read_varint
+from ._v2_read import ZIGZAG, ZIGZAG2, read_varint
 from ._v2_write import CRC_START, V2_HEADER, V2_HEADER_SIZE
 
 __all__ = ["Pending", "View", "read_batch_views"]
@@ -72,7 +72,7 @@ def read_batch_views(
                 break
             views.append(_batch_view(data, pos, stop, limit, raw_control, raw_data, pending))
             pos = stop
-    except (_Unusual, IndexError, ProtocolError):  # ProtocolError: decompress, read_headers
+    except (_Unusual, IndexError, ProtocolError):  # ProtocolError: decompress, a varint too long
         return None
     return views, pos, pending
 
@@ -160,9 +160,8 @@ def _record_views(
     """The views of the ``count`` records in ``buf[pos:end]``; with ``raw``, their keys and values.
 
     ``_v2_read._read_records`` reading straight into view dicts: the same reads and checks (a failed
-    check is _Unusual here). Varints are decoded inline in their common widths, for the reason given
-    there: the two lengths in one or two bytes; the timestamp delta, offset delta and key length,
-    consecutive, together when each takes one byte.
+    check is _Unusual here), varints of one and two bytes decoded inline as there, for the reason
+    given there.
     """
     views: list[View] = []
     append = views.append
@@ -188,13 +187,32 @@ def _record_views(
         if record_end > end or length < 6:
             raise _Unusual
         attributes = buf[pos]
-        b, c, d = buf[pos + 1], buf[pos + 2], buf[pos + 3]
-        if b | c | d < 128:
-            timestamp_delta, offset_delta, size = zigzag[b], zigzag[c], zigzag[d]
-            pos += 4
+        b = buf[pos + 1]
+        if b < 128:
+            timestamp_delta = zigzag[b]
+            pos += 2
+        elif (c := buf[pos + 2]) < 128:
+            timestamp_delta = zigzag2[(b & 127) | c << 7]
+            pos += 3
         else:
             timestamp_delta, pos = varint(buf, pos + 1, 10)
+        b = buf[pos]
+        if b < 128:
+            offset_delta = zigzag[b]
+            pos += 1
+        elif (c := buf[pos + 1]) < 128:
+            offset_delta = zigzag2[(b & 127) | c << 7]
+            pos += 2
+        else:
             offset_delta, pos = varint(buf, pos)
+        b = buf[pos]
+        if b < 128:
+            size = zigzag[b]
+            pos += 1
+        elif (c := buf[pos + 1]) < 128:
+            size = zigzag2[(b & 127) | c << 7]
+            pos += 2
+        else:
             size, pos = varint(buf, pos)
         if size < 0:
             key = key_text = None
@@ -241,9 +259,35 @@ def _record_views(
 
 
 def _header_views(buf: bytes, pos: int, record_end: int) -> tuple[list[View], int]:
-    headers, pos = read_headers(buf, pos, record_end)
-    views = [
-        {"key": key, "value": None if value is None else b2a_base64(value, newline=False).decode()}
-        for key, value in headers
-    ]
+    """``_v2_read._read_headers`` reading straight into view dicts (same reads and checks)."""
+    zigzag = ZIGZAG
+    varint = read_varint
+    count, pos = varint(buf, pos)
+    if count < 0 or count > (record_end - pos) // 2:
+        raise _Unusual
+    views: list[View] = []
+    for _ in range(count):
+        b = buf[pos]
+        if b < 128:
+            size = zigzag[b]
+            pos += 1
+        else:
+            size, pos = varint(buf, pos)
+        if size < 0 or pos + size > record_end:
+            raise _Unusual
+        key = buf[pos : pos + size].decode("utf-8", "surrogateescape")
+        pos += size
+        b = buf[pos]
+        if b < 128:
+            size = zigzag[b]
+            pos += 1
+        else:
+            size, pos = varint(buf, pos)
+        value_text: str | None = None
+        if size >= 0:
+            if pos + size > record_end:
+                raise _Unusual
+            value_text = b2a_base64(buf[pos : pos + size], newline=False).decode()
+            pos += size
+        views.append({"key": key, "value": value_text})
     return views, pos
