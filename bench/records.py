@@ -1,11 +1,17 @@
 """Records/s decoding 1,000-record v2 batches: kraftwire.records against kafka-python, same run.
 
     .venv/bin/python bench/records.py [--records 1000] [--repeat 7] [--codecs none,lz4,zstd]
+    .venv/bin/python bench/records.py --view   # the JSON view: fused reader vs object path
 
 Each side decodes the same batch bytes (written by kraftwire, read back by both) and touches every
 record's key and value. Both verify the batch CRC: kraftwire always does, and kafka-python's consumer
 does by default (``check_crcs=True``); the kafka-python figure without the check is printed too. Runs
 are interleaved and the best of ``--repeat`` rounds is kept, which suits a shared, noisy machine.
+
+``--view`` times the JSON view of the same bytes instead: ``batches_to_json`` (v2 batches read
+straight into the view) against ``decode_batches`` + ``batch_to_json`` (the Record/RecordBatch
+objects' view, what ``batches_to_json`` did before), on one ``--records`` batch per codec and on 1,000
+buffers of one 3-record batch each, like the records fields of ``bench/decode.py``'s capture.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import argparse
 import random
 import time
 
-from kraftwire.records import decode_batches, encode_batch
+from kraftwire.records import batch_to_json, batches_to_json, decode_batches, encode_batch
 
 
 def make_records(count: int, seed: int = 1) -> list:
@@ -55,7 +61,43 @@ def kafka_python(data: bytes, check_crc: bool = True) -> int:
             n += 1
 
 
-def best_time(fn, data: bytes, rounds: int) -> float:
+def fused_view(buffers: list[bytes]) -> int:
+    return sum(
+        len(view["records"]) for data in buffers for view in batches_to_json(data)["batches"]
+    )
+
+
+def object_view(buffers: list[bytes]) -> int:
+    """The view as batches_to_json built it before its fast path (the partial tail aside)."""
+    views = [batch_to_json(batch) for data in buffers for batch in decode_batches(data)[0]]
+    return sum(len(view["records"]) for view in views)
+
+
+def view_table(args: argparse.Namespace) -> int:
+    records = make_records(args.records)
+    cases = {
+        f"{codec}, one batch": [encode_batch(records, compression=codec)]
+        for codec in args.codecs.split(",")
+    }
+    small = make_records(3000, seed=2)
+    cases["none, 1,000 x 3"] = [encode_batch(small[i : i + 3]) for i in range(0, 3000, 3)]
+    sides = {"batches_to_json": fused_view, "object path": object_view}
+    print(f"JSON view of record batches; records/s, best of {args.repeat} rounds")
+    print(f"{'buffers':<18}" + "".join(f"{name:>18}" for name in sides) + f"{'ratio':>9}")
+    for label, buffers in cases.items():
+        total = {name: fn(buffers) for name, fn in sides.items()}
+        assert len(set(total.values())) == 1, total
+        best = {name: float("inf") for name in sides}
+        for _ in range(args.repeat):
+            for name, fn in sides.items():
+                best[name] = min(best[name], best_time(fn, buffers, args.inner))
+        rates = [total[name] / best[name] for name in sides]
+        cells = "".join(f"{rate:>18,.0f}" for rate in rates)
+        print(f"{label:<18}{cells}{rates[0] / rates[1]:>8.2f}x")
+    return 0
+
+
+def best_time(fn, data, rounds: int) -> float:
     best = float("inf")
     for _ in range(rounds):
         start = time.perf_counter()
@@ -70,7 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=7, help="interleaved rounds (best kept)")
     parser.add_argument("--inner", type=int, default=20, help="timed decodes per round")
     parser.add_argument("--codecs", default="none,lz4,zstd")
+    parser.add_argument("--view", action="store_true", help="time the JSON view (see above)")
     args = parser.parse_args(argv)
+    if args.view:
+        return view_table(args)
 
     try:
         import kafka  # noqa: F401

@@ -15,10 +15,12 @@ import base64
 
 from ._batch import Record, RecordBatch
 from ._buffer import decode_batches
+from ._compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from ._control import decode_control_record
 from ._json import b64_or_none as _b64
 from ._logrecords import decode_coordinator_record, decode_metadata_record
 from ._runtime import DecodeError, ProtocolError
+from ._v2_view import read_batch_views
 
 __all__ = ["batch_from_json", "batch_to_json", "batches_to_json", "record_to_json"]
 
@@ -43,6 +45,7 @@ _HEADER_FIELDS = (
     ("recordCount", "record_count", _INT32),
 )
 _RECORD_ATTRIBUTES = (0, 255)  # the byte as the reader returns it
+_VALUES = (None, "metadata", "coordinator")  # what batch_to_json can decode data records as
 
 
 class _BadValue(Exception):
@@ -123,19 +126,19 @@ def record_to_json(record: Record) -> dict:
     }
 
 
-def _decoded_member(batch, record, values, package, family) -> tuple[str, object]:
+def _decoded_member(
+    is_control: bool, key: bytes | None, value: bytes | None, values, package, family
+) -> tuple[str, object]:
     """The decoded control/metadata/coordinator view of one record, or an error text."""
     try:
-        if batch.is_control:
-            control = decode_control_record(record.key, record.value, package=package)
+        if is_control:
+            control = decode_control_record(key, value, package=package)
             return "control", control.to_json()
         if values == "metadata":
-            metadata = decode_metadata_record(record.value, package=package, family=family)
+            metadata = decode_metadata_record(value, package=package, family=family)
             return "metadata", metadata.to_json()
         if values == "coordinator":
-            coordinator = decode_coordinator_record(
-                record.key, record.value, package=package, family=family
-            )
+            coordinator = decode_coordinator_record(key, value, package=package, family=family)
             return "coordinator", coordinator.to_json()
     except ProtocolError as exc:
         return "decodeError", str(exc)
@@ -157,7 +160,7 @@ def batch_to_json(
     :func:`decode_coordinator_record`). A record that does not decode gets a ``decodeError`` member
     instead of failing the whole view.
     """
-    if values not in (None, "metadata", "coordinator"):
+    if values not in _VALUES:
         raise ValueError(f"values must be None, 'metadata' or 'coordinator', not {values!r}")
     out = {json_name: getattr(batch, name) for json_name, name, _ in _HEADER_FIELDS}
     out["compression"] = batch.compression
@@ -171,7 +174,9 @@ def batch_to_json(
     for record in batch.records:
         item = record_to_json(record)
         if decode:
-            name, member = _decoded_member(batch, record, values, package, family)
+            name, member = _decoded_member(
+                batch.is_control, record.key, record.value, values, package, family
+            )
             if name:
                 item[name] = member
         records.append(item)
@@ -179,16 +184,45 @@ def batch_to_json(
     return out
 
 
-def batches_to_json(data, *, max_decompressed_bytes: int | None = None, **options) -> dict:
-    """``{"batches": [...], "partialTail": base64}`` for a records buffer (see :func:`batch_to_json`)."""
+def batches_to_json(
+    data: bytes | bytearray | memoryview | None,
+    *,
+    max_decompressed_bytes: int | None = None,
+    decode_control: bool = True,
+    values: str | None = None,
+    family: str | None = None,
+    package=None,
+) -> dict:
+    """``{"batches": [...], "partialTail": base64}`` for a records buffer (see :func:`batch_to_json`).
+
+    Buffers of v2 batches are read straight into the view (``_v2_view``); anything else, and any
+    buffer with a problem, goes through :func:`decode_batches`, which raises its own error for it.
+    """
     limit = (
-        {} if max_decompressed_bytes is None else {"max_decompressed_bytes": max_decompressed_bytes}
+        DEFAULT_MAX_DECOMPRESSED_BYTES if max_decompressed_bytes is None else max_decompressed_bytes
     )
-    batches, tail = decode_batches(data, **limit)
-    return {
-        "batches": [batch_to_json(batch, **options) for batch in batches],
-        "partialTail": _b64(tail),
-    }
+    if data is None:
+        data = b""
+    elif not isinstance(data, bytes):
+        data = bytes(data)
+    if values in _VALUES:
+        read = read_batch_views(data, limit, decode_control, values is not None)
+        if read is not None:
+            views, tail, pending = read
+            # Decoded only now, after every batch has been read, as the object path does.
+            for item, is_control, key, value in pending:
+                name, member = _decoded_member(is_control, key, value, values, package, family)
+                if name:
+                    item[name] = member
+            return {"batches": views, "partialTail": _b64(data[tail:]) if tail < len(data) else ""}
+    batches, tail_bytes = decode_batches(data, max_decompressed_bytes=limit)
+    views = [
+        batch_to_json(
+            batch, decode_control=decode_control, values=values, family=family, package=package
+        )
+        for batch in batches
+    ]
+    return {"batches": views, "partialTail": _b64(tail_bytes)}
 
 
 def batch_from_json(obj: dict) -> RecordBatch:

@@ -8,16 +8,16 @@ from ._crc32c import crc32c
 from ._runtime import DecodeError
 from ._v2_write import CRC_START, V2_HEADER, V2_HEADER_SIZE
 
-__all__ = ["decode_v2_batch"]
+__all__ = ["ZIGZAG", "ZIGZAG2", "decode_v2_batch", "read_varint"]
 
 _MIN_RECORD_SIZE = 7  # length, attributes, timestamp/offset deltas, key, value, header count
 _new_record = tuple.__new__
 # Zig-zag decoding tables for one- and two-byte varints (the two-byte one indexed by the 14 bits).
-_ZIGZAG = tuple((u >> 1) ^ -(u & 1) for u in range(128))
-_ZIGZAG2 = tuple((u >> 1) ^ -(u & 1) for u in range(1 << 14))
+ZIGZAG = tuple((u >> 1) ^ -(u & 1) for u in range(128))
+ZIGZAG2 = tuple((u >> 1) ^ -(u & 1) for u in range(1 << 14))
 
 
-def _read_varint(buf, pos: int, max_bytes: int = 5) -> tuple[int, int]:
+def read_varint(buf, pos: int, max_bytes: int = 5) -> tuple[int, int]:
     """Signed zig-zag varint (max_bytes 5) or varlong (10)."""
     value = 0
     shift = 0
@@ -103,10 +103,10 @@ def _read_records(buf, pos, end, count, base_offset, base_timestamp) -> list:
     # deliberate: a helper call per varint makes decoding about 40% slower (bench/records.py).
     records: list[Record] = []
     append = records.append
-    varint = _read_varint
+    varint = read_varint
     new = _new_record
-    zigzag = _ZIGZAG
-    zigzag2 = _ZIGZAG2
+    zigzag = ZIGZAG
+    zigzag2 = ZIGZAG2
     for index in range(count):
         b = buf[pos]
         if b < 128:
@@ -198,17 +198,17 @@ def _read_records(buf, pos, end, count, base_offset, base_timestamp) -> list:
 
 
 def _read_headers(buf, pos: int, record_end: int) -> tuple[list, int]:
-    count, pos = _read_varint(buf, pos)
+    count, pos = read_varint(buf, pos)
     if count < 0 or count > (record_end - pos) // 2:
         raise DecodeError(f"invalid header count {count}")
     headers = []
     for _ in range(count):
-        size, pos = _read_varint(buf, pos)
+        size, pos = read_varint(buf, pos)
         if size < 0 or pos + size > record_end:
             raise DecodeError(f"invalid header key length {size}")
         key = bytes(buf[pos : pos + size]).decode("utf-8", "surrogateescape")
         pos += size
-        size, pos = _read_varint(buf, pos)
+        size, pos = read_varint(buf, pos)
         if size < 0:
             value = None
         else:

@@ -20,6 +20,7 @@ from shared import shared_path
 from kraftwire.records import (
     DecodeError,
     batch_to_json,
+    batches_to_json,
     decode_batches,
     decode_coordinator_record,
     decode_metadata_record,
@@ -178,3 +179,33 @@ def test_json_view_decodes_metadata_values(pkg):
     view = batch_to_json(batch, values="metadata", package=pkg)
     assert view["records"][0]["metadata"]["data"] == vector["json"]
     assert "decodeError" in view["records"][1]
+
+
+def test_buffer_views_decode_metadata_and_coordinator_values_as_batch_views_do(pkg):
+    """batches_to_json reads v2 batches straight into their view (``_v2_view``) and decodes the
+    values afterwards: the same members as batch_to_json on the decoded batches, errors included."""
+    vector = _vectors("TopicRecord")[0]
+    frame = _uvarint(1) + _uvarint(2) + _uvarint(0) + bytes.fromhex(vector["hex"])
+    key_cls = pkg.lookup("OffsetCommitKey")
+    key = struct.pack(">h", key_cls.API_KEY) + bytes.fromhex(_vectors("OffsetCommitKey")[0]["hex"])
+    value_vector = _vectors("OffsetCommitValue")[0]
+    value = struct.pack(">h", value_vector["version"]) + bytes.fromhex(value_vector["hex"])
+    cases = [
+        ([(None, frame, [], 0), (None, b"\x07", [], 1), (None, None, [], 2)], "metadata", None),
+        (
+            [(key, value, [], 0), (key, None, [], 1), (b"\x00", value, [], 2)],
+            "coordinator",
+            "group",
+        ),
+    ]
+    for rows, values, family in cases:
+        data = encode_batch(rows) + encode_batch(rows[:1], base_offset=3, compression="gzip")
+        options = {"values": values, "family": family, "package": pkg}
+        view = batches_to_json(data, **options)
+        assert view["batches"] == [batch_to_json(b, **options) for b in decode_batches(data)[0]]
+        members = [
+            record.get(values, record.get("decodeError"))
+            for record in view["batches"][0]["records"]
+        ]
+        assert all(members) and "decodeError" in view["batches"][0]["records"][-1]
+    assert view["batches"][0]["records"][0]["coordinator"]["value"] == value_vector["json"]
