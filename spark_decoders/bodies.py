@@ -172,7 +172,7 @@ class BodyDecoder:
                 metadata_viewed |= bool(topic_is_metadata and self.has_metadata)
             elif kind == "struct":
                 metadata_viewed |= self._expand_records(value, view[key], topic_is_metadata)
-            elif kind == "array" and value and hasattr(value[0], "_KINDS"):
+            elif kind == "array" and value and _is_struct(type(value[0])):
                 for item, item_view in zip(value, view[key]):
                     metadata_viewed |= self._expand_records(item, item_view, topic_is_metadata)
         return metadata_viewed
@@ -196,6 +196,8 @@ _new_tuple: Final = tuple.__new__
 _ERROR_CODE: Final = re.compile(r'"errorCode":(-?\d+)')
 _JSON_KEYS: Final[dict[str, str]] = {}
 _MODULE_KINDS: Final[dict[str, frozenset[str]]] = {}
+_IS_STRUCT: Final[dict[type, bool]] = {}
+_TOPIC_NAMING: Final[dict[type, tuple[tuple[str, ...], bool]]] = {}
 _CONTAINER_FIELDS: Final[dict[type, tuple[tuple[str, str, str], ...]]] = {}
 
 
@@ -237,12 +239,40 @@ def _field_kinds(message_class: type) -> frozenset[str]:
     return kinds
 
 
+def _is_struct(cls: type) -> bool:
+    found = _IS_STRUCT.get(cls)
+    if found is None:
+        found = _IS_STRUCT[cls] = hasattr(cls, "_KINDS")
+    return found
+
+
+def _topic_naming(cls: type) -> tuple[tuple[str, ...], bool]:
+    """Which of the attributes that may name a struct's topic its class has: the text ones, in
+    the order they are tried, and whether it has ``topic_id``. Looked up once per class: asking an
+    object for an attribute it lacks costs an exception each time (compiled, five times the walk).
+    """
+    found = _TOPIC_NAMING.get(cls)
+    if found is None:
+        kinds = getattr(cls, "_KINDS", None) or {}
+        found = _TOPIC_NAMING[cls] = (
+            tuple(attr for attr in ("topic", "name", "topic_name") if attr in kinds),
+            "topic_id" in kinds,
+        )
+    return found
+
+
 def _names_metadata_topic(obj, inherited: bool | None) -> bool | None:
-    for attr in ("topic", "name", "topic_name"):
-        value = getattr(obj, attr, None)
-        if isinstance(value, str):
+    """Whether ``obj`` names the metadata log's topic, by name or id; ``inherited`` (its parent's
+    answer) when it names none. A field the message's version lacks holds its default, the empty
+    name or the zero id, which names nothing: Fetch from v13 on has a ``topic`` of "" beside the
+    ``topic_id`` that counts."""
+    names, has_topic_id = _topic_naming(type(obj))
+    for attr in names:
+        value = getattr(obj, attr)
+        if isinstance(value, str) and value:
             return value == METADATA_TOPIC
-    value = getattr(obj, "topic_id", None)
-    if isinstance(value, uuid.UUID):
-        return value == METADATA_TOPIC_ID
+    if has_topic_id:
+        value = obj.topic_id
+        if isinstance(value, uuid.UUID) and value.int:
+            return value == METADATA_TOPIC_ID
     return inherited

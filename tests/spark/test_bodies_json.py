@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import struct
 
+import pytest
+
 from kraftwire.records import encode_batch
 from kraftwire.spark_decoders.bodies import BodyDecoder
 
@@ -18,7 +20,10 @@ def _metadata_frame(package, record_name: str, record_type: int, fields: dict) -
     return bytes([1, record_type, 0]) + body
 
 
-def _fetch_response_payload(package, topic: str, records: bytes) -> bytes:
+def _fetch_response_payload(
+    package, topic: str, records: bytes, version: int = FETCH_VERSION
+) -> bytes:
+    """A Fetch response of one partition; from version 13 on, ``topic`` is a topic id (base64)."""
     response = package.lookup("FetchResponse").from_json(
         {
             "throttleTimeMs": 0,
@@ -26,7 +31,7 @@ def _fetch_response_payload(package, topic: str, records: bytes) -> bytes:
             "sessionId": 0,
             "responses": [
                 {
-                    "topic": topic,
+                    ("topicId" if version >= 13 else "topic"): topic,
                     "partitions": [
                         {
                             "partitionIndex": 0,
@@ -42,18 +47,24 @@ def _fetch_response_payload(package, topic: str, records: bytes) -> bytes:
                 }
             ],
         },
-        FETCH_VERSION,
+        version,
     )
     response.responses[0].partitions[0].records = records
-    frame = package.encode_response(response, FETCH_VERSION, 7)
+    frame = package.encode_response(response, version, 7)
     (size,) = struct.unpack_from(">i", frame)
     assert size == len(frame) - 4
     return frame[4:]
 
 
-def test_a_float_in_a_metadata_record_is_written_as_json_writes_it(upstream):
+# The metadata log's topic, by name and (Fetch v13+) by its fixed topic id (UUID 1).
+METADATA_TOPIC_BY = [(FETCH_VERSION, "__cluster_metadata"), (13, "AAAAAAAAAAAAAAAAAAAAAQ")]
+
+
+@pytest.mark.parametrize("version, topic", METADATA_TOPIC_BY)
+def test_a_float_in_a_metadata_record_is_written_as_json_writes_it(upstream, version, topic):
     """A ClientQuotaRecord's float64 value in ``__cluster_metadata`` traffic: Python's json writes
-    0.0000001 as ``1e-07`` (orjson, the faster writer of float-free bodies, would write ``1e-7``)."""
+    0.0000001 as ``1e-07`` (orjson, the faster writer of float-free bodies, would write ``1e-7``).
+    """
     quota = _metadata_frame(
         upstream,
         "ClientQuotaRecord",
@@ -66,9 +77,9 @@ def test_a_float_in_a_metadata_record_is_written_as_json_writes_it(upstream):
         },
     )
     payload = _fetch_response_payload(
-        upstream, "__cluster_metadata", encode_batch([(None, quota, [], 0)])
+        upstream, topic, encode_batch([(None, quota, [], 0)]), version
     )
-    decoded = BodyDecoder(upstream).response(payload, FETCH, FETCH_VERSION)
+    decoded = BodyDecoder(upstream).response(payload, FETCH, version)
     assert decoded.problem is None, decoded.message
     view = json.loads(decoded.json_text)
     records = view["responses"][0]["partitions"][0]["records"]["batches"][0]["records"]
