@@ -12,7 +12,9 @@ from pathlib import Path
 
 
 def exchange_pool(package, seed: int = 1) -> list[tuple[bytes, bytes]]:
-    """Distinct request/response frames (correlation id patched per use), KRaft and classic."""
+    """Distinct request/response frames (correlation id patched per use), KRaft and classic: KRaft
+    Fetch responses carry metadata-log records (topic id 1 is ``__cluster_metadata``), Produce
+    requests records of arbitrary bytes."""
     from kraftwire.records import encode_batch
 
     rng = random.Random(seed)
@@ -27,6 +29,12 @@ def exchange_pool(package, seed: int = 1) -> list[tuple[bytes, bytes]]:
         )
 
     for _ in range(40):
+        metadata_records = encode_batch(
+            [
+                (None, frame, [], 1_700_000_000_000 + i)
+                for i, frame in enumerate(_metadata_frames(package, rng))
+            ]
+        )
         records = encode_batch(
             [
                 (
@@ -72,7 +80,7 @@ def exchange_pool(package, seed: int = 1) -> list[tuple[bytes, bytes]]:
             },
             17,
         )
-        fetch.responses[0].partitions[0].records = records
+        fetch.responses[0].partitions[0].records = metadata_records  # KRaft: the metadata log
         add(lookup("FetchRequest")(max_wait_ms=500), fetch, 17)
         produce = lookup("ProduceRequest").from_json(
             {
@@ -128,6 +136,35 @@ def exchange_pool(package, seed: int = 1) -> list[tuple[bytes, bytes]]:
             3,
         )
     return pool
+
+
+def _metadata_frames(package, rng: random.Random) -> list[bytes]:
+    """1 to 5 metadata-log record values, as a KRaft leader's Fetch responses carry them: a
+    TopicRecord or PartitionRecord (frame version 1, record type, record version 0, body)."""
+    import uuid
+
+    frames = []
+    for _ in range(rng.randint(1, 5)):
+        topic_id = uuid.UUID(int=rng.getrandbits(128))
+        if rng.random() < 0.3:
+            body = package.lookup("TopicRecord")(
+                name=f"topic-{rng.randint(1, 999)}", topic_id=topic_id
+            )
+            record_type = 2
+        else:
+            replicas = rng.sample(range(1, 7), 3)
+            body = package.lookup("PartitionRecord")(
+                partition_id=rng.randint(0, 63),
+                topic_id=topic_id,
+                replicas=replicas,
+                isr=replicas,
+                leader=replicas[0],
+                leader_epoch=rng.randint(0, 40),
+                partition_epoch=rng.randint(0, 40),
+            )
+            record_type = 3
+        frames.append(bytes([1, record_type, 0]) + body.encode(0))
+    return frames
 
 
 def build_capture(path: Path, packets_wanted: int, package) -> int:
