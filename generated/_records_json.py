@@ -127,7 +127,13 @@ def record_to_json(record: Record) -> dict:
 
 
 def _decoded_member(
-    is_control: bool, key: bytes | None, value: bytes | None, values, package, family
+    is_control: bool,
+    key: bytes | None,
+    value: bytes | None,
+    values,
+    package,
+    family,
+    message_view=None,
 ) -> tuple[str, object]:
     """The decoded control/metadata/coordinator view of one record, or an error text."""
     try:
@@ -136,7 +142,7 @@ def _decoded_member(
             return "control", control.to_json()
         if values == "metadata":
             metadata = decode_metadata_record(value, package=package, family=family)
-            return "metadata", metadata.to_json()
+            return "metadata", metadata.to_json(message_view)
         if values == "coordinator":
             coordinator = decode_coordinator_record(key, value, package=package, family=family)
             return "coordinator", coordinator.to_json()
@@ -152,13 +158,15 @@ def batch_to_json(
     values: str | None = None,
     family: str | None = None,
     package=None,
+    message_view=None,
 ) -> dict:
     """The JSON view of ``batch``.
 
     ``decode_control`` adds each control record's decoded key/value; ``values`` (None, "metadata" or
     "coordinator") decodes data records as metadata-log or coordinator records (``family`` as in
     :func:`decode_coordinator_record`). A record that does not decode gets a ``decodeError`` member
-    instead of failing the whole view.
+    instead of failing the whole view. ``message_view(message, version)`` may stand in for the
+    metadata records' ``message.to_json(version)``.
     """
     if values not in _VALUES:
         raise ValueError(f"values must be None, 'metadata' or 'coordinator', not {values!r}")
@@ -175,7 +183,7 @@ def batch_to_json(
         item = record_to_json(record)
         if decode:
             name, member = _decoded_member(
-                batch.is_control, record.key, record.value, values, package, family
+                batch.is_control, record.key, record.value, values, package, family, message_view
             )
             if name:
                 item[name] = member
@@ -192,6 +200,7 @@ def batches_to_json(
     values: str | None = None,
     family: str | None = None,
     package=None,
+    message_view=None,
 ) -> dict:
     """``{"batches": [...], "partialTail": base64}`` for a records buffer (see :func:`batch_to_json`).
 
@@ -211,14 +220,21 @@ def batches_to_json(
             views, tail, pending = read
             # Decoded only now, after every batch has been read, as the object path does.
             for item, is_control, key, value in pending:
-                name, member = _decoded_member(is_control, key, value, values, package, family)
+                name, member = _decoded_member(
+                    is_control, key, value, values, package, family, message_view
+                )
                 if name:
                     item[name] = member
             return {"batches": views, "partialTail": _b64(data[tail:]) if tail < len(data) else ""}
     batches, tail_bytes = decode_batches(data, max_decompressed_bytes=limit)
     views = [
         batch_to_json(
-            batch, decode_control=decode_control, values=values, family=family, package=package
+            batch,
+            decode_control=decode_control,
+            values=values,
+            family=family,
+            package=package,
+            message_view=message_view,
         )
         for batch in batches
     ]

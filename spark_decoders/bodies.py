@@ -59,6 +59,17 @@ class BodyDecoder:
         self.package = package
         self.limit_s = limit_s
         self.has_metadata = "metadata" in getattr(package, "METADATA_RECORDS", {})
+        # Metadata-log record types with a float64 field (ClientQuotaRecord): a body that views
+        # one is written by the standard encoder (see ``jsonview.dumps``).
+        self._float_metadata_types = (
+            frozenset(
+                record_type
+                for record_type, stem in package.METADATA_RECORDS.get("metadata", {}).items()
+                if "float64" in _field_kinds(package.lookup(stem))
+            )
+            if self.has_metadata
+            else frozenset()
+        )
         from kraftwire.generated import ProtocolError
 
         self._protocol_error = (ProtocolError, getattr(package, "ProtocolError", ProtocolError))
@@ -130,7 +141,7 @@ class BodyDecoder:
                     guard.end()
             view = json_view(body, version)
             if holds_records and self._expand_records(body, view, None):
-                holds_floats = True  # metadata records' views (ClientQuotaRecord has a float64)
+                holds_floats = True  # a metadata record with a float64 field was viewed
             text = dumps(view, holds_floats)
         except self._unsupported as exc:
             return Decoded(None, None, [], None, UNSUPPORTED, f"{side}: {exc}")
@@ -157,30 +168,31 @@ class BodyDecoder:
 
     def _expand_records(self, obj, view: dict, topic_is_metadata: bool | None) -> bool:
         """Replace the base64 of each records field in ``view`` by the batches' JSON view; True
-        when some record values were viewed as metadata-log records."""
+        when some record was viewed as a metadata-log record of a type with a float64 field."""
         walk = _container_fields(type(obj))
         if not walk:
             return False
         topic_is_metadata = _names_metadata_topic(obj, topic_is_metadata)
-        metadata_viewed = False
+        floats = False
         for attr, key, kind in walk:
             value = getattr(obj, attr, None)
             if key not in view or value is None:
                 continue
             if kind == "records":
-                view[key] = self._records_view(value, topic_is_metadata)
-                metadata_viewed |= bool(topic_is_metadata and self.has_metadata)
+                records_view = view[key] = self._records_view(value, topic_is_metadata)
+                if topic_is_metadata and self._float_metadata_types:
+                    floats |= _views_metadata_of(records_view, self._float_metadata_types)
             elif kind == "struct":
-                metadata_viewed |= self._expand_records(value, view[key], topic_is_metadata)
+                floats |= self._expand_records(value, view[key], topic_is_metadata)
             elif kind == "array" and value and _is_struct(type(value[0])):
                 for item, item_view in zip(value, view[key]):
-                    metadata_viewed |= self._expand_records(item, item_view, topic_is_metadata)
-        return metadata_viewed
+                    floats |= self._expand_records(item, item_view, topic_is_metadata)
+        return floats
 
     def _records_view(self, data: bytes, metadata: bool | None) -> dict:
         options: dict[str, object] = {"package": self.package}
         if metadata and self.has_metadata:
-            options.update(values="metadata", family="metadata")
+            options.update(values="metadata", family="metadata", message_view=json_view)
         try:
             return self._batches_to_json(data, **options)
         except Exception as exc:  # corrupt batches: keep the bytes and say why
@@ -237,6 +249,16 @@ def _field_kinds(message_class: type) -> frozenset[str]:
             for kind in getattr(value, "_KINDS", {}).values()
         )
     return kinds
+
+
+def _views_metadata_of(records_view: dict, record_types: frozenset[int]) -> bool:
+    """Whether a records field's view holds a metadata-log record of one of ``record_types``."""
+    for batch in records_view.get("batches", ()):
+        for record in batch["records"]:
+            metadata = record.get("metadata")
+            if metadata is not None and metadata["type"] in record_types:
+                return True
+    return False
 
 
 def _is_struct(cls: type) -> bool:

@@ -46,11 +46,16 @@ class MetadataRecord:
         self.body = body
         self.frame_version = frame_version
 
-    def to_json(self) -> dict:
+    def to_json(self, message_view=None) -> dict:
+        """``message_view(message, version)``, when given, stands in for ``message.to_json(version)``
+        (the Spark decoders pass their faster view of the same dict)."""
         out = {"type": self.record_type, "version": self.version}
         if self.message is not None:
             out["name"] = type(self.message).__name__
-            out["data"] = self.message.to_json(self.version)
+            if message_view is None:
+                out["data"] = self.message.to_json(self.version)
+            else:
+                out["data"] = message_view(self.message, self.version)
         else:
             out["body"] = _b64(self.body)
         return out

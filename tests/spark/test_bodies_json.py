@@ -147,3 +147,45 @@ def test_a_record_header_key_that_is_not_utf8_gives_text_arrow_and_files_can_hol
     view = json.loads(decoded.json_text)
     batch = view["topicData"][0]["partitionData"][0]["records"]["batches"][0]
     assert batch["records"][0]["headers"][0]["key"] == "\udcffkey"
+
+
+@pytest.mark.parametrize("version, topic", METADATA_TOPIC_BY)
+def test_metadata_records_view_through_the_compiled_views_as_through_to_json(
+    upstream, version, topic
+):
+    """``message_view=json_view`` (the decoders' faster view of each metadata record) gives
+    exactly the records layer's own view: every field, tagged and default ones included."""
+    from kraftwire.records import batches_to_json
+
+    frames = [
+        _metadata_frame(
+            upstream, "TopicRecord", 2, {"name": "t", "topicId": "AAAAAAAAAAAAAAAAAAAAAg"}
+        ),
+        _metadata_frame(
+            upstream,
+            "PartitionRecord",
+            3,
+            {
+                "partitionId": 4,
+                "topicId": "AAAAAAAAAAAAAAAAAAAAAg",
+                "replicas": [1, 2],
+                "isr": [1],
+                "removingReplicas": [],
+                "addingReplicas": [],
+                "leader": 1,
+                "leaderRecoveryState": 1,
+                "leaderEpoch": 3,
+                "partitionEpoch": 5,
+            },
+        ),
+    ]
+    records = encode_batch([(None, frame, [], 0) for frame in frames])
+    payload = _fetch_response_payload(upstream, topic, records, version)
+    decoded = BodyDecoder(upstream).response(payload, FETCH, version)
+    view = json.loads(decoded.json_text)["responses"][0]["partitions"][0]["records"]
+    expected = batches_to_json(records, values="metadata", family="metadata", package=upstream)
+    assert [r["metadata"]["name"] for r in expected["batches"][0]["records"]] == [
+        "TopicRecord",
+        "PartitionRecord",
+    ]
+    assert view == json.loads(json.dumps(expected))
