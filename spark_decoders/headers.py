@@ -18,6 +18,7 @@ _REQUEST_HEAD: Final = struct.Struct(">hhih")
 _INT32: Final = struct.Struct(">i")
 _INT16: Final = struct.Struct(">h")
 _REQUEST_START: Final = struct.Struct(">ihhih")  # a request frame's size, then its header
+_SIZE_AND_ID: Final = struct.Struct(">ii")  # a response frame's size, then its correlation id
 _new_tuple: Final = tuple.__new__
 _PRINTABLE: Final = re.compile(rb"[\x20-\x7e]*")
 MAX_API_KEY: Final = 127
@@ -122,7 +123,7 @@ def plausible_response(pending: Collection[int]) -> Plausible:
     def check(buf: Buffer, pos: int, boundaries: Boundaries = frozenset()) -> bool | None:
         if len(buf) - pos < 8:
             return None
-        size, correlation_id = struct.unpack_from(">ii", buf, pos)
+        size, correlation_id = _SIZE_AND_ID.unpack_from(buf, pos)
         if size < 4 or size > 100 * 1024 * 1024 or correlation_id < 0:
             return False
         if correlation_id in pending:
@@ -148,7 +149,7 @@ def _next_answers(
         return True
     if end + 8 > len(buf):
         return None
-    size, correlation_id = struct.unpack_from(">ii", buf, end)
+    size, correlation_id = _SIZE_AND_ID.unpack_from(buf, end)
     if not 4 <= size <= 100 * 1024 * 1024 or correlation_id not in pending:
         return False
     return _next_answers(buf, end + 4 + size, boundaries, pending, depth - 1)
