@@ -109,7 +109,28 @@ def plausible_request(buf: Buffer, pos: int, boundaries: Boundaries = frozenset(
         return True
     if length < 0 or length > size - 10:
         return False
-    return _PRINTABLE.fullmatch(buf, pos + 14, pos + 14 + length) is not None
+    return _printable(buf, pos + 14, pos + 14 + length)
+
+
+# Client ids judged by ``_printable``: a connection sends the same few again and again, and a
+# dictionary look-up costs a third of the regular expression's match. Short ids only, and a bounded
+# number of them, so that hostile traffic cannot make the memo large.
+_PRINTABLE_MEMO: Final[dict[bytes, bool]] = {}
+_MEMO_ID_BYTES: Final = 64
+_MEMO_IDS: Final = 4096
+
+
+def _printable(buf: Buffer, start: int, end: int) -> bool:
+    """Whether ``buf[start:end]`` is all printable ASCII."""
+    if end - start > _MEMO_ID_BYTES or not isinstance(buf, bytes):
+        return _PRINTABLE.fullmatch(buf, start, end) is not None
+    client_id = buf[start:end]
+    known = _PRINTABLE_MEMO.get(client_id)
+    if known is None:
+        if len(_PRINTABLE_MEMO) >= _MEMO_IDS:
+            _PRINTABLE_MEMO.clear()
+        known = _PRINTABLE_MEMO[client_id] = _PRINTABLE.fullmatch(client_id) is not None
+    return known
 
 
 WEAK_RESPONSE_MAX: Final = 64 * 1024

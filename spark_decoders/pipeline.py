@@ -128,7 +128,7 @@ class FlowTable:
         connection ``learn`` knows that has not finished. The connection gets what ``segment``
         would give it, without the ``Segment``; False, having done nothing, for any other packet.
         """
-        fields: EthIpv4TcpNumbers = ETH_IPV4_TCP_NUMBERS.unpack_from(buf, at)
+        fields: EthIpv4TcpNumbers = _unpack_numbers(buf, at)
         ethertype, version_ihl, total, frag, proto, _, _, seq, ack, offset, flags = fields
         if (
             ethertype != ETH_IPV4
@@ -161,6 +161,7 @@ class FlowTable:
 
 
 _SYN_RST: Final = SYN | RST
+_unpack_numbers: Final = ETH_IPV4_TCP_NUMBERS.unpack_from  # bound once: no method look-up per packet
 _ENDPOINTS_START, _ENDPOINTS_STOP = ETH_IPV4_ENDPOINTS
 # An Ethernet frame's ethertype and first IP byte when it holds IPv4 without options.
 _IPV4_NO_OPTIONS: Final = b"\x08\x00\x45"

@@ -431,3 +431,28 @@ def test_timestamps_built_from_the_last_second_equal_the_epoch_arithmetic(values
             expected = None
         got = timestamp(ts_ns)
         assert got == expected and repr(got) == repr(expected), ts_ns
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    ids=st.lists(
+        st.binary(max_size=80) | st.sampled_from([b"client-7", b"x\x00y", b"\x7f", b"~ "]),
+        min_size=1,
+        max_size=8,
+    ),
+    cut=st.integers(0, 90),
+)
+def test_memoised_client_id_verdicts_equal_the_regular_expression(ids, cut):
+    """Asked twice, as bytes or bytearray, whole or cut off by the buffer's end: the memo of
+    printable client ids answers as the match would."""
+    import re
+
+    from kraftwire.spark_decoders.headers import _printable
+
+    printable = re.compile(rb"[\x20-\x7e]*")
+    for client_id in ids * 2:
+        buf = b"\x00" * 14 + client_id
+        end = 14 + cut
+        expected = printable.fullmatch(buf, 14, end) is not None
+        assert _printable(buf, 14, end) == expected
+        assert _printable(bytearray(buf), 14, end) == expected
