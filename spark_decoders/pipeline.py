@@ -161,10 +161,39 @@ class FlowTable:
 
 
 _SYN_RST: Final = SYN | RST
-_unpack_numbers: Final = ETH_IPV4_TCP_NUMBERS.unpack_from  # bound once: no method look-up per packet
+_unpack_numbers: Final = (
+    ETH_IPV4_TCP_NUMBERS.unpack_from
+)  # bound once: no method look-up per packet
 _ENDPOINTS_START, _ENDPOINTS_STOP = ETH_IPV4_ENDPOINTS
 # An Ethernet frame's ethertype and first IP byte when it holds IPv4 without options.
 _IPV4_NO_OPTIONS: Final = b"\x08\x00\x45"
+
+
+# A predicate on a segment: does it belong to this reader (a shard's own connections: ``ownership``)?
+SegmentFilter = Callable[[Segment], bool]
+
+
+def feed_file(
+    table: FlowTable,
+    buf,
+    file_index: int,
+    stats: CaptureStats,
+    on_packet: Callable[[int], None] | None = None,
+    skips: PacketFilter | None = None,
+    owns: SegmentFilter | None = None,
+) -> None:
+    """Every TCP segment of the capture in ``buf`` into ``table`` (CaptureError when it is none):
+    pcap through ``feed_pcap``, pcapng through ``segments``. ``skips`` may pass over packets
+    before they are built and ``owns`` over segments (a shard's: ``ownership``)."""
+    reader, _ = open_reader(buf, stats)
+    if isinstance(reader, PcapReader):
+        feed_pcap(table, reader, file_index, on_packet, skips, owns)
+        return
+    for number, ts_ns, seg in segments(buf, None, len(buf), stats, skips=skips):
+        if owns is None or owns(seg):
+            table.segment(seg, packet_ref(file_index, number), ts_ns)
+        if on_packet is not None and not number % 65536:
+            on_packet(number)
 
 
 def feed_pcap(
@@ -172,10 +201,13 @@ def feed_pcap(
     reader: PcapReader,
     file_index: int,
     on_packet: Callable[[int], None] | None = None,
+    skips: PacketFilter | None = None,
+    owns: SegmentFilter | None = None,
 ) -> None:
     """Every record of a pcap file (``reader``'s buffer, an mmap or bytes) into ``table``, as
     ``segments`` and ``table.segment`` would take them, in one loop: a record whose packet is the
-    common case goes straight to ``table.common_packet``, any other through the general path."""
+    common case goes straight to ``table.common_packet``, any other through the general path.
+    (A connection the table knows is one ``owns`` accepted: its packets need no more checks.)"""
     buf = reader.buf
     end = len(buf)
     unpack = reader.record_header.unpack_from
@@ -183,7 +215,7 @@ def feed_pcap(
     linktype = reader.info.linktype
     # A slice of the buffer must be bytes (hashable, and what a Segment's payload is).
     fast = linktype == LINK_ETHERNET and isinstance(buf, (bytes, mmap.mmap))
-    fragments = FragmentReassembler(reader.stats)
+    general = _GeneralPath(table, reader.stats, fast, owns)
     view = memoryview(buf)
     file_ref = file_index << FILE_SHIFT
     number = 1
@@ -213,46 +245,40 @@ def feed_pcap(
             fast
             and incl >= ETH_IPV4_TCP_MIN
             and table.common_packet(buf, at, incl, orig, file_ref | number, ts_ns)
-        ):
-            _general_packet(
-                table,
-                fragments,
-                linktype,
-                view[at : at + incl],
-                orig,
-                ts_ns,
-                file_ref | number,
-                fast,
-            )
+        ) and (skips is None or not skips(linktype, buf, at, incl)):
+            general.packet(linktype, view[at : at + incl], orig, ts_ns, file_ref | number)
         if on_packet is not None and not number % 65536:
             on_packet(number)
         number += 1
         pos = at + incl
     reader.stats.packets += number - 1
-    fragments.finish()
+    general.fragments.finish()
 
 
-def _general_packet(
-    table: FlowTable,
-    fragments: FragmentReassembler,
-    linktype: int,
-    data: memoryview,
-    orig_len: int,
-    ts_ns: int,
-    ref: int,
-    learn: bool,
-) -> None:
-    """One packet the way ``segments`` and ``FlowTable.segment`` take it; with ``learn``, an
-    unfragmented Ethernet/IPv4 packet without options also teaches the table its endpoints."""
-    seg = tcp_segment(linktype, data, orig_len)
-    if seg is not None and not seg.fragment:
-        table.segment(seg, ref, ts_ns)
-        if learn and len(data) >= ETH_IPV4_TCP_MIN and data[12:15] == _IPV4_NO_OPTIONS:
-            table.learn(bytes(data[_ENDPOINTS_START:_ENDPOINTS_STOP]), seg)
-        return
-    seg = fragments.packet(linktype, data, ts_ns)
-    if seg is not None:
-        table.segment(seg, ref, ts_ns)
+class _GeneralPath:
+    """The packets ``feed_pcap`` does not fuse, taken as ``segments`` and ``FlowTable.segment``
+    take them. With ``learn``, an unfragmented Ethernet/IPv4 packet without options also teaches
+    the table its raw endpoints, so that the connection's next packets are fused."""
+
+    def __init__(
+        self, table: FlowTable, stats: CaptureStats, learn: bool, owns: SegmentFilter | None
+    ) -> None:
+        self.table = table
+        self.fragments = FragmentReassembler(stats)
+        self.learn = learn
+        self.owns = owns
+
+    def packet(self, linktype: int, data: memoryview, orig_len: int, ts_ns: int, ref: int) -> None:
+        seg = tcp_segment(linktype, data, orig_len)
+        if seg is not None and not seg.fragment:
+            if self.owns is None or self.owns(seg):
+                self.table.segment(seg, ref, ts_ns)
+                if self.learn and len(data) >= ETH_IPV4_TCP_MIN and data[12:15] == _IPV4_NO_OPTIONS:
+                    self.table.learn(bytes(data[_ENDPOINTS_START:_ENDPOINTS_STOP]), seg)
+            return
+        seg = self.fragments.packet(linktype, data, ts_ns)
+        if seg is not None and (self.owns is None or self.owns(seg)):
+            self.table.segment(seg, ref, ts_ns)
 
 
 class CollectorPaused:
@@ -313,14 +339,7 @@ def decode_files(
             file_stats = stats[path] = CaptureStats()
             buf = map_file(path)
             try:
-                reader, _ = open_reader(buf, file_stats)
-                if isinstance(reader, PcapReader):
-                    feed_pcap(table, reader, index, on_packet)
-                    continue
-                for number, ts_ns, seg in segments(buf, None, len(buf), file_stats):
-                    table.segment(seg, packet_ref(index, number), ts_ns)
-                    if on_packet is not None and not number % 65536:
-                        on_packet(number)
+                feed_file(table, buf, index, file_stats, on_packet)
             except ValueError as exc:  # not a capture: reported, the other files still decode
                 file_stats.note(str(exc))
         table.finish()

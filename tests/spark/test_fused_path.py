@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 import kraftwire.spark_decoders as decoders
 from captures import T0, conversation
 from kraftwire.spark_decoders import pipeline
+from kraftwire.spark_decoders.api import decode_shard
 from kraftwire.spark_decoders.bodies import BodyDecoder
 from kraftwire.spark_decoders.capture import CaptureStats
+from kraftwire.spark_decoders.connection import DEFAULT_SERVER_PORTS
 from kraftwire.spark_decoders.exchanges import packet_ref
 from kraftwire.spark_decoders.layers import LINK_ETHERNET, LINK_SLL2
 from kraftwire.spark_decoders.synth import ip_fragments, link_frame
@@ -135,14 +137,26 @@ def _fused_decode(path: str, table: str) -> tuple[list[dict], CaptureStats]:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-@given(data=captures(), table=st.sampled_from([EXCHANGES, EXCHANGES, FRAMES, CONNECTIONS]))
-def test_fused_loop_equals_the_general_path(tmp_path_factory, data, table):
+@given(
+    data=captures(),
+    table=st.sampled_from([EXCHANGES, EXCHANGES, FRAMES, CONNECTIONS]),
+    shards=st.integers(1, 3),
+)
+def test_fused_loop_equals_the_general_path(tmp_path_factory, data, table, shards):
+    """Local mode, and the data source's shards together (each fusing only its own
+    connections' packets), give the general path's rows; local mode its stats too."""
     path = str(tmp_path_factory.mktemp("fused") / "capture.pcap")
     with open(path, "wb") as handle:
         handle.write(data)
     fused, general = _fused_decode(path, table), _general_decode(path, table)
     assert fused[0] == general[0]
     assert fused[1] == general[1]
+    sharded = [
+        row
+        for shard in range(shards)
+        for row in decode_shard([path], None, DEFAULT_SERVER_PORTS, shard, shards, table)
+    ]
+    assert sorted(sharded, key=sort_key(table)) == general[0]
 
 
 def test_a_pcap_of_another_link_type_decodes_as_before(tmp_path):
@@ -164,13 +178,13 @@ def test_common_packets_take_the_fused_path(tmp_path, monkeypatch):
     """A plain connection: only its SYN and SYN-ACK go the general way (each teaches the table
     one direction); every packet after them, from the handshake's last ACK on, is fused."""
     general_calls = []
-    general = pipeline._general_packet
+    general = pipeline._GeneralPath.packet
 
-    def counted(*args):
-        general_calls.append(args[-2])
-        general(*args)
+    def counted(self, linktype, data, orig_len, ts_ns, ref):
+        general_calls.append(ref)
+        general(self, linktype, data, orig_len, ts_ns, ref)
 
-    monkeypatch.setattr(pipeline, "_general_packet", counted)
+    monkeypatch.setattr(pipeline._GeneralPath, "packet", counted)
     conv = conversation(EXCHANGES_POOL[:4], close=False)
     frames = [(ts, link_frame(LINK_ETHERNET, ip)) for ts, ip in conv.packets]
     path = str(tmp_path / "plain.pcap")
