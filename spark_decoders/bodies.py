@@ -12,11 +12,12 @@ import re
 import sys
 import uuid
 from types import ModuleType
-from typing import Callable, Final, NamedTuple
+from typing import Any, Callable, Final, NamedTuple
 
 from mypy_extensions import mypyc_attr
 
-from .guard import DecodeTimeout, guarded
+from . import guard
+from .guard import DecodeTimeout
 from .headers import request_body_start, response_body_start
 from .jsonview import dumps, json_view
 from .kafka_apis import KAFKA_API_NAMES
@@ -40,11 +41,12 @@ class _Codec(NamedTuple):
     """One side of one API version: its header codec and version, the shortcut past a plain
     header (``headers.request_body_start`` / ``response_body_start``), and its body codec."""
 
-    header: type
+    header: Any  # a generated class: its read() is all that is used
     header_version: int
     body_start: Callable[[bytes, int], int | None]
-    body_class: type
+    body_class: Any
     holds_records: bool  # some struct of the body's spec has a records field
+    holds_floats: bool  # some struct of the body's spec has a float64 field
     side: str  # "request" or "response", for messages
 
 
@@ -107,27 +109,29 @@ class BodyDecoder:
                 header_version,
                 request_body_start if request else response_body_start,
                 body_class,
-                _may_hold_records(body_class),
+                "records" in _field_kinds(body_class),
+                "float64" in _field_kinds(body_class),
                 "request" if request else "response",
             )
         return codec
 
     def _decode(self, payload: bytes, codec: _Codec, version: int) -> Decoded:
         """Header and body; bytes after the body are reported but, as Kafka's broker does, ignored."""
-        header, header_version, body_start, body_class, holds_records, side = codec
-
-        def read():
-            pos = body_start(payload, header_version)
-            if pos is None:  # an unusual header: the codec reads it, and says what is wrong
-                _, pos = header.read(payload, 0, header_version)
-            return body_class.read(payload, pos, version)
-
+        header, header_version, body_start, body_class, holds_records, holds_floats, side = codec
         try:
-            body, end = guarded(read, self.limit_s)
+            guarded = guard.begin(self.limit_s)
+            try:
+                pos = body_start(payload, header_version)
+                if pos is None:  # an unusual header: the codec reads it, and says what is wrong
+                    _, pos = header.read(payload, 0, header_version)
+                body, end = body_class.read(payload, pos, version)
+            finally:
+                if guarded:
+                    guard.end()
             view = json_view(body, version)
-            if holds_records:
-                self._expand_records(body, view, None)
-            text = dumps(view)
+            if holds_records and self._expand_records(body, view, None):
+                holds_floats = True  # metadata records' views (ClientQuotaRecord has a float64)
+            text = dumps(view, holds_floats)
         except self._unsupported as exc:
             return Decoded(None, None, [], None, UNSUPPORTED, f"{side}: {exc}")
         except (DecodeTimeout, RecursionError, MemoryError) as exc:
@@ -151,23 +155,27 @@ class BodyDecoder:
         )
         return _new_tuple(Decoded, decoded)  # as Decoded(*decoded), without its Python __new__
 
-    def _expand_records(self, obj, view: dict, topic_is_metadata: bool | None) -> None:
-        """Replace the base64 of each records field in ``view`` by the batches' JSON view."""
+    def _expand_records(self, obj, view: dict, topic_is_metadata: bool | None) -> bool:
+        """Replace the base64 of each records field in ``view`` by the batches' JSON view; True
+        when some record values were viewed as metadata-log records."""
         walk = _container_fields(type(obj))
         if not walk:
-            return
+            return False
         topic_is_metadata = _names_metadata_topic(obj, topic_is_metadata)
+        metadata_viewed = False
         for attr, key, kind in walk:
             value = getattr(obj, attr, None)
             if key not in view or value is None:
                 continue
             if kind == "records":
                 view[key] = self._records_view(value, topic_is_metadata)
+                metadata_viewed |= bool(topic_is_metadata and self.has_metadata)
             elif kind == "struct":
-                self._expand_records(value, view[key], topic_is_metadata)
+                metadata_viewed |= self._expand_records(value, view[key], topic_is_metadata)
             elif kind == "array" and value and hasattr(value[0], "_KINDS"):
                 for item, item_view in zip(value, view[key]):
-                    self._expand_records(item, item_view, topic_is_metadata)
+                    metadata_viewed |= self._expand_records(item, item_view, topic_is_metadata)
+        return metadata_viewed
 
     def _records_view(self, data: bytes, metadata: bool | None) -> dict:
         options: dict[str, object] = {"package": self.package}
@@ -187,7 +195,7 @@ class BodyDecoder:
 _new_tuple: Final = tuple.__new__
 _ERROR_CODE: Final = re.compile(r'"errorCode":(-?\d+)')
 _JSON_KEYS: Final[dict[str, str]] = {}
-_HAS_RECORDS: Final[dict[str, bool]] = {}
+_MODULE_KINDS: Final[dict[str, frozenset[str]]] = {}
 _CONTAINER_FIELDS: Final[dict[type, tuple[tuple[str, str, str], ...]]] = {}
 
 
@@ -212,20 +220,21 @@ def _container_fields(cls: type) -> tuple[tuple[str, str, str], ...]:
     return fields
 
 
-def _may_hold_records(message_class: type) -> bool:
-    """Whether any struct of the message class's module (one generated module per spec) has a
-    records field; most messages have none, and skipping their walk is most of the JSON cost saved.
-    """
+def _field_kinds(message_class: type) -> frozenset[str]:
+    """The field kinds of every struct of the message class's module (one generated module per
+    spec). Most messages have no records field, and skipping their walk is most of the JSON cost
+    saved; few have a float64 one, and the others' text can be written by the faster writer."""
     module_name = message_class.__module__
-    found = _HAS_RECORDS.get(module_name)
-    if found is None:
+    kinds = _MODULE_KINDS.get(module_name)
+    if kinds is None:
         module = sys.modules[module_name]
-        found = _HAS_RECORDS[module_name] = any(
-            "records" in getattr(value, "_KINDS", {}).values()
+        kinds = _MODULE_KINDS[module_name] = frozenset(
+            kind
             for value in vars(module).values()
             if isinstance(value, type)
+            for kind in getattr(value, "_KINDS", {}).values()
         )
-    return found
+    return kinds
 
 
 def _names_metadata_topic(obj, inherited: bool | None) -> bool | None:

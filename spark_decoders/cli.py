@@ -10,6 +10,8 @@ import os
 import sys
 from pathlib import Path
 
+import orjson
+
 from .tables import EXCHANGES, TABLES
 
 
@@ -140,7 +142,7 @@ def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[d
 
 
 def _write(rows: list[dict], args: argparse.Namespace) -> None:
-    from .tables import json_ready, to_arrow
+    from .tables import to_arrow
 
     if args.format == "parquet":
         if rows or not args.spark:
@@ -151,16 +153,39 @@ def _write(rows: list[dict], args: argparse.Namespace) -> None:
                     __import__("pyarrow").Table.from_batches([to_arrow(rows, args.table)]), handle
                 )
         return
-    out = open(args.out, "x", encoding="utf-8") if args.out else sys.stdout
+    if args.format == "jsonl":
+        out = open(args.out, "xb") if args.out else sys.stdout.buffer
+        try:
+            out.writelines(jsonl_line(row, args.table) for row in rows)
+        finally:
+            if args.out:
+                out.close()
+            else:
+                out.flush()
+        return
+    text = open(args.out, "x", encoding="utf-8") if args.out else sys.stdout
     try:
-        if args.format == "jsonl":
-            for row in rows:
-                out.write(json.dumps(json_ready(row, args.table), ensure_ascii=False) + "\n")
-        else:
-            _table(rows, out, args.table)
+        _table(rows, text, args.table)
     finally:
         if args.out:
-            out.close()
+            text.close()
+
+
+# Timestamps as RFC 3339 UTC with a Z, microseconds when there are any: what
+# ``datetime.isoformat`` writes, with Z for +00:00 (``tables.json_ready``).
+_JSONL_OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC | orjson.OPT_APPEND_NEWLINE
+
+
+def jsonl_line(row: dict, table: str = EXCHANGES) -> bytes:
+    """One jsonl line of ``row``, UTF-8: compact JSON by orjson (a third of the time of
+    ``json.dumps`` on the bench's rows), or by the standard library, all non-ASCII escaped, for the
+    rare row orjson refuses (text with lone surrogates, such as a file name that is not UTF-8)."""
+    try:
+        return orjson.dumps(row, option=_JSONL_OPTIONS)
+    except orjson.JSONEncodeError:
+        from .tables import json_ready
+
+        return (json.dumps(json_ready(row, table), separators=(",", ":")) + "\n").encode()
 
 
 # The columns a terminal table shows, per table.

@@ -23,16 +23,21 @@ class DecodeTimeout(Exception):
 
 
 class _Watch:
-    decode = 0  # number of the decode in progress (0: none)
-    started = 0  # decodes started so far
     seen_at_last_tick = -1
     period: float | None = None
 
 
+# [number of the decode in progress (0: none), decodes started so far]; a list, not class
+# attributes, because storing into a class on every decode costs its attribute caches.
+_MARK = [0, 0]
+_get_ident = threading.get_ident
+_main_thread = threading.main_thread
+
+
 def _tick(signum, frame) -> None:
-    current = _Watch.decode
+    current = _MARK[0]
     if current and current == _Watch.seen_at_last_tick:
-        _Watch.decode = 0
+        _MARK[0] = 0
         raise DecodeTimeout("decoding took longer than its CPU-time limit")
     _Watch.seen_at_last_tick = current
 
@@ -43,19 +48,33 @@ def _disarm() -> None:
     signal.setitimer(signal.ITIMER_VIRTUAL, 0, 0)
 
 
-def guarded(call: Callable[[], T], limit_s: float = DEFAULT_LIMIT_S) -> T:
-    """``call()`` under the CPU-time limit; DecodeTimeout when it runs out."""
-    if threading.current_thread() is not threading.main_thread():
-        return call()
+def begin(limit_s: float = DEFAULT_LIMIT_S) -> bool:
+    """Mark a decode as running under the CPU-time limit (DecodeTimeout once it is used up) until
+    ``end()``; False, marking nothing, off the main thread, where no signal can reach it."""
+    if _get_ident() != _main_thread().ident:
+        return False
     if _Watch.period != limit_s:
         if _Watch.period is None:
             atexit.register(_disarm)
         signal.signal(signal.SIGVTALRM, _tick)
         signal.setitimer(signal.ITIMER_VIRTUAL, limit_s, limit_s)
         _Watch.period = limit_s
-    _Watch.started += 1
-    _Watch.decode = _Watch.started
+    started = _MARK[1] + 1
+    _MARK[1] = started
+    _MARK[0] = started
+    return True
+
+
+def end() -> None:
+    """The decode marked by ``begin()`` is over (call only when it returned True)."""
+    _MARK[0] = 0
+
+
+def guarded(call: Callable[[], T], limit_s: float = DEFAULT_LIMIT_S) -> T:
+    """``call()`` under the CPU-time limit; DecodeTimeout when it runs out."""
+    if not begin(limit_s):
+        return call()
     try:
         return call()
     finally:
-        _Watch.decode = 0
+        end()

@@ -134,3 +134,28 @@ def test_a_report_made_while_decoding_is_never_replaced(capture, tmp_path, capsy
     assert main(["report", capture, "--out", str(out)]) == 1
     assert out.read_text() == "theirs\n"
     assert "File exists" in capsys.readouterr().err
+
+
+def test_jsonl_lines_hold_the_rows_values_with_iso_timestamps():
+    import datetime as dt
+
+    from kraftwire.spark_decoders.cli import jsonl_line
+    from kraftwire.spark_decoders.tables import json_ready
+
+    utc = dt.timezone.utc
+    row = dict.fromkeys(COLUMNS)
+    row.update(
+        request_ts=dt.datetime(2024, 5, 1, 12, 0, 0, 17, tzinfo=utc),
+        response_ts=dt.datetime(2024, 5, 1, 12, 0, 1, tzinfo=utc),  # no microseconds
+        latency_us=1000017.0,
+        client_id="caf\u00e9",
+        error_codes=[0, 6],
+        request_json='{"a":"\\u00e9"}',
+    )
+    line = jsonl_line(row)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert json.loads(line) == json_ready(row)  # "2024-05-01T12:00:00.000017Z", "...12:00:01Z"
+    odd = dict(row, capture_file=b"/tmp/\xff.pcap".decode("utf-8", "surrogateescape"))
+    line = jsonl_line(odd)  # orjson refuses the lone surrogate: the standard library writes it
+    line.decode("utf-8")
+    assert json.loads(line) == json_ready(odd)

@@ -116,6 +116,28 @@ def test_guard_interrupts_a_runaway_decode():
     assert guarded(lambda: 42) == 42  # back to the default limit; ordinary calls pass
 
 
+def test_a_body_read_that_runs_away_is_a_decode_error_row_not_a_hang():
+    """The decoder's own guard around each body read (``guard.begin``/``end``): a read that never
+    returns becomes a decode_error naming the limit, and the next body decodes as usual."""
+    from kraftwire.generated import encode_request, lookup
+    from kraftwire.spark_decoders.bodies import BodyDecoder
+    from kraftwire.spark_decoders.codecs import load_codecs
+
+    class Spinning:
+        @staticmethod
+        def read(buf, pos, version):
+            while True:
+                pass
+
+    decoder = BodyDecoder(load_codecs(None), limit_s=0.2)
+    vote = lookup("VoteRequest")
+    payload = encode_request(vote(cluster_id="c"), 0, 1, "client")[4:]
+    stuck = decoder._codec(vote.API_KEY, 0, True)._replace(body_class=Spinning)
+    decoded = decoder._decode(payload, stuck, 0)
+    assert decoded.problem == "decode_error" and "CPU-time limit" in decoded.message
+    assert decoder.request(payload, vote.API_KEY, 0).problem is None
+
+
 def test_guard_never_kills_a_process_that_is_shutting_down():
     """Finalisation restores SIGVTALRM's default action (terminate): a tick while a big heap is
     freed would end a finished process with status 154, so ``make test`` failed after passing."""

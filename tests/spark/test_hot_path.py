@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from kraftwire.spark_decoders import layers
 from kraftwire.spark_decoders.framing import Frame, FrameReader
 from kraftwire.spark_decoders.headers import plausible_request, plausible_response
+from kraftwire.spark_decoders.bodies import _field_kinds
 from kraftwire.spark_decoders.jsonview import dumps, json_view
 from kraftwire.spark_decoders.layers import LINK_ETHERNET, tcp_segment
 from kraftwire.spark_decoders.reassembly import TcpStream
@@ -107,6 +108,8 @@ def test_compiled_json_view_equals_the_codec_to_json_on_every_vector(upstream):
         assert view == expected, vector.name
         text = json.dumps(expected, ensure_ascii=False, separators=(",", ":"))
         assert dumps(view) == text, vector.name
+        if "float64" not in _field_kinds(type(message)):  # as BodyDecoder writes its bodies
+            assert dumps(view, may_hold_floats=False) == text, vector.name
         checked += 1
     assert checked == 6144
 
@@ -322,12 +325,14 @@ def test_bundled_codecs_views_equal_their_to_json(monkeypatch):
     assert checked > 100, bundled.CODEC_IMPLEMENTATION
 
 
+# Every text, lone surrogates (what surrogateescape makes of bytes that were not UTF-8) included.
+any_text = st.text(max_size=10) | st.text(st.characters(codec=None), max_size=10)
 json_values = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(-(2**70), 2**70)
     | st.floats(allow_nan=True, allow_infinity=True)
-    | st.text(),
+    | any_text,
     lambda children: st.lists(children, max_size=4)
     | st.dictionaries(st.text(max_size=6), children, max_size=4),
     max_leaves=20,
@@ -335,11 +340,50 @@ json_values = st.recursive(
 
 
 @settings(max_examples=300, deadline=None)
-@given(view=st.dictionaries(st.text(max_size=8), json_values, max_size=6))
+@given(view=st.dictionaries(any_text, json_values, max_size=6))
 def test_dumps_writes_what_json_dumps_writes(view):
     """The once-built C encoder gives json.dumps's text with the same options: non-ASCII kept,
-    lone surrogates, NaN and infinities, big integers, nesting."""
-    assert dumps(view) == json.dumps(view, ensure_ascii=False, separators=(",", ":"))
+    NaN and infinities, big integers, nesting."""
+    assert dumps(view) == _json_dumps_text(view)
+
+
+def _json_dumps_text(view: dict) -> str:
+    """What ``dumps`` must write: json.dumps's compact text, non-ASCII kept unless the view holds
+    lone surrogates (which UTF-8 cannot hold): then all of it escaped."""
+    text = json.dumps(view, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(view, separators=(",", ":"))
+    return text
+
+
+float_free_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)  # past 64 bits orjson refuses: the standard encoder writes it
+    | any_text,
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(any_text, children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(view=st.dictionaries(any_text, float_free_values, max_size=6))
+def test_dumps_of_a_float_free_view_writes_what_json_dumps_writes(view):
+    """The faster writer (orjson) of views without floats: the same text, escapes, control
+    characters and non-ASCII included; what it refuses falls back to the standard encoder."""
+    assert dumps(view, may_hold_floats=False) == _json_dumps_text(view)
+
+
+def test_dumps_of_a_view_nested_past_orjson_depth_limit():
+    view: dict = {"a": []}
+    for _ in range(300):
+        view = {"a": [view]}
+    assert dumps(view, may_hold_floats=False) == json.dumps(
+        view, ensure_ascii=False, separators=(",", ":")
+    )
 
 
 header_payloads = st.one_of(

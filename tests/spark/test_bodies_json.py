@@ -1,0 +1,138 @@
+"""The JSON text of decoded bodies: which writer writes it must never show in the text."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+from kraftwire.records import encode_batch
+from kraftwire.spark_decoders.bodies import BodyDecoder
+
+FETCH = 1
+FETCH_VERSION = 12  # topics by name
+
+
+def _metadata_frame(package, record_name: str, record_type: int, fields: dict) -> bytes:
+    """One metadata-log record value: frame version, record type, record version, then the body."""
+    body = package.lookup(record_name).from_json(fields, 0).encode(0)
+    return bytes([1, record_type, 0]) + body
+
+
+def _fetch_response_payload(package, topic: str, records: bytes) -> bytes:
+    response = package.lookup("FetchResponse").from_json(
+        {
+            "throttleTimeMs": 0,
+            "errorCode": 0,
+            "sessionId": 0,
+            "responses": [
+                {
+                    "topic": topic,
+                    "partitions": [
+                        {
+                            "partitionIndex": 0,
+                            "errorCode": 0,
+                            "highWatermark": 1,
+                            "lastStableOffset": 1,
+                            "logStartOffset": 0,
+                            "abortedTransactions": [],
+                            "preferredReadReplica": -1,
+                            "records": "",
+                        }
+                    ],
+                }
+            ],
+        },
+        FETCH_VERSION,
+    )
+    response.responses[0].partitions[0].records = records
+    frame = package.encode_response(response, FETCH_VERSION, 7)
+    (size,) = struct.unpack_from(">i", frame)
+    assert size == len(frame) - 4
+    return frame[4:]
+
+
+def test_a_float_in_a_metadata_record_is_written_as_json_writes_it(upstream):
+    """A ClientQuotaRecord's float64 value in ``__cluster_metadata`` traffic: Python's json writes
+    0.0000001 as ``1e-07`` (orjson, the faster writer of float-free bodies, would write ``1e-7``)."""
+    quota = _metadata_frame(
+        upstream,
+        "ClientQuotaRecord",
+        14,
+        {
+            "entity": [{"entityType": "client-id", "entityName": "c1"}],
+            "key": "producer_byte_rate",
+            "value": 1e-07,
+            "remove": False,
+        },
+    )
+    payload = _fetch_response_payload(
+        upstream, "__cluster_metadata", encode_batch([(None, quota, [], 0)])
+    )
+    decoded = BodyDecoder(upstream).response(payload, FETCH, FETCH_VERSION)
+    assert decoded.problem is None, decoded.message
+    view = json.loads(decoded.json_text)
+    records = view["responses"][0]["partitions"][0]["records"]["batches"][0]["records"]
+    assert records[0]["metadata"]["data"]["value"] == 1e-07
+    assert '"value":1e-07' in decoded.json_text
+    assert decoded.json_text == json.dumps(view, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_a_body_of_other_traffic_is_the_same_text_either_writer_writes(upstream):
+    payload = _fetch_response_payload(
+        upstream, "events", encode_batch([("k\u00e9".encode(), b"v", [], 0)])
+    )
+    decoded = BodyDecoder(upstream).response(payload, FETCH, FETCH_VERSION)
+    assert decoded.problem is None, decoded.message
+    view = json.loads(decoded.json_text)
+    assert decoded.json_text == json.dumps(view, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_a_float64_field_of_a_body_is_written_as_json_writes_it(upstream):
+    version = 1
+    response = upstream.lookup("DescribeClientQuotasResponse").from_json(
+        {
+            "throttleTimeMs": 0,
+            "errorCode": 0,
+            "errorMessage": None,
+            "entries": [
+                {
+                    "entity": [{"entityType": "user", "entityName": "u1"}],
+                    "values": [{"key": "request_percentage", "value": 1e-07}],
+                }
+            ],
+        },
+        version,
+    )
+    payload = upstream.encode_response(response, version, 3)[4:]
+    decoded = BodyDecoder(upstream).response(payload, 48, version)
+    assert decoded.problem is None, decoded.message
+    assert '"value":1e-07' in decoded.json_text
+
+
+def test_a_record_header_key_that_is_not_utf8_gives_text_arrow_and_files_can_hold(upstream):
+    """Record header keys that were not UTF-8 come back as surrogateescape text; the body's JSON
+    must still be UTF-8 text (Arrow, Parquet and jsonl refuse lone surrogates), with the key's
+    value intact once parsed."""
+    import pyarrow as pa
+
+    version = 9
+    produce = upstream.lookup("ProduceRequest").from_json(
+        {
+            "transactionalId": None,
+            "acks": -1,
+            "timeoutMs": 1500,
+            "topicData": [{"name": "events", "partitionData": [{"index": 0, "records": ""}]}],
+        },
+        version,
+    )
+    produce.topic_data[0].partition_data[0].records = encode_batch(
+        [(b"k", b"v", [(b"\xffkey".decode("utf-8", "surrogateescape"), b"h")], 0)]
+    )
+    payload = upstream.encode_request(produce, version, 5, "client")[4:]
+    decoded = BodyDecoder(upstream).request(payload, 0, version)
+    assert decoded.problem is None, decoded.message
+    decoded.json_text.encode("utf-8")  # no lone surrogate left in the text
+    pa.array([decoded.json_text], pa.string())
+    view = json.loads(decoded.json_text)
+    batch = view["topicData"][0]["partitionData"][0]["records"]["batches"][0]
+    assert batch["records"][0]["headers"][0]["key"] == "\udcffkey"
