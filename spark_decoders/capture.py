@@ -41,6 +41,7 @@ class Packet(NamedTuple):
     # less than len(data), e.g. without the cooked header, which is not a cut)
     orig_len: int
     offset: int  # byte offset of the record in the file
+    data_at: int  # byte offset of ``data`` in the file
 
 
 # ``(linktype, buffer, offset of the packet's data, captured length)`` -> pass over the packet
@@ -212,6 +213,7 @@ class PcapReader:
                         view[pos + 16 : pos + 16 + incl],
                         orig,
                         pos,
+                        pos + 16,
                     ),
                 )
             number += 1

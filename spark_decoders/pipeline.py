@@ -3,6 +3,13 @@
 ``decode_files`` reads a set of captures as one stream of traffic (rotated files continue each other's
 connections; files are taken in order of their first timestamp). Spark's second stage feeds the same
 ``FlowTable`` with the segments of one connection, so both give the same rows.
+
+Each file goes in through ``feed_file``. Most packets of a capture are the same plain case (untagged
+Ethernet, IPv4 without options or fragmentation, TCP without SYN or RST) of a connection already
+seen; ``FlowTable.common_packet`` hands those from the capture's bytes straight to their connection,
+without the ``Segment``, flow key and address text the general path (``segments``, then
+``FlowTable.segment``) builds for every other packet. The general path teaches the table each
+connection's raw endpoint bytes, and the two give the same rows (``tests/spark/test_fused_path.py``).
 """
 
 from __future__ import annotations
@@ -161,9 +168,8 @@ class FlowTable:
 
 
 _SYN_RST: Final = SYN | RST
-_unpack_numbers: Final = (
-    ETH_IPV4_TCP_NUMBERS.unpack_from
-)  # bound once: no method look-up per packet
+# Bound once: no method look-up per packet.
+_unpack_numbers: Final = ETH_IPV4_TCP_NUMBERS.unpack_from
 _ENDPOINTS_START, _ENDPOINTS_STOP = ETH_IPV4_ENDPOINTS
 # An Ethernet frame's ethertype and first IP byte when it holds IPv4 without options.
 _IPV4_NO_OPTIONS: Final = b"\x08\x00\x45"
@@ -182,18 +188,36 @@ def feed_file(
     skips: PacketFilter | None = None,
     owns: SegmentFilter | None = None,
 ) -> None:
-    """Every TCP segment of the capture in ``buf`` into ``table`` (CaptureError when it is none):
-    pcap through ``feed_pcap``, pcapng through ``segments``. ``skips`` may pass over packets
-    before they are built and ``owns`` over segments (a shard's: ``ownership``)."""
-    reader, _ = open_reader(buf, stats)
+    """Every TCP segment of the capture in ``buf`` into ``table`` (CaptureError when it is none),
+    as ``segments`` and ``table.segment`` would take them, common packets fused: pcap records in
+    ``feed_pcap``'s one loop, pcapng packets as its reader yields them. ``skips`` may pass over
+    packets before they are built and ``owns`` over segments (a shard's: ``ownership``)."""
+    reader, start = open_reader(buf, stats)
     if isinstance(reader, PcapReader):
         feed_pcap(table, reader, file_index, on_packet, skips, owns)
         return
-    for number, ts_ns, seg in segments(buf, None, len(buf), stats, skips=skips):
-        if owns is None or owns(seg):
-            table.segment(seg, packet_ref(file_index, number), ts_ns)
-        if on_packet is not None and not number % 65536:
-            on_packet(number)
+    fast = _sliceable(buf)
+    general = _GeneralPath(table, stats, fast, owns)
+    file_ref = file_index << FILE_SHIFT
+    for packet in reader.records(start, len(buf), 1, skips):
+        ref = file_ref | packet.number
+        if not (
+            fast
+            and packet.linktype == LINK_ETHERNET
+            and len(packet.data) >= ETH_IPV4_TCP_MIN
+            and table.common_packet(
+                buf, packet.data_at, len(packet.data), packet.orig_len, ref, packet.ts_ns
+            )
+        ):
+            general.packet(packet.linktype, packet.data, packet.orig_len, packet.ts_ns, ref)
+        if on_packet is not None and not packet.number % 65536:
+            on_packet(packet.number)
+    general.fragments.finish()
+
+
+def _sliceable(buf: object) -> bool:
+    """Whether a slice of ``buf`` is bytes: hashable, and what a Segment's payload is."""
+    return isinstance(buf, (bytes, mmap.mmap))
 
 
 def feed_pcap(
@@ -213,8 +237,7 @@ def feed_pcap(
     unpack = reader.record_header.unpack_from
     frac_limit, scale, max_len = reader.frac_limit, reader.ts_scale, reader.max_len
     linktype = reader.info.linktype
-    # A slice of the buffer must be bytes (hashable, and what a Segment's payload is).
-    fast = linktype == LINK_ETHERNET and isinstance(buf, (bytes, mmap.mmap))
+    fast = linktype == LINK_ETHERNET and _sliceable(buf)
     general = _GeneralPath(table, reader.stats, fast, owns)
     view = memoryview(buf)
     file_ref = file_index << FILE_SHIFT
@@ -273,7 +296,12 @@ class _GeneralPath:
         if seg is not None and not seg.fragment:
             if self.owns is None or self.owns(seg):
                 self.table.segment(seg, ref, ts_ns)
-                if self.learn and len(data) >= ETH_IPV4_TCP_MIN and data[12:15] == _IPV4_NO_OPTIONS:
+                if (
+                    self.learn
+                    and linktype == LINK_ETHERNET
+                    and len(data) >= ETH_IPV4_TCP_MIN
+                    and data[12:15] == _IPV4_NO_OPTIONS
+                ):
                     self.table.learn(bytes(data[_ENDPOINTS_START:_ENDPOINTS_STOP]), seg)
             return
         seg = self.fragments.packet(linktype, data, ts_ns)

@@ -1,6 +1,7 @@
-"""The fused pcap loop (``pipeline.feed_pcap``, which ``decode_files`` runs on pcap files) gives
-exactly the rows and stats of the general path it stands for: ``segments`` (capture records, link
-layers, IP fragments) feeding ``FlowTable.segment``.
+"""The fused path (``pipeline.feed_file``: ``feed_pcap``'s loop for pcap, the reader's packets for
+pcapng, common packets straight to ``FlowTable.common_packet``) gives exactly the rows and stats of
+the general path it stands for: ``segments`` (capture records, link layers, IP fragments) feeding
+``FlowTable.segment``.
 
 Captures are drawn by hypothesis: several connections (IPv4, IPv4 with options, IPv6; some reusing
 the same ports), their packets reordered, retransmitted, lost, fragmented, VLAN-tagged, cut by the
@@ -67,13 +68,16 @@ def conversations(draw) -> list[tuple[int, bytes]]:
     return packets
 
 
-# What happens to a packet on its way into the capture.
-FATES = ["keep"] * 12 + ["twice", "lost", "swap", "fragment", "vlan", "cut", "garbage"]
+# What happens to a packet on its way into the capture ("sll2": pcapng only, the packet comes
+# through a second interface of another link type).
+FATES = ["keep"] * 12 + ["twice", "lost", "swap", "fragment", "vlan", "cut", "garbage", "sll2"]
 
 
 @st.composite
 def captures(draw) -> bytes:
-    """A pcap file (microsecond or nanosecond, either byte order) of drawn traffic and damage."""
+    """A pcap file (microsecond or nanosecond, either byte order) or a pcapng section (an
+    Ethernet and an SLL2 interface) of drawn traffic and damage."""
+    pcapng = draw(st.booleans())
     nanosecond, endian = draw(st.booleans()), draw(st.sampled_from("<<>"))
     packets = draw(conversations())
     records: list[tuple[int, bytes, int, bytes]] = []  # ts, frame, bytes cut off, junk before
@@ -88,8 +92,11 @@ def captures(draw) -> bytes:
         if fate == "fragment" and len(ip) > 60:
             pieces = ip_fragments(ip, draw(st.sampled_from([16, 48])), index + 1)
         vlans = draw(st.sampled_from([(5,), (5, 7)])) if fate == "vlan" else ()
+        sll2 = fate == "sll2" and pcapng
         for piece in pieces if fate != "lost" else []:
-            frame = link_frame(LINK_ETHERNET, piece, vlans)
+            frame = (
+                link_frame(LINK_SLL2, piece) if sll2 else link_frame(LINK_ETHERNET, piece, vlans)
+            )
             cut = draw(st.integers(1, 30)) if fate == "cut" else 0
             junk = draw(st.binary(min_size=1, max_size=20)) if fate == "garbage" else b""
             records.append((ts, frame, min(cut, len(frame) - 1), junk))
@@ -97,7 +104,31 @@ def captures(draw) -> bytes:
                 records.append((ts + 10, frame, 0, b""))
         index += 1
     tail = draw(st.sampled_from([0, 0, 0, 5, 30]))
+    if pcapng:
+        return _pcapng(records, endian, tail)
     return _pcap(records, nanosecond, endian, tail)
+
+
+def _pcapng(records, endian: str, tail: int) -> bytes:
+    """One section: interface 0 Ethernet (microseconds), 1 SLL2 (nanoseconds); each packet in an
+    enhanced packet block on the interface its frame's link type needs."""
+    out = bytearray(_block(endian, 0x0A0D0D0A, struct.pack(endian + "IHHq", 0x1A2B3C4D, 1, 0, -1)))
+    out += _block(endian, 1, struct.pack(endian + "HHI", LINK_ETHERNET, 0, 0))
+    out += _block(endian, 1, struct.pack(endian + "HHIHHB3x", LINK_SLL2, 0, 0, 9, 1, 9))
+    for ts, frame, cut, junk in records:
+        sll2 = frame[:2] in (b"\x08\x00", b"\x86\xdd")  # SLL2 starts with the protocol
+        ticks = ts if sll2 else ts // 1000
+        kept = frame[: len(frame) - cut]
+        body = struct.pack(
+            endian + "IIIII", int(sll2), ticks >> 32, ticks & 0xFFFFFFFF, len(kept), len(frame)
+        )
+        out += junk + _block(endian, 6, body + kept + b"\0" * (-len(kept) % 4))
+    return bytes(out[: len(out) - tail])
+
+
+def _block(endian: str, kind: int, body: bytes) -> bytes:
+    length = len(body) + 12
+    return struct.pack(endian + "II", kind, length) + body + struct.pack(endian + "I", length)
 
 
 def _pcap(records, nanosecond: bool, endian: str, tail: int) -> bytes:
@@ -145,7 +176,7 @@ def _fused_decode(path: str, table: str) -> tuple[list[dict], CaptureStats]:
 def test_fused_loop_equals_the_general_path(tmp_path_factory, data, table, shards):
     """Local mode, and the data source's shards together (each fusing only its own
     connections' packets), give the general path's rows; local mode its stats too."""
-    path = str(tmp_path_factory.mktemp("fused") / "capture.pcap")
+    path = str(tmp_path_factory.mktemp("fused") / "capture")
     with open(path, "wb") as handle:
         handle.write(data)
     fused, general = _fused_decode(path, table), _general_decode(path, table)
@@ -174,7 +205,8 @@ def test_a_pcap_of_another_link_type_decodes_as_before(tmp_path):
 
 
 @pytest.mark.skipif(decoders.IMPLEMENTATION == "native", reason="compiled calls cannot be counted")
-def test_common_packets_take_the_fused_path(tmp_path, monkeypatch):
+@pytest.mark.parametrize("pcapng", [False, True])
+def test_common_packets_take_the_fused_path(tmp_path, monkeypatch, pcapng):
     """A plain connection: only its SYN and SYN-ACK go the general way (each teaches the table
     one direction); every packet after them, from the handshake's last ACK on, is fused."""
     general_calls = []
@@ -186,10 +218,10 @@ def test_common_packets_take_the_fused_path(tmp_path, monkeypatch):
 
     monkeypatch.setattr(pipeline._GeneralPath, "packet", counted)
     conv = conversation(EXCHANGES_POOL[:4], close=False)
-    frames = [(ts, link_frame(LINK_ETHERNET, ip)) for ts, ip in conv.packets]
-    path = str(tmp_path / "plain.pcap")
+    records = [(ts, link_frame(LINK_ETHERNET, ip), 0, b"") for ts, ip in conv.packets]
+    path = str(tmp_path / "plain")
     with open(path, "wb") as handle:
-        handle.write(_pcap([(ts, f, 0, b"") for ts, f in frames], False, "<", 0))
+        handle.write(_pcapng(records, "<", 0) if pcapng else _pcap(records, False, "<", 0))
     rows, _ = _fused_decode(path, EXCHANGES)
     assert [row["status"] for row in rows] == ["ok"] * 4
     assert general_calls == [packet_ref(0, 1), packet_ref(0, 2)]
