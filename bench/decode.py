@@ -4,6 +4,7 @@
     .venv/bin/python bench/decode.py --no-tshark --plan split   # one Spark plan: source, split or both
     .venv/bin/python bench/decode.py --profile local.prof   # where the local decode's time goes
     .venv/bin/python bench/decode.py --breakdown   # CPU seconds of each local stage, unprofiled
+    .venv/bin/python bench/decode.py --breakdown --native   # the same, compiled then pure
     .venv/bin/python bench/decode.py --native   # compiled codecs and decoders, beside pure ones
     KRAFTWIRE_PURE=1 .venv/bin/python bench/decode.py ...   # pure codecs and decoders even when compiled
 
@@ -166,9 +167,28 @@ def _read_body(payload, codec, version):
     return codec.body_class.read(payload, pos, version)[0]
 
 
+def breakdown_pure(path: Path) -> None:
+    """``breakdown_local`` in a child process with pure codecs and decoders (``KRAFTWIRE_PURE=1``),
+    its lines printed as they come."""
+    env = dict(os.environ, KRAFTWIRE_PURE="1")
+    subprocess.run([sys.executable, __file__, "--breakdown-of", str(path)], env=env, check=True)
+
+
+def _no_bodies_decoder(package):
+    """A BodyDecoder that knows no API version: every row is built, no body decoder is asked."""
+    from kraftwire.spark_decoders.bodies import BodyDecoder
+
+    class NoBodies(BodyDecoder):
+        def knows(self, api_key, api_version):
+            return False
+
+    return NoBodies(package)
+
+
 def breakdown_local(path: Path, schemas: str) -> None:
     """CPU seconds of the local decode by stage, unprofiled: each stage is run on its own (its
     inputs gathered first) and timed as the best of three, so each figure is one stage's cost."""
+    import kraftwire.spark_decoders as decoders
     from kraftwire.spark_decoders.api import local_decoder
     from kraftwire.spark_decoders.bodies import _ERROR_CODE
     from kraftwire.spark_decoders.capture import CaptureStats
@@ -179,6 +199,7 @@ def breakdown_local(path: Path, schemas: str) -> None:
     recorder = _recording_decoder(bodies.package)
     decode_files([str(path)], recorder)
     recorder.keep = False
+    no_bodies = _no_bodies_decoder(bodies.package)
     work, buf = recorder.seen, map_file(str(path))
     messages = [(_read_body(*item), item[2], item[1].holds_records) for item in work]
     views = [json_view(message, version) for message, version, _ in messages]
@@ -201,6 +222,10 @@ def breakdown_local(path: Path, schemas: str) -> None:
             "all but bodies (the above, TCP, frames, rows)",
             lambda: decode_files([str(path)], recorder),
         ),
+        (
+            "the same, no body decoder asked",
+            lambda: decode_files([str(path)], no_bodies),
+        ),
         ("body reads (generated codecs)", lambda: drain(_read_body(*item) for item in work)),
         ("JSON views (compiled)", lambda: drain(json_view(m, v) for m, v, _ in messages)),
         ("records fields -> batch JSON", expand_all),
@@ -208,7 +233,10 @@ def breakdown_local(path: Path, schemas: str) -> None:
         ("error_codes scan", lambda: drain(_ERROR_CODE.findall(text) for text in texts)),
         ("full decode", lambda: decode_files([str(path)], bodies)),
     ]
-    print(f"local decode, CPU seconds by stage ({len(work):,} bodies)  {load()}")
+    print(
+        f"local decode, CPU seconds by stage ({len(work):,} bodies; {decoders.IMPLEMENTATION} "
+        f"decoders)  {load()}"
+    )
     for label, run in stages:
         print(f"  {label:46} {_best_cpu(run):6.2f}")
 
@@ -305,6 +333,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--no-tshark", action="store_true")
     # internal: time the local decode of an existing capture, print "wall cpu rows implementation"
     parser.add_argument("--time-local", metavar="CAPTURE", help=argparse.SUPPRESS)
+    # internal: the stages of the local decode of an existing capture (--breakdown's child)
+    parser.add_argument("--breakdown-of", metavar="CAPTURE", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.packets < 1 or args.rounds < 1:
         parser.error("--packets and --rounds must be at least 1")
@@ -345,6 +375,9 @@ def main() -> int:
         timing, rows = time_local(Path(args.time_local), schemas)
         print(timing.wall_s, timing.cpu_s, rows, decoders.IMPLEMENTATION)
         return 0
+    if args.breakdown_of:
+        breakdown_local(Path(args.breakdown_of), schemas)
+        return 0
     package = _codecs(schemas, args.native)
     workdir = Path(tempfile.mkdtemp(prefix="kraftwire-bench-"))
     try:
@@ -357,6 +390,8 @@ def main() -> int:
             return 0
         if args.breakdown:
             breakdown_local(capture, schemas)
+            if args.native:  # the pure decoders' stages in the same run, for comparison
+                breakdown_pure(capture)
             return 0
         figures = report_local_and_tshark(
             capture, count, schemas, not args.no_tshark, both=args.native

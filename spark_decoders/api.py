@@ -22,12 +22,11 @@ from .pipeline import (
     DecodeOptions,
     FlowTable,
     decode_files,
+    feed_file,
     first_timestamp,
     map_file,
-    segments,
 )
 from .capture import CaptureStats
-from .exchanges import packet_ref
 from .ownership import ShardOwnership
 from .tables import EXCHANGES, check_table, sort_key, utc_aware
 
@@ -94,11 +93,14 @@ def decode_shard(
         for index, path in enumerate(files):
             buf = map_file(path)
             try:
-                for number, ts_ns, seg in segments(
-                    buf, None, len(buf), CaptureStats(), skips=None if alone else ownership.skips
-                ):
-                    if alone or ownership.owns(seg):
-                        flows.segment(seg, packet_ref(index, number), ts_ns)
+                feed_file(
+                    flows,
+                    buf,
+                    index,
+                    CaptureStats(),
+                    skips=None if alone else ownership.skips,
+                    owns=None if alone else ownership.owns,
+                )
             except ValueError:
                 continue  # not a capture: local mode reports it; here it simply yields nothing
         flows.finish()

@@ -41,6 +41,7 @@ class Packet(NamedTuple):
     # less than len(data), e.g. without the cooked header, which is not a cut)
     orig_len: int
     offset: int  # byte offset of the record in the file
+    data_at: int  # byte offset of ``data`` in the file
 
 
 # ``(linktype, buffer, offset of the packet's data, captured length)`` -> pass over the packet
@@ -133,10 +134,12 @@ class PcapReader:
         self.buf = buf
         self.info = info
         self.stats = stats if stats is not None else CaptureStats()
-        self._record = struct.Struct(info.endian + "IIII")
-        self._frac_limit = 1_000_000_000 if info.nanosecond else 1_000_000
-        self._scale = 1 if info.nanosecond else 1000
-        self._max_len = max(info.snaplen, MAX_RECORD)
+        # What ``records`` reads each record with (``pipeline`` reads pcap records the same way):
+        # seconds, fraction, captured and original length.
+        self.record_header = struct.Struct(info.endian + "IIII")
+        self.frac_limit = 1_000_000_000 if info.nanosecond else 1_000_000
+        self.ts_scale = 1 if info.nanosecond else 1000  # fraction units to nanoseconds
+        self.max_len = max(info.snaplen, MAX_RECORD)
         self.last_sec: int | None = None  # the ±1 day timestamp check of resync is relative to it
 
     def plausible(self, pos: int, chain: int = 1) -> bool:
@@ -144,14 +147,14 @@ class PcapReader:
         the previous record's, and ``chain`` more such headers after it (one more is already about a
         billion to one against a false start; more would reject a true start followed by damage)."""
         buf, end = self.buf, len(self.buf)
-        unpack = self._record.unpack_from
+        unpack = self.record_header.unpack_from
         for _ in range(chain + 1):
             if pos == end:
                 return True
             if pos + 16 > end:
                 return False
             sec, frac, incl, orig = unpack(buf, pos)
-            if frac >= self._frac_limit or not 0 < incl <= self._max_len or orig > MAX_RECORD * 4:
+            if frac >= self.frac_limit or not 0 < incl <= self.max_len or orig > MAX_RECORD * 4:
                 return False
             if self.last_sec is not None and abs(sec - self.last_sec) > 86400:
                 return False
@@ -175,15 +178,15 @@ class PcapReader:
         """Packets whose record header starts in ``[start, stop)``; ``start`` must be a record start.
         ``skips(linktype, buf, offset, length)`` may pass over a packet before it is built."""
         buf, end = self.buf, len(self.buf)
-        unpack = self._record.unpack_from
-        frac_limit, scale, max_len = self._frac_limit, self._scale, self._max_len
+        unpack = self.record_header.unpack_from
+        frac_limit, scale, max_len = self.frac_limit, self.ts_scale, self.max_len
         linktype = self.info.linktype
         view = memoryview(buf)
         number = first_number
         pos = start
         while pos < stop:
             if pos + 16 > end:
-                self._cut_tail(pos, "record header")
+                self.cut_tail(pos, "record header")
                 break
             sec: int
             frac: int
@@ -191,16 +194,13 @@ class PcapReader:
             orig: int  # typed: the compiled build then does this arithmetic on machine integers
             sec, frac, incl, orig = unpack(buf, pos)
             if frac >= frac_limit or not 0 < incl <= max_len:
-                found = self.resync(pos + 1, stop)
-                self.stats.note(f"bad pcap record header at offset {pos}")
+                found = self.skip_damage(pos, stop)
                 if found is None:
                     break
-                self.stats.resyncs += 1
-                self.stats.skipped_bytes += found - pos
                 pos = found
                 continue
             if pos + 16 + incl > end:
-                self._cut_tail(pos, f"record of {incl} bytes")
+                self.cut_tail(pos, f"record of {incl} bytes")
                 break
             self.last_sec = sec
             if skips is None or not skips(linktype, buf, pos + 16, incl):
@@ -213,12 +213,23 @@ class PcapReader:
                         view[pos + 16 : pos + 16 + incl],
                         orig,
                         pos,
+                        pos + 16,
                     ),
                 )
             number += 1
             pos += 16 + incl
         self.stats.packets += number - first_number
 
-    def _cut_tail(self, pos: int, what: str) -> None:
+    def skip_damage(self, pos: int, stop: int) -> int | None:
+        """The record header at ``pos`` is not sane: the next plausible record start before
+        ``stop`` (counted as a resync), or None when there is none."""
+        found = self.resync(pos + 1, stop)
+        self.stats.note(f"bad pcap record header at offset {pos}")
+        if found is not None:
+            self.stats.resyncs += 1
+            self.stats.skipped_bytes += found - pos
+        return found
+
+    def cut_tail(self, pos: int, what: str) -> None:
         self.stats.truncated_tail = True
         self.stats.note(f"capture ends inside a {what} at offset {pos}")

@@ -63,6 +63,7 @@ class Connection:
         self.to_client = TcpStream(self.responses)
         self.client_isn: int | None = seg.seq if seg.flags & SYN and sender_is_client else None
         self.reset = False
+        self.finished = False  # ``finish`` ran: the connection takes no more segments
 
     def is_new_connection(self, seg: Segment) -> bool:
         """A fresh SYN from the client after this connection closed (or with another ISN): port reuse."""
@@ -78,19 +79,37 @@ class Connection:
 
     def segment(self, seg: Segment, packet: int, ts_ns: int) -> None:
         from_client = seg.sport == self._client_port and seg.src == self._client_ip
-        stream, other = (
-            (self.to_server, self.to_client) if from_client else (self.to_client, self.to_server)
-        )
         if seg.flags & RST:
             self.reset = True
         if seg.flags & SYN and from_client and self.client_isn is None:
             self.client_isn = seg.seq
-        if seg.flags & ACK:  # first: the sender had these bytes before it sent this segment
-            other.peer_ack(seg.ack)
-        stream.segment(seg.seq, seg.flags, seg.payload, seg.missing, packet, ts_ns)
+        self.carry(
+            from_client, seg.seq, seg.ack, seg.flags, seg.payload, seg.missing, packet, ts_ns
+        )
+
+    def carry(
+        self,
+        from_client: bool,
+        seq: int,
+        ack: int,
+        flags: int,
+        payload: bytes,
+        missing: int,
+        packet: int,
+        ts_ns: int,
+    ) -> None:
+        """What a segment brings to the streams, once ``segment`` has seen its SYN and RST.
+        ``pipeline``'s fast path calls this directly for segments with neither."""
+        stream, other = (
+            (self.to_server, self.to_client) if from_client else (self.to_client, self.to_server)
+        )
+        if flags & ACK:  # first: the sender had these bytes before it sent this segment
+            other.peer_ack(ack)
+        stream.segment(seq, flags, payload, missing, packet, ts_ns)
 
     def finish(self) -> None:
         for stream, reader in ((self.to_server, self.requests), (self.to_client, self.responses)):
             stream.finish()
             reader.finish()
         self.matcher.finish()
+        self.finished = True

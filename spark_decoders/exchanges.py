@@ -14,6 +14,7 @@ from typing import Callable, Final
 from .bodies import FAILED, UNSUPPORTED, BodyDecoder
 from .framing import Frame
 from .headers import RequestHead, produce_acks, read_correlation_id, read_request_head
+from .reassembly import GAP, TRUNCATED
 from .rows import COLUMNS, timestamp
 
 # A packet reference is file_index << FILE_SHIFT | packet number in that file.
@@ -44,6 +45,7 @@ class Matcher:
         self.emit = emit
         self.pending: dict[int, tuple[Frame, RequestHead]] = {}
         self.unreadable_frames = 0
+        self._api_names: dict[int, str | None] = {}
         # Every column in order, the connection's own filled in: each row starts as a copy.
         self._blank_row: dict = dict.fromkeys(COLUMNS)
         self._blank_row.update(
@@ -103,7 +105,7 @@ class Matcher:
         if request is not None and head is not None:  # a request always comes with its head
             row["request_ts"] = timestamp(request.ts_ns)
             row["api_key"] = head.api_key
-            row["api_name"] = self.bodies.api_name(head.api_key)
+            row["api_name"] = self._api_name(head.api_key)
             row["api_version"] = head.api_version
             row["correlation_id"] = head.correlation_id
             row["client_id"] = head.client_id
@@ -119,20 +121,24 @@ class Matcher:
             response is not None and row["response_ts"] is None
         ):
             problems.append("a packet timestamp past the year 9999 (a damaged capture?) left out")
-        damage = (
-            request.damage if request is not None else None,
-            response.damage if response is not None else None,
-        )
-        if damage[0] or damage[1]:
-            row["status"] = "truncated" if "truncated" in damage else "gap"
-            problems.append(
-                f"frame cut by a {'snaplen truncation' if 'truncated' in damage else 'stream gap'}"
-            )
+        request_damage = request.damage if request is not None else None
+        response_damage = response.damage if response is not None else None
+        if request_damage or response_damage:
+            truncated = TRUNCATED in (request_damage, response_damage)
+            row["status"] = TRUNCATED if truncated else GAP
+            problems.append(f"frame cut by a {'snaplen truncation' if truncated else 'stream gap'}")
         elif request is not None and head is not None:
             self._decode_bodies(row, request, head, response, problems)
         if problems:
             row["decode_error"] = "; ".join(problems)
         return row
+
+    def _api_name(self, api_key: int) -> str | None:
+        """``bodies.api_name``, asked once per API key of the connection."""
+        if api_key in self._api_names:
+            return self._api_names[api_key]
+        name = self._api_names[api_key] = self.bodies.api_name(api_key)
+        return name
 
     def _decode_bodies(
         self,
@@ -148,18 +154,16 @@ class Matcher:
             if row["status"] == "ok":
                 row["status"] = UNSUPPORTED
             return
-        decoded = [self.bodies.request(request.payload, head.api_key, head.api_version)]
+        parts = [self.bodies.request(request.payload, head.api_key, head.api_version)]
+        row["request_json"] = parts[0].json_text
         if response is not None:
-            decoded.append(self.bodies.response(response.payload, head.api_key, head.api_version))
-            answer = decoded[1]
-            row.update(
-                error_code=answer.error_code,
-                error_codes=answer.error_codes,
-                throttle_time_ms=answer.throttle_time_ms,
-                response_json=answer.json_text,
-            )
-        row["request_json"] = decoded[0].json_text
-        for part in decoded:
+            answer = self.bodies.response(response.payload, head.api_key, head.api_version)
+            parts.append(answer)
+            row["error_code"] = answer.error_code
+            row["error_codes"] = answer.error_codes
+            row["throttle_time_ms"] = answer.throttle_time_ms
+            row["response_json"] = answer.json_text
+        for part in parts:
             if part.message is not None:
                 problems.append(part.message)
             if part.problem is not None:

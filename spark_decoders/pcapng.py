@@ -181,9 +181,8 @@ class PcapngReader:
             return None
         iface = self.interfaces[iface_id]
         ts_ns = iface.to_ns((ts_hi << 32) | ts_lo) if kind != BLOCK_SPB else 0
-        return Packet(
-            number, ts_ns, iface.linktype, view[data_at : data_at + incl], max(orig, incl), pos
-        )
+        data = view[data_at : data_at + incl]
+        return Packet(number, ts_ns, iface.linktype, data, max(orig, incl), pos, data_at)
 
     def control_block(self, kind: int, view: memoryview, pos: int, length: int) -> None:
         if kind == PCAPNG_SHB:

@@ -3,6 +3,13 @@
 ``decode_files`` reads a set of captures as one stream of traffic (rotated files continue each other's
 connections; files are taken in order of their first timestamp). Spark's second stage feeds the same
 ``FlowTable`` with the segments of one connection, so both give the same rows.
+
+Each file goes in through ``feed_file``. Most packets of a capture are the same plain case (untagged
+Ethernet, IPv4 without options or fragmentation, TCP without SYN or RST) of a connection already
+seen; ``FlowTable.common_packet`` hands those from the capture's bytes straight to their connection,
+without the ``Segment``, flow key and address text the general path (``segments``, then
+``FlowTable.segment``) builds for every other packet. The general path teaches the table each
+connection's raw endpoint bytes, and the two give the same rows (``tests/spark/test_fused_path.py``).
 """
 
 from __future__ import annotations
@@ -12,14 +19,26 @@ import mmap
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Final, Iterable, Iterator
 
 from .bodies import BodyDecoder
 from .capture import CaptureStats, PacketFilter, PcapFile, PcapReader, capture_format
 from .connection import DEFAULT_SERVER_PORTS, Connection
-from .exchanges import packet_ref
+from .exchanges import FILE_SHIFT, packet_ref
 from .fragments import FragmentReassembler
-from .layers import Segment, tcp_segment
+from .layers import (
+    ETH_IPV4,
+    ETH_IPV4_ENDPOINTS,
+    ETH_IPV4_TCP_MIN,
+    ETH_IPV4_TCP_NUMBERS,
+    LINK_ETHERNET,
+    PROTO_TCP,
+    RST,
+    SYN,
+    EthIpv4TcpNumbers,
+    Segment,
+    tcp_segment,
+)
 from .pcapng import PcapngReader
 from .tables import EXCHANGES, connection_class, sort_key
 
@@ -69,7 +88,11 @@ def flow_key(seg: Segment) -> tuple:
 
 @dataclass
 class FlowTable:
-    """Every connection of a set of captures; emits rows through ``emit``."""
+    """Every connection of a set of captures; emits rows through ``emit``.
+
+    ``segment`` takes any segment. ``common_packet`` is the fast path for the packets that make up
+    nearly all of a capture, read straight from the capture's bytes (see ``feed_pcap``).
+    """
 
     capture_files: tuple[str, ...]
     bodies: BodyDecoder
@@ -77,6 +100,9 @@ class FlowTable:
     options: DecodeOptions = field(default_factory=DecodeOptions)
     flows: dict[tuple, Connection] = field(default_factory=dict)
     connections: int = 0
+    # Raw endpoint bytes of an Ethernet/IPv4 packet (``layers.ETH_IPV4_ENDPOINTS``) -> its
+    # connection, and whether the client sent it: learnt from the segments ``segment`` took.
+    directions: dict[bytes, tuple[Connection, bool]] = field(default_factory=dict)
 
     def segment(self, seg: Segment, ref: int, ts_ns: int) -> None:
         key = flow_key(seg)
@@ -93,10 +119,194 @@ class FlowTable:
             self.connections += 1
         conn.segment(seg, ref, ts_ns)
 
+    def learn(self, endpoints: bytes, seg: Segment) -> None:
+        """Remember the connection ``seg`` went to (``segment`` just took it) under the raw
+        endpoint bytes of its packet, so that ``common_packet`` finds it."""
+        known = self.directions.get(endpoints)
+        conn = self.flows.get(flow_key(seg))
+        if conn is not None and (known is None or known[0] is not conn):
+            self.directions[endpoints] = (conn, conn.client == (seg.src, seg.sport))
+
+    def common_packet(
+        self, buf: "bytes | mmap.mmap", at: int, captured: int, orig_len: int, ref: int, ts_ns: int
+    ) -> bool:
+        """Take the Ethernet frame at ``buf[at:at + captured]`` when it is the common case: IPv4
+        without options or fragmentation, TCP without SYN or RST, all its bytes captured, of a
+        connection ``learn`` knows that has not finished. The connection gets what ``segment``
+        would give it, without the ``Segment``; False, having done nothing, for any other packet.
+        """
+        fields: EthIpv4TcpNumbers = _unpack_numbers(buf, at)
+        ethertype, version_ihl, total, frag, proto, _, _, seq, ack, offset, flags = fields
+        if (
+            ethertype != ETH_IPV4
+            or version_ihl != 0x45
+            or proto != PROTO_TCP
+            or frag & 0x3FFF  # a fragment: more follow, or an offset
+            or flags & _SYN_RST  # what a connection or the table itself must see in a Segment
+        ):
+            return False
+        start = 34 + (offset >> 4) * 4
+        ip_end = 14 + total if total else orig_len  # total 0: TSO, as in ``layers``
+        end = ip_end if ip_end < captured else captured
+        if start > ip_end or (orig_len > captured and ip_end > captured):
+            return False  # no TCP payload where the header says, or the snaplen cut some off
+        direction = self.directions.get(buf[at + _ENDPOINTS_START : at + _ENDPOINTS_STOP])
+        if direction is None:
+            return False
+        conn, from_client = direction
+        if conn.finished:
+            return False
+        payload = buf[at + start : at + end] if end > start else b""
+        conn.carry(from_client, seq, ack, flags, payload, 0, ref, ts_ns)
+        return True
+
     def finish(self) -> None:
         for conn in self.flows.values():
             conn.finish()
         self.flows.clear()
+        self.directions.clear()
+
+
+_SYN_RST: Final = SYN | RST
+# Bound once: no method look-up per packet.
+_unpack_numbers: Final = ETH_IPV4_TCP_NUMBERS.unpack_from
+_ENDPOINTS_START, _ENDPOINTS_STOP = ETH_IPV4_ENDPOINTS
+# An Ethernet frame's ethertype and first IP byte when it holds IPv4 without options.
+_IPV4_NO_OPTIONS: Final = b"\x08\x00\x45"
+
+
+# A predicate on a segment: does it belong to this reader (a shard's own connections: ``ownership``)?
+SegmentFilter = Callable[[Segment], bool]
+
+
+def feed_file(
+    table: FlowTable,
+    buf,
+    file_index: int,
+    stats: CaptureStats,
+    on_packet: Callable[[int], None] | None = None,
+    skips: PacketFilter | None = None,
+    owns: SegmentFilter | None = None,
+) -> None:
+    """Every TCP segment of the capture in ``buf`` into ``table`` (CaptureError when it is none),
+    as ``segments`` and ``table.segment`` would take them, common packets fused: pcap records in
+    ``feed_pcap``'s one loop, pcapng packets as its reader yields them. ``skips`` may pass over
+    packets before they are built and ``owns`` over segments (a shard's: ``ownership``)."""
+    reader, start = open_reader(buf, stats)
+    if isinstance(reader, PcapReader):
+        feed_pcap(table, reader, file_index, on_packet, skips, owns)
+        return
+    fast = _sliceable(buf)
+    general = _GeneralPath(table, stats, fast, owns)
+    file_ref = file_index << FILE_SHIFT
+    for packet in reader.records(start, len(buf), 1, skips):
+        ref = file_ref | packet.number
+        if not (
+            fast
+            and packet.linktype == LINK_ETHERNET
+            and len(packet.data) >= ETH_IPV4_TCP_MIN
+            and table.common_packet(
+                buf, packet.data_at, len(packet.data), packet.orig_len, ref, packet.ts_ns
+            )
+        ):
+            general.packet(packet.linktype, packet.data, packet.orig_len, packet.ts_ns, ref)
+        if on_packet is not None and not packet.number % 65536:
+            on_packet(packet.number)
+    general.fragments.finish()
+
+
+def _sliceable(buf: object) -> bool:
+    """Whether a slice of ``buf`` is bytes: hashable, and what a Segment's payload is."""
+    return isinstance(buf, (bytes, mmap.mmap))
+
+
+def feed_pcap(
+    table: FlowTable,
+    reader: PcapReader,
+    file_index: int,
+    on_packet: Callable[[int], None] | None = None,
+    skips: PacketFilter | None = None,
+    owns: SegmentFilter | None = None,
+) -> None:
+    """Every record of a pcap file (``reader``'s buffer, an mmap or bytes) into ``table``, as
+    ``segments`` and ``table.segment`` would take them, in one loop: a record whose packet is the
+    common case goes straight to ``table.common_packet``, any other through the general path.
+    (A connection the table knows is one ``owns`` accepted: its packets need no more checks.)"""
+    buf = reader.buf
+    end = len(buf)
+    unpack = reader.record_header.unpack_from
+    frac_limit, scale, max_len = reader.frac_limit, reader.ts_scale, reader.max_len
+    linktype = reader.info.linktype
+    fast = linktype == LINK_ETHERNET and _sliceable(buf)
+    general = _GeneralPath(table, reader.stats, fast, owns)
+    view = memoryview(buf)
+    file_ref = file_index << FILE_SHIFT
+    number = 1
+    pos = 24
+    while pos < end:
+        if pos + 16 > end:
+            reader.cut_tail(pos, "record header")
+            break
+        sec: int
+        frac: int
+        incl: int
+        orig: int
+        sec, frac, incl, orig = unpack(buf, pos)
+        if frac >= frac_limit or not 0 < incl <= max_len:
+            found = reader.skip_damage(pos, end)
+            if found is None:
+                break
+            pos = found
+            continue
+        at = pos + 16
+        if at + incl > end:
+            reader.cut_tail(pos, f"record of {incl} bytes")
+            break
+        reader.last_sec = sec
+        ts_ns = sec * 1_000_000_000 + frac * scale
+        if not (
+            fast
+            and incl >= ETH_IPV4_TCP_MIN
+            and table.common_packet(buf, at, incl, orig, file_ref | number, ts_ns)
+        ) and (skips is None or not skips(linktype, buf, at, incl)):
+            general.packet(linktype, view[at : at + incl], orig, ts_ns, file_ref | number)
+        if on_packet is not None and not number % 65536:
+            on_packet(number)
+        number += 1
+        pos = at + incl
+    reader.stats.packets += number - 1
+    general.fragments.finish()
+
+
+class _GeneralPath:
+    """The packets ``feed_pcap`` does not fuse, taken as ``segments`` and ``FlowTable.segment``
+    take them. With ``learn``, an unfragmented Ethernet/IPv4 packet without options also teaches
+    the table its raw endpoints, so that the connection's next packets are fused."""
+
+    def __init__(
+        self, table: FlowTable, stats: CaptureStats, learn: bool, owns: SegmentFilter | None
+    ) -> None:
+        self.table = table
+        self.fragments = FragmentReassembler(stats)
+        self.learn = learn
+        self.owns = owns
+
+    def packet(self, linktype: int, data: memoryview, orig_len: int, ts_ns: int, ref: int) -> None:
+        seg = tcp_segment(linktype, data, orig_len)
+        if seg is not None and not seg.fragment:
+            if self.owns is None or self.owns(seg):
+                self.table.segment(seg, ref, ts_ns)
+                if (
+                    self.learn
+                    and linktype == LINK_ETHERNET
+                    and len(data) >= ETH_IPV4_TCP_MIN
+                    and data[12:15] == _IPV4_NO_OPTIONS
+                ):
+                    self.table.learn(bytes(data[_ENDPOINTS_START:_ENDPOINTS_STOP]), seg)
+            return
+        seg = self.fragments.packet(linktype, data, ts_ns)
+        if seg is not None and (self.owns is None or self.owns(seg)):
+            self.table.segment(seg, ref, ts_ns)
 
 
 class CollectorPaused:
@@ -157,10 +367,7 @@ def decode_files(
             file_stats = stats[path] = CaptureStats()
             buf = map_file(path)
             try:
-                for number, ts_ns, seg in segments(buf, None, len(buf), file_stats):
-                    table.segment(seg, packet_ref(index, number), ts_ns)
-                    if on_packet is not None and not number % 65536:
-                        on_packet(number)
+                feed_file(table, buf, index, file_stats, on_packet)
             except ValueError as exc:  # not a capture: reported, the other files still decode
                 file_stats.note(str(exc))
         table.finish()

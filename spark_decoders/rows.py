@@ -50,8 +50,10 @@ _COLUMNS: Final[tuple[tuple[str, str, str], ...]] = (
     ("decode_error", "STRING", "string"),
 )
 COLUMNS: Final[tuple[str, ...]] = tuple(name for name, _, _ in _COLUMNS)
-_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_UTC: Final = dt.timezone.utc
+_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=_UTC)
 _timedelta: Final = dt.timedelta
+_datetime: Final = dt.datetime
 
 
 def spark_ddl() -> str:
@@ -82,15 +84,36 @@ def to_arrow(rows: list[dict]):
     return pa.RecordBatch.from_pydict(columns, schema=schema)
 
 
+class _CalendarSecond:
+    """The calendar fields of the whole second ``timestamp`` converted last. Packets come in
+    time order, so most timestamps fall in the same second as the one before: their datetime is
+    then built from these fields, which costs about half of the datetime arithmetic."""
+
+    def __init__(self) -> None:
+        self.second = 0
+        self.fields = (1970, 1, 1, 0, 0, 0)  # year, month, day, hour, minute, second
+
+
+_LAST_SECOND: Final = _CalendarSecond()
+
+
 def timestamp(ts_ns: int | None) -> dt.datetime | None:
     """Nanoseconds since the epoch as an aware UTC datetime (microsecond precision), or None when
     there is none: no timestamp, or one past what a datetime (and Spark's TIMESTAMP) can hold."""
     if ts_ns is None:
         return None
-    try:
-        return _EPOCH + _timedelta(0, 0, ts_ns // 1000)  # positional: keywords cost a third more
-    except OverflowError:  # past the year 9999 (a damaged 64-bit pcapng timestamp): no value
-        return None
+    micros = ts_ns // 1000
+    second = micros // 1_000_000  # floor division: ``micros - ...`` below is never negative
+    last = _LAST_SECOND
+    if second != last.second:
+        try:
+            start = _EPOCH + _timedelta(0, second)  # positional: keywords cost a third more
+        except OverflowError:  # past the year 9999 (a damaged 64-bit pcapng timestamp): no value
+            return None
+        last.second = second
+        last.fields = (start.year, start.month, start.day, start.hour, start.minute, start.second)
+    year, month, day, hour, minute, sec = last.fields
+    return _datetime(year, month, day, hour, minute, sec, micros - second * 1_000_000, _UTC)
 
 
 def sort_key(row: dict) -> tuple:

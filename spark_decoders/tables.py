@@ -218,14 +218,23 @@ class SummaryConnection(ObservedConnection):
         self.packets = {True: 0, False: 0}  # by "sent by the client"
         self.payload_bytes = {True: 0, False: 0}
 
-    def segment(self, seg: Segment, packet: int, ts_ns: int) -> None:
+    def carry(
+        self,
+        from_client: bool,
+        seq: int,
+        ack: int,
+        flags: int,
+        payload: bytes,
+        missing: int,
+        packet: int,
+        ts_ns: int,
+    ) -> None:
         if self.first_packet is None:
             self.first_packet = packet
-        from_client = (seg.src, seg.sport) == self.client
         self.packets[from_client] += 1
-        self.payload_bytes[from_client] += len(seg.payload)
+        self.payload_bytes[from_client] += len(payload)
         self.last_ts = max(self.last_ts, ts_ns)
-        super().segment(seg, packet, ts_ns)
+        super().carry(from_client, seq, ack, flags, payload, missing, packet, ts_ns)
 
     def finish(self) -> None:
         super().finish()

@@ -58,4 +58,4 @@ def test_decode_bench_breakdown_prints_every_stage():
     stages = re.findall(r"^  (.+?)\s+(\d+\.\d\d)$", output, re.M)
     names = [name for name, _ in stages]
     assert names[0] == "capture records -> TCP segments" and names[-1] == "full decode", output
-    assert len(names) == 8, output
+    assert len(names) == 9, output

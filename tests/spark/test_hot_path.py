@@ -448,3 +448,55 @@ def test_bare_segments_that_change_the_stream_are_not_skipped():
     stream = TcpStream(_Record())
     stream.segment(500, 0x10, b"", 0, 1, 1)
     assert stream.next_seq == 500
+
+
+NEAR_NOW_NS = 1_700_000_000_000_000_000
+timestamps_ns = (
+    st.integers(-(2**63), 2**64 * 1000)
+    | st.integers(NEAR_NOW_NS - 2 * 10**9, NEAR_NOW_NS + 2 * 10**9)
+    | st.sampled_from([0, -1, 999, 10**9 - 1, 10**9, 253_402_300_800 * 10**9 - 1])
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(values=st.lists(timestamps_ns, max_size=30))
+def test_timestamps_built_from_the_last_second_equal_the_epoch_arithmetic(values):
+    """``rows.timestamp`` reuses the calendar fields of the second before; in any order, within
+    one second and across, before 1970 and past 9999, it gives what epoch + timedelta gives."""
+    import datetime as dt
+
+    from kraftwire.spark_decoders.rows import timestamp
+
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    for ts_ns in values:
+        try:
+            expected = epoch + dt.timedelta(microseconds=ts_ns // 1000)
+        except OverflowError:
+            expected = None
+        got = timestamp(ts_ns)
+        assert got == expected and repr(got) == repr(expected), ts_ns
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    ids=st.lists(
+        st.binary(max_size=80) | st.sampled_from([b"client-7", b"x\x00y", b"\x7f", b"~ "]),
+        min_size=1,
+        max_size=8,
+    ),
+    cut=st.integers(0, 90),
+)
+def test_memoised_client_id_verdicts_equal_the_regular_expression(ids, cut):
+    """Asked twice, as bytes or bytearray, whole or cut off by the buffer's end: the memo of
+    printable client ids answers as the match would."""
+    import re
+
+    from kraftwire.spark_decoders.headers import _printable
+
+    printable = re.compile(rb"[\x20-\x7e]*")
+    for client_id in ids * 2:
+        buf = b"\x00" * 14 + client_id
+        end = 14 + cut
+        expected = printable.fullmatch(buf, 14, end) is not None
+        assert _printable(buf, 14, end) == expected
+        assert _printable(bytearray(buf), 14, end) == expected

@@ -1,0 +1,243 @@
+"""The fused path (``pipeline.feed_file``: ``feed_pcap``'s loop for pcap, the reader's packets for
+pcapng, common packets straight to ``FlowTable.common_packet``) gives exactly the rows and stats of
+the general path it stands for: ``segments`` (capture records, link layers, IP fragments) feeding
+``FlowTable.segment``.
+
+Captures are drawn by hypothesis: several connections (IPv4, IPv4 with options, IPv6; some reusing
+the same ports), their packets reordered, retransmitted, lost, fragmented, VLAN-tagged, cut by the
+snaplen, with garbage between records and a cut-off end. Every table is compared.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import kraftwire.spark_decoders as decoders
+from captures import T0, conversation
+from kraftwire.spark_decoders import pipeline
+from kraftwire.spark_decoders.api import decode_shard
+from kraftwire.spark_decoders.bodies import BodyDecoder
+from kraftwire.spark_decoders.capture import CaptureStats
+from kraftwire.spark_decoders.connection import DEFAULT_SERVER_PORTS
+from kraftwire.spark_decoders.exchanges import packet_ref
+from kraftwire.spark_decoders.layers import LINK_ETHERNET, LINK_SLL2
+from kraftwire.spark_decoders.synth import ip_fragments, link_frame
+from kraftwire.spark_decoders.tables import CONNECTIONS, EXCHANGES, FRAMES, sort_key
+from kraftwire.spark_decoders.traffic import kraft_exchanges
+
+pytestmark = pytest.mark.timeout(300)
+
+EXCHANGES_POOL = kraft_exchanges(8, seed=21, first_correlation_id=500)
+ENDPOINTS = [
+    (("10.0.0.1", 40001), ("10.0.0.2", 9093)),
+    (("10.0.0.3", 40002), ("10.0.0.2", 9092)),
+    (("fd00::1", 40003), ("fd00::2", 9093)),
+]
+
+
+def _bundled_bodies() -> BodyDecoder:
+    import kraftwire.generated as package
+
+    return BodyDecoder(package)
+
+
+@st.composite
+def conversations(draw) -> list[tuple[int, bytes]]:
+    """``(ts_ns, ip packet)`` of one to three connections, interleaved in time."""
+    packets: list[tuple[int, bytes]] = []
+    for number in range(draw(st.integers(1, 3))):
+        client, server = draw(st.sampled_from(ENDPOINTS))
+        exchanges = draw(st.lists(st.sampled_from(EXCHANGES_POOL), min_size=1, max_size=4))
+        conv = conversation(
+            exchanges,
+            client,
+            server,
+            t0=T0 + number * draw(st.sampled_from([0, 700_000, 10**9])),
+            handshake=draw(st.booleans()) or number > 0,
+            close=draw(st.booleans()),
+            mss=draw(st.sampled_from([9, 100, 1460])),
+            client_isn=draw(st.sampled_from([1000, 0xFFFFFF00])) + number,
+            ip_options=b"" if ":" in client[0] else draw(st.sampled_from([b"", b"", b"\x01"])),
+        )
+        packets += conv.packets
+    packets.sort(key=lambda item: item[0])  # stable: a connection's own order is kept
+    return packets
+
+
+# What happens to a packet on its way into the capture ("sll2": pcapng only, the packet comes
+# through a second interface of another link type).
+FATES = ["keep"] * 12 + ["twice", "lost", "swap", "fragment", "vlan", "cut", "garbage", "sll2"]
+
+
+@st.composite
+def captures(draw) -> bytes:
+    """A pcap file (microsecond or nanosecond, either byte order) or a pcapng section (an
+    Ethernet and an SLL2 interface) of drawn traffic and damage."""
+    pcapng = draw(st.booleans())
+    nanosecond, endian = draw(st.booleans()), draw(st.sampled_from("<<>"))
+    packets = draw(conversations())
+    records: list[tuple[int, bytes, int, bytes]] = []  # ts, frame, bytes cut off, junk before
+    index = 0
+    while index < len(packets):
+        ts, ip = packets[index]
+        fate = draw(st.sampled_from(FATES))
+        if fate == "swap" and index + 1 < len(packets):
+            packets[index], packets[index + 1] = packets[index + 1], packets[index]
+            ts, ip = packets[index]
+        pieces = [ip]
+        if fate == "fragment" and len(ip) > 60:
+            pieces = ip_fragments(ip, draw(st.sampled_from([16, 48])), index + 1)
+        vlans = draw(st.sampled_from([(5,), (5, 7)])) if fate == "vlan" else ()
+        sll2 = fate == "sll2" and pcapng
+        for piece in pieces if fate != "lost" else []:
+            frame = (
+                link_frame(LINK_SLL2, piece) if sll2 else link_frame(LINK_ETHERNET, piece, vlans)
+            )
+            cut = draw(st.integers(1, 30)) if fate == "cut" else 0
+            junk = draw(st.binary(min_size=1, max_size=20)) if fate == "garbage" else b""
+            records.append((ts, frame, min(cut, len(frame) - 1), junk))
+            if fate == "twice":
+                records.append((ts + 10, frame, 0, b""))
+        index += 1
+    tail = draw(st.sampled_from([0, 0, 0, 5, 30]))
+    if pcapng:
+        return _pcapng(records, endian, tail)
+    return _pcap(records, nanosecond, endian, tail)
+
+
+def _pcapng(records, endian: str, tail: int) -> bytes:
+    """One section: interface 0 Ethernet (microseconds), 1 SLL2 (nanoseconds); each packet in an
+    enhanced packet block on the interface its frame's link type needs."""
+    out = bytearray(_block(endian, 0x0A0D0D0A, struct.pack(endian + "IHHq", 0x1A2B3C4D, 1, 0, -1)))
+    out += _block(endian, 1, struct.pack(endian + "HHI", LINK_ETHERNET, 0, 0))
+    out += _block(endian, 1, struct.pack(endian + "HHIHHB3x", LINK_SLL2, 0, 0, 9, 1, 9))
+    for ts, frame, cut, junk in records:
+        sll2 = frame[:2] in (b"\x08\x00", b"\x86\xdd")  # SLL2 starts with the protocol
+        ticks = ts if sll2 else ts // 1000
+        kept = frame[: len(frame) - cut]
+        body = struct.pack(
+            endian + "IIIII", int(sll2), ticks >> 32, ticks & 0xFFFFFFFF, len(kept), len(frame)
+        )
+        out += junk + _block(endian, 6, body + kept + b"\0" * (-len(kept) % 4))
+    return bytes(out[: len(out) - tail])
+
+
+def _block(endian: str, kind: int, body: bytes) -> bytes:
+    length = len(body) + 12
+    return struct.pack(endian + "II", kind, length) + body + struct.pack(endian + "I", length)
+
+
+def _pcap(records, nanosecond: bool, endian: str, tail: int) -> bytes:
+    magic = 0xA1B23C4D if nanosecond else 0xA1B2C3D4
+    out = bytearray(struct.pack(endian + "IHHiIII", magic, 2, 4, 0, 0, 65535, LINK_ETHERNET))
+    for ts, frame, cut, junk in records:
+        frac = ts % 10**9 if nanosecond else ts % 10**9 // 1000
+        kept = frame[: len(frame) - cut]
+        out += junk + struct.pack(endian + "IIII", ts // 10**9, frac, len(kept), len(frame)) + kept
+    return bytes(out[: len(out) - tail])
+
+
+def _general_decode(path: str, table: str) -> tuple[list[dict], CaptureStats]:
+    """``decode_files`` of one file as it was before the fused loop."""
+    rows: list[dict] = []
+    flows = pipeline.FlowTable(
+        (path,), _bundled_bodies(), rows.append, pipeline.DecodeOptions(table=table)
+    )
+    stats = CaptureStats()
+    buf = pipeline.map_file(path)
+    with pipeline.CollectorPaused():
+        for number, ts_ns, seg in pipeline.segments(buf, None, len(buf), stats):
+            flows.segment(seg, packet_ref(0, number), ts_ns)
+        flows.finish()
+    rows.sort(key=sort_key(table))
+    return rows, stats
+
+
+def _fused_decode(path: str, table: str) -> tuple[list[dict], CaptureStats]:
+    options = pipeline.DecodeOptions(table=table)
+    rows, stats = pipeline.decode_files([path], _bundled_bodies(), options)
+    return rows, stats[path]
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    data=captures(),
+    table=st.sampled_from([EXCHANGES, EXCHANGES, FRAMES, CONNECTIONS]),
+    shards=st.integers(1, 3),
+)
+def test_fused_loop_equals_the_general_path(tmp_path_factory, data, table, shards):
+    """Local mode, and the data source's shards together (each fusing only its own
+    connections' packets), give the general path's rows; local mode its stats too."""
+    path = str(tmp_path_factory.mktemp("fused") / "capture")
+    with open(path, "wb") as handle:
+        handle.write(data)
+    fused, general = _fused_decode(path, table), _general_decode(path, table)
+    assert fused[0] == general[0]
+    assert fused[1] == general[1]
+    sharded = [
+        row
+        for shard in range(shards)
+        for row in decode_shard([path], None, DEFAULT_SERVER_PORTS, shard, shards, table)
+    ]
+    assert sorted(sharded, key=sort_key(table)) == general[0]
+
+
+def test_a_pcap_of_another_link_type_decodes_as_before(tmp_path):
+    """Only Ethernet packets can be fused; an SLL2 pcap goes the general way, packet by packet."""
+    from kraftwire.spark_decoders.synth import pcap_bytes
+
+    conv = conversation(EXCHANGES_POOL[:3])
+    path = str(tmp_path / "sll2.pcap")
+    with open(path, "wb") as handle:
+        handle.write(
+            pcap_bytes([(ts, link_frame(LINK_SLL2, ip)) for ts, ip in conv.packets], LINK_SLL2)
+        )
+    fused, general = _fused_decode(path, EXCHANGES), _general_decode(path, EXCHANGES)
+    assert fused == general and [row["status"] for row in fused[0]] == ["ok"] * 3
+
+
+@pytest.mark.skipif(decoders.IMPLEMENTATION == "native", reason="compiled calls cannot be counted")
+@pytest.mark.parametrize("pcapng", [False, True])
+def test_common_packets_take_the_fused_path(tmp_path, monkeypatch, pcapng):
+    """A plain connection: only its SYN and SYN-ACK go the general way (each teaches the table
+    one direction); every packet after them, from the handshake's last ACK on, is fused."""
+    general_calls = []
+    general = pipeline._GeneralPath.packet
+
+    def counted(self, linktype, data, orig_len, ts_ns, ref):
+        general_calls.append(ref)
+        general(self, linktype, data, orig_len, ts_ns, ref)
+
+    monkeypatch.setattr(pipeline._GeneralPath, "packet", counted)
+    conv = conversation(EXCHANGES_POOL[:4], close=False)
+    records = [(ts, link_frame(LINK_ETHERNET, ip), 0, b"") for ts, ip in conv.packets]
+    path = str(tmp_path / "plain")
+    with open(path, "wb") as handle:
+        handle.write(_pcapng(records, "<", 0) if pcapng else _pcap(records, False, "<", 0))
+    rows, _ = _fused_decode(path, EXCHANGES)
+    assert [row["status"] for row in rows] == ["ok"] * 4
+    assert general_calls == [packet_ref(0, 1), packet_ref(0, 2)]
+    assert len(conv.packets) > 10
+
+
+def test_a_reused_connection_is_not_fed_to_the_finished_one(tmp_path):
+    """Port reuse: the same endpoints' second connection (a new SYN) gets its own rows, though
+    the fused path had learnt those endpoint bytes for the first."""
+    first = conversation(EXCHANGES_POOL[:2], client_isn=1000)
+    second = conversation(EXCHANGES_POOL[2:4], t0=T0 + 10**9, client_isn=90_000)
+    frames = [(ts, link_frame(LINK_ETHERNET, ip)) for ts, ip in first.packets + second.packets]
+    path = str(tmp_path / "reuse.pcap")
+    with open(path, "wb") as handle:
+        handle.write(_pcap([(ts, f, 0, b"") for ts, f in frames], False, "<", 0))
+    rows, _ = _fused_decode(path, EXCHANGES)
+    assert [row["status"] for row in rows] == ["ok"] * 4
+    assert len({row["conn_id"] for row in rows}) == 2
+    assert rows == _general_decode(path, EXCHANGES)[0]
