@@ -82,6 +82,7 @@ def dumps(view: dict, may_hold_floats: bool = True) -> str:
         return _ASCII_ENCODER.encode(view)
     return text
 
+
 # JsonLayout -> its compiled view (layouts are module constants)
 _COMPILED: Final[dict[Any, View]] = {}
 

@@ -121,12 +121,3 @@ def sort_key(row: dict) -> tuple:
     request, response = row["request_frame"], row["response_frame"]
     first = request if request is not None else response
     return (row["capture_file"], first or 0, response or 0, row["conn_id"])
-
-
-def json_ready(row: dict) -> dict:
-    """The row with timestamps as ISO-8601 text, for jsonl output."""
-    out = dict(row)
-    for name in ("request_ts", "response_ts"):
-        if out[name] is not None:
-            out[name] = out[name].isoformat().replace("+00:00", "Z")
-    return out
