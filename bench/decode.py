@@ -64,10 +64,13 @@ BENCH_APIS = (
     "Metadata",
     "ApiVersions",
 )
-# Every spec whose codec decodes the bench's frames: both sides of each API, and the headers.
+# Every spec whose codec decodes the bench's frames: both sides of each API, the headers, and the
+# metadata-log records the KRaft Fetch responses carry.
 BENCH_SPECS = [f"{api}{side}" for api in BENCH_APIS for side in ("Request", "Response")] + [
     "RequestHeader",
     "ResponseHeader",
+    "TopicRecord",
+    "PartitionRecord",
 ]
 
 
@@ -204,14 +207,16 @@ def breakdown_local(path: Path, schemas: str) -> None:
     messages = [(_read_body(*item), item[2], item[1].holds_records) for item in work]
     views = [json_view(message, version) for message, version, _ in messages]
     expanded = [dict(view) for view in views]
+    # Whether each body's text is written as one that may hold floats (as BodyDecoder decides).
+    floats = [codec.holds_floats for _, codec, _ in work]
 
     def expand_all():
-        for (message, _, holds), view in zip(messages, expanded):
-            if holds:
-                bodies._expand_records(message, view, None)
+        for index, ((message, _, holds), view) in enumerate(zip(messages, expanded)):
+            if holds and bodies._expand_records(message, view, None):
+                floats[index] = True
 
     expand_all()
-    texts = [dumps(view) for view in expanded]
+    texts = [dumps(view, may) for view, may in zip(expanded, floats)]
     drain = collections.deque(maxlen=0).extend  # results dropped as made, as the decode drops them
     stages = [
         (
@@ -229,7 +234,7 @@ def breakdown_local(path: Path, schemas: str) -> None:
         ("body reads (generated codecs)", lambda: drain(_read_body(*item) for item in work)),
         ("JSON views (compiled)", lambda: drain(json_view(m, v) for m, v, _ in messages)),
         ("records fields -> batch JSON", expand_all),
-        ("dumps", lambda: drain(dumps(view) for view in expanded)),
+        ("dumps", lambda: drain(dumps(view, may) for view, may in zip(expanded, floats))),
         ("error_codes scan", lambda: drain(_ERROR_CODE.findall(text) for text in texts)),
         ("full decode", lambda: decode_files([str(path)], bodies)),
     ]

@@ -74,7 +74,7 @@ class BodyDecoder:
 
         self._protocol_error = (ProtocolError, getattr(package, "ProtocolError", ProtocolError))
         self._unsupported = package.UnsupportedVersionError
-        self._codecs: dict[tuple[int, int, bool], _Codec] = {}
+        self._codecs: dict[int, _Codec] = {}  # see _codec
         from kraftwire.records import batches_to_json  # imported once, not for every records field
 
         self._batches_to_json = batches_to_json
@@ -103,7 +103,8 @@ class BodyDecoder:
     def _codec(self, api_key: int, api_version: int, request: bool) -> _Codec:
         """How to decode one side of an API version, looked up once (the package's lookups are
         cheap, but they would run for every frame)."""
-        key = (api_key, api_version, request)
+        # One int, not a tuple built for every body: the header's two int16s and the side.
+        key = (api_key & 0xFFFF) << 17 | (api_version & 0xFFFF) << 1 | request
         codec = self._codecs.get(key)
         if codec is None:
             package = self.package
