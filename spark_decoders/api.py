@@ -11,6 +11,7 @@ from pathlib import Path
 from .bodies import BodyDecoder
 from .codecs import (
     CodecBundle,
+    codecs_bundle,
     generated_codecs,
     load_codecs,
     parse_schema_dirs,
@@ -43,8 +44,7 @@ def codec_bundle(schemas: str | None) -> CodecBundle | None:
     fingerprint = specs_fingerprint(dirs)
     bundle = _BUNDLES.get(fingerprint)
     if bundle is None:
-        _, bundle = generated_codecs(dirs)
-        _BUNDLES[fingerprint] = bundle
+        bundle = _BUNDLES[fingerprint] = codecs_bundle(dirs)
     return bundle
 
 

@@ -110,15 +110,24 @@ def generated_codecs(
 
 def _generated_package_dir(spec_dirs: list[Path], cache_dir: Path | None) -> tuple[Path, str]:
     """``(import root, package name)`` of the cached package of ``spec_dirs``, generated if new."""
-    from kraftwire.codegen.generate import generate
-
     name = f"kraftwire_codecs_{specs_fingerprint(spec_dirs)}"
     root = (cache_dir or default_cache_dir()) / name
     if not (root / name / "__init__.py").exists():
+        # Imported only to generate: the generator's imports (jinja2, jsonschema, black) cost a
+        # Spark query's planning process a tenth of a second more than the rest of its bundle.
+        from kraftwire.codegen.generate import generate
+
         staging = Path(tempfile.mkdtemp(prefix=name, dir=_ensure(root.parent)))
         generate([Path(d) for d in spec_dirs], staging / name, name)
         _publish(staging, root)
     return root, name
+
+
+def codecs_bundle(spec_dirs: list[Path], cache_dir: Path | None = None) -> CodecBundle:
+    """The bundle of the package generated from ``spec_dirs``, without importing the package
+    (a Spark query's planning needs only the bundle, for its executors)."""
+    root, name = _generated_package_dir(spec_dirs, cache_dir)
+    return CodecBundle.of_directory(name, root / name)
 
 
 def compile_native(
