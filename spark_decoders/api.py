@@ -104,7 +104,7 @@ def decode_shard(
             except ValueError:
                 continue  # not a capture: local mode reports it; here it simply yields nothing
         flows.finish()
-    rows.sort(key=sort_key(table))
+        rows.sort(key=sort_key(table))  # collector still paused: see decode_files
     return rows
 
 
