@@ -102,7 +102,8 @@ class FlowTable:
     connections: int = 0
     # Raw endpoint bytes of an Ethernet/IPv4 packet (``layers.ETH_IPV4_ENDPOINTS``) -> its
     # connection, and whether the client sent it: learnt from the segments ``segment`` took.
-    directions: dict[bytes, tuple[Connection, bool]] = field(default_factory=dict)
+    # ``ANOTHER_SHARDS`` marks a direction of a connection a shard passes over (``feed_pcap``).
+    directions: dict[bytes, tuple[Connection | None, bool]] = field(default_factory=dict)
 
     def segment(self, seg: Segment, ref: int, ts_ns: int) -> None:
         key = flow_key(seg)
@@ -133,7 +134,8 @@ class FlowTable:
         """Take the Ethernet frame at ``buf[at:at + captured]`` when it is the common case: IPv4
         without options or fragmentation, TCP without SYN or RST, all its bytes captured, of a
         connection ``learn`` knows that has not finished. The connection gets what ``segment``
-        would give it, without the ``Segment``; False, having done nothing, for any other packet.
+        would give it, without the ``Segment``; a connection marked ``ANOTHER_SHARDS`` gets
+        nothing. False, having done nothing, for any other packet.
         """
         fields: EthIpv4TcpNumbers = _unpack_numbers(buf, at)
         ethertype, version_ihl, total, frag, proto, _, _, seq, ack, offset, flags = fields
@@ -154,6 +156,8 @@ class FlowTable:
         if direction is None:
             return False
         conn, from_client = direction
+        if conn is None:
+            return True  # another shard's connection: passed over, as its ``skips`` would
         if conn.finished:
             return False
         payload = buf[at + start : at + end] if end > start else b""
@@ -168,6 +172,7 @@ class FlowTable:
 
 
 _SYN_RST: Final = SYN | RST
+ANOTHER_SHARDS: Final[tuple[Connection | None, bool]] = (None, False)
 # Bound once: no method look-up per packet.
 _unpack_numbers: Final = ETH_IPV4_TCP_NUMBERS.unpack_from
 _ENDPOINTS_START, _ENDPOINTS_STOP = ETH_IPV4_ENDPOINTS
@@ -268,8 +273,13 @@ def feed_pcap(
             fast
             and incl >= ETH_IPV4_TCP_MIN
             and table.common_packet(buf, at, incl, orig, file_ref | number, ts_ns)
-        ) and (skips is None or not skips(linktype, buf, at, incl)):
-            general.packet(linktype, view[at : at + incl], orig, ts_ns, file_ref | number)
+        ):
+            if skips is None or not skips(linktype, buf, at, incl):
+                general.packet(linktype, view[at : at + incl], orig, ts_ns, file_ref | number)
+            elif fast and incl >= ETH_IPV4_TCP_MIN and buf[at + 12 : at + 15] == _IPV4_NO_OPTIONS:
+                # Another shard's plain IPv4/TCP packet: the rest of its direction is passed
+                # over by ``common_packet`` after one look-up, without asking ``skips`` again.
+                table.directions[buf[at + _ENDPOINTS_START : at + _ENDPOINTS_STOP]] = ANOTHER_SHARDS
         if on_packet is not None and not number % 65536:
             on_packet(number)
         number += 1
