@@ -10,11 +10,13 @@ tasks' own functions on what Spark would hand them (the shuffle's own cost aside
 from __future__ import annotations
 
 import collections
+import glob
 import heapq
 import os
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 SPLITS = 8
 PORTS = frozenset({9092, 9093})
@@ -82,10 +84,41 @@ def split_balance(path: Path, schemas: str) -> dict[int, tuple[list[float], list
     return out
 
 
+class Run(NamedTuple):
+    wall_s: float
+    jvm_cpu_s: float  # CPU seconds of the Spark JVM during the run
+    python_cpu_s: float  # CPU seconds of Spark's Python workers during the run
+
+
+def _cpu_of_processes(wanted) -> float:
+    """CPU seconds (user + system, with waited-for children) so far of the processes whose
+    command line ``wanted`` accepts; 0 where /proc is not there to read."""
+    total = 0.0
+    for stat_path in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat_path.replace("stat", "cmdline"), "rb") as handle:
+                command = handle.read()
+            with open(stat_path) as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        if wanted(command):
+            total += sum(int(value) for value in fields[11:15])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _spark_cpu() -> tuple[float, float]:
+    """CPU seconds so far of the Spark JVMs and of Spark's Python workers on this machine."""
+    jvm = _cpu_of_processes(lambda command: b"org.apache.spark" in command)
+    python = _cpu_of_processes(lambda command: b"pyspark.daemon" in command)
+    return jvm, python
+
+
 def time_spark(
     path: Path, schemas: str, cores: int, split_bytes: int | None, rounds: int
-) -> list[float]:
-    """Wall seconds of ``rounds`` runs after a warm-up run, in one session."""
+) -> list[Run]:
+    """``rounds`` runs after a warm-up run, in one session: wall seconds, and the CPU seconds the
+    JVM and the Python workers spent (in local[1] the JVM's share runs on the other core)."""
     from pyspark.sql import SparkSession
 
     from kraftwire.spark_decoders import read_exchanges
@@ -102,13 +135,14 @@ def time_spark(
     spark.sparkContext.setLogLevel("ERROR")
     try:
 
-        def run() -> float:
-            start = time.perf_counter()
+        def run() -> Run:
+            start, (jvm, python) = time.perf_counter(), _spark_cpu()
             frame = read_exchanges(
                 spark, [str(path)], schemas=schemas, shards=cores, split_bytes=split_bytes
             )
             frame.write.format("noop").mode("overwrite").save()
-            return time.perf_counter() - start
+            jvm_after, python_after = _spark_cpu()
+            return Run(time.perf_counter() - start, jvm_after - jvm, python_after - python)
 
         run()  # warm-up: Python workers started, codecs materialised and imported
         return [run() for _ in range(rounds)]
@@ -146,10 +180,13 @@ def report_spark(
     for plan, split_bytes in chosen:
         for cores in (1, 2):
             runs = time_spark(capture, schemas, cores, split_bytes, rounds)
-            best = figures[(plan, cores)] = min(runs)
+            fastest = min(runs)
+            best = figures[(plan, cores)] = fastest.wall_s
             print(
                 f"Spark local[{cores}] {plan:11}: best {best:7.2f} s of "
-                f"{', '.join(f'{r:.2f}' for r in runs)}  {count / best:9,.0f} pkt/s  {load()}"
+                f"{', '.join(f'{r.wall_s:.2f}' for r in runs)}  {count / best:9,.0f} pkt/s  "
+                f"(CPU: JVM {fastest.jvm_cpu_s:.2f} s, Python workers "
+                f"{fastest.python_cpu_s:.2f} s)  {load()}"
             )
         print(
             f"Spark {plan} local[2] / local[1]: "
