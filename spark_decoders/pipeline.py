@@ -164,6 +164,13 @@ class FlowTable:
         conn.carry(from_client, seq, ack, flags, payload, 0, ref, ts_ns)
         return True
 
+    def pass_over(self, buf: "bytes | mmap.mmap", at: int) -> None:
+        """The Ethernet frame at ``buf[at:]`` is another shard's (its ``skips`` said so): when it
+        is plain IPv4, mark its direction, so that ``common_packet`` passes over the rest of it
+        after one look-up, without asking ``skips`` again."""
+        if buf[at + 12 : at + 15] == _IPV4_NO_OPTIONS:
+            self.directions[buf[at + _ENDPOINTS_START : at + _ENDPOINTS_STOP]] = ANOTHER_SHARDS
+
     def finish(self) -> None:
         for conn in self.flows.values():
             conn.finish()
@@ -276,10 +283,8 @@ def feed_pcap(
         ):
             if skips is None or not skips(linktype, buf, at, incl):
                 general.packet(linktype, view[at : at + incl], orig, ts_ns, file_ref | number)
-            elif fast and incl >= ETH_IPV4_TCP_MIN and buf[at + 12 : at + 15] == _IPV4_NO_OPTIONS:
-                # Another shard's plain IPv4/TCP packet: the rest of its direction is passed
-                # over by ``common_packet`` after one look-up, without asking ``skips`` again.
-                table.directions[buf[at + _ENDPOINTS_START : at + _ENDPOINTS_STOP]] = ANOTHER_SHARDS
+            elif fast and incl >= ETH_IPV4_TCP_MIN:
+                table.pass_over(buf, at)
         if on_packet is not None and not number % 65536:
             on_packet(number)
         number += 1
