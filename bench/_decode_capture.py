@@ -140,8 +140,10 @@ def exchange_pool(package, seed: int = 1) -> list[tuple[bytes, bytes]]:
 
 def _metadata_frames(package, rng: random.Random) -> list[bytes]:
     """1 to 5 metadata-log record values, as a KRaft leader's Fetch responses carry them: a
-    TopicRecord or PartitionRecord (frame version 1, record type, record version 0, body)."""
+    TopicRecord or PartitionRecord at version 0, framed by the records layer."""
     import uuid
+
+    from kraftwire.records import encode_metadata_record
 
     frames = []
     for _ in range(rng.randint(1, 5)):
@@ -150,7 +152,6 @@ def _metadata_frames(package, rng: random.Random) -> list[bytes]:
             body = package.lookup("TopicRecord")(
                 name=f"topic-{rng.randint(1, 999)}", topic_id=topic_id
             )
-            record_type = 2
         else:
             replicas = rng.sample(range(1, 7), 3)
             body = package.lookup("PartitionRecord")(
@@ -162,8 +163,7 @@ def _metadata_frames(package, rng: random.Random) -> list[bytes]:
                 leader_epoch=rng.randint(0, 40),
                 partition_epoch=rng.randint(0, 40),
             )
-            record_type = 3
-        frames.append(bytes([1, record_type, 0]) + body.encode(0))
+        frames.append(encode_metadata_record(body, 0))
     return frames
 
 

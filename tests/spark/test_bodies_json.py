@@ -7,17 +7,16 @@ import struct
 
 import pytest
 
-from kraftwire.records import encode_batch
+from kraftwire.records import encode_batch, encode_metadata_record
 from kraftwire.spark_decoders.bodies import BodyDecoder
 
 FETCH = 1
 FETCH_VERSION = 12  # topics by name
 
 
-def _metadata_frame(package, record_name: str, record_type: int, fields: dict) -> bytes:
-    """One metadata-log record value: frame version, record type, record version, then the body."""
-    body = package.lookup(record_name).from_json(fields, 0).encode(0)
-    return bytes([1, record_type, 0]) + body
+def _metadata_frame(package, record_name: str, fields: dict) -> bytes:
+    """One metadata-log record value, at version 0."""
+    return encode_metadata_record(package.lookup(record_name).from_json(fields, 0), 0)
 
 
 def _fetch_response_payload(
@@ -68,7 +67,6 @@ def test_a_float_in_a_metadata_record_is_written_as_json_writes_it(upstream, ver
     quota = _metadata_frame(
         upstream,
         "ClientQuotaRecord",
-        14,
         {
             "entity": [{"entityType": "client-id", "entityName": "c1"}],
             "key": "producer_byte_rate",
@@ -159,12 +157,11 @@ def test_metadata_records_view_through_the_compiled_views_as_through_to_json(
 
     frames = [
         _metadata_frame(
-            upstream, "TopicRecord", 2, {"name": "t", "topicId": "AAAAAAAAAAAAAAAAAAAAAg"}
+            upstream, "TopicRecord", {"name": "t", "topicId": "AAAAAAAAAAAAAAAAAAAAAg"}
         ),
         _metadata_frame(
             upstream,
             "PartitionRecord",
-            3,
             {
                 "partitionId": 4,
                 "topicId": "AAAAAAAAAAAAAAAAAAAAAg",
