@@ -60,11 +60,23 @@ def run(args: argparse.Namespace) -> int:
     if not _all_named(unreadable, args.captures):  # as report: no output when nothing is a capture
         try:
             _write(rows, args)
+        except BrokenPipeError:  # standard output's reader left (``| head``): nothing to say
+            _silence_stdout()
+            return 1
         except OSError as exc:  # the output appeared while decoding, or cannot be created
-            return _fail(f"--out {args.out}: {exc.strerror or exc}", 1)
+            where = f"--out {args.out}" if args.out else "standard output"
+            return _fail(f"{where}: {exc.strerror or exc}", 1)
     for path in unreadable:
         print(f"kraftwire: {path}: not a pcap or pcapng file", file=sys.stderr)
     return 1 if unreadable else 0
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so that the interpreter's last flush at exit does not
+    raise the broken pipe a second time."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _local_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[dict], list[str]]:

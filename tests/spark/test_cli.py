@@ -159,3 +159,21 @@ def test_jsonl_lines_hold_the_rows_values_with_iso_timestamps():
     line = jsonl_line(odd)  # orjson refuses the lone surrogate: the standard library writes it
     line.decode("utf-8")
     assert json.loads(line) == json_ready(odd)
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path):
+    """``kraftwire decode ... | head -1``: the broken pipe ends the command quietly (status 1),
+    without a traceback or a message about an output file it never had."""
+    import subprocess
+    import sys
+
+    conv = conversation(kraft_exchanges(400, seed=3))
+    capture = write(tmp_path, "many.pcap", pcap_of(conv.packets))
+    command = [sys.executable, "-m", "kraftwire", "decode", capture, "--format", "jsonl"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as child:
+        assert child.stdout is not None and child.stderr is not None
+        assert child.stdout.readline().startswith(b"{")
+        child.stdout.close()  # more than a pipe's buffer is still to come
+        err = child.stderr.read()
+        assert child.wait(timeout=120) == 1
+    assert err == b""
