@@ -60,16 +60,9 @@ class BodyDecoder:
         self.limit_s = limit_s
         self.has_metadata = "metadata" in getattr(package, "METADATA_RECORDS", {})
         # Metadata-log record types with a float64 field (ClientQuotaRecord): a body that views
-        # one is written by the standard encoder (see ``jsonview.dumps``).
-        self._float_metadata_types = (
-            frozenset(
-                record_type
-                for record_type, stem in package.METADATA_RECORDS.get("metadata", {}).items()
-                if "float64" in _field_kinds(package.lookup(stem))
-            )
-            if self.has_metadata
-            else frozenset()
-        )
+        # one is written by the standard encoder (see ``jsonview.dumps``). Found when metadata
+        # records are first viewed: it imports every metadata-record module.
+        self._float_metadata_types: frozenset[int] | None = None
         from kraftwire.generated import ProtocolError
 
         self._protocol_error = (ProtocolError, getattr(package, "ProtocolError", ProtocolError))
@@ -181,14 +174,25 @@ class BodyDecoder:
                 continue
             if kind == "records":
                 records_view = view[key] = self._records_view(value, topic_is_metadata)
-                if topic_is_metadata and self._float_metadata_types:
-                    floats |= _views_metadata_of(records_view, self._float_metadata_types)
+                if topic_is_metadata and self.has_metadata and self._float_types():
+                    floats |= _views_metadata_of(records_view, self._float_types())
             elif kind == "struct":
                 floats |= self._expand_records(value, view[key], topic_is_metadata)
             elif kind == "array" and value and _is_struct(type(value[0])):
                 for item, item_view in zip(value, view[key]):
                     floats |= self._expand_records(item, item_view, topic_is_metadata)
         return floats
+
+    def _float_types(self) -> frozenset[int]:
+        found = self._float_metadata_types
+        if found is None:
+            records = self.package.METADATA_RECORDS["metadata"]
+            found = self._float_metadata_types = frozenset(
+                record_type
+                for record_type, stem in records.items()
+                if "float64" in _field_kinds(self.package.lookup(stem))
+            )
+        return found
 
     def _records_view(self, data: bytes, metadata: bool | None) -> dict:
         options: dict[str, object] = {"package": self.package}
