@@ -51,6 +51,12 @@ _IDB_FIXED = {
     for e in "<>"
 }
 _OPTIONS = {e: _options(e) for e in "<>"}
+# An enhanced packet block's fixed head (type, total length, interface, timestamp high and low,
+# captured and original length) and a block's closing length, per section byte order: all that
+# ``plain_packet`` reads of the blocks that make up nearly all of a capture.
+_EPB_HEAD: Final = {e: struct.Struct(e + "7I") for e in "<>"}
+_BLOCK_TRAILER: Final = {e: struct.Struct(e + "I") for e in "<>"}
+EPB_DATA: Final = 28  # where an EPB's packet bytes start
 
 
 @dataclass(frozen=True)
@@ -128,31 +134,68 @@ class PcapngReader:
     ) -> Iterator[Packet]:
         """Packets of the blocks that start in ``[start, stop)``; section state carries over calls.
         ``skips(linktype, data, 0, length)`` may pass over a packet (as ``PcapReader.records``)."""
-        buf, number, pos = self.buf, first_number, start
-        view = memoryview(buf)
+        number, pos = first_number, start
+        view = memoryview(self.buf)
         while pos < stop:
-            found = self.block_at(pos)
-            if found is None:
-                if pos + 12 > len(buf) or (pos + 8 <= len(buf) and self._claims_past_end(pos)):
-                    self.stats.truncated_tail = True
-                    self.stats.note(f"capture ends inside a block at offset {pos}")
-                    break
-                self.stats.note(f"damaged pcapng block at offset {pos}")
-                resumed = self.resync(pos + 4, stop)
-                if resumed is None:
-                    break
-                self.stats.resyncs += 1
-                self.stats.skipped_bytes += resumed - pos
-                pos = resumed
-                continue
-            kind, length = found
-            packet = self._packet(kind, view, pos, length, number)
+            pos, packet = self.advance(view, pos, stop, number)
             if packet is not None:
                 if skips is None or not skips(packet.linktype, packet.data, 0, len(packet.data)):
                     yield packet
                 number += 1
-            pos += length
+            if pos < 0:
+                break
         self.stats.packets += number - first_number
+
+    def advance(
+        self, view: memoryview, pos: int, stop: int, number: int
+    ) -> tuple[int, Packet | None]:
+        """Reads the block at ``pos``: ``(where the next block starts, its packet numbered
+        ``number`` or None)``, the start -1 when reading must end here (the capture ends inside a
+        block, or no sound block follows damage before ``stop``)."""
+        found = self.block_at(pos)
+        if found is None:
+            buf = self.buf
+            if pos + 12 > len(buf) or (pos + 8 <= len(buf) and self._claims_past_end(pos)):
+                self.stats.truncated_tail = True
+                self.stats.note(f"capture ends inside a block at offset {pos}")
+                return -1, None
+            self.stats.note(f"damaged pcapng block at offset {pos}")
+            resumed = self.resync(pos + 4, stop)
+            if resumed is None:
+                return -1, None
+            self.stats.resyncs += 1
+            self.stats.skipped_bytes += resumed - pos
+            return resumed, None
+        kind, length = found
+        return pos + length, self._packet(kind, view, pos, length, number)
+
+    def plain_packet(self, pos: int) -> tuple[int, int, int, int, int] | None:
+        """``(link type, captured length, original length, ts_ns, block length)`` of the block at
+        ``pos`` when it is a sound enhanced packet block of a known interface, its packet at
+        ``pos + EPB_DATA``: what ``advance`` would make of it, read in one unpack and without the
+        ``Packet``. None for any other block, which ``advance`` must read."""
+        buf = self.buf
+        if pos + EPB_DATA > len(buf):
+            return None
+        head = _EPB_HEAD[self.endian].unpack_from(buf, pos)
+        kind, length, iface_id, ts_hi, ts_lo, incl, orig = head
+        if (
+            kind != BLOCK_EPB
+            or length > MAX_BLOCK
+            or length % 4
+            or EPB_DATA + incl > length - 4
+            or pos + length > len(buf)
+            or iface_id >= len(self.interfaces)
+            or _BLOCK_TRAILER[self.endian].unpack_from(buf, pos + length - 4)[0] != length
+        ):
+            return None
+        iface = self.interfaces[iface_id]
+        ticks = (ts_hi << 32) | ts_lo
+        if iface.units_per_second == 1_000_000:
+            ts_ns = ticks * 1000 + iface.offset_ns
+        else:
+            ts_ns = iface.to_ns(ticks)
+        return iface.linktype, incl, orig if orig > incl else incl, ts_ns, length
 
     def _claims_past_end(self, pos: int) -> bool:
         (length,) = struct.unpack_from(self.endian + "I", self.buf, pos + 4)

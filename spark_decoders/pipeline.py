@@ -39,7 +39,7 @@ from .layers import (
     Segment,
     tcp_segment,
 )
-from .pcapng import PcapngReader
+from .pcapng import EPB_DATA, PcapngReader
 from .tables import EXCHANGES, connection_class, sort_key
 
 
@@ -207,24 +207,8 @@ def feed_file(
     reader, start = open_reader(buf, stats)
     if isinstance(reader, PcapReader):
         feed_pcap(table, reader, file_index, on_packet, skips, owns)
-        return
-    fast = _sliceable(buf)
-    general = _GeneralPath(table, stats, fast, owns)
-    file_ref = file_index << FILE_SHIFT
-    for packet in reader.records(start, len(buf), 1, skips):
-        ref = file_ref | packet.number
-        if not (
-            fast
-            and packet.linktype == LINK_ETHERNET
-            and len(packet.data) >= ETH_IPV4_TCP_MIN
-            and table.common_packet(
-                buf, packet.data_at, len(packet.data), packet.orig_len, ref, packet.ts_ns
-            )
-        ):
-            general.packet(packet.linktype, packet.data, packet.orig_len, packet.ts_ns, ref)
-        if on_packet is not None and not packet.number % 65536:
-            on_packet(packet.number)
-    general.fragments.finish()
+    else:
+        feed_pcapng(table, reader, start, file_index, on_packet, skips, owns)
 
 
 def _sliceable(buf: object) -> bool:
@@ -289,6 +273,65 @@ def feed_pcap(
             on_packet(number)
         number += 1
         pos = at + incl
+    reader.stats.packets += number - 1
+    general.fragments.finish()
+
+
+def feed_pcapng(
+    table: FlowTable,
+    reader: PcapngReader,
+    start: int,
+    file_index: int,
+    on_packet: Callable[[int], None] | None = None,
+    skips: PacketFilter | None = None,
+    owns: SegmentFilter | None = None,
+) -> None:
+    """``feed_pcap`` for a pcapng file: a sound enhanced packet block of a known interface is read
+    in one unpack (``reader.plain_packet``); every other block (section and interface blocks, other
+    packet blocks, damage) goes through ``reader.advance``."""
+    buf = reader.buf
+    end = len(buf)
+    fast = _sliceable(buf)
+    general = _GeneralPath(table, reader.stats, fast, owns)
+    view = memoryview(buf)
+    file_ref = file_index << FILE_SHIFT
+    number = 1
+    pos = start
+    while pos < end:
+        plain = reader.plain_packet(pos)
+        if plain is not None:
+            linktype, incl, orig, ts_ns, length = plain
+            at, next_pos = pos + EPB_DATA, pos + length
+        else:  # any other block: the reader's own way, notes and all
+            next_pos, packet = reader.advance(view, pos, end, number)
+            if packet is None:
+                if next_pos < 0:
+                    break
+                pos = next_pos
+                continue
+            linktype, at, incl, orig, ts_ns = (
+                packet.linktype,
+                packet.data_at,
+                len(packet.data),
+                packet.orig_len,
+                packet.ts_ns,
+            )
+        if not (
+            fast
+            and linktype == LINK_ETHERNET
+            and incl >= ETH_IPV4_TCP_MIN
+            and table.common_packet(buf, at, incl, orig, file_ref | number, ts_ns)
+        ):
+            if skips is None or not skips(linktype, buf, at, incl):
+                general.packet(linktype, view[at : at + incl], orig, ts_ns, file_ref | number)
+            elif fast and linktype == LINK_ETHERNET and incl >= ETH_IPV4_TCP_MIN:
+                table.pass_over(buf, at)
+        if on_packet is not None and not number % 65536:
+            on_packet(number)
+        number += 1
+        if next_pos < 0:
+            break
+        pos = next_pos
     reader.stats.packets += number - 1
     general.fragments.finish()
 

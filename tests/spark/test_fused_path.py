@@ -1,11 +1,13 @@
-"""The fused path (``pipeline.feed_file``: ``feed_pcap``'s loop for pcap, the reader's packets for
+"""The fused path (``pipeline.feed_file``: ``feed_pcap``'s loop for pcap, ``feed_pcapng``'s for
 pcapng, common packets straight to ``FlowTable.common_packet``) gives exactly the rows and stats of
 the general path it stands for: ``segments`` (capture records, link layers, IP fragments) feeding
 ``FlowTable.segment``.
 
 Captures are drawn by hypothesis: several connections (IPv4, IPv4 with options, IPv6; some reusing
 the same ports), their packets reordered, retransmitted, lost, fragmented, VLAN-tagged, cut by the
-snaplen, with garbage between records and a cut-off end. Every table is compared.
+snaplen, with garbage between records and a cut-off end; pcapng files also in a second section of
+another byte order and interface order, with a timestamp offset and damaged blocks. Every table is
+compared.
 """
 
 from __future__ import annotations
@@ -70,7 +72,20 @@ def conversations(draw) -> list[tuple[int, bytes]]:
 
 # What happens to a packet on its way into the capture ("sll2": pcapng only, the packet comes
 # through a second interface of another link type).
-FATES = ["keep"] * 12 + ["twice", "lost", "swap", "fragment", "vlan", "cut", "garbage", "sll2"]
+# "trailer" and "overrun", pcapng only: the block's closing length disagrees with its opening one,
+# or its captured length runs past the block (damage either way).
+FATES = ["keep"] * 12 + [
+    "twice",
+    "lost",
+    "swap",
+    "fragment",
+    "vlan",
+    "cut",
+    "garbage",
+    "sll2",
+    "trailer",
+    "overrun",
+]
 
 
 @st.composite
@@ -99,31 +114,58 @@ def captures(draw) -> bytes:
             )
             cut = draw(st.integers(1, 30)) if fate == "cut" else 0
             junk = draw(st.binary(min_size=1, max_size=20)) if fate == "garbage" else b""
-            records.append((ts, frame, min(cut, len(frame) - 1), junk))
+            damaged = fate if fate in ("trailer", "overrun") and pcapng else ""
+            records.append((ts, frame, min(cut, len(frame) - 1), junk, damaged))
             if fate == "twice":
-                records.append((ts + 10, frame, 0, b""))
+                records.append((ts + 10, frame, 0, b"", ""))
         index += 1
     tail = draw(st.sampled_from([0, 0, 0, 5, 30]))
     if pcapng:
-        return _pcapng(records, endian, tail)
+        # A second section from a drawn record on, in a drawn byte order; interface 0 may carry
+        # a timestamp offset (if_tsoffset, whole seconds).
+        second = draw(st.one_of(st.none(), st.integers(0, len(records))))
+        endians = (endian, draw(st.sampled_from("<>")))
+        offset = draw(st.sampled_from([0, 0, 3600, -2]))
+        return _pcapng(records, endians, second, offset, tail)
     return _pcap(records, nanosecond, endian, tail)
 
 
-def _pcapng(records, endian: str, tail: int) -> bytes:
-    """One section: interface 0 Ethernet (microseconds), 1 SLL2 (nanoseconds); each packet in an
-    enhanced packet block on the interface its frame's link type needs."""
-    out = bytearray(_block(endian, 0x0A0D0D0A, struct.pack(endian + "IHHq", 0x1A2B3C4D, 1, 0, -1)))
-    out += _block(endian, 1, struct.pack(endian + "HHI", LINK_ETHERNET, 0, 0))
-    out += _block(endian, 1, struct.pack(endian + "HHIHHB3x", LINK_SLL2, 0, 0, 9, 1, 9))
-    for ts, frame, cut, junk in records:
+def _pcapng(records, endians: tuple[str, str], second: int | None, offset: int, tail: int) -> bytes:
+    """Sections of two interfaces, Ethernet (microseconds, ``offset`` seconds added) and SLL2
+    (nanoseconds), in that order in the first section and the other way round in a second one
+    (from record ``second`` on, in ``endians[1]``); each packet in an enhanced packet block on the
+    interface its frame's link type needs."""
+    out = bytearray()
+    for index, (ts, frame, cut, junk, damaged) in enumerate(records):
+        if index == 0 or index == second:
+            swapped = index == second
+            endian = endians[swapped]
+            out += _section_start(endian, offset, swapped)
         sll2 = frame[:2] in (b"\x08\x00", b"\x86\xdd")  # SLL2 starts with the protocol
         ticks = ts if sll2 else ts // 1000
         kept = frame[: len(frame) - cut]
+        claimed = len(kept) + 64 if damaged == "overrun" else len(kept)
         body = struct.pack(
-            endian + "IIIII", int(sll2), ticks >> 32, ticks & 0xFFFFFFFF, len(kept), len(frame)
+            endian + "IIIII", sll2 != swapped, ticks >> 32, ticks & 0xFFFFFFFF, claimed, len(frame)
         )
-        out += junk + _block(endian, 6, body + kept + b"\0" * (-len(kept) % 4))
+        block = _block(endian, 6, body + kept + b"\0" * (-len(kept) % 4))
+        if damaged == "trailer":
+            block = block[:-4] + struct.pack(endian + "I", len(block) + 4)
+        out += junk + block
+    if not records or second == len(records):
+        out += _section_start(endians[bool(records)], offset, bool(records))
     return bytes(out[: len(out) - tail])
+
+
+def _section_start(endian: str, offset: int, swapped: bool) -> bytes:
+    """A section header block and the section's two interface description blocks."""
+    tsoffset = struct.pack(endian + "HHq", 14, 8, offset) if offset else b""
+    interfaces = [
+        _block(endian, 1, struct.pack(endian + "HHI", LINK_ETHERNET, 0, 0) + tsoffset),
+        _block(endian, 1, struct.pack(endian + "HHIHHB3x", LINK_SLL2, 0, 0, 9, 1, 9)),
+    ]
+    shb = _block(endian, 0x0A0D0D0A, struct.pack(endian + "IHHq", 0x1A2B3C4D, 1, 0, -1))
+    return shb + b"".join(interfaces[::-1] if swapped else interfaces)
 
 
 def _block(endian: str, kind: int, body: bytes) -> bytes:
@@ -134,7 +176,7 @@ def _block(endian: str, kind: int, body: bytes) -> bytes:
 def _pcap(records, nanosecond: bool, endian: str, tail: int) -> bytes:
     magic = 0xA1B23C4D if nanosecond else 0xA1B2C3D4
     out = bytearray(struct.pack(endian + "IHHiIII", magic, 2, 4, 0, 0, 65535, LINK_ETHERNET))
-    for ts, frame, cut, junk in records:
+    for ts, frame, cut, junk, _ in records:
         frac = ts % 10**9 if nanosecond else ts % 10**9 // 1000
         kept = frame[: len(frame) - cut]
         out += junk + struct.pack(endian + "IIII", ts // 10**9, frac, len(kept), len(frame)) + kept
@@ -218,10 +260,12 @@ def test_common_packets_take_the_fused_path(tmp_path, monkeypatch, pcapng):
 
     monkeypatch.setattr(pipeline._GeneralPath, "packet", counted)
     conv = conversation(EXCHANGES_POOL[:4], close=False)
-    records = [(ts, link_frame(LINK_ETHERNET, ip), 0, b"") for ts, ip in conv.packets]
+    records = [(ts, link_frame(LINK_ETHERNET, ip), 0, b"", "") for ts, ip in conv.packets]
     path = str(tmp_path / "plain")
     with open(path, "wb") as handle:
-        handle.write(_pcapng(records, "<", 0) if pcapng else _pcap(records, False, "<", 0))
+        handle.write(
+            _pcapng(records, ("<", "<"), None, 0, 0) if pcapng else _pcap(records, False, "<", 0)
+        )
     rows, _ = _fused_decode(path, EXCHANGES)
     assert [row["status"] for row in rows] == ["ok"] * 4
     assert general_calls == [packet_ref(0, 1), packet_ref(0, 2)]
@@ -236,7 +280,7 @@ def test_a_reused_connection_is_not_fed_to_the_finished_one(tmp_path):
     frames = [(ts, link_frame(LINK_ETHERNET, ip)) for ts, ip in first.packets + second.packets]
     path = str(tmp_path / "reuse.pcap")
     with open(path, "wb") as handle:
-        handle.write(_pcap([(ts, f, 0, b"") for ts, f in frames], False, "<", 0))
+        handle.write(_pcap([(ts, f, 0, b"", "") for ts, f in frames], False, "<", 0))
     rows, _ = _fused_decode(path, EXCHANGES)
     assert [row["status"] for row in rows] == ["ok"] * 4
     assert len({row["conn_id"] for row in rows}) == 2
