@@ -27,7 +27,7 @@ from .pipeline import (
     first_timestamp,
     map_file,
 )
-from .capture import CaptureStats
+from .capture import CaptureStats, shown_name
 from .ownership import ShardOwnership
 from .tables import EXCHANGES, check_table, sort_key, utc_aware
 
@@ -115,6 +115,17 @@ def register(spark) -> None:
     spark.dataSource.register(KafkaPcapDataSource)
 
 
+def check_spark_paths(paths: list[str]) -> None:
+    """ValueError naming the first of ``paths`` Spark cannot be given: py4j sends text to the JVM
+    as UTF-8, and a file name that is not UTF-8 holds lone surrogates in Python."""
+    for path in paths:
+        if shown_name(path) != path:
+            raise ValueError(
+                f"{shown_name(path)}: Spark takes only file names that are UTF-8 text; "
+                "rename the file, or decode it without --spark"
+            )
+
+
 def read_exchanges(
     spark,
     paths: list[str],
@@ -130,6 +141,7 @@ def read_exchanges(
     shard); with ``split_bytes``, through the split plan (``stitch``): files cut into byte ranges read
     in parallel, connections stitched across them in a second stage. Both give local mode's rows.
     """
+    check_spark_paths(paths)
     if split_bytes:
         from .stitch import read_split_exchanges
 

@@ -77,6 +77,21 @@ PcapHeader = cs.Struct(
 )
 
 
+def shown_name(path: str) -> str:
+    """``path`` as text every output can hold. Python keeps the bytes of a file name that are not
+    UTF-8 as lone surrogates, which Arrow, Parquet and JSON text cannot hold: each is shown as a
+    ``\\xNN`` escape instead."""
+    try:
+        path.encode()
+        return path
+    except UnicodeEncodeError:
+        try:
+            raw = path.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # surrogates no file system gave: keep them visible
+            return path.encode("utf-8", "backslashreplace").decode()
+        return raw.decode("utf-8", "backslashreplace")
+
+
 def capture_format(buf) -> str:
     """``"pcap"`` or ``"pcapng"`` from the first four bytes; CaptureError otherwise (also for a
     buffer shorter than any capture file header, which is no capture rather than a damaged one)."""

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import orjson
 
+from .capture import shown_name
 from .tables import EXCHANGES, TABLES
 
 
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
             where = f"--out {args.out}" if args.out else "standard output"
             return _fail(f"{where}: {exc.strerror or exc}", 1)
     for path in unreadable:
-        print(f"kraftwire: {path}: not a pcap or pcapng file", file=sys.stderr)
+        print(f"kraftwire: {shown_name(path)}: not a pcap or pcapng file", file=sys.stderr)
     return 1 if unreadable else 0
 
 
@@ -100,11 +101,11 @@ def path_problem(captures: list[str], out: Path | None) -> str | None:
     """Why the command must not start: an output that exists (never overwritten), an output folder
     that does not exist, or a missing capture."""
     if out is not None and out.exists():
-        return f"{out} exists; choose a new output path"
+        return f"{shown_name(str(out))} exists; choose a new output path"
     if out is not None and not out.parent.is_dir():
-        return f"--out {out}: no such folder {out.parent}"
+        return f"--out {shown_name(str(out))}: no such folder {shown_name(str(out.parent))}"
     missing = [c for c in captures if not Path(c).is_file()]
-    return f"no such capture file: {missing[0]}" if missing else None
+    return f"no such capture file: {shown_name(missing[0])}" if missing else None
 
 
 def unreadable_captures(stats: dict) -> list[str]:
@@ -122,10 +123,10 @@ def unreadable_captures(stats: dict) -> list[str]:
 def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[dict], list[str]]:
     from pyspark.sql import SparkSession
 
-    from .api import read_exchanges, spark_rows_as_dicts
-
+    from .api import check_spark_paths, read_exchanges, spark_rows_as_dicts
     from .capture import MIN_CAPTURE_HEADER, CaptureError, capture_format
 
+    check_spark_paths(args.captures)  # before a session is started for nothing
     unreadable = []
     for path in args.captures:
         with open(path, "rb") as handle:
@@ -158,12 +159,12 @@ def _write(rows: list[dict], args: argparse.Namespace) -> None:
 
     if args.format == "parquet":
         if rows or not args.spark:
+            import pyarrow as pa
             import pyarrow.parquet as pq
 
+            table = pa.Table.from_batches([to_arrow(rows, args.table)])  # before the file exists
             with open(args.out, "xb") as handle:  # "x": never replace a file made meanwhile
-                pq.write_table(
-                    __import__("pyarrow").Table.from_batches([to_arrow(rows, args.table)]), handle
-                )
+                pq.write_table(table, handle)
         return
     if args.format == "jsonl":
         out = open(args.out, "xb") if args.out else sys.stdout.buffer

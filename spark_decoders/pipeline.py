@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Callable, Final, Iterable, Iterator
 
 from .bodies import BodyDecoder
-from .capture import CaptureStats, PacketFilter, PcapFile, PcapReader, capture_format
+from .capture import (
+    CaptureStats,
+    PacketFilter,
+    PcapFile,
+    PcapReader,
+    capture_format,
+    shown_name,
+)
 from .connection import DEFAULT_SERVER_PORTS, Connection
 from .exchanges import FILE_SHIFT, packet_ref
 from .fragments import FragmentReassembler
@@ -94,7 +101,7 @@ class FlowTable:
     nearly all of a capture, read straight from the capture's bytes (see ``feed_pcap``).
     """
 
-    capture_files: tuple[str, ...]
+    capture_files: tuple[str, ...]  # as rows show them: ``capture.shown_name``
     bodies: BodyDecoder
     emit: Callable[[dict], None]
     options: DecodeOptions = field(default_factory=DecodeOptions)
@@ -104,6 +111,9 @@ class FlowTable:
     # connection, and whether the client sent it: learnt from the segments ``segment`` took.
     # ``ANOTHER_SHARDS`` marks a direction of a connection a shard passes over (``feed_pcap``).
     directions: dict[bytes, tuple[Connection | None, bool]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.capture_files = tuple(shown_name(path) for path in self.capture_files)
 
     def segment(self, seg: Segment, ref: int, ts_ns: int) -> None:
         key = flow_key(seg)

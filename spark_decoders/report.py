@@ -15,6 +15,7 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from .capture import shown_name
 from .kafka_errors import error_label
 
 ELECTION_APIS = ("Vote", "BeginQuorumEpoch", "EndQuorumEpoch")
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     unreadable = unreadable_captures(stats)
     for path in unreadable:
-        print(f"kraftwire: {path}: not a pcap or pcapng file", file=sys.stderr)
+        print(f"kraftwire: {shown_name(path)}: not a pcap or pcapng file", file=sys.stderr)
     if len(unreadable) == len(args.captures):
         return 1  # nothing to report on: write no file
     page = render(rows, [str(c) for c in args.captures])

@@ -55,6 +55,32 @@ def test_parquet(capture, tmp_path):
     assert table.column_names == list(COLUMNS) and table.num_rows == 7
 
 
+def test_a_capture_name_that_is_not_utf8_is_shown_escaped(capture, tmp_path, capsys):
+    """Python keeps such a name's bytes as lone surrogates, which Arrow refused (a traceback and
+    an empty output file for parquet): every output now shows the byte as a \\xNN escape. Spark
+    cannot be given such a name (py4j sends UTF-8): one line says so."""
+    import os
+    import shutil
+
+    pq = pytest.importorskip("pyarrow.parquet")
+    named = os.path.join(str(tmp_path), os.fsdecode(b"caf\xe9-\xff.pcap"))
+    shutil.copyfile(capture, named)
+    shown = os.path.join(str(tmp_path), "caf\\xe9-\\xff.pcap")
+    out = tmp_path / "rows.parquet"
+    assert main(["decode", named, "--format", "parquet", "--out", str(out)]) == 0
+    assert set(pq.read_table(out).column("capture_file").to_pylist()) == {shown}
+    lines = tmp_path / "rows.jsonl"
+    assert main(["decode", named, "--format", "jsonl", "--out", str(lines)]) == 0
+    rows = [json.loads(line) for line in lines.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 7 and {row["capture_file"] for row in rows} == {shown}
+    capsys.readouterr()
+    assert main(["decode", named, "--spark"]) == 1  # said before any Spark session starts
+    error = capsys.readouterr().err
+    assert (
+        error.count("\n") == 1 and f"{shown}: Spark takes only file names that are UTF-8" in error
+    )
+
+
 @pytest.mark.parametrize(
     "argv,code,message",
     [
