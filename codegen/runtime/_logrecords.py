@@ -24,6 +24,7 @@ from ._runtime import DecodeError, EncodeError, read_uvarint, write_uvarint
 __all__ = [
     "CoordinatorRecord",
     "MetadataRecord",
+    "MetadataValueView",
     "decode_coordinator_record",
     "decode_metadata_record",
     "encode_coordinator_record",
@@ -49,16 +50,9 @@ class MetadataRecord:
     def to_json(self, message_view=None) -> dict:
         """``message_view(message, version)``, when given, stands in for ``message.to_json(version)``
         (the Spark decoders pass their faster view of the same dict)."""
-        out = {"type": self.record_type, "version": self.version}
         if self.message is not None:
-            out["name"] = type(self.message).__name__
-            if message_view is None:
-                out["data"] = self.message.to_json(self.version)
-            else:
-                out["data"] = message_view(self.message, self.version)
-        else:
-            out["body"] = _b64(self.body)
-        return out
+            return _message_json(self.record_type, self.version, self.message, message_view)
+        return {"type": self.record_type, "version": self.version, "body": _b64(self.body)}
 
     def __repr__(self) -> str:
         return f"MetadataRecord(type={self.record_type}, version={self.version}, {self.message!r})"
@@ -134,6 +128,51 @@ def decode_metadata_record(value, *, package=None, family: str | None = None) ->
     if cls is None:
         return MetadataRecord(record_type, version, None, body)
     return MetadataRecord(record_type, version, _decode(cls, body, version, "metadata record"))
+
+
+def _message_json(record_type: int, version: int, message, message_view) -> dict:
+    """The view of a metadata record whose message decoded (see :meth:`MetadataRecord.to_json`)."""
+    data = message.to_json(version) if message_view is None else message_view(message, version)
+    return {"type": record_type, "version": version, "name": type(message).__name__, "data": data}
+
+
+class MetadataValueView:
+    """``decode_metadata_record(value, ...).to_json(message_view)`` for many values of one package and
+    family, as a callable: the same view and the same errors, without the per-value lookups.
+
+    The JSON views of ``__cluster_metadata`` traffic call this for every record value. The common
+    frame (version 1, record type and version below 128: one byte each) is read here, and each
+    record type's class is looked up once; any other frame, and any value that is not ``bytes``,
+    goes through :func:`decode_metadata_record` itself.
+    """
+
+    __slots__ = ("_package", "_family", "_message_view", "_classes")
+
+    def __init__(self, *, package=None, family: str | None = None, message_view=None) -> None:
+        self._package = generated_package(package)
+        self._family = family
+        self._message_view = message_view
+        self._classes: dict[int, type | None] = {}  # record type -> class (None: not in the package)
+
+    def __call__(self, value) -> dict:
+        if type(value) is not bytes or len(value) < 3 or value[0] != METADATA_FRAME_VERSION:
+            return self._decoded(value)
+        record_type, version = value[1], value[2]
+        if record_type > 0x7F or version > 0x7F:  # a longer varint: not the common frame
+            return self._decoded(value)
+        classes = self._classes
+        if record_type in classes:
+            cls = classes[record_type]
+        else:  # raises what decode_metadata_record raises when the family is missing
+            cls = classes[record_type] = _metadata_class(self._package, record_type, self._family)
+        if cls is None:
+            return self._decoded(value)
+        message = _decode(cls, value[3:], version, "metadata record")
+        return _message_json(record_type, version, message, self._message_view)
+
+    def _decoded(self, value) -> dict:
+        record = decode_metadata_record(value, package=self._package, family=self._family)
+        return record.to_json(self._message_view)
 
 
 def encode_metadata_record(message, version: int, record_type: int | None = None) -> bytes:

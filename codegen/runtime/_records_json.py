@@ -18,9 +18,9 @@ from ._buffer import decode_batches
 from ._compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from ._control import decode_control_record
 from ._json import b64_or_none as _b64
-from ._logrecords import decode_coordinator_record, decode_metadata_record
+from ._logrecords import MetadataValueView, decode_coordinator_record, decode_metadata_record
 from ._runtime import DecodeError, ProtocolError
-from ._v2_view import read_batch_views
+from ._v2_view import Pending, read_batch_views
 
 __all__ = ["batch_from_json", "batch_to_json", "batches_to_json", "record_to_json"]
 
@@ -218,13 +218,8 @@ def batches_to_json(
         read = read_batch_views(data, limit, decode_control, values is not None)
         if read is not None:
             views, tail, pending = read
-            # Decoded only now, after every batch has been read, as the object path does.
-            for item, is_control, key, value in pending:
-                name, member = _decoded_member(
-                    is_control, key, value, values, package, family, message_view
-                )
-                if name:
-                    item[name] = member
+            if pending:  # decoded only now, after every batch has been read, as the object path does
+                _decode_pending(pending, values, package, family, message_view)
             return {"batches": views, "partialTail": _b64(data[tail:]) if tail < len(data) else ""}
     batches, tail_bytes = decode_batches(data, max_decompressed_bytes=limit)
     views = [
@@ -239,6 +234,26 @@ def batches_to_json(
         for batch in batches
     ]
     return {"batches": views, "partialTail": _b64(tail_bytes)}
+
+
+def _decode_pending(pending: list[Pending], values, package, family, message_view) -> None:
+    """Add the decoded member of each record the fast path handed back (see ``_decoded_member``);
+    metadata-log values go through one :class:`MetadataValueView`, which looks each class up once."""
+    metadata = None
+    if values == "metadata":
+        metadata = MetadataValueView(package=package, family=family, message_view=message_view)
+    for item, is_control, key, value in pending:
+        if metadata is not None and not is_control:
+            try:
+                item["metadata"] = metadata(value)
+            except ProtocolError as exc:
+                item["decodeError"] = str(exc)
+            continue
+        name, member = _decoded_member(
+            is_control, key, value, values, package, family, message_view
+        )
+        if name:
+            item[name] = member
 
 
 def batch_from_json(obj: dict) -> RecordBatch:

@@ -12,11 +12,13 @@ import base64
 import json
 import re
 import struct
+import types
 import zlib
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from shared import shared_path
 
 import kraftwire.generated as bundled
 from kraftwire.records import (
@@ -28,8 +30,10 @@ from kraftwire.records import (
     control_record,
     crc32c,
     decode_batches,
+    decode_metadata_record,
     encode_batch,
 )
+from kraftwire.generated._logrecords import MetadataValueView
 from kraftwire.generated._v2_view import read_batch_views
 
 LIMIT = 1 << 20
@@ -287,3 +291,140 @@ def test_vector_records_fields(vector_blobs):
     """Every records field of Kafka's vectors (written by its Java classes)."""
     for blob in vector_blobs:
         assert outcome(batches_to_json, blob) == outcome(object_path, blob)
+
+
+# -- metadata-log values: MetadataValueView against decode_metadata_record ----------------------------
+
+METADATA_STEMS = ("TopicRecord", "PartitionRecord", "FeatureLevelRecord", "NoOpRecord")
+
+
+def _uvarint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _framed(frame_version: int, record_type: int, version: int, body: bytes) -> bytes:
+    return _uvarint(frame_version) + _uvarint(record_type) + _uvarint(version) + body
+
+
+@pytest.fixture(scope="module")
+def metadata_frames(pkg) -> list[bytes]:
+    """Metadata-log values of Kafka's vectors (bodies written by its Java classes), framed."""
+    frames = []
+    for stem in METADATA_STEMS:
+        record_type = pkg.lookup(stem).API_KEY
+        for line in shared_path("kafka-vectors", f"{stem}.jsonl").read_text().splitlines():
+            vector = json.loads(line)
+            frames.append(_framed(1, record_type, vector["version"], bytes.fromhex(vector["hex"])))
+    return frames
+
+
+@st.composite
+def metadata_values(draw, frames: list[bytes]) -> bytes | None:
+    """A value of the metadata log: one of Kafka's, one edited, one reframed (frame versions, record
+    types and versions of one and more bytes, known and not), arbitrary bytes, or null."""
+    frame = draw(st.sampled_from(frames))
+    kind = draw(st.sampled_from(["vector", "edited", "reframed", "bytes", "null"]))
+    if kind == "vector":
+        return frame
+    if kind == "edited":
+        where = draw(st.integers(0, len(frame) - 1))
+        edit = draw(st.sampled_from(["flip", "cut", "append"]))
+        if edit == "cut":
+            return frame[:where]
+        if edit == "append":
+            return frame + draw(st.binary(min_size=1, max_size=4))
+        return (
+            frame[:where] + bytes([frame[where] ^ draw(st.integers(1, 255))]) + frame[where + 1 :]
+        )
+    if kind == "reframed":
+        return _framed(
+            draw(st.sampled_from([1, 1, 1, 0, 2, 128])),
+            draw(st.sampled_from([0, 2, 3, 12, 99, 127, 128, 300, 40000])),
+            draw(st.sampled_from([0, 1, 2, 127, 128, 300, 40000])),
+            frame[3:],
+        )
+    return None if kind == "null" else draw(st.binary(max_size=12))
+
+
+def _viewed(message, version):  # a message_view that is not to_json's, so that its use shows
+    return {"viewed": message.to_json(version), "at": version}
+
+
+metadata_options = st.fixed_dictionaries(
+    {
+        "family": st.sampled_from([None, "metadata", "storage", "no-such-family"]),
+        "message_view": st.sampled_from([None, _viewed]),
+    }
+)
+
+
+def _result(call) -> tuple[str, object]:
+    try:
+        return "ok", json.dumps(call())
+    except Exception as exc:
+        return "raised", (type(exc), str(exc))
+
+
+@SETTINGS
+@given(options=metadata_options, draw=st.data())
+def test_metadata_value_view_equals_decode_metadata_record(pkg, metadata_frames, options, draw):
+    """One view for many values (so its class cache is reused), bytes-like values included."""
+    values = draw.draw(st.lists(metadata_values(metadata_frames), min_size=1, max_size=8))
+    view = MetadataValueView(package=pkg, **options)
+    for value in values:
+        kinds = [value] if value is None else [value, bytearray(value), memoryview(value)]
+        for given_value in kinds:
+            expected = _result(
+                lambda: decode_metadata_record(
+                    given_value, package=pkg, family=options["family"]
+                ).to_json(options["message_view"])
+            )
+            assert _result(lambda: view(given_value)) == expected
+
+
+@SETTINGS
+@given(options=metadata_options, draw=st.data())
+def test_fast_view_of_metadata_batches_equals_the_object_path(pkg, metadata_frames, options, draw):
+    """Batches of metadata-log values (and control batches between them): the same view, with the
+    same decodeError members, as batch_to_json on the decoded batches."""
+    data = b""
+    for index in range(draw.draw(st.integers(1, 3))):
+        if draw.draw(st.integers(0, 3)) == 0:
+            rows = [
+                (*pair, [], index)
+                for pair in draw.draw(
+                    st.lists(st.sampled_from(CONTROL_PAIRS), min_size=1, max_size=3)
+                )
+            ]
+            data += encode_batch(rows, base_offset=index * 10, control=True)
+            continue
+        values = draw.draw(st.lists(metadata_values(metadata_frames), min_size=1, max_size=5))
+        codec = draw.draw(st.sampled_from(CODEC_NAMES))
+        rows = [(None, value, [], index) for value in values]
+        data += encode_batch(rows, base_offset=index * 10, compression=codec)
+    options = {"values": "metadata", "package": pkg, **options}
+    assert read_batch_views(data, LIMIT, True, True) is not None
+    fast = _result(lambda: batches_to_json(data, **options))
+    assert fast == _result(lambda: object_path(data, **options))
+
+
+def test_metadata_classes_are_looked_up_once_per_record_type(pkg, metadata_frames):
+    asked = []
+
+    def metadata_record_class(record_type, family=None):
+        asked.append(record_type)
+        return pkg.metadata_record_class(record_type, family)
+
+    package = types.SimpleNamespace(metadata_record_class=metadata_record_class)
+    view = MetadataValueView(package=package, family="metadata")
+    viewed = [view(frame) for frame in metadata_frames * 3]
+    assert viewed == [
+        decode_metadata_record(frame, package=pkg, family="metadata").to_json()
+        for frame in metadata_frames * 3
+    ]
+    assert sorted(asked) == sorted({frame[1] for frame in metadata_frames})
