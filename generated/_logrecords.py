@@ -136,23 +136,33 @@ def _message_json(record_type: int, version: int, message, message_view) -> dict
     return {"type": record_type, "version": version, "name": type(message).__name__, "data": data}
 
 
+# (id of a package, family) -> (that package, its classes by record type), for MetadataValueView.
+# Holding the package keeps it alive, so no other object can get its id.
+_METADATA_CLASSES: dict[tuple[int, str | None], tuple[object, dict[int, type | None]]] = {}
+
+
 class MetadataValueView:
     """``decode_metadata_record(value, ...).to_json(message_view)`` for many values of one package and
     family, as a callable: the same view and the same errors, without the per-value lookups.
 
     The JSON views of ``__cluster_metadata`` traffic call this for every record value. The common
     frame (version 1, record type and version below 128: one byte each) is read here, and each
-    record type's class is looked up once; any other frame, and any value that is not ``bytes``,
-    goes through :func:`decode_metadata_record` itself.
+    record type's class is looked up once per package and family (a generated package's classes
+    never change); any other frame, and any value that is not ``bytes``, goes through
+    :func:`decode_metadata_record` itself.
     """
 
     __slots__ = ("_package", "_family", "_message_view", "_classes")
 
     def __init__(self, *, package=None, family: str | None = None, message_view=None) -> None:
-        self._package = generated_package(package)
+        self._package = pkg = generated_package(package)
         self._family = family
         self._message_view = message_view
-        self._classes: dict[int, type | None] = {}  # record type -> class (None: not in the package)
+        # Shared by every view of the package and family: record type -> class (None: unknown).
+        found = _METADATA_CLASSES.get((id(pkg), family))
+        if found is None:
+            found = _METADATA_CLASSES[id(pkg), family] = (pkg, {})
+        self._classes = found[1]
 
     def __call__(self, value) -> dict:
         if type(value) is not bytes or len(value) < 3 or value[0] != METADATA_FRAME_VERSION:

@@ -20,7 +20,8 @@ from ._control import decode_control_record
 from ._json import b64_or_none as _b64
 from ._logrecords import MetadataValueView, decode_coordinator_record, decode_metadata_record
 from ._runtime import DecodeError, ProtocolError
-from ._v2_view import Pending, read_batch_views
+from ._v2_view import Pending
+from ._view_reader import read_batch_views
 
 __all__ = ["batch_from_json", "batch_to_json", "batches_to_json", "record_to_json"]
 
@@ -204,8 +205,9 @@ def batches_to_json(
 ) -> dict:
     """``{"batches": [...], "partialTail": base64}`` for a records buffer (see :func:`batch_to_json`).
 
-    Buffers of v2 batches are read straight into the view (``_v2_view``); anything else, and any
-    buffer with a problem, goes through :func:`decode_batches`, which raises its own error for it.
+    Buffers of v2 batches are read straight into the view (``_v2_view``, compiled when built: see
+    ``_view_reader``); anything else, and any buffer with a problem, goes through
+    :func:`decode_batches`, which raises its own error for it.
     """
     limit = (
         DEFAULT_MAX_DECOMPRESSED_BYTES if max_decompressed_bytes is None else max_decompressed_bytes
