@@ -25,6 +25,7 @@ __all__ = [
     "CoordinatorRecord",
     "MetadataRecord",
     "MetadataValueView",
+    "metadata_value_view",
     "decode_coordinator_record",
     "decode_metadata_record",
     "encode_coordinator_record",
@@ -136,53 +137,59 @@ def _message_json(record_type: int, version: int, message, message_view) -> dict
     return {"type": record_type, "version": version, "name": type(message).__name__, "data": data}
 
 
-# (id of a package, family) -> (that package, its classes by record type), for MetadataValueView.
-# Holding the package keeps it alive, so no other object can get its id.
-_METADATA_CLASSES: dict[tuple[int, str | None], tuple[object, dict[int, type | None]]] = {}
-
-
 class MetadataValueView:
-    """``decode_metadata_record(value, ...).to_json(message_view)`` for many values of one package and
+    """``decode_metadata_record(value, ...).to_json(message_view)`` for the values of one package and
     family, as a callable: the same view and the same errors, without the per-value lookups.
 
     The JSON views of ``__cluster_metadata`` traffic call this for every record value. The common
     frame (version 1, record type and version below 128: one byte each) is read here, and each
-    record type's class is looked up once per package and family (a generated package's classes
-    never change); any other frame, and any value that is not ``bytes``, goes through
-    :func:`decode_metadata_record` itself.
+    record type's class is looked up once (a generated package's classes never change); any other
+    frame, and any value that is not ``bytes``, goes through :func:`decode_metadata_record` itself.
+    :func:`metadata_value_view` shares one view per package and family.
     """
 
-    __slots__ = ("_package", "_family", "_message_view", "_classes")
+    __slots__ = ("_package", "_family", "_classes")
 
-    def __init__(self, *, package=None, family: str | None = None, message_view=None) -> None:
-        self._package = pkg = generated_package(package)
+    def __init__(self, *, package=None, family: str | None = None) -> None:
+        self._package = generated_package(package)
         self._family = family
-        self._message_view = message_view
-        # Shared by every view of the package and family: record type -> class (None: unknown).
-        found = _METADATA_CLASSES.get((id(pkg), family))
-        if found is None:
-            found = _METADATA_CLASSES[id(pkg), family] = (pkg, {})
-        self._classes = found[1]
+        self._classes: dict[int, type | None] = {}  # record type -> class (None: not in the package)
 
-    def __call__(self, value) -> dict:
+    def __call__(self, value, message_view=None) -> dict:
         if type(value) is not bytes or len(value) < 3 or value[0] != METADATA_FRAME_VERSION:
-            return self._decoded(value)
-        record_type, version = value[1], value[2]
+            return self._decoded(value, message_view)
+        record_type = value[1]
+        version = value[2]
         if record_type > 0x7F or version > 0x7F:  # a longer varint: not the common frame
-            return self._decoded(value)
-        classes = self._classes
-        if record_type in classes:
-            cls = classes[record_type]
-        else:  # raises what decode_metadata_record raises when the family is missing
-            cls = classes[record_type] = _metadata_class(self._package, record_type, self._family)
+            return self._decoded(value, message_view)
+        cls = self._classes.get(record_type, _UNSEEN)
+        if cls is _UNSEEN:  # raises what decode_metadata_record raises when the family is missing
+            cls = self._classes[record_type] = _metadata_class(
+                self._package, record_type, self._family
+            )
         if cls is None:
-            return self._decoded(value)
+            return self._decoded(value, message_view)
         message = _decode(cls, value[3:], version, "metadata record")
-        return _message_json(record_type, version, message, self._message_view)
+        return _message_json(record_type, version, message, message_view)
 
-    def _decoded(self, value) -> dict:
+    def _decoded(self, value, message_view) -> dict:
         record = decode_metadata_record(value, package=self._package, family=self._family)
-        return record.to_json(self._message_view)
+        return record.to_json(message_view)
+
+
+_UNSEEN = object()  # a record type whose class MetadataValueView has not looked up yet
+# (id of the package given, family) -> (that package, its view). Holding the package keeps it
+# alive, so no other object can get its id.
+_VIEWS: dict[tuple[int, str | None], tuple[object, MetadataValueView]] = {}
+
+
+def metadata_value_view(package=None, family: str | None = None) -> MetadataValueView:
+    """The :class:`MetadataValueView` of ``package`` and ``family``, made on first use."""
+    found = _VIEWS.get((id(package), family))
+    if found is None:
+        view = MetadataValueView(package=package, family=family)
+        found = _VIEWS[id(package), family] = (package, view)
+    return found[1]
 
 
 def encode_metadata_record(message, version: int, record_type: int | None = None) -> bytes:

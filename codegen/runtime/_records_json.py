@@ -18,7 +18,7 @@ from ._buffer import decode_batches
 from ._compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from ._control import decode_control_record
 from ._json import b64_or_none as _b64
-from ._logrecords import MetadataValueView, decode_coordinator_record, decode_metadata_record
+from ._logrecords import decode_coordinator_record, decode_metadata_record, metadata_value_view
 from ._runtime import DecodeError, ProtocolError
 from ._v2_view import Pending
 from ._view_reader import read_batch_views
@@ -240,14 +240,13 @@ def batches_to_json(
 
 def _decode_pending(pending: list[Pending], values, package, family, message_view) -> None:
     """Add the decoded member of each record the fast path handed back (see ``_decoded_member``);
-    metadata-log values go through one :class:`MetadataValueView`, which looks each class up once."""
-    metadata = None
-    if values == "metadata":
-        metadata = MetadataValueView(package=package, family=family, message_view=message_view)
+    metadata-log values go through the package's ``MetadataValueView``, which looks each class up
+    once."""
+    metadata = metadata_value_view(package, family) if values == "metadata" else None
     for item, is_control, key, value in pending:
         if metadata is not None and not is_control:
             try:
-                item["metadata"] = metadata(value)
+                item["metadata"] = metadata(value, message_view)
             except ProtocolError as exc:
                 item["decodeError"] = str(exc)
             continue

@@ -40,7 +40,7 @@ from kraftwire.records import (
     decode_metadata_record,
     encode_batch,
 )
-from kraftwire.generated._logrecords import MetadataValueView
+from kraftwire.generated._logrecords import MetadataValueView, metadata_value_view
 from kraftwire.generated._v2_view import read_batch_views
 
 LIMIT = 1 << 20
@@ -396,7 +396,7 @@ def _result(call) -> tuple[str, object]:
 def test_metadata_value_view_equals_decode_metadata_record(pkg, metadata_frames, options, draw):
     """One view for many values (so its class cache is reused), bytes-like values included."""
     values = draw.draw(st.lists(metadata_values(metadata_frames), min_size=1, max_size=8))
-    view = MetadataValueView(package=pkg, **options)
+    view = MetadataValueView(package=pkg, family=options["family"])
     for value in values:
         kinds = [value] if value is None else [value, bytearray(value), memoryview(value)]
         for given_value in kinds:
@@ -405,7 +405,7 @@ def test_metadata_value_view_equals_decode_metadata_record(pkg, metadata_frames,
                     given_value, package=pkg, family=options["family"]
                 ).to_json(options["message_view"])
             )
-            assert _result(lambda: view(given_value)) == expected
+            assert _result(lambda: view(given_value, options["message_view"])) == expected
 
 
 @SETTINGS
@@ -442,18 +442,18 @@ def test_metadata_classes_are_looked_up_once_per_record_type(pkg, metadata_frame
         return pkg.metadata_record_class(record_type, family)
 
     package = types.SimpleNamespace(metadata_record_class=metadata_record_class)
-    view = MetadataValueView(package=package, family="metadata")
+    view = metadata_value_view(package, "metadata")
     viewed = [view(frame) for frame in metadata_frames * 3]
     assert viewed == [
         decode_metadata_record(frame, package=pkg, family="metadata").to_json()
         for frame in metadata_frames * 3
     ]
     assert sorted(asked) == sorted({frame[1] for frame in metadata_frames})
-    # Shared by later views of the same package and family; another family looks up its own.
+    # One view per package and family; another family has its own.
     types_seen = len(asked)
-    assert MetadataValueView(package=package, family="metadata")(metadata_frames[0])
-    assert len(asked) == types_seen
-    MetadataValueView(package=package, family=None)(metadata_frames[0])
+    assert metadata_value_view(package, "metadata") is view
+    assert metadata_value_view(package, None) is not view
+    metadata_value_view(package, None)(metadata_frames[0])
     assert asked[types_seen:] and set(asked[types_seen:]) == {metadata_frames[0][1]}
 
 
