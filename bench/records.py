@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/records.py [--records 1000] [--repeat 7] [--codecs none,lz4,zstd]
     .venv/bin/python bench/records.py --view   # the JSON view: fused reader vs object path
+    .venv/bin/python bench/records.py --reader   # the fused reader itself: compiled vs pure
 
 Each side decodes the same batch bytes (written by kraftwire, read back by both) and touches every
 record's key and value. Both verify the batch CRC: kraftwire always does, and kafka-python's consumer
@@ -12,6 +13,10 @@ are interleaved and the best of ``--repeat`` rounds is kept, which suits a share
 straight into the view) against ``decode_batches`` + ``batch_to_json`` (the Record/RecordBatch
 objects' view, what ``batches_to_json`` did before), on one ``--records`` batch per codec and on 1,000
 buffers of one 3-record batch each, like the records fields of ``bench/decode.py``'s capture.
+
+``--reader`` times that fused reader (``read_batch_views``) on the same buffers, compiled (the
+``_native__v2_view`` that ``make native`` builds into kraftwire.generated) against pure, in one
+process; without a current compiled build it says so and stops.
 """
 
 from __future__ import annotations
@@ -74,13 +79,7 @@ def object_view(buffers: list[bytes]) -> int:
 
 
 def view_table(args: argparse.Namespace) -> int:
-    records = make_records(args.records)
-    cases = {
-        f"{codec}, one batch": [encode_batch(records, compression=codec)]
-        for codec in args.codecs.split(",")
-    }
-    small = make_records(3000, seed=2)
-    cases["none, 1,000 x 3"] = [encode_batch(small[i : i + 3]) for i in range(0, 3000, 3)]
+    cases = view_cases(args)
     sides = {"batches_to_json": fused_view, "object path": object_view}
     print(f"JSON view of record batches; records/s, best of {args.repeat} rounds")
     print(f"{'buffers':<18}" + "".join(f"{name:>18}" for name in sides) + f"{'ratio':>9}")
@@ -95,6 +94,54 @@ def view_table(args: argparse.Namespace) -> int:
         cells = "".join(f"{rate:>18,.0f}" for rate in rates)
         print(f"{label:<18}{cells}{rates[0] / rates[1]:>8.2f}x")
     return 0
+
+
+def view_cases(args: argparse.Namespace) -> dict[str, list[bytes]]:
+    records = make_records(args.records)
+    cases = {
+        f"{codec}, one batch": [encode_batch(records, compression=codec)]
+        for codec in args.codecs.split(",")
+    }
+    small = make_records(3000, seed=2)
+    cases["none, 1,000 x 3"] = [encode_batch(small[i : i + 3]) for i in range(0, 3000, 3)]
+    return cases
+
+
+def reader_table(args: argparse.Namespace) -> int:
+    from kraftwire.generated import _v2_view, _view_reader
+
+    if _view_reader.IMPLEMENTATION != "native":
+        print(
+            "no current compiled reader in kraftwire.generated (make native; KRAFTWIRE_PURE unset)"
+        )
+        return 1
+    limit = 1 << 30
+    sides = {
+        "compiled": lambda buffers: _read_all(_view_reader.read_batch_views, buffers, limit),
+        "pure": lambda buffers: _read_all(_v2_view.read_batch_views, buffers, limit),
+    }
+    print(f"read_batch_views, records/s, best of {args.repeat} rounds")
+    print(f"{'buffers':<18}" + "".join(f"{name:>18}" for name in sides) + f"{'ratio':>9}")
+    for label, buffers in view_cases(args).items():
+        total = {name: fn(buffers) for name, fn in sides.items()}
+        assert len(set(total.values())) == 1, total
+        best = {name: float("inf") for name in sides}
+        for _ in range(args.repeat):
+            for name, fn in sides.items():
+                best[name] = min(best[name], best_time(fn, buffers, args.inner))
+        rates = [total[name] / best[name] for name in sides]
+        cells = "".join(f"{rate:>18,.0f}" for rate in rates)
+        print(f"{label:<18}{cells}{rates[0] / rates[1]:>8.2f}x")
+    return 0
+
+
+def _read_all(read, buffers: list[bytes], limit: int) -> int:
+    """Records read from ``buffers`` (their keys and values handed back, as for metadata values)."""
+    count = 0
+    for data in buffers:
+        views, _, _ = read(data, limit, True, True)
+        count += sum(len(view["records"]) for view in views)
+    return count
 
 
 def best_time(fn, data, rounds: int) -> float:
@@ -113,9 +160,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--inner", type=int, default=20, help="timed decodes per round")
     parser.add_argument("--codecs", default="none,lz4,zstd")
     parser.add_argument("--view", action="store_true", help="time the JSON view (see above)")
+    parser.add_argument("--reader", action="store_true", help="compiled vs pure view reader")
     args = parser.parse_args(argv)
     if args.view:
         return view_table(args)
+    if args.reader:
+        return reader_table(args)
 
     try:
         import kafka  # noqa: F401

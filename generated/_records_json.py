@@ -18,9 +18,10 @@ from ._buffer import decode_batches
 from ._compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from ._control import decode_control_record
 from ._json import b64_or_none as _b64
-from ._logrecords import decode_coordinator_record, decode_metadata_record
+from ._logrecords import decode_coordinator_record, decode_metadata_record, metadata_value_view
 from ._runtime import DecodeError, ProtocolError
-from ._v2_view import read_batch_views
+from ._v2_view import Pending
+from ._view_reader import read_batch_views
 
 __all__ = ["batch_from_json", "batch_to_json", "batches_to_json", "record_to_json"]
 
@@ -204,8 +205,9 @@ def batches_to_json(
 ) -> dict:
     """``{"batches": [...], "partialTail": base64}`` for a records buffer (see :func:`batch_to_json`).
 
-    Buffers of v2 batches are read straight into the view (``_v2_view``); anything else, and any
-    buffer with a problem, goes through :func:`decode_batches`, which raises its own error for it.
+    Buffers of v2 batches are read straight into the view (``_v2_view``, compiled when built: see
+    ``_view_reader``); anything else, and any buffer with a problem, goes through
+    :func:`decode_batches`, which raises its own error for it.
     """
     limit = (
         DEFAULT_MAX_DECOMPRESSED_BYTES if max_decompressed_bytes is None else max_decompressed_bytes
@@ -218,13 +220,8 @@ def batches_to_json(
         read = read_batch_views(data, limit, decode_control, values is not None)
         if read is not None:
             views, tail, pending = read
-            # Decoded only now, after every batch has been read, as the object path does.
-            for item, is_control, key, value in pending:
-                name, member = _decoded_member(
-                    is_control, key, value, values, package, family, message_view
-                )
-                if name:
-                    item[name] = member
+            if pending:  # decoded only now, after every batch has been read, as the object path does
+                _decode_pending(pending, values, package, family, message_view)
             return {"batches": views, "partialTail": _b64(data[tail:]) if tail < len(data) else ""}
     batches, tail_bytes = decode_batches(data, max_decompressed_bytes=limit)
     views = [
@@ -239,6 +236,25 @@ def batches_to_json(
         for batch in batches
     ]
     return {"batches": views, "partialTail": _b64(tail_bytes)}
+
+
+def _decode_pending(pending: list[Pending], values, package, family, message_view) -> None:
+    """Add the decoded member of each record the fast path handed back (see ``_decoded_member``);
+    metadata-log values go through the package's ``MetadataValueView``, which looks each class up
+    once."""
+    metadata = metadata_value_view(package, family) if values == "metadata" else None
+    for item, is_control, key, value in pending:
+        if metadata is not None and not is_control:
+            try:
+                item["metadata"] = metadata(value, message_view)
+            except ProtocolError as exc:
+                item["decodeError"] = str(exc)
+            continue
+        name, member = _decoded_member(
+            is_control, key, value, values, package, family, message_view
+        )
+        if name:
+            item[name] = member
 
 
 def batch_from_json(obj: dict) -> RecordBatch:

@@ -28,7 +28,6 @@ from ._v2_write import CRC_START, V2_HEADER, V2_HEADER_SIZE
 __all__ = ["Pending", "View", "read_batch_views"]
 
 View = dict[str, object]  # a JSON object of the view
-KeysAndValues = list[tuple[Optional[bytes], Optional[bytes]]]
 # (record view, batch is a control batch, key, value): a record whose key/value the caller decodes.
 Pending = tuple[View, bool, Optional[bytes], Optional[bytes]]
 
@@ -110,10 +109,10 @@ def _batch_view(
     if codec:
         records_data, first, end = _decompressed(data, first, end, codec, limit)
     control = (attributes & _ATTR_CONTROL) != 0
-    raw: KeysAndValues | None = [] if (raw_control if control else raw_data) else None
-    records = _record_views(records_data, first, end, count, base_offset, base_timestamp, raw)
-    if raw is not None:
-        pending.extend((item, control, key, value) for item, (key, value) in zip(records, raw))
+    handed_back = pending if (raw_control if control else raw_data) else None
+    records = _record_views(
+        records_data, first, end, count, base_offset, base_timestamp, control, handed_back
+    )
     view: View = {
         "baseOffset": base_offset,
         "batchLength": batch_length,
@@ -160,9 +159,11 @@ def _record_views(
     count: int,
     base_offset: int,
     base_timestamp: int,
-    raw: KeysAndValues | None,
+    control: bool,
+    pending: list[Pending] | None,
 ) -> list[View]:
-    """The views of the ``count`` records in ``buf[pos:end]``; with ``raw``, their keys and values.
+    """The views of the ``count`` records in ``buf[pos:end]``; with ``pending``, each view is also
+    appended there with ``control`` (the batch's flag) and the record's key and value.
 
     ``_v2_read._read_records`` reading straight into view dicts: the same reads and checks (a failed
     check is _Unusual here), varints of one and two bytes decoded inline as there, for the reason
@@ -258,8 +259,8 @@ def _record_views(
             "headers": headers,
         }
         append(view)
-        if raw is not None:
-            raw.append((key, value))
+        if pending is not None:
+            pending.append((view, control, key, value))
     if pos != end:
         raise _Unusual
     return views

@@ -24,6 +24,8 @@ from ._runtime import DecodeError, EncodeError, read_uvarint, write_uvarint
 __all__ = [
     "CoordinatorRecord",
     "MetadataRecord",
+    "MetadataValueView",
+    "metadata_value_view",
     "decode_coordinator_record",
     "decode_metadata_record",
     "encode_coordinator_record",
@@ -49,16 +51,9 @@ class MetadataRecord:
     def to_json(self, message_view=None) -> dict:
         """``message_view(message, version)``, when given, stands in for ``message.to_json(version)``
         (the Spark decoders pass their faster view of the same dict)."""
-        out = {"type": self.record_type, "version": self.version}
         if self.message is not None:
-            out["name"] = type(self.message).__name__
-            if message_view is None:
-                out["data"] = self.message.to_json(self.version)
-            else:
-                out["data"] = message_view(self.message, self.version)
-        else:
-            out["body"] = _b64(self.body)
-        return out
+            return _message_json(self.record_type, self.version, self.message, message_view)
+        return {"type": self.record_type, "version": self.version, "body": _b64(self.body)}
 
     def __repr__(self) -> str:
         return f"MetadataRecord(type={self.record_type}, version={self.version}, {self.message!r})"
@@ -134,6 +129,67 @@ def decode_metadata_record(value, *, package=None, family: str | None = None) ->
     if cls is None:
         return MetadataRecord(record_type, version, None, body)
     return MetadataRecord(record_type, version, _decode(cls, body, version, "metadata record"))
+
+
+def _message_json(record_type: int, version: int, message, message_view) -> dict:
+    """The view of a metadata record whose message decoded (see :meth:`MetadataRecord.to_json`)."""
+    data = message.to_json(version) if message_view is None else message_view(message, version)
+    return {"type": record_type, "version": version, "name": type(message).__name__, "data": data}
+
+
+class MetadataValueView:
+    """``decode_metadata_record(value, ...).to_json(message_view)`` for the values of one package and
+    family, as a callable: the same view and the same errors, without the per-value lookups.
+
+    The JSON views of ``__cluster_metadata`` traffic call this for every record value. The common
+    frame (version 1, record type and version below 128: one byte each) is read here, and each
+    record type's class is looked up once (a generated package's classes never change); any other
+    frame, and any value that is not ``bytes``, goes through :func:`decode_metadata_record` itself.
+    :func:`metadata_value_view` shares one view per package and family.
+    """
+
+    __slots__ = ("_package", "_family", "_classes")
+
+    def __init__(self, *, package=None, family: str | None = None) -> None:
+        self._package = generated_package(package)
+        self._family = family
+        self._classes: dict[int, type | None] = {}  # record type -> class (None: not in the package)
+
+    def __call__(self, value, message_view=None) -> dict:
+        if type(value) is not bytes or len(value) < 3 or value[0] != METADATA_FRAME_VERSION:
+            return self._decoded(value, message_view)
+        record_type = value[1]
+        version = value[2]
+        if record_type > 0x7F or version > 0x7F:  # a longer varint: not the common frame
+            return self._decoded(value, message_view)
+        cls = self._classes.get(record_type, _UNSEEN)
+        if cls is _UNSEEN:  # raises what decode_metadata_record raises when the family is missing
+            cls = self._classes[record_type] = _metadata_class(
+                self._package, record_type, self._family
+            )
+        if cls is None:
+            return self._decoded(value, message_view)
+        message = _decode(cls, value[3:], version, "metadata record")
+        return _message_json(record_type, version, message, message_view)
+
+    def _decoded(self, value, message_view) -> dict:
+        record = decode_metadata_record(value, package=self._package, family=self._family)
+        return record.to_json(message_view)
+
+
+_UNSEEN = object()  # a record type whose class MetadataValueView has not looked up yet
+# (id of the package given, family) -> (that package, its view). Holding the package keeps it
+# alive, so no other object can get its id.
+_VIEWS: dict[tuple[int, str | None], tuple[object, MetadataValueView]] = {}
+
+
+def metadata_value_view(package=None, family: str | None = None) -> MetadataValueView:
+    """The :class:`MetadataValueView` of ``package`` and ``family``, made on first use."""
+    found = _VIEWS.get((id(package), family))
+    if found is None:
+        view = MetadataValueView(package=package, family=family)
+        found = _VIEWS[id(package), family] = (package, view)
+    return found[1]
 
 
 def encode_metadata_record(message, version: int, record_type: int | None = None) -> bytes:

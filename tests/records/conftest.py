@@ -1,9 +1,13 @@
-"""Fixtures for the records-layer tests: the record-batch blobs of ../shared/kafka-vectors."""
+"""Fixtures for the records-layer tests: the record-batch blobs of ../shared/kafka-vectors, and a
+package generated from upstream metadata-log and coordinator specs."""
 
 from __future__ import annotations
 
 import base64
+import importlib
 import json
+import subprocess
+import sys
 
 import pytest
 from shared import shared_path
@@ -56,3 +60,51 @@ def vector_blobs() -> list[bytes]:
     if not blobs:
         pytest.skip("no records values found in ../shared/kafka-vectors")
     return sorted(blobs)
+
+
+SPECS = {
+    "metadata/src/main/resources/common/metadata": [
+        "TopicRecord",
+        "PartitionRecord",
+        "RegisterBrokerRecord",
+        "FeatureLevelRecord",
+        "NoOpRecord",
+    ],
+    "storage/src/main/resources/message": ["RemoteLogSegmentMetadataRecord"],
+    "group-coordinator/src/main/resources/common/message": [
+        "OffsetCommitKey",
+        "OffsetCommitValue",
+        "ConsumerGroupMetadataKey",
+        "ConsumerGroupMetadataValue",
+    ],
+    "share-coordinator/src/main/resources/common/message": [
+        "ShareSnapshotKey",
+        "ShareSnapshotValue",
+    ],
+    "transaction-coordinator/src/main/resources/common/message": [
+        "TransactionLogKey",
+        "TransactionLogValue",
+    ],
+}
+PACKAGE = "kraftwire_records_test_pkg"
+
+
+@pytest.fixture(scope="session")
+def pkg(tmp_path_factory):
+    """A generated package with metadata (two families) and coordinator (three families) specs."""
+    schemas = shared_path("kafka-schemas")
+    tree = tmp_path_factory.mktemp("specs")
+    for folder, stems in SPECS.items():
+        family = tree / folder.split("/")[0]
+        family.mkdir(exist_ok=True)
+        for stem in stems:
+            (family / f"{stem}.json").symlink_to(schemas / folder / f"{stem}.json")
+    out = tmp_path_factory.mktemp("gen")
+    command = [sys.executable, "-m", "kraftwire", "codegen", "--package", PACKAGE]
+    command += ["--schemas", *sorted(str(p) for p in tree.iterdir()), "--out", str(out / PACKAGE)]
+    subprocess.run(command, check=True, capture_output=True, timeout=120)
+    sys.path.insert(0, str(out))
+    try:
+        yield importlib.import_module(PACKAGE)
+    finally:
+        sys.path.remove(str(out))

@@ -1,18 +1,14 @@
 """Metadata-log frames and coordinator records, decoded with a package generated from upstream specs.
 
-The bundled package holds only the KRaft specs, so a session fixture generates a small package from
-metadata, storage and coordinator specs of ../shared/kafka-schemas (symlinked into a temp tree whose
-first-level folders are the record-type families, as in the real schema tree). Bodies and JSON come from
-../shared/kafka-vectors (written by Kafka); the framing is added here as Kafka's serdes do.
+The bundled package holds only the KRaft specs, so the ``pkg`` fixture (conftest.py) generates a small
+package from metadata, storage and coordinator specs of ../shared/kafka-schemas. Bodies and JSON come
+from ../shared/kafka-vectors (written by Kafka); the framing is added here as Kafka's serdes do.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import struct
-import subprocess
-import sys
 
 import pytest
 from shared import shared_path
@@ -28,53 +24,6 @@ from kraftwire.records import (
     encode_coordinator_record,
     encode_metadata_record,
 )
-
-SPECS = {
-    "metadata/src/main/resources/common/metadata": [
-        "TopicRecord",
-        "PartitionRecord",
-        "RegisterBrokerRecord",
-        "FeatureLevelRecord",
-        "NoOpRecord",
-    ],
-    "storage/src/main/resources/message": ["RemoteLogSegmentMetadataRecord"],
-    "group-coordinator/src/main/resources/common/message": [
-        "OffsetCommitKey",
-        "OffsetCommitValue",
-        "ConsumerGroupMetadataKey",
-        "ConsumerGroupMetadataValue",
-    ],
-    "share-coordinator/src/main/resources/common/message": [
-        "ShareSnapshotKey",
-        "ShareSnapshotValue",
-    ],
-    "transaction-coordinator/src/main/resources/common/message": [
-        "TransactionLogKey",
-        "TransactionLogValue",
-    ],
-}
-PACKAGE = "kraftwire_records_test_pkg"
-
-
-@pytest.fixture(scope="session")
-def pkg(tmp_path_factory):
-    """A generated package with metadata (two families) and coordinator (three families) specs."""
-    schemas = shared_path("kafka-schemas")
-    tree = tmp_path_factory.mktemp("specs")
-    for folder, stems in SPECS.items():
-        family = tree / folder.split("/")[0]
-        family.mkdir(exist_ok=True)
-        for stem in stems:
-            (family / f"{stem}.json").symlink_to(schemas / folder / f"{stem}.json")
-    out = tmp_path_factory.mktemp("gen")
-    command = [sys.executable, "-m", "kraftwire", "codegen", "--package", PACKAGE]
-    command += ["--schemas", *sorted(str(p) for p in tree.iterdir()), "--out", str(out / PACKAGE)]
-    subprocess.run(command, check=True, capture_output=True, timeout=120)
-    sys.path.insert(0, str(out))
-    try:
-        yield importlib.import_module(PACKAGE)
-    finally:
-        sys.path.remove(str(out))
 
 
 def _uvarint(value: int) -> bytes:
@@ -93,8 +42,14 @@ def _vectors(stem: str) -> list[dict]:
 
 @pytest.mark.parametrize(
     "stem, family",
-    [(s, "metadata") for s in SPECS["metadata/src/main/resources/common/metadata"]]
-    + [("RemoteLogSegmentMetadataRecord", "storage")],
+    [
+        ("TopicRecord", "metadata"),
+        ("PartitionRecord", "metadata"),
+        ("RegisterBrokerRecord", "metadata"),
+        ("FeatureLevelRecord", "metadata"),
+        ("NoOpRecord", "metadata"),
+        ("RemoteLogSegmentMetadataRecord", "storage"),
+    ],
 )
 def test_metadata_vectors_frame_and_decode(pkg, stem, family):
     cls = pkg.lookup(stem)

@@ -9,14 +9,23 @@ with itself); corrupt ones fall back to the object path, which says what is wron
 from __future__ import annotations
 
 import base64
+import hashlib
+import importlib
 import json
+import os
 import re
+import shutil
 import struct
+import subprocess
+import sys
+import types
 import zlib
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from shared import shared_path
 
 import kraftwire.generated as bundled
 from kraftwire.records import (
@@ -28,8 +37,10 @@ from kraftwire.records import (
     control_record,
     crc32c,
     decode_batches,
+    decode_metadata_record,
     encode_batch,
 )
+from kraftwire.generated._logrecords import MetadataValueView, metadata_value_view
 from kraftwire.generated._v2_view import read_batch_views
 
 LIMIT = 1 << 20
@@ -230,22 +241,36 @@ def test_corrupt_buffers_give_what_the_object_path_gives(data, options, edit):
     assert got == outcome(object_path, bytes(changed), **options)
 
 
-@pytest.mark.parametrize(
-    "edit",
-    [
-        lambda b: b[:-1] + bytes([b[-1] ^ 1]),  # CRC mismatch
-        lambda b: reseal(bytearray(b[:57]) + struct.pack(">i", 9) + b[61:]),  # count too large
-        lambda b: reseal(bytearray(b[:57]) + struct.pack(">i", 1) + b[61:]),  # bytes left over
-        lambda b: reseal(bytearray(b[:57]) + struct.pack(">i", -1) + b[61:]),  # negative count
-        lambda b: reseal(bytearray(b[:61]) + b"\x7f" + b[62:]),  # record length past the end
-        lambda b: reseal(bytearray(b[:-1]) + b"\x02"),  # header count too large
-        lambda b: b[:16] + b"\x03" + b[17:],  # invalid magic
-        lambda b: b[:8] + struct.pack(">i", 13) + b[12:],  # batch length smaller than any batch
-        lambda b: reseal(bytearray(b[:21]) + b"\x00\x03" + b[23:]),  # lz4 data that is not lz4
-    ],
-)
+def last_record_grown(data: bytes) -> bytes:
+    """The last record's length one more than its fields take, one byte added after them, and the
+    batch length and CRC made to fit: only the record-length check can tell."""
+    changed = bytearray(data)
+    start = len(data) - 7  # KNOWN's second record: its length, then 6 bytes of one-byte fields
+    assert changed[start] == 12  # that length, zig-zag encoded
+    changed[start] = 14
+    changed += b"\x00"
+    struct.pack_into(">i", changed, 8, len(changed) - 12)
+    return reseal(changed)
+
+
+KNOWN_CORRUPTIONS = [
+    lambda b: b[:-1] + bytes([b[-1] ^ 1]),  # CRC mismatch
+    lambda b: reseal(bytearray(b[:57]) + struct.pack(">i", 9) + b[61:]),  # count too large
+    lambda b: reseal(bytearray(b[:57]) + struct.pack(">i", 1) + b[61:]),  # bytes left over
+    lambda b: reseal(bytearray(b[:57]) + struct.pack(">i", -1) + b[61:]),  # negative count
+    lambda b: reseal(bytearray(b[:61]) + b"\x7f" + b[62:]),  # record length past the end
+    lambda b: reseal(bytearray(b[:-1]) + b"\x02"),  # header count too large
+    lambda b: b[:16] + b"\x03" + b[17:],  # invalid magic
+    lambda b: b[:8] + struct.pack(">i", 13) + b[12:],  # batch length smaller than any batch
+    lambda b: reseal(bytearray(b[:21]) + b"\x00\x03" + b[23:]),  # lz4 data that is not lz4
+    last_record_grown,  # a record longer than its fields (the record or the batch check sees it)
+]
+KNOWN = [(b"k", b"v", [("h", b"1")], 1), (None, None, [], 2)]
+
+
+@pytest.mark.parametrize("edit", KNOWN_CORRUPTIONS)
 def test_known_corruptions_raise_the_object_paths_errors(edit):
-    data = edit(encode_batch([(b"k", b"v", [("h", b"1")], 1), (None, None, [], 2)]))
+    data = edit(encode_batch(KNOWN))
     with pytest.raises(Exception) as reference:
         object_path(data)
     with pytest.raises(reference.type, match=f"^{re.escape(str(reference.value))}$"):
@@ -287,3 +312,244 @@ def test_vector_records_fields(vector_blobs):
     """Every records field of Kafka's vectors (written by its Java classes)."""
     for blob in vector_blobs:
         assert outcome(batches_to_json, blob) == outcome(object_path, blob)
+
+
+# -- metadata-log values: MetadataValueView against decode_metadata_record ----------------------------
+
+METADATA_STEMS = ("TopicRecord", "PartitionRecord", "FeatureLevelRecord", "NoOpRecord")
+
+
+def _uvarint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _framed(frame_version: int, record_type: int, version: int, body: bytes) -> bytes:
+    return _uvarint(frame_version) + _uvarint(record_type) + _uvarint(version) + body
+
+
+@pytest.fixture(scope="module")
+def metadata_frames(pkg) -> list[bytes]:
+    """Metadata-log values of Kafka's vectors (bodies written by its Java classes), framed."""
+    frames = []
+    for stem in METADATA_STEMS:
+        record_type = pkg.lookup(stem).API_KEY
+        for line in shared_path("kafka-vectors", f"{stem}.jsonl").read_text().splitlines():
+            vector = json.loads(line)
+            frames.append(_framed(1, record_type, vector["version"], bytes.fromhex(vector["hex"])))
+    return frames
+
+
+@st.composite
+def metadata_values(draw, frames: list[bytes]) -> bytes | None:
+    """A value of the metadata log: one of Kafka's, one edited, one reframed (frame versions, record
+    types and versions of one and more bytes, known and not), arbitrary bytes, or null."""
+    frame = draw(st.sampled_from(frames))
+    kind = draw(st.sampled_from(["vector", "edited", "reframed", "bytes", "null"]))
+    if kind == "vector":
+        return frame
+    if kind == "edited":
+        where = draw(st.integers(0, len(frame) - 1))
+        edit = draw(st.sampled_from(["flip", "cut", "append"]))
+        if edit == "cut":
+            return frame[:where]
+        if edit == "append":
+            return frame + draw(st.binary(min_size=1, max_size=4))
+        return (
+            frame[:where] + bytes([frame[where] ^ draw(st.integers(1, 255))]) + frame[where + 1 :]
+        )
+    if kind == "reframed":
+        return _framed(
+            draw(st.sampled_from([1, 1, 1, 0, 2, 128])),
+            draw(st.sampled_from([0, 2, 3, 12, 99, 127, 128, 300, 40000])),
+            draw(st.sampled_from([0, 1, 2, 127, 128, 300, 40000])),
+            frame[3:],
+        )
+    return None if kind == "null" else draw(st.binary(max_size=12))
+
+
+def _viewed(message, version):  # a message_view that is not to_json's, so that its use shows
+    return {"viewed": message.to_json(version), "at": version}
+
+
+metadata_options = st.fixed_dictionaries(
+    {
+        "family": st.sampled_from([None, "metadata", "storage", "no-such-family"]),
+        "message_view": st.sampled_from([None, _viewed]),
+    }
+)
+
+
+def _result(call) -> tuple[str, object]:
+    try:
+        return "ok", json.dumps(call())
+    except Exception as exc:
+        return "raised", (type(exc), str(exc))
+
+
+@SETTINGS
+@given(options=metadata_options, draw=st.data())
+def test_metadata_value_view_equals_decode_metadata_record(pkg, metadata_frames, options, draw):
+    """One view for many values (so its class cache is reused), bytes-like values included."""
+    values = draw.draw(st.lists(metadata_values(metadata_frames), min_size=1, max_size=8))
+    view = MetadataValueView(package=pkg, family=options["family"])
+    for value in values:
+        kinds = [value] if value is None else [value, bytearray(value), memoryview(value)]
+        for given_value in kinds:
+            expected = _result(
+                lambda: decode_metadata_record(
+                    given_value, package=pkg, family=options["family"]
+                ).to_json(options["message_view"])
+            )
+            assert _result(lambda: view(given_value, options["message_view"])) == expected
+
+
+@SETTINGS
+@given(options=metadata_options, draw=st.data())
+def test_fast_view_of_metadata_batches_equals_the_object_path(pkg, metadata_frames, options, draw):
+    """Batches of metadata-log values (and control batches between them): the same view, with the
+    same decodeError members, as batch_to_json on the decoded batches."""
+    data = b""
+    for index in range(draw.draw(st.integers(1, 3))):
+        if draw.draw(st.integers(0, 3)) == 0:
+            rows = [
+                (*pair, [], index)
+                for pair in draw.draw(
+                    st.lists(st.sampled_from(CONTROL_PAIRS), min_size=1, max_size=3)
+                )
+            ]
+            data += encode_batch(rows, base_offset=index * 10, control=True)
+            continue
+        values = draw.draw(st.lists(metadata_values(metadata_frames), min_size=1, max_size=5))
+        codec = draw.draw(st.sampled_from(CODEC_NAMES))
+        rows = [(None, value, [], index) for value in values]
+        data += encode_batch(rows, base_offset=index * 10, compression=codec)
+    options = {"values": "metadata", "package": pkg, **options}
+    assert read_batch_views(data, LIMIT, True, True) is not None
+    fast = _result(lambda: batches_to_json(data, **options))
+    assert fast == _result(lambda: object_path(data, **options))
+
+
+def test_metadata_classes_are_looked_up_once_per_record_type(pkg, metadata_frames):
+    asked = []
+
+    def metadata_record_class(record_type, family=None):
+        asked.append(record_type)
+        return pkg.metadata_record_class(record_type, family)
+
+    package = types.SimpleNamespace(metadata_record_class=metadata_record_class)
+    view = metadata_value_view(package, "metadata")
+    viewed = [view(frame) for frame in metadata_frames * 3]
+    assert viewed == [
+        decode_metadata_record(frame, package=pkg, family="metadata").to_json()
+        for frame in metadata_frames * 3
+    ]
+    assert sorted(asked) == sorted({frame[1] for frame in metadata_frames})
+    # One view per package and family; another family has its own.
+    types_seen = len(asked)
+    assert metadata_value_view(package, "metadata") is view
+    assert metadata_value_view(package, None) is not view
+    metadata_value_view(package, None)(metadata_frames[0])
+    assert asked[types_seen:] and set(asked[types_seen:]) == {metadata_frames[0][1]}
+
+
+# -- the compiled reader (``kraftwire codegen --native``) against the pure one -------------------------
+
+COPY = "kwview_compiled"  # a copy of the bundled package, so that its build is this test's own
+
+
+@pytest.fixture(scope="module")
+def compiled_copy(tmp_path_factory) -> Path:
+    """The folder holding a copy of the bundled package with its ``_v2_view`` compiled (mypyc)."""
+    pytest.importorskip("mypyc")
+    from kraftwire.codegen.native.build import build_native
+
+    root = tmp_path_factory.mktemp("compiled-view")
+    package_dir = root / COPY
+    package_dir.mkdir()
+    for path in Path(bundled.__file__).parent.glob("*.py"):
+        shutil.copyfile(path, package_dir / path.name)
+    build_native([], COPY, package_dir)
+    return root
+
+
+@pytest.fixture(scope="module")
+def readers(compiled_copy):
+    """``(compiled read_batch_views, pure read_batch_views)`` of the copy."""
+    sys.path.insert(0, str(compiled_copy))
+    try:
+        chooser = importlib.import_module(f"{COPY}._view_reader")
+        pure = importlib.import_module(f"{COPY}._v2_view")
+        assert chooser.IMPLEMENTATION == "native"
+        assert not isinstance(chooser.read_batch_views, types.FunctionType)  # an extension's
+        yield chooser.read_batch_views, pure.read_batch_views
+    finally:
+        sys.path.remove(str(compiled_copy))
+
+
+@SETTINGS
+@given(data=buffers(), raw=st.tuples(st.booleans(), st.booleans()), edit=st.data())
+def test_compiled_reader_equals_the_pure_one(readers, data, raw, edit):
+    """Same views, tail and handed-back records (or None for both) on valid and edited buffers."""
+    kind = edit.draw(st.sampled_from(["as made", "flip", "flip and reseal", "cut"]))
+    changed = bytearray(data)
+    if kind == "cut":
+        changed = changed[: edit.draw(st.integers(0, len(data) - 1))]
+    elif kind != "as made":
+        where = edit.draw(st.integers(0, len(data) - 1))
+        changed[where] ^= edit.draw(st.integers(1, 255))
+        if kind == "flip and reseal":
+            changed = bytearray(reseal(changed))
+    compiled, pure = readers
+    got, expected = compiled(bytes(changed), LIMIT, *raw), pure(bytes(changed), LIMIT, *raw)
+    assert got == expected
+    if kind == "as made":
+        assert got is not None
+    if got is not None:
+        assert json.dumps(got[0]) == json.dumps(expected[0])  # key order too
+
+
+@pytest.mark.parametrize("edit", KNOWN_CORRUPTIONS)
+def test_compiled_reader_leaves_the_known_corruptions_to_the_object_path(readers, edit):
+    compiled, pure = readers
+    data = edit(encode_batch(KNOWN))
+    assert pure(data, LIMIT, True, True) is None
+    assert compiled(data, LIMIT, True, True) is None
+
+
+def _implementation(root: Path, **env: str) -> str:
+    """Which reader a fresh interpreter chooses for the package copy in ``root``."""
+    script = f"import {COPY}._view_reader as chooser; print(chooser.IMPLEMENTATION)"
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root), **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_only_a_current_extension_is_chosen(compiled_copy, tmp_path):
+    assert _implementation(compiled_copy) == "native"
+    assert _implementation(compiled_copy, KRAFTWIRE_PURE="1") == "pure"
+    stale = tmp_path / "stale"
+    shutil.copytree(compiled_copy, stale)
+    with open(stale / COPY / "_v2_view.py", "a", encoding="utf-8") as source:
+        source.write("# edited after the build\n")
+    assert _implementation(stale) == "pure"
+    impostor = tmp_path / "impostor"
+    shutil.copytree(compiled_copy, impostor)
+    for path in (impostor / COPY).glob("_native__v2_view*"):
+        path.unlink()
+    digest = hashlib.sha256((impostor / COPY / "_v2_view.py").read_bytes()).hexdigest()
+    (impostor / COPY / "_native__v2_view.py").write_text(
+        f"from ._v2_view import *\nPURE_SOURCE_SHA256 = {digest!r}\n"
+    )
+    assert _implementation(impostor) == "pure"
