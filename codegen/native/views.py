@@ -1,11 +1,12 @@
 """JSON views of the native module: one typed function per JSON table, and the root's dispatch.
 
 A pure class turns itself into Kafka's JsonConverter form by walking its ``JsonLayout`` (the runtime's
-``_json.to_json``); the compiled classes used to convert themselves into pure objects first and walk
-that. Here each JSON table of the plan (the layouts that look the same to JSON, whatever their wire
-encoding) becomes straight-line code building the same dict: the fields in the table's order (which
-is the key order), absent ones left out, tagged ones only when they differ from their default (the
-writer's test), nulls as null, uuids, bytes and records through the runtime's own converters.
+``_json.to_json``), field by field; the compiled classes would have to become pure objects to be
+walked so. Here each JSON table of the plan (the layouts that look the same to JSON, whatever their
+wire encoding) becomes straight-line code building the same dict: the fields in the table's order
+(which is the key order), absent ones left out, tagged ones only when they differ from their default
+(the pure view's test), nulls as null, uuids, bytes and records as the runtime's converters write
+them (``_uuid_to_json`` and ``_bytes_to_json`` of the module's prelude).
 
 Anything these functions do not take (a value of another type than the field's, a version without a
 view, a table that holds a float64, which stays the runtime's to write) makes the root's ``to_json``
