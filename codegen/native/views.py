@@ -16,7 +16,7 @@ ask the pure twin instead, so the result and the errors stay the pure codec's.
 from __future__ import annotations
 
 from ..model import Field
-from ..plan import JsonTable, MessagePlan
+from ..plan import JsonTable, MessagePlan, _ranges
 from ..python_values import literal, non_default_test
 from .lines import Lines as _Lines
 
@@ -26,10 +26,31 @@ _TABLE_PREFIX = "_JSON_"  # how the plan names a nested table (the pure module's
 def json_view_functions(out: _Lines, plan: MessagePlan) -> None:
     """Emit ``_j_<table>`` per JSON table (nested before parents) and ``_json_root_<Root>``."""
     viewed = viewable_tables(plan)
+    versions = _message_versions(plan)
     for table in plan.json_tables:
         if table.suffix in viewed:
-            _view_function(out, table)
+            where = f"{plan.spec.stem} v{_ranges(versions[table.suffix])}"
+            if table.class_name != plan.root.class_name:
+                where = f"{table.class_name} in {where}"
+            _view_function(out, table, where)
     _dispatch(out, plan, viewed)
+
+
+def _message_versions(plan: MessagePlan) -> dict[str, list[int]]:
+    """Per table, the versions of the message whose JSON holds it (the root's, or a parent's)."""
+    tables = {table.suffix: table for table in plan.json_tables}
+    versions: dict[str, list[int]] = {suffix: [] for suffix in tables}
+
+    def visit(suffix: str, version: int) -> None:
+        if version not in versions[suffix]:
+            versions[suffix].append(version)
+            for _, mode, child, _ in tables[suffix].entries:
+                if child is not None and mode != "absent":
+                    visit(_suffix(child), version)
+
+    for version, table in plan.root_json.items():
+        visit(table.suffix, version)
+    return {suffix: sorted(found) for suffix, found in versions.items()}
 
 
 def viewable_tables(plan: MessagePlan) -> set[str]:
@@ -54,15 +75,13 @@ def _suffix(child_table: str) -> str:
     return child_table[len(_TABLE_PREFIX) :]
 
 
-def _view_function(out: _Lines, table: JsonTable) -> None:
+def _view_function(out: _Lines, table: JsonTable, where: str) -> None:
     """A dict literal of the leading inline fields, then one statement per later field."""
     name = table.class_name
     out("")
     out("")
     with out.block(f"def _j_{table.suffix}(obj: {name}) -> dict[str, Any]:"):
-        out(
-            f'"""{name} as to_json writes it where the pure module uses ``_JSON_{table.suffix}``."""'
-        )
+        out(f'"""The JSON of {where} (``_JSON_{table.suffix}``)."""')
         present = [entry for entry in table.entries if entry[1] != "absent"]
         leading = 0
         while leading < len(present) and present[leading][1] == "inline":
@@ -136,6 +155,9 @@ def _dispatch(out: _Lines, plan: MessagePlan, viewed: set[str]) -> None:
     out("")
     out("")
     with out.block(f"def _json_root_{name}(obj: {name}, version: int) -> dict[str, Any]:"):
+        out(
+            '"""to_json\'s dict; _Invalid where the pure twin writes it (float64, no such version)."""'
+        )
         for suffix, versions in groups.items():
             test = " or ".join(f"version == {v}" for v in versions)
             with out.block(f"if {test}:"):
