@@ -10,8 +10,10 @@ compiles its class), then calls that: the same dict, key for key and value for v
 of the time. Unusual fields (a struct without a layout, float64) go through the codec's own converter,
 so their result and their errors stay the codec's.
 
-The layouts are the pure classes' and are shared by the compiled (mypyc) classes that ``make native``
-builds, so a view may be handed either kind of object. Everything it reads is an attribute both kinds
+The compiled (mypyc) classes that ``make native`` and ``--native`` build have their own view: their
+``to_json`` is typed code emitted per layout beside their readers (``codegen/native/views.py``), which
+``json_view`` calls for them. A compiled class built before those views existed shares the pure
+classes' layouts and goes through the functions here: everything they read is an attribute both kinds
 have; the one place the kind shows is a tagged struct field's default, a pure instance that a compiled
 value never equals (``__eq__`` checks the class): those are compared field by field (``_differs``).
 
@@ -85,11 +87,21 @@ def dumps(view: dict, may_hold_floats: bool = True) -> str:
 
 # JsonLayout -> its compiled view (layouts are module constants)
 _COMPILED: Final[dict[Any, View]] = {}
+# message class -> whether its to_json is compiled code of its own (a codec module's native class)
+_NATIVE_VIEW: Final[dict[type, bool]] = {}
 
 
 def json_view(message: Any, version: int) -> dict:
-    """``message.to_json(version)``, through the layout's compiled function."""
-    layout = type(message)._JSON.get(version)
+    """``message.to_json(version)``: the compiled class's own, else through the layout's compiled
+    function."""
+    cls = type(message)
+    native = _NATIVE_VIEW.get(cls)
+    if native is None:
+        native = _NATIVE_VIEW[cls] = bool(getattr(cls, "COMPILED_JSON_VIEW", False))
+    if native:
+        found: dict = message.to_json(version)
+        return found
+    layout = cls._JSON.get(version)
     if layout is None:
         return message.to_json(version)  # raises the codec's own UnsupportedVersionError
     view = _COMPILED.get(layout)

@@ -16,6 +16,7 @@ from ..python_values import default_expr, non_default_test
 from .lines import Lines as _Lines
 from .lines import Unsupported
 from .prelude import header as _header
+from .views import json_view_functions as _json_views
 from .writers import write_function as _writer
 
 # Fixed-width kinds read straight from the buffer: kind -> (read expression, size). ``{p}`` is the
@@ -39,6 +40,11 @@ def native_module_name(spec: MessageSpec) -> str:
 
 def render_native_module(spec: MessageSpec, package: str) -> str:
     """The formatted source of ``_native_<module>.py``; raises Unsupported."""
+    return format_source(native_module_source(spec, package), native_module_name(spec))
+
+
+def native_module_source(spec: MessageSpec, package: str) -> str:
+    """The same source before black formats it (tests run it interpreted, where speed matters)."""
     plan = plan_message(spec)
     for sp in plan.structs:
         if any(fld.attr in _RESERVED for fld in sp.struct.fields):
@@ -53,7 +59,8 @@ def render_native_module(spec: MessageSpec, package: str) -> str:
             _reader(out, layout)
             _writer(out, layout)
     _dispatch(out, plan)
-    return format_source("\n".join(out.lines) + "\n", native_module_name(spec))
+    _json_views(out, plan)
+    return "\n".join(out.lines) + "\n"
 
 
 def _class(out: _Lines, plan: MessagePlan, sp) -> None:
@@ -73,6 +80,8 @@ def _class(out: _Lines, plan: MessagePlan, sp) -> None:
             out(f"HIGHEST_VERSION: ClassVar[int] = {spec.valid_versions.highest}")
             flexible = None if spec.flexible_versions.empty else spec.flexible_versions.lowest
             out(f"LOWEST_FLEXIBLE_VERSION: ClassVar[int | None] = {flexible}")
+            out("# to_json is compiled here (see _json_root_*), not the pure twin's walk")
+            out("COMPILED_JSON_VIEW: ClassVar[bool] = True")
         kinds = ", ".join(f'"{f.attr}": "{f.type.kind}"' for f in fields)
         out(f"_KINDS: ClassVar[dict[str, str]] = {{{kinds}}}")
         keys = "".join(f'"{f.attr}", ' for f in sp.struct.map_key_fields)
@@ -157,6 +166,11 @@ def _root_methods(out: _Lines, name: str) -> None:
         return len(self.encode(version))
 
     def to_json(self, version: Any) -> dict[str, Any]:
+        """Kafka's JsonConverter form: the compiled view, or the twin's for what it does not take."""
+        try:
+            return _json_root_{suffix}(self, version)
+        except Exception:
+            pass
         found: dict[str, Any] = _twin.to_pure(self).to_json(version)
         return found
 

@@ -36,6 +36,7 @@ RUNTIME_ALIASES = (
     ("_write_nullable_bytes", "_runtime.write_nullable_bytes"),
     ("_write_compact_bytes", "_runtime.write_compact_bytes"),
     ("_write_compact_nullable_bytes", "_runtime.write_compact_nullable_bytes"),
+    ("_runtime_uuid_to_json", "_json.uuid_to_json"),
 )
 
 
@@ -53,6 +54,7 @@ def header(out: _Lines, spec: MessageSpec, package: str) -> None:
     out("")
     out("import importlib")
     out("import uuid")
+    out("from binascii import b2a_base64")
     out("from typing import Any, ClassVar, Final")
     out("")
     out("from librt.strings import (")
@@ -72,10 +74,11 @@ def header(out: _Lines, spec: MessageSpec, package: str) -> None:
     out("")
     out(f'_runtime: Final[Any] = importlib.import_module("{package}._runtime")')
     out(f'_base: Final[Any] = importlib.import_module("{package}._base")')
+    out(f'_json: Final[Any] = importlib.import_module("{package}._json")')
     for alias, name in RUNTIME_ALIASES:
         out(f"{alias}: Final[Any] = {name}")
     out("")
-    out("# The pure twin (set by bind()): errors, JSON and repr go through it.")
+    out("# The pure twin (set by bind()): errors, repr and JSON the views do not take go through it.")
     out("_twin: Any = None")
     out("")
     out(_SUPPORT_FUNCTIONS)
@@ -122,6 +125,22 @@ def _put_uvarint(w: BytesWriter, value: int) -> None:
         w.append((value & 0x7F) | 0x80)
         value >>= 7
     w.append(value)
+
+
+def _uuid_to_json(value: Any) -> str:
+    """The runtime's uuid_to_json text (base64url, unpadded) of a UUID, without its Python steps
+    (the ``bytes`` property, two base64 functions); anything else goes to that function itself."""
+    if type(value) is not _UUID:
+        found: str = _runtime_uuid_to_json(value)
+        return found
+    text: str = b2a_base64(value.int.to_bytes(16, "big"), newline=False).decode("ascii")
+    return text[:22].replace("+", "-").replace("/", "_")
+
+
+def _bytes_to_json(value: Any) -> str:
+    """The runtime's bytes_to_json: what base64.b64encode calls, without its Python frame."""
+    text: str = b2a_base64(value, newline=False).decode("ascii")
+    return text
 
 
 def _put_with(w: BytesWriter, helper: Any, value: Any) -> None:

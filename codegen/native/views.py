@@ -1,0 +1,165 @@
+"""JSON views of the native module: one typed function per JSON table, and the root's dispatch.
+
+A pure class turns itself into Kafka's JsonConverter form by walking its ``JsonLayout`` (the runtime's
+``_json.to_json``), field by field; the compiled classes would have to become pure objects to be
+walked so. Here each JSON table of the plan (the layouts that look the same to JSON, whatever their
+wire encoding) becomes straight-line code building the same dict: the fields in the table's order
+(which is the key order), absent ones left out, tagged ones only when they differ from their default
+(the pure view's test), nulls as null, uuids, bytes and records as the runtime's converters write
+them (``_uuid_to_json`` and ``_bytes_to_json`` of the module's prelude).
+
+Anything these functions do not take (a value of another type than the field's, a version without a
+view, a table that holds a float64, which stays the runtime's to write) makes the root's ``to_json``
+ask the pure twin instead, so the result and the errors stay the pure codec's.
+"""
+
+from __future__ import annotations
+
+from ..model import Field
+from ..plan import JsonTable, MessagePlan, _ranges
+from ..python_values import literal, non_default_test
+from .lines import Lines as _Lines
+
+_TABLE_PREFIX = "_JSON_"  # how the plan names a nested table (the pure module's constant)
+
+
+def json_view_functions(out: _Lines, plan: MessagePlan) -> None:
+    """Emit ``_j_<table>`` per JSON table (nested before parents) and ``_json_root_<Root>``."""
+    viewed = viewable_tables(plan)
+    versions = _message_versions(plan)
+    for table in plan.json_tables:
+        if table.suffix in viewed:
+            where = f"{plan.spec.stem} v{_ranges(versions[table.suffix])}"
+            if table.class_name != plan.root.class_name:
+                where = f"{table.class_name} in {where}"
+            _view_function(out, table, where)
+    _dispatch(out, plan, viewed)
+
+
+def _message_versions(plan: MessagePlan) -> dict[str, list[int]]:
+    """Per table, the versions of the message whose JSON holds it (the root's, or a parent's)."""
+    tables = {table.suffix: table for table in plan.json_tables}
+    versions: dict[str, list[int]] = {suffix: [] for suffix in tables}
+
+    def visit(suffix: str, version: int) -> None:
+        if version not in versions[suffix]:
+            versions[suffix].append(version)
+            for _, mode, child, _ in tables[suffix].entries:
+                if child is not None and mode != "absent":
+                    visit(_suffix(child), version)
+
+    for version, table in plan.root_json.items():
+        visit(table.suffix, version)
+    return {suffix: sorted(found) for suffix, found in versions.items()}
+
+
+def viewable_tables(plan: MessagePlan) -> set[str]:
+    """Suffixes of the tables that get a compiled view: those without a float64 field, in them or
+    in a table nested in them (the tables come nested first)."""
+    viewable: set[str] = set()
+    for table in plan.json_tables:
+        present = [(fld, child) for fld, mode, child, _ in table.entries if mode != "absent"]
+        if any(_holds_float(fld) for fld, _ in present):
+            continue
+        if all(child is None or _suffix(child) in viewable for _, child in present):
+            viewable.add(table.suffix)
+    return viewable
+
+
+def _holds_float(fld: Field) -> bool:
+    element = fld.type.element
+    return fld.type.kind == "float64" or (element is not None and element.kind == "float64")
+
+
+def _suffix(child_table: str) -> str:
+    return child_table[len(_TABLE_PREFIX) :]
+
+
+def _view_function(out: _Lines, table: JsonTable, where: str) -> None:
+    """A dict literal of the leading inline fields, then one statement per later field."""
+    name = table.class_name
+    out("")
+    out("")
+    with out.block(f"def _j_{table.suffix}(obj: {name}) -> dict[str, Any]:"):
+        out(f'"""The JSON of {where} (``_JSON_{table.suffix}``)."""')
+        present = [entry for entry in table.entries if entry[1] != "absent"]
+        leading = 0
+        while leading < len(present) and present[leading][1] == "inline":
+            leading += 1
+        items = [
+            f'"{fld.json_key}": {_value(out, fld, child)}' for fld, _, child, _ in present[:leading]
+        ]
+        out("out: dict[str, Any] = {" + ", ".join(items) + "}")
+        for fld, mode, child, _ in present[leading:]:
+            if mode == "tagged":
+                out(f"v_{fld.attr}: Any = obj.{fld.attr}")
+                with out.block(f"if {_differs_from_default(fld, f'v_{fld.attr}')}:"):
+                    out(f'out["{fld.json_key}"] = {_converted(fld, child, f"v_{fld.attr}")}')
+            else:
+                out(f'out["{fld.json_key}"] = {_value(out, fld, child)}')
+        out("return out")
+
+
+def _differs_from_default(fld: Field, value: str) -> str:
+    """The pure view's test ``value != default``. It is the writer's test, except for a uuid: the
+    writer compares ``.int`` (a value there is a UUID), where a view may be shown a null."""
+    if fld.type.kind == "uuid" and not fld.default_is_null:
+        return f"{value} != {literal(fld.default)}"
+    return non_default_test(fld, value)
+
+
+def _value(out: _Lines, fld: Field, child: str | None) -> str:
+    """The field's JSON value as an expression: the attribute itself when that is its JSON, else
+    its conversion of a local the attribute is read into (emitted here)."""
+    converted = _converted(fld, child, f"v_{fld.attr}")
+    if converted == f"v_{fld.attr}":
+        return f"obj.{fld.attr}"
+    out(f"v_{fld.attr}: Any = obj.{fld.attr}")
+    return converted
+
+
+def _converted(fld: Field, child: str | None, value: str) -> str:
+    """The expression for the field's JSON value; ``value`` is the local holding it."""
+    kind = fld.type.kind
+    if kind == "array" and child is not None:
+        convert = f"[_j_{_suffix(child)}(item) for item in {value}]"
+    elif kind == "array":
+        element = fld.type.element
+        assert element is not None
+        item = _scalar("item", element.kind)
+        convert = f"list({value})" if item == "item" else f"[{item} for item in {value}]"
+    elif kind == "struct":
+        assert child is not None  # the plan gives a present struct field its table
+        convert = f"_j_{_suffix(child)}({value})"
+    else:
+        convert = _scalar(value, kind)
+        if convert == value:
+            return value  # null is null, and every other value is its own JSON
+    return f"None if {value} is None else {convert}"
+
+
+def _scalar(value: str, kind: str) -> str:
+    if kind == "uuid":
+        return f"_uuid_to_json({value})"
+    if kind in ("bytes", "records"):
+        return f"_bytes_to_json({value})"
+    return value
+
+
+def _dispatch(out: _Lines, plan: MessagePlan, viewed: set[str]) -> None:
+    name = plan.root.class_name
+    groups: dict[str, list[int]] = {}
+    for version, table in plan.root_json.items():
+        if table.suffix in viewed:
+            groups.setdefault(table.suffix, []).append(version)
+    out("")
+    out("")
+    with out.block(f"def _json_root_{name}(obj: {name}, version: int) -> dict[str, Any]:"):
+        out(
+            '"""to_json\'s dict; _Invalid where the pure twin writes it (float64, no such version)."""'
+        )
+        for suffix, versions in groups.items():
+            test = " or ".join(f"version == {v}" for v in versions)
+            with out.block(f"if {test}:"):
+                out(f"return _j_{suffix}(obj)")
+        out("raise _Invalid()")
