@@ -15,7 +15,7 @@ import struct
 from typing import Callable, Final, NamedTuple
 
 from .headers import Plausible
-from .reassembly import TRUNCATED
+from .reassembly import TRUNCATED, StreamSink
 
 # Builds a NamedTuple from a tuple of its fields, without the Python-level ``__new__`` its class
 # call runs (an interpreted frame per object, also in the compiled build).
@@ -34,7 +34,7 @@ class Frame(NamedTuple):
     damage: str | None  # None, "gap" or "truncated"
 
 
-class FrameReader:
+class FrameReader(StreamSink):
     def __init__(
         self, on_frame: Callable[[Frame], None], plausible: Plausible, max_frame: int = MAX_FRAME
     ) -> None:
