@@ -138,7 +138,7 @@ class FlowTable:
         nothing. False, having done nothing, for any other packet.
         """
         fields: EthIpv4TcpNumbers = _unpack_numbers(buf, at)
-        ethertype, version_ihl, total, frag, proto, _, _, seq, ack, offset, flags = fields
+        ethertype, version_ihl, total, frag, proto, seq, ack, offset, flags = fields
         if (
             ethertype != ETH_IPV4
             or version_ihl != 0x45
