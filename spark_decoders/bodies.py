@@ -4,6 +4,9 @@ The JSON is Kafka's JsonConverter form from the codec, except that each ``record
 records layer's view of its batches instead of base64: control records decoded, and in
 ``__cluster_metadata`` traffic each record value decoded as a metadata-log record when the package has
 the metadata specs. ``error_codes`` collects every ``errorCode`` in the body, depth first.
+
+``BodyDecoder.fill`` writes an exchange's body columns straight into its row (one call per
+exchange); ``request`` and ``response`` give one body's ``Decoded`` on its own.
 """
 
 from __future__ import annotations
