@@ -143,31 +143,22 @@ def _best_cpu(run) -> float:
 
 def _recording_decoder(package):
     """A BodyDecoder that decodes no body and records each one it is asked for in ``seen``."""
-    from kraftwire.spark_decoders.bodies import BodyDecoder, Decoded
+    from kraftwire.spark_decoders.bodies import BodyDecoder
 
     class Recorded(BodyDecoder):
         keep, seen = True, []
 
-        def request(self, payload, api_key, api_version):
-            return self._skip(payload, self._codec(api_key, api_version, True), api_version)
-
-        def response(self, payload, api_key, api_version):
-            return self._skip(payload, self._codec(api_key, api_version, False), api_version)
-
-        def _skip(self, payload, codec, version):
+        def _decode(self, payload, codec, version, row, problems):
             if self.keep:
                 self.seen.append((payload, codec, version))
-            return Decoded(None, None, [], None, None, None)
+            return None
 
     return Recorded(package)
 
 
 def _read_body(payload, codec, version):
     """What BodyDecoder._decode reads: past the header (shortcut or codec), then the body."""
-    pos = codec.body_start(payload, codec.header_version)
-    if pos is None:
-        _, pos = codec.header.read(payload, 0, codec.header_version)
-    return codec.body_class.read(payload, pos, version)[0]
+    return codec.body_class.read(payload, codec.body_start(payload), version)[0]
 
 
 def breakdown_pure(path: Path) -> None:
@@ -217,6 +208,7 @@ def breakdown_local(path: Path, schemas: str) -> None:
 
     expand_all()
     texts = [dumps(view, may) for view, may in zip(expanded, floats)]
+    answers = [text for text, (_, codec, _) in zip(texts, work) if not codec.request]
     drain = collections.deque(maxlen=0).extend  # results dropped as made, as the decode drops them
     stages = [
         (
@@ -235,7 +227,7 @@ def breakdown_local(path: Path, schemas: str) -> None:
         ("JSON views (compiled)", lambda: drain(json_view(m, v) for m, v, _ in messages)),
         ("records fields -> batch JSON", expand_all),
         ("dumps", lambda: drain(dumps(view, may) for view, may in zip(expanded, floats))),
-        ("error_codes scan", lambda: drain(_ERROR_CODE.findall(text) for text in texts)),
+        ("error_codes scan (responses)", lambda: drain(_ERROR_CODE.findall(t) for t in answers)),
         ("full decode", lambda: decode_files([str(path)], bodies)),
     ]
     print(

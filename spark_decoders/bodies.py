@@ -4,21 +4,25 @@ The JSON is Kafka's JsonConverter form from the codec, except that each ``record
 records layer's view of its batches instead of base64: control records decoded, and in
 ``__cluster_metadata`` traffic each record value decoded as a metadata-log record when the package has
 the metadata specs. ``error_codes`` collects every ``errorCode`` in the body, depth first.
+
+``BodyDecoder.fill`` writes an exchange's body columns straight into its row (one call per
+exchange); ``request`` and ``response`` give one body's ``Decoded`` on its own.
 """
 
 from __future__ import annotations
 
 import re
 import sys
+import threading
 import uuid
 from types import ModuleType
-from typing import Any, Callable, Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from mypy_extensions import mypyc_attr
 
 from . import guard
-from .guard import DecodeTimeout
-from .headers import request_body_start, response_body_start
+from .guard import ARMED, MARK, DecodeTimeout
+from .headers import RequestHead, request_body_start, response_body_start
 from .jsonview import dumps, json_view
 from .kafka_apis import KAFKA_API_NAMES
 
@@ -37,17 +41,37 @@ class Decoded(NamedTuple):
     message: str | None
 
 
-class _Codec(NamedTuple):
-    """One side of one API version: its header codec and version, the shortcut past a plain
-    header (``headers.request_body_start`` / ``response_body_start``), and its body codec."""
+class _Codec:
+    """One side of one API version: its header codec and version, its body codec, and what the
+    body's spec holds."""
 
-    header: Any  # a generated class: its read() is all that is used
-    header_version: int
-    body_start: Callable[[bytes, int], int | None]
-    body_class: Any
-    holds_records: bool  # some struct of the body's spec has a records field
-    holds_floats: bool  # some struct of the body's spec has a float64 field
-    side: str  # "request" or "response", for messages
+    def __init__(
+        self,
+        header: Any,
+        header_version: int,
+        request: bool,
+        body_class: Any,
+        holds_records: bool,
+        holds_floats: bool,
+    ) -> None:
+        self.header = header  # a generated class: its read() is all that is used
+        self.header_version = header_version
+        self.request = request  # which side, so which shortcut past a plain header (``headers``)
+        self.body_class = body_class
+        self.holds_records = holds_records  # some struct of the body's spec has a records field
+        self.holds_floats = holds_floats  # some struct of the body's spec has a float64 field
+        self.side = "request" if request else "response"  # for messages
+
+    def body_start(self, payload: bytes) -> int:
+        """Where the body starts: past a plain header without the codec, else as the codec reads
+        the header (which raises what is wrong with an unusual one)."""
+        if self.request:
+            pos = request_body_start(payload, self.header_version)
+        else:
+            pos = response_body_start(payload, self.header_version)
+        if pos is None:
+            _, pos = self.header.read(payload, 0, self.header_version)
+        return pos
 
 
 # mypy_extensions (a pinned dependency) only marks the class here; it changes nothing when pure.
@@ -88,10 +112,46 @@ class BodyDecoder:
         return info is not None and info.lowest_version <= api_version <= info.highest_version
 
     def request(self, payload: bytes, api_key: int, api_version: int) -> Decoded:
-        return self._decode(payload, self._codec(api_key, api_version, True), api_version)
+        return self._decoded(payload, self._codec(api_key, api_version, True), api_version)
 
     def response(self, payload: bytes, api_key: int, api_version: int) -> Decoded:
-        return self._decode(payload, self._codec(api_key, api_version, False), api_version)
+        return self._decoded(payload, self._codec(api_key, api_version, False), api_version)
+
+    def fill(
+        self,
+        row: dict,
+        problems: list[str],
+        request: bytes,
+        head: RequestHead,
+        response: bytes | None,
+    ) -> None:
+        """The body columns of an exchange's ``row`` (``rows.COLUMNS``), from its request payload,
+        the request's header, and its response payload if any: each body's JSON, and the
+        response's error codes and throttle time. What went wrong is added to ``problems``, and a
+        row whose status is still "ok" takes the worst body's (decode_error before
+        unsupported_version)."""
+        api_key, version = head.api_key, head.api_version
+        # As ``_codec`` keys it; a codec is made only for versions ``knows`` accepted.
+        key = (api_key & 0xFFFF) << 17 | (version & 0xFFFF) << 1
+        asking = self._codecs.get(key | 1)
+        if asking is None:
+            if not self.knows(api_key, version):
+                name = row["api_name"] or f"API key {api_key}"
+                problems.append(f"no codec for {name} v{version}")
+                if row["status"] == "ok":
+                    row["status"] = UNSUPPORTED
+                return
+            asking = self._codec(api_key, version, True)
+        problem = self._decode(request, asking, version, row, problems)
+        if response is not None:
+            answering = self._codecs.get(key)
+            if answering is None:
+                answering = self._codec(api_key, version, False)
+            answer = self._decode(response, answering, version, row, problems)
+            if problem is None or answer == FAILED:
+                problem = answer
+        if problem is not None and row["status"] == "ok":
+            row["status"] = problem
 
     def _codec(self, api_key: int, api_version: int, request: bool) -> _Codec:
         """How to decode one side of an API version, looked up once (the package's lookups are
@@ -112,53 +172,87 @@ class BodyDecoder:
             codec = self._codecs[key] = _Codec(
                 header,
                 header_version,
-                request_body_start if request else response_body_start,
+                request,
                 body_class,
                 "records" in _field_kinds(body_class),
                 "float64" in _field_kinds(body_class),
-                "request" if request else "response",
             )
         return codec
 
-    def _decode(self, payload: bytes, codec: _Codec, version: int) -> Decoded:
-        """Header and body; bytes after the body are reported but, as Kafka's broker does, ignored."""
-        header, header_version, body_start, body_class, holds_records, holds_floats, side = codec
+    def _decoded(self, payload: bytes, codec: _Codec, version: int) -> Decoded:
+        """One body on its own: what ``_decode`` would put into a row."""
+        row: dict = {}
+        problems: list[str] = []
+        problem = self._decode(payload, codec, version, row, problems)
+        return Decoded(
+            row.get("request_json" if codec.request else "response_json"),
+            row.get("error_code"),
+            row.get("error_codes", []),
+            row.get("throttle_time_ms"),
+            problem,
+            "; ".join(problems) if problems else None,
+        )
+
+    def _decode(
+        self, payload: bytes, codec: _Codec, version: int, row: dict, problems: list[str]
+    ) -> str | None:
+        """Header and body into the row's columns of the codec's side; the problem (None,
+        UNSUPPORTED or FAILED), its message added to ``problems``. Bytes after the body are
+        reported but, as Kafka's broker does, ignored."""
+        # guard.begin()/end() inline: the timer is armed for this limit on this thread
+        armed = ARMED[0]
+        marks = MARK if armed[1] == _get_ident() and armed[0] == self.limit_s else None
+        if marks is None:
+            marks = guard.arm(self.limit_s)
         try:
-            guarded = guard.begin(self.limit_s)
+            if marks is not None:
+                started = marks[1] + 1
+                marks[1] = started
+                marks[0] = started
             try:
-                pos = body_start(payload, header_version)
-                if pos is None:  # an unusual header: the codec reads it, and says what is wrong
-                    _, pos = header.read(payload, 0, header_version)
-                body, end = body_class.read(payload, pos, version)
+                body, end = codec.body_class.read(payload, codec.body_start(payload), version)
             finally:
-                if guarded:
-                    guard.end()
+                if marks is not None:
+                    marks[0] = 0
             view = json_view(body, version)
-            if holds_records and self._expand_records(body, view, None):
+            holds_floats = codec.holds_floats
+            if codec.holds_records and self._expand_records(body, view, None):
                 holds_floats = True  # a metadata record with a float64 field was viewed
             text = dumps(view, holds_floats)
         except self._unsupported as exc:
-            return Decoded(None, None, [], None, UNSUPPORTED, f"{side}: {exc}")
+            return self._failed(codec, row, problems, UNSUPPORTED, f"{codec.side}: {exc}")
         except (DecodeTimeout, RecursionError, MemoryError) as exc:
-            return Decoded(None, None, [], None, FAILED, f"{side}: {exc}")
+            return self._failed(codec, row, problems, FAILED, f"{codec.side}: {exc}")
         except self._protocol_error as exc:
-            return Decoded(None, None, [], None, FAILED, f"{side}: {exc}")
+            return self._failed(codec, row, problems, FAILED, f"{codec.side}: {exc}")
         except Exception as exc:  # a codec bug must not fail the job; the row says what happened
-            return Decoded(None, None, [], None, FAILED, f"{side}: {type(exc).__name__}: {exc}")
-        # In document order, which is the depth-first order of the body (a C-speed scan).
-        codes = [int(code) for code in _ERROR_CODE.findall(text)] if '"errorCode"' in text else []
-        top = view.get("errorCode")
-        throttle = view.get("throttleTimeMs")
+            message = f"{codec.side}: {type(exc).__name__}: {exc}"
+            return self._failed(codec, row, problems, FAILED, message)
+        if codec.request:
+            row["request_json"] = text
+        else:
+            row["response_json"] = text
+            # In document order, the depth-first order of the body (a C-speed scan).
+            row["error_codes"] = (
+                [int(code) for code in _ERROR_CODE.findall(text)] if '"errorCode"' in text else []
+            )
+            top = view.get("errorCode")
+            row["error_code"] = top if isinstance(top, int) else None
+            throttle = view.get("throttleTimeMs")
+            row["throttle_time_ms"] = throttle if isinstance(throttle, int) else None
         extra = len(payload) - end
-        decoded = (
-            text,
-            top if isinstance(top, int) else None,
-            codes,
-            throttle if isinstance(throttle, int) else None,
-            None,
-            f"{side}: {extra} bytes after the body ignored" if extra else None,
-        )
-        return _new_tuple(Decoded, decoded)  # as Decoded(*decoded), without its Python __new__
+        if extra:
+            problems.append(f"{codec.side}: {extra} bytes after the body ignored")
+        return None
+
+    @staticmethod
+    def _failed(codec: _Codec, row: dict, problems: list[str], problem: str, message: str) -> str:
+        """A body that did not decode: no JSON, its message added; a response's error codes are
+        none (an empty list, not unknown)."""
+        if not codec.request:
+            row["error_codes"] = []
+        problems.append(message)
+        return problem
 
     def _expand_records(self, obj, view: dict, topic_is_metadata: bool | None) -> bool:
         """Replace the base64 of each records field in ``view`` by the batches' JSON view; True
@@ -209,7 +303,7 @@ class BodyDecoder:
             }
 
 
-_new_tuple: Final = tuple.__new__
+_get_ident: Final = threading.get_ident
 _ERROR_CODE: Final = re.compile(r'"errorCode":(-?\d+)')
 _JSON_KEYS: Final[dict[str, str]] = {}
 _MODULE_KINDS: Final[dict[str, frozenset[str]]] = {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Final
 
-from .bodies import FAILED, UNSUPPORTED, BodyDecoder
+from .bodies import BodyDecoder
 from .framing import Frame
 from .headers import RequestHead, produce_acks, read_correlation_id, read_request_head
 from .reassembly import GAP, TRUNCATED
@@ -68,7 +68,7 @@ class Matcher:
                 return
         earlier = self.pending.pop(head.correlation_id, None)
         if earlier is not None:
-            self.emit(self._row(*earlier, None, "no_response"))
+            self.emit(self._row(earlier[0], earlier[1], None, "no_response"))
         self.pending[head.correlation_id] = (frame, head)
 
     def response(self, frame: Frame) -> None:
@@ -80,7 +80,7 @@ class Matcher:
         if waiting is None:
             self.emit(self._row(None, None, frame, "no_request", correlation_id))
         else:
-            self.emit(self._row(*waiting, frame, "ok"))
+            self.emit(self._row(waiting[0], waiting[1], frame, "ok"))
 
     def finish(self) -> None:
         for frame, head in sorted(self.pending.values(), key=lambda item: item[0].last_packet):
@@ -128,7 +128,8 @@ class Matcher:
             row["status"] = TRUNCATED if truncated else GAP
             problems.append(f"frame cut by a {'snaplen truncation' if truncated else 'stream gap'}")
         elif request is not None and head is not None:
-            self._decode_bodies(row, request, head, response, problems)
+            answer = response.payload if response is not None else None
+            self.bodies.fill(row, problems, request.payload, head, answer)
         if problems:
             row["decode_error"] = "; ".join(problems)
         return row
@@ -139,36 +140,3 @@ class Matcher:
             return self._api_names[api_key]
         name = self._api_names[api_key] = self.bodies.api_name(api_key)
         return name
-
-    def _decode_bodies(
-        self,
-        row: dict,
-        request: Frame,
-        head: RequestHead,
-        response: Frame | None,
-        problems: list[str],
-    ) -> None:
-        if not self.bodies.knows(head.api_key, head.api_version):
-            name = row["api_name"] or f"API key {head.api_key}"
-            problems.append(f"no codec for {name} v{head.api_version}")
-            if row["status"] == "ok":
-                row["status"] = UNSUPPORTED
-            return
-        parts = [self.bodies.request(request.payload, head.api_key, head.api_version)]
-        row["request_json"] = parts[0].json_text
-        if response is not None:
-            answer = self.bodies.response(response.payload, head.api_key, head.api_version)
-            parts.append(answer)
-            row["error_code"] = answer.error_code
-            row["error_codes"] = answer.error_codes
-            row["throttle_time_ms"] = answer.throttle_time_ms
-            row["response_json"] = answer.json_text
-        for part in parts:
-            if part.message is not None:
-                problems.append(part.message)
-            if part.problem is not None:
-                if row["status"] in (
-                    "ok",
-                    UNSUPPORTED,
-                ):  # a decode failure outranks a missing codec
-                    row["status"] = FAILED if part.problem == FAILED else UNSUPPORTED

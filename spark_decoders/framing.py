@@ -15,13 +15,15 @@ import struct
 from typing import Callable, Final, NamedTuple
 
 from .headers import Plausible
-from .reassembly import TRUNCATED
+from .reassembly import TRUNCATED, StreamSink
 
 # Builds a NamedTuple from a tuple of its fields, without the Python-level ``__new__`` its class
 # call runs (an interpreted frame per object, also in the compiled build).
 _new_tuple: Final = tuple.__new__
 MAX_FRAME: Final = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
 _SIZE: Final = struct.Struct(">i")
+# Bound once: compiled, ``_SIZE.unpack_from(...)`` would look the method up on every call.
+_unpack_size: Final = _SIZE.unpack_from
 _PACKET_START: Final = frozenset({0})  # where packets start in a buffer holding one packet's bytes
 
 
@@ -34,7 +36,7 @@ class Frame(NamedTuple):
     damage: str | None  # None, "gap" or "truncated"
 
 
-class FrameReader:
+class FrameReader(StreamSink):
     def __init__(
         self, on_frame: Callable[[Frame], None], plausible: Plausible, max_frame: int = MAX_FRAME
     ) -> None:
@@ -67,7 +69,7 @@ class FrameReader:
     def gap(self, kind: str) -> None:
         """Bytes are missing here: a frame in progress is damaged, and the next one must be found."""
         if self.synced and len(self.buf) >= 4:
-            (size,) = _SIZE.unpack_from(self.buf, 0)
+            (size,) = _unpack_size(self.buf, 0)
             if 0 <= size <= self.max_frame:
                 damage = "truncated" if kind == TRUNCATED else "gap"
                 self.on_frame(
@@ -95,7 +97,7 @@ class FrameReader:
         pos, end = 0, len(buf)
         starts = self._starts()
         while end - pos >= 4:
-            (size,) = _SIZE.unpack_from(buf, pos)
+            (size,) = _unpack_size(buf, pos)
             verdict = self.plausible(buf, pos, starts) if size <= self.max_frame else False
             if verdict is None:
                 break  # too few bytes yet to judge this frame's header
@@ -123,7 +125,7 @@ class FrameReader:
         verdict: bool | None = True
         size: int
         while end - pos >= 4:
-            (size,) = _SIZE.unpack_from(payload, pos)
+            (size,) = _unpack_size(payload, pos)
             verdict = plausible(payload, pos, _PACKET_START) if size <= max_frame else False
             stop = pos + 4 + size
             if not verdict or stop > end:

@@ -20,6 +20,12 @@ _INT16: Final = struct.Struct(">h")
 _REQUEST_START: Final = struct.Struct(">ihhih")  # a request frame's size, then its header
 _SIZE_AND_ID: Final = struct.Struct(">ii")  # a response frame's size, then its correlation id
 _new_tuple: Final = tuple.__new__
+# Bound once: compiled, ``_INT16.unpack_from(...)`` would look the method up on every call.
+_unpack_int16: Final = _INT16.unpack_from
+_unpack_request_head: Final = _REQUEST_HEAD.unpack_from
+_unpack_int32: Final = _INT32.unpack_from
+_unpack_request_start: Final = _REQUEST_START.unpack_from
+_unpack_size_and_id: Final = _SIZE_AND_ID.unpack_from
 _PRINTABLE: Final = re.compile(rb"[\x20-\x7e]*")
 MAX_API_KEY: Final = 127
 MAX_API_VERSION: Final = 40
@@ -39,7 +45,7 @@ def read_request_head(payload: bytes) -> RequestHead | None:
     if len(payload) < 10:
         return None
     length: int
-    api_key, api_version, correlation_id, length = _REQUEST_HEAD.unpack_from(payload, 0)
+    api_key, api_version, correlation_id, length = _unpack_request_head(payload, 0)
     if length < 0:
         return RequestHead(api_key, api_version, correlation_id, None, 10)
     if 10 + length > len(payload):
@@ -56,7 +62,7 @@ def request_body_start(payload: bytes, header_version: int) -> int | None:
     report what is wrong with it; Kafka's header spec no longer has version 0, for one)."""
     if len(payload) < 10 or header_version not in (1, 2):
         return None
-    (length,) = _INT16.unpack_from(payload, 8)
+    (length,) = _unpack_int16(payload, 8)
     if length == -1:
         pos = 10
     elif length < 0 or 10 + length > len(payload) or not payload[10 : 10 + length].isascii():
@@ -79,7 +85,7 @@ def response_body_start(payload: bytes, header_version: int) -> int | None:
 
 
 def read_correlation_id(payload: bytes) -> int | None:
-    return _INT32.unpack_from(payload, 0)[0] if len(payload) >= 4 else None
+    return _unpack_int32(payload, 0)[0] if len(payload) >= 4 else None
 
 
 # What a frame reader holds: its buffer, or one packet's payload.
@@ -100,7 +106,7 @@ def plausible_request(buf: Buffer, pos: int, boundaries: Boundaries = frozenset(
     api_version: int
     correlation_id: int
     length: int
-    size, api_key, api_version, correlation_id, length = _REQUEST_START.unpack_from(buf, pos)
+    size, api_key, api_version, correlation_id, length = _unpack_request_start(buf, pos)
     if size < 10 or size > 100 * 1024 * 1024 or not 0 <= api_key <= MAX_API_KEY:
         return False
     if not 0 <= api_version <= MAX_API_VERSION or correlation_id < 0:
@@ -144,7 +150,7 @@ def plausible_response(pending: Collection[int]) -> Plausible:
     def check(buf: Buffer, pos: int, boundaries: Boundaries = frozenset()) -> bool | None:
         if len(buf) - pos < 8:
             return None
-        size, correlation_id = _SIZE_AND_ID.unpack_from(buf, pos)
+        size, correlation_id = _unpack_size_and_id(buf, pos)
         if size < 4 or size > 100 * 1024 * 1024 or correlation_id < 0:
             return False
         if correlation_id in pending:
@@ -170,7 +176,7 @@ def _next_answers(
         return True
     if end + 8 > len(buf):
         return None
-    size, correlation_id = _SIZE_AND_ID.unpack_from(buf, end)
+    size, correlation_id = _unpack_size_and_id(buf, end)
     if not 4 <= size <= 100 * 1024 * 1024 or correlation_id not in pending:
         return False
     return _next_answers(buf, end + 4 + size, boundaries, pending, depth - 1)
@@ -191,9 +197,9 @@ def produce_acks(payload: bytes, head: RequestHead, flexible: bool | None) -> in
                 length, pos = _uvarint(payload, pos)
                 pos += max(length - 1, 0)
             else:
-                (length,) = _INT16.unpack_from(payload, pos)
+                (length,) = _unpack_int16(payload, pos)
                 pos += 2 + max(length, 0)
-        (acks,) = _INT16.unpack_from(payload, pos)
+        (acks,) = _unpack_int16(payload, pos)
     except (struct.error, IndexError):
         return None
     return acks

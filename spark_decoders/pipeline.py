@@ -19,7 +19,7 @@ import mmap
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Final, Iterable, Iterator
+from typing import Any, Callable, Final, Iterable, Iterator
 
 from .bodies import BodyDecoder
 from .capture import (
@@ -148,7 +148,7 @@ class FlowTable:
         nothing. False, having done nothing, for any other packet.
         """
         fields: EthIpv4TcpNumbers = _unpack_numbers(buf, at)
-        ethertype, version_ihl, total, frag, proto, _, _, seq, ack, offset, flags = fields
+        ethertype, version_ihl, total, frag, proto, seq, ack, offset, flags = fields
         if (
             ethertype != ETH_IPV4
             or version_ihl != 0x45
@@ -197,6 +197,8 @@ _ENDPOINTS_START, _ENDPOINTS_STOP = ETH_IPV4_ENDPOINTS
 _IPV4_NO_OPTIONS: Final = b"\x08\x00\x45"
 
 
+# A pcap record header's fields: seconds, fraction, captured and original length.
+_RecordHeaderUnpack = Callable[[Any, int], tuple[int, int, int, int]]
 # A predicate on a segment: does it belong to this reader (a shard's own connections: ``ownership``)?
 SegmentFilter = Callable[[Segment], bool]
 
@@ -240,23 +242,19 @@ def feed_pcap(
     (A connection the table knows is one ``owns`` accepted: its packets need no more checks.)"""
     buf = reader.buf
     end = len(buf)
-    unpack = reader.record_header.unpack_from
+    unpack: _RecordHeaderUnpack = reader.record_header.unpack_from
     frac_limit, scale, max_len = reader.frac_limit, reader.ts_scale, reader.max_len
     linktype = reader.info.linktype
     fast = linktype == LINK_ETHERNET and _sliceable(buf)
     general = _GeneralPath(table, reader.stats, fast, owns)
     view = memoryview(buf)
     file_ref = file_index << FILE_SHIFT
-    number = 1
-    pos = 24
+    number, pos = 1, 24
+    second, second_ns = -1, 0  # the last record's whole second, and in nanoseconds
     while pos < end:
         if pos + 16 > end:
             reader.cut_tail(pos, "record header")
             break
-        sec: int
-        frac: int
-        incl: int
-        orig: int
         sec, frac, incl, orig = unpack(buf, pos)
         if frac >= frac_limit or not 0 < incl <= max_len:
             found = reader.skip_damage(pos, end)
@@ -269,7 +267,9 @@ def feed_pcap(
             reader.cut_tail(pos, f"record of {incl} bytes")
             break
         reader.last_sec = sec
-        ts_ns = sec * 1_000_000_000 + frac * scale
+        if sec != second:  # compiled, a product past 2**30 leaves the fast integer arithmetic
+            second, second_ns = sec, sec * 1_000_000_000
+        ts_ns = second_ns + frac * scale
         if not (
             fast
             and incl >= ETH_IPV4_TCP_MIN

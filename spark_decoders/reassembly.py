@@ -11,7 +11,9 @@ acknowledgements; it hands its ``sink`` the payload bytes in sequence order exac
 * a stream whose SYN was not captured starts mid-stream (reported like a gap: the sink resynchronises);
 * bytes the snaplen cut off are reported as a ``truncated`` gap.
 
-The sink has two methods: ``data(payload, packet_number, ts_ns)`` and ``gap(kind)``.
+The sink has two methods: ``data(payload, packet_number, ts_ns)`` and ``gap(kind)``. The package's
+own sinks derive from ``StreamSink``, so that the compiled build calls them directly; any other
+object with those methods is wrapped (``_AnySink``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,29 @@ class Sink(Protocol):
     def gap(self, kind: str) -> None: ...
 
 
+class StreamSink:
+    """Base of the package's own sinks (``framing.FrameReader``, ``tables._Tally``)."""
+
+    def data(self, payload: bytes, packet: int, ts_ns: int) -> None:
+        raise NotImplementedError
+
+    def gap(self, kind: str) -> None:
+        raise NotImplementedError
+
+
+class _AnySink(StreamSink):
+    """Any other sink, called through its Python methods."""
+
+    def __init__(self, target: Sink) -> None:
+        self.target = target
+
+    def data(self, payload: bytes, packet: int, ts_ns: int) -> None:
+        self.target.data(payload, packet, ts_ns)
+
+    def gap(self, kind: str) -> None:
+        self.target.gap(kind)
+
+
 def seq_diff(a: int, b: int) -> int:
     """``a - b`` as a signed 32-bit distance."""
     d = (a - b) & 0xFFFFFFFF
@@ -43,7 +68,7 @@ def seq_diff(a: int, b: int) -> int:
 
 class TcpStream:
     def __init__(self, sink: Sink) -> None:
-        self.sink = sink
+        self.sink: StreamSink = sink if isinstance(sink, StreamSink) else _AnySink(sink)
         self.next_seq: int | None = None
         self.peer_acked: int | None = None
         self.pending: dict[int, tuple[bytes, int, int, int, int]] = {}  # seq -> segment

@@ -103,7 +103,7 @@ def timestamp(ts_ns: int | None) -> dt.datetime | None:
     if ts_ns is None:
         return None
     micros = ts_ns // 1000
-    second = micros // 1_000_000  # floor division: ``micros - ...`` below is never negative
+    second = micros // 1_000_000  # floor division: the remainder below is never negative
     last = _LAST_SECOND
     if second != last.second:
         try:
@@ -113,7 +113,9 @@ def timestamp(ts_ns: int | None) -> dt.datetime | None:
         last.second = second
         last.fields = (start.year, start.month, start.day, start.hour, start.minute, start.second)
     year, month, day, hour, minute, sec = last.fields
-    return _datetime(year, month, day, hour, minute, sec, micros - second * 1_000_000, _UTC)
+    # The remainder, not ``micros - second * 10**6``: compiled, multiplying a second past 2**30
+    # leaves the fast integer arithmetic.
+    return _datetime(year, month, day, hour, minute, sec, micros % 1_000_000, _UTC)
 
 
 def sort_key(row: dict) -> tuple:

@@ -26,7 +26,7 @@ from .exchanges import FILE_SHIFT
 from .framing import Frame, FrameReader
 from .headers import read_correlation_id, read_request_head
 from .layers import Segment
-from .reassembly import GAP, MIDSTREAM, TRUNCATED
+from .reassembly import GAP, MIDSTREAM, TRUNCATED, StreamSink
 from .rows import timestamp
 
 EXCHANGES: Final = "exchanges"
@@ -99,7 +99,7 @@ class _HeadersOnly(BodyDecoder):
         return False
 
 
-class _Tally:
+class _Tally(StreamSink):
     """Between a stream and its frame reader: counts the bytes delivered and the kinds of gaps."""
 
     def __init__(self, reader: FrameReader) -> None:

@@ -117,10 +117,11 @@ def test_guard_interrupts_a_runaway_decode():
 
 
 def test_a_body_read_that_runs_away_is_a_decode_error_row_not_a_hang():
-    """The decoder's own guard around each body read (``guard.begin``/``end``): a read that never
-    returns becomes a decode_error naming the limit, and the next body decodes as usual."""
+    """The decoder's own guard around each body read (marked inline in ``guard.MARK``): a read that
+    never returns becomes a decode_error naming the limit, and the next body decodes as usual. The
+    first read arms the timer through ``guard.arm``; the second finds it armed and only marks."""
     from kraftwire.generated import encode_request, lookup
-    from kraftwire.spark_decoders.bodies import BodyDecoder
+    from kraftwire.spark_decoders.bodies import BodyDecoder, _Codec
     from kraftwire.spark_decoders.codecs import load_codecs
 
     class Spinning:
@@ -132,10 +133,47 @@ def test_a_body_read_that_runs_away_is_a_decode_error_row_not_a_hang():
     decoder = BodyDecoder(load_codecs(None), limit_s=0.2)
     vote = lookup("VoteRequest")
     payload = encode_request(vote(cluster_id="c"), 0, 1, "client")[4:]
-    stuck = decoder._codec(vote.API_KEY, 0, True)._replace(body_class=Spinning)
-    decoded = decoder._decode(payload, stuck, 0)
+    plain = decoder._codec(vote.API_KEY, 0, True)
+    stuck = _Codec(plain.header, plain.header_version, True, Spinning, False, False)
+    decoded = decoder._decoded(payload, stuck, 0)
     assert decoded.problem == "decode_error" and "CPU-time limit" in decoded.message
     assert decoder.request(payload, vote.API_KEY, 0).problem is None
+    again = decoder._decoded(payload, stuck, 0)
+    assert again.problem == "decode_error" and "CPU-time limit" in again.message
+
+
+def test_guard_rearms_in_a_forked_child():
+    """A child made by fork does not inherit its parent's interval timer: the guard starts one
+    there, or a runaway decode in the child would never be interrupted (the parent bounds the wait
+    and kills a child that hangs)."""
+    script = (
+        "import os, time\n"
+        "from kraftwire.spark_decoders.guard import DecodeTimeout, guarded\n"
+        "guarded(lambda: None, 0.2)\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    def spin():\n"
+        "        while True:\n"
+        "            pass\n"
+        "    try:\n"
+        "        guarded(spin, 0.2)\n"
+        "    except DecodeTimeout:\n"
+        "        os._exit(0)\n"
+        "    os._exit(1)\n"
+        "deadline = time.monotonic() + 60\n"
+        "while time.monotonic() < deadline:\n"
+        "    done, status = os.waitpid(pid, os.WNOHANG)\n"
+        "    if done:\n"
+        "        raise SystemExit(os.waitstatus_to_exitcode(status))\n"
+        "    time.sleep(0.05)\n"
+        "os.kill(pid, 9)\n"
+        "os.waitpid(pid, 0)\n"
+        "raise SystemExit('the child was never interrupted')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
 
 
 def test_guard_never_kills_a_process_that_is_shutting_down():
