@@ -340,14 +340,27 @@ def _arguments() -> argparse.Namespace:
     return args
 
 
+# The records layer's batch reader (kraftwire.generated's ``_v2_view``) compiled, as ``make native``
+# compiles it, unless a current build is there; alone, without the 36 bundled codecs.
+_BUILD_RECORDS_READER = """
+from pathlib import Path
+import kraftwire.generated._view_reader as reader
+if reader.IMPLEMENTATION != "native":
+    from kraftwire.codegen.native.build import build_native
+    build_native([], "kraftwire.generated", Path(reader.__file__).parent)
+    print("compiled the records layer's batch reader with mypyc")
+"""
+
+
 def _codecs(schemas: str, native: bool):
     """The codec package of Kafka's specs, and with ``native`` the compiled codecs and decoders
     built first (each only when missing): both choose their implementation when imported."""
-    if native:  # in a child: this process has not imported the decoders yet
+    if native:  # in children: this process has imported neither the decoders nor the records
         subprocess.run(
             [sys.executable, "-m", "kraftwire.spark_decoders.native_build", "--if-needed"],
             check=True,
         )
+        subprocess.run([sys.executable, "-c", _BUILD_RECORDS_READER], check=True)
     from kraftwire.spark_decoders.codecs import compile_native, generated_codecs
 
     if native:
@@ -358,6 +371,9 @@ def _codecs(schemas: str, native: bool):
     package, _ = generated_codecs([Path(schemas)])
     print(f"codecs: Kafka's specs from ../shared, {codec_implementation(package)}")
     print(f"decoders: {decoders_implementation()}")
+    from kraftwire.generated._view_reader import IMPLEMENTATION as records_reader
+
+    print(f"records layer's batch reader: {records_reader}")
     return package
 
 

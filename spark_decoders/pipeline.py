@@ -245,9 +245,8 @@ def feed_pcap(
     unpack: _RecordHeaderUnpack = reader.record_header.unpack_from
     frac_limit, scale, max_len = reader.frac_limit, reader.ts_scale, reader.max_len
     linktype = reader.info.linktype
-    fast = linktype == LINK_ETHERNET and _sliceable(buf)
-    general = _GeneralPath(table, reader.stats, fast, owns)
-    view = memoryview(buf)
+    learn = linktype == LINK_ETHERNET and _sliceable(buf)
+    paths = _PacketPaths(table, buf, reader.stats, learn, owns)
     file_ref = file_index << FILE_SHIFT
     number, pos = 1, 24
     second, second_ns = -1, 0  # the last record's whole second, and in nanoseconds
@@ -270,21 +269,13 @@ def feed_pcap(
         if sec != second:  # compiled, a product past 2**30 leaves the fast integer arithmetic
             second, second_ns = sec, sec * 1_000_000_000
         ts_ns = second_ns + frac * scale
-        if not (
-            fast
-            and incl >= ETH_IPV4_TCP_MIN
-            and table.common_packet(buf, at, incl, orig, file_ref | number, ts_ns)
-        ):
-            if skips is None or not skips(linktype, buf, at, incl):
-                general.packet(linktype, view[at : at + incl], orig, ts_ns, file_ref | number)
-            elif fast and incl >= ETH_IPV4_TCP_MIN:
-                table.pass_over(buf, at)
+        paths.route(linktype, at, incl, orig, file_ref | number, ts_ns, skips)
         if on_packet is not None and not number % 65536:
             on_packet(number)
         number += 1
         pos = at + incl
     reader.stats.packets += number - 1
-    general.fragments.finish()
+    paths.fragments.finish()
 
 
 def feed_pcapng(
@@ -301,9 +292,7 @@ def feed_pcapng(
     packet blocks, damage) goes through ``reader.advance``."""
     buf = reader.buf
     end = len(buf)
-    fast = _sliceable(buf)
-    general = _GeneralPath(table, reader.stats, fast, owns)
-    view = memoryview(buf)
+    paths = _PacketPaths(table, buf, reader.stats, _sliceable(buf), owns)
     file_ref = file_index << FILE_SHIFT
     number = 1
     pos = start
@@ -313,7 +302,7 @@ def feed_pcapng(
             linktype, incl, orig, ts_ns, length = plain
             at, next_pos = pos + EPB_DATA, pos + length
         else:  # any other block: the reader's own way, notes and all
-            next_pos, packet = reader.advance(view, pos, end, number)
+            next_pos, packet = reader.advance(paths.view, pos, end, number)
             if packet is None:
                 if next_pos < 0:
                     break
@@ -326,16 +315,7 @@ def feed_pcapng(
                 packet.orig_len,
                 packet.ts_ns,
             )
-        if not (
-            fast
-            and linktype == LINK_ETHERNET
-            and incl >= ETH_IPV4_TCP_MIN
-            and table.common_packet(buf, at, incl, orig, file_ref | number, ts_ns)
-        ):
-            if skips is None or not skips(linktype, buf, at, incl):
-                general.packet(linktype, view[at : at + incl], orig, ts_ns, file_ref | number)
-            elif fast and linktype == LINK_ETHERNET and incl >= ETH_IPV4_TCP_MIN:
-                table.pass_over(buf, at)
+        paths.route(linktype, at, incl, orig, file_ref | number, ts_ns, skips)
         if on_packet is not None and not number % 65536:
             on_packet(number)
         number += 1
@@ -343,23 +323,51 @@ def feed_pcapng(
             break
         pos = next_pos
     reader.stats.packets += number - 1
-    general.fragments.finish()
+    paths.fragments.finish()
 
 
-class _GeneralPath:
-    """The packets ``feed_pcap`` does not fuse, taken as ``segments`` and ``FlowTable.segment``
-    take them. With ``learn``, an unfragmented Ethernet/IPv4 packet without options also teaches
-    the table its raw endpoints, so that the connection's next packets are fused."""
+class _PacketPaths:
+    """The two ways a packet of the capture in ``buf`` goes into ``table``: ``route`` takes the
+    common case to ``table.common_packet`` and any other packet the general way (``general``), as
+    ``segments`` and ``FlowTable.segment`` take it. With ``learn``, an unfragmented Ethernet/IPv4
+    packet without options taken the general way also teaches the table its raw endpoints, so
+    that the connection's next packets take the common way."""
 
     def __init__(
-        self, table: FlowTable, stats: CaptureStats, learn: bool, owns: SegmentFilter | None
+        self,
+        table: FlowTable,
+        buf,
+        stats: CaptureStats,
+        learn: bool,
+        owns: SegmentFilter | None,
     ) -> None:
         self.table = table
+        self.buf = buf
+        self.view = memoryview(buf)
         self.fragments = FragmentReassembler(stats)
         self.learn = learn
         self.owns = owns
 
-    def packet(self, linktype: int, data: memoryview, orig_len: int, ts_ns: int, ref: int) -> None:
+    def route(
+        self,
+        linktype: int,
+        at: int,
+        incl: int,
+        orig_len: int,
+        ref: int,
+        ts_ns: int,
+        skips: PacketFilter | None,
+    ) -> None:
+        """The packet at ``buf[at:at + incl]``; ``skips`` may say it is another shard's."""
+        common = self.learn and linktype == LINK_ETHERNET and incl >= ETH_IPV4_TCP_MIN
+        if common and self.table.common_packet(self.buf, at, incl, orig_len, ref, ts_ns):
+            return
+        if skips is None or not skips(linktype, self.buf, at, incl):
+            self.general(linktype, self.view[at : at + incl], orig_len, ts_ns, ref)
+        elif common:
+            self.table.pass_over(self.buf, at)
+
+    def general(self, linktype: int, data: memoryview, orig_len: int, ts_ns: int, ref: int) -> None:
         seg = tcp_segment(linktype, data, orig_len)
         if seg is not None and not seg.fragment:
             if self.owns is None or self.owns(seg):

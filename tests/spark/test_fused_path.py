@@ -252,13 +252,13 @@ def test_common_packets_take_the_fused_path(tmp_path, monkeypatch, pcapng):
     """A plain connection: only its SYN and SYN-ACK go the general way (each teaches the table
     one direction); every packet after them, from the handshake's last ACK on, is fused."""
     general_calls = []
-    general = pipeline._GeneralPath.packet
+    general = pipeline._PacketPaths.general
 
     def counted(self, linktype, data, orig_len, ts_ns, ref):
         general_calls.append(ref)
         general(self, linktype, data, orig_len, ts_ns, ref)
 
-    monkeypatch.setattr(pipeline._GeneralPath, "packet", counted)
+    monkeypatch.setattr(pipeline._PacketPaths, "general", counted)
     conv = conversation(EXCHANGES_POOL[:4], close=False)
     records = [(ts, link_frame(LINK_ETHERNET, ip), 0, b"", "") for ts, ip in conv.packets]
     path = str(tmp_path / "plain")
