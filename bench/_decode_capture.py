@@ -167,8 +167,32 @@ def _metadata_frames(package, rng: random.Random) -> list[bytes]:
     return frames
 
 
-def build_capture(path: Path, packets_wanted: int, package) -> int:
-    """Write the bench capture; returns its packet count."""
+_PCAP_HEAD = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)  # Ethernet
+_PCAPNG_HEAD = struct.pack(
+    "<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1, 28  # section header block
+) + struct.pack(
+    "<IIHHII", 1, 20, 1, 0, 65535, 20
+)  # interface 0: Ethernet, microseconds
+
+
+def _pcap_record(ts_ns: int, frame: bytes) -> bytes:
+    header = struct.pack("<IIII", ts_ns // 10**9, ts_ns % 10**9 // 1000, len(frame), len(frame))
+    return header + frame
+
+
+def _pcapng_block(ts_ns: int, frame: bytes) -> bytes:
+    ticks, padded = ts_ns // 1000, frame + b"\0" * (-len(frame) % 4)
+    length = 32 + len(padded)
+    head = struct.pack(
+        "<IIIIIII", 6, length, 0, ticks >> 32, ticks & 0xFFFFFFFF, len(frame), len(frame)
+    )
+    return head + padded + struct.pack("<I", length)
+
+
+def build_capture(path: Path, packets_wanted: int, package, pcapng: bool = False) -> int:
+    """Write the bench capture, as pcap or as pcapng (one section, one Ethernet interface of
+    microsecond timestamps, a packet per enhanced packet block: what dumpcap writes); returns its
+    packet count."""
     from kraftwire.spark_decoders.layers import LINK_ETHERNET
     from kraftwire.spark_decoders.synth import Conversation, link_frame
 
@@ -182,21 +206,16 @@ def build_capture(path: Path, packets_wanted: int, package) -> int:
     for conv in convs:
         conv.handshake(ts)
     correlation = 0
+    record = _pcapng_block if pcapng else _pcap_record
     with open(path, "wb") as out:
-        out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, LINK_ETHERNET))
+        out.write(_PCAPNG_HEAD if pcapng else _PCAP_HEAD)
         count = 0
 
         def flush():
             nonlocal count
             for conv in convs:
                 for t, ip in conv.packets:
-                    frame = link_frame(LINK_ETHERNET, ip)
-                    out.write(
-                        struct.pack(
-                            "<IIII", t // 10**9, (t % 10**9) // 1000, len(frame), len(frame)
-                        )
-                    )
-                    out.write(frame)
+                    out.write(record(t, link_frame(LINK_ETHERNET, ip)))
                 count += len(conv.packets)
                 conv.packets.clear()
 

@@ -6,6 +6,7 @@
     .venv/bin/python bench/decode.py --breakdown   # CPU seconds of each local stage, unprofiled
     .venv/bin/python bench/decode.py --breakdown --native   # the same, compiled then pure
     .venv/bin/python bench/decode.py --native   # compiled codecs and decoders, beside pure ones
+    .venv/bin/python bench/decode.py --pcapng ...   # the same traffic written as pcapng
     KRAFTWIRE_PURE=1 .venv/bin/python bench/decode.py ...   # pure codecs and decoders even when compiled
 
 The bench first writes one capture of mixed KRaft (Vote, BeginQuorumEpoch, Fetch with record batches,
@@ -325,6 +326,11 @@ def _arguments() -> argparse.Namespace:
         help="compile with mypyc first (once, cached) the codecs of the specs the capture uses and "
         "the decoders' hot path; time the local decode both pure and compiled",
     )
+    parser.add_argument(
+        "--pcapng",
+        action="store_true",
+        help="write the capture as pcapng (enhanced packet blocks, as dumpcap does), not pcap",
+    )
     parser.add_argument("--no-spark", action="store_true")
     parser.add_argument("--plan", choices=("both", "source", "split"), default="both")
     parser.add_argument("--no-tshark", action="store_true")
@@ -394,10 +400,13 @@ def main() -> int:
     package = _codecs(schemas, args.native)
     workdir = Path(tempfile.mkdtemp(prefix="kraftwire-bench-"))
     try:
-        capture = workdir / "bench.pcap"
-        count = build_capture(capture, 5_000 if args.quick else args.packets, package)
+        capture = workdir / ("bench.pcapng" if args.pcapng else "bench.pcap")
+        count = build_capture(capture, 5_000 if args.quick else args.packets, package, args.pcapng)
         size_mb = capture.stat().st_size / 1e6
-        print(f"capture: {count:,} packets, {size_mb:.1f} MB, mixed KRaft and classic exchanges")
+        print(
+            f"capture: {count:,} packets, {size_mb:.1f} MB ({capture.suffix[1:]}), "
+            "mixed KRaft and classic exchanges"
+        )
         if args.profile:
             profile_local(capture, schemas, args.profile)
             return 0
