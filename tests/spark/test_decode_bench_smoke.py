@@ -36,12 +36,15 @@ def _run(*options: str) -> str:
     return proc.stdout
 
 
-def test_decode_bench_quick_decodes_its_capture():
-    output = _run("--no-spark", "--no-tshark")
+@pytest.mark.parametrize("capture_format", ["pcap", "pcapng"])
+def test_decode_bench_quick_decodes_its_capture(capture_format):
+    options = ["--pcapng"] if capture_format == "pcapng" else []
+    output = _run("--no-spark", "--no-tshark", *options)
     assert re.search(r"^codecs: Kafka's specs from \.\./shared, (pure|native|mixed)", output, re.M)
     assert re.search(r"^decoders: (pure|native)", output, re.M), output
-    packets = re.search(r"^capture: ([\d,]+) packets", output, re.M)
+    packets = re.search(r"^capture: ([\d,]+) packets, [\d.]+ MB \((\w+)\)", output, re.M)
     assert packets is not None and int(packets[1].replace(",", "")) >= 5000, output
+    assert packets[2] == capture_format, output
     local = re.search(
         r"^kraftwire local \(1 core\):\s+[\d.]+ s wall\s+[\d.]+ s CPU .*\(([\d,]+) exchanges, "
         r"(pure|native) decoders\)",
