@@ -79,11 +79,16 @@ def object_view(buffers: list[bytes]) -> int:
 
 
 def view_table(args: argparse.Namespace) -> int:
-    cases = view_cases(args)
     sides = {"batches_to_json": fused_view, "object path": object_view}
     print(f"JSON view of record batches; records/s, best of {args.repeat} rounds")
+    _ratio_table(args, sides)
+    return 0
+
+
+def _ratio_table(args: argparse.Namespace, sides: dict) -> None:
+    """Records per second of each of the two ``sides`` on every case, and their ratio."""
     print(f"{'buffers':<18}" + "".join(f"{name:>18}" for name in sides) + f"{'ratio':>9}")
-    for label, buffers in cases.items():
+    for label, buffers in view_cases(args).items():
         total = {name: fn(buffers) for name, fn in sides.items()}
         assert len(set(total.values())) == 1, total
         best = {name: float("inf") for name in sides}
@@ -93,7 +98,6 @@ def view_table(args: argparse.Namespace) -> int:
         rates = [total[name] / best[name] for name in sides]
         cells = "".join(f"{rate:>18,.0f}" for rate in rates)
         print(f"{label:<18}{cells}{rates[0] / rates[1]:>8.2f}x")
-    return 0
 
 
 def view_cases(args: argparse.Namespace) -> dict[str, list[bytes]]:
@@ -121,17 +125,7 @@ def reader_table(args: argparse.Namespace) -> int:
         "pure": lambda buffers: _read_all(_v2_view.read_batch_views, buffers, limit),
     }
     print(f"read_batch_views, records/s, best of {args.repeat} rounds")
-    print(f"{'buffers':<18}" + "".join(f"{name:>18}" for name in sides) + f"{'ratio':>9}")
-    for label, buffers in view_cases(args).items():
-        total = {name: fn(buffers) for name, fn in sides.items()}
-        assert len(set(total.values())) == 1, total
-        best = {name: float("inf") for name in sides}
-        for _ in range(args.repeat):
-            for name, fn in sides.items():
-                best[name] = min(best[name], best_time(fn, buffers, args.inner))
-        rates = [total[name] / best[name] for name in sides]
-        cells = "".join(f"{rate:>18,.0f}" for rate in rates)
-        print(f"{label:<18}{cells}{rates[0] / rates[1]:>8.2f}x")
+    _ratio_table(args, sides)
     return 0
 
 
