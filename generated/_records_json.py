@@ -18,9 +18,8 @@ from ._buffer import decode_batches
 from ._compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from ._control import decode_control_record
 from ._json import b64_or_none as _b64
-from ._logrecords import decode_coordinator_record, decode_metadata_record, metadata_value_view
+from ._logrecords import decode_coordinator_record, metadata_value_view
 from ._runtime import DecodeError, ProtocolError
-from ._v2_view import Pending
 from ._view_reader import read_batch_views
 
 __all__ = ["batch_from_json", "batch_to_json", "batches_to_json", "record_to_json"]
@@ -141,9 +140,8 @@ def _decoded_member(
         if is_control:
             control = decode_control_record(key, value, package=package)
             return "control", control.to_json()
-        if values == "metadata":
-            metadata = decode_metadata_record(value, package=package, family=family)
-            return "metadata", metadata.to_json(message_view)
+        if values == "metadata":  # as decode_metadata_record(...).to_json(message_view)
+            return "metadata", metadata_value_view(package, family)(value, message_view)
         if values == "coordinator":
             coordinator = decode_coordinator_record(key, value, package=package, family=family)
             return "coordinator", coordinator.to_json()
@@ -220,8 +218,13 @@ def batches_to_json(
         read = read_batch_views(data, limit, decode_control, values is not None)
         if read is not None:
             views, tail, pending = read
-            if pending:  # decoded only now, after every batch has been read, as the object path does
-                _decode_pending(pending, values, package, family, message_view)
+            # Decoded only now, after every batch has been read, as the object path does.
+            for item, is_control, key, value in pending:
+                name, member = _decoded_member(
+                    is_control, key, value, values, package, family, message_view
+                )
+                if name:
+                    item[name] = member
             return {"batches": views, "partialTail": _b64(data[tail:]) if tail < len(data) else ""}
     batches, tail_bytes = decode_batches(data, max_decompressed_bytes=limit)
     views = [
@@ -236,25 +239,6 @@ def batches_to_json(
         for batch in batches
     ]
     return {"batches": views, "partialTail": _b64(tail_bytes)}
-
-
-def _decode_pending(pending: list[Pending], values, package, family, message_view) -> None:
-    """Add the decoded member of each record the fast path handed back (see ``_decoded_member``);
-    metadata-log values go through the package's ``MetadataValueView``, which looks each class up
-    once."""
-    metadata = metadata_value_view(package, family) if values == "metadata" else None
-    for item, is_control, key, value in pending:
-        if metadata is not None and not is_control:
-            try:
-                item["metadata"] = metadata(value, message_view)
-            except ProtocolError as exc:
-                item["decodeError"] = str(exc)
-            continue
-        name, member = _decoded_member(
-            is_control, key, value, values, package, family, message_view
-        )
-        if name:
-            item[name] = member
 
 
 def batch_from_json(obj: dict) -> RecordBatch:
