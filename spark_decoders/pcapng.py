@@ -52,10 +52,11 @@ _IDB_FIXED = {
 }
 _OPTIONS = {e: _options(e) for e in "<>"}
 # An enhanced packet block's fixed head (type, total length, interface, timestamp high and low,
-# captured and original length) and a block's closing length, per section byte order: all that
-# ``plain_packet`` reads of the blocks that make up nearly all of a capture.
+# captured and original length), and a block's length field (it opens and closes every block), per
+# section byte order: the head and the closing length are all that ``plain_packet`` reads of the
+# blocks that make up nearly all of a capture.
 _EPB_HEAD: Final = {e: struct.Struct(e + "7I") for e in "<>"}
-_BLOCK_TRAILER: Final = {e: struct.Struct(e + "I") for e in "<>"}
+_BLOCK_LENGTH: Final = {e: struct.Struct(e + "I") for e in "<>"}
 EPB_DATA: Final = 28  # where an EPB's packet bytes start
 
 
@@ -115,7 +116,7 @@ class PcapngReader:
         kind, length = struct.unpack_from(self.endian + "II", buf, pos)
         if length < 12 or length % 4 or length > MAX_BLOCK or pos + length > len(buf):
             return None
-        if struct.unpack_from(self.endian + "I", buf, pos + length - 4)[0] != length:
+        if _BLOCK_LENGTH[self.endian].unpack_from(buf, pos + length - 4)[0] != length:
             return None
         return kind, length
 
@@ -186,7 +187,7 @@ class PcapngReader:
             or EPB_DATA + incl > length - 4
             or pos + length > len(buf)
             or iface_id >= len(self.interfaces)
-            or _BLOCK_TRAILER[self.endian].unpack_from(buf, pos + length - 4)[0] != length
+            or _BLOCK_LENGTH[self.endian].unpack_from(buf, pos + length - 4)[0] != length
         ):
             return None
         iface = self.interfaces[iface_id]
@@ -198,7 +199,7 @@ class PcapngReader:
         return iface.linktype, incl, orig if orig > incl else incl, ts_ns, length
 
     def _claims_past_end(self, pos: int) -> bool:
-        (length,) = struct.unpack_from(self.endian + "I", self.buf, pos + 4)
+        (length,) = _BLOCK_LENGTH[self.endian].unpack_from(self.buf, pos + 4)
         return 12 <= length <= MAX_BLOCK and length % 4 == 0 and pos + length > len(self.buf)
 
     def _packet(

@@ -246,7 +246,7 @@ def feed_pcap(
     frac_limit, scale, max_len = reader.frac_limit, reader.ts_scale, reader.max_len
     linktype = reader.info.linktype
     learn = linktype == LINK_ETHERNET and _sliceable(buf)
-    paths = _PacketPaths(table, buf, reader.stats, learn, owns)
+    paths = _PacketPaths(table, buf, reader.stats, learn, skips, owns)
     file_ref = file_index << FILE_SHIFT
     number, pos = 1, 24
     second, second_ns = -1, 0  # the last record's whole second, and in nanoseconds
@@ -269,7 +269,7 @@ def feed_pcap(
         if sec != second:  # compiled, a product past 2**30 leaves the fast integer arithmetic
             second, second_ns = sec, sec * 1_000_000_000
         ts_ns = second_ns + frac * scale
-        paths.route(linktype, at, incl, orig, file_ref | number, ts_ns, skips)
+        paths.route(linktype, at, incl, orig, file_ref | number, ts_ns)
         if on_packet is not None and not number % 65536:
             on_packet(number)
         number += 1
@@ -292,7 +292,7 @@ def feed_pcapng(
     packet blocks, damage) goes through ``reader.advance``."""
     buf = reader.buf
     end = len(buf)
-    paths = _PacketPaths(table, buf, reader.stats, _sliceable(buf), owns)
+    paths = _PacketPaths(table, buf, reader.stats, _sliceable(buf), skips, owns)
     file_ref = file_index << FILE_SHIFT
     number = 1
     pos = start
@@ -303,9 +303,9 @@ def feed_pcapng(
             at, next_pos = pos + EPB_DATA, pos + length
         else:  # any other block: the reader's own way, notes and all
             next_pos, packet = reader.advance(paths.view, pos, end, number)
+            if next_pos < 0:  # only ever with no packet
+                break
             if packet is None:
-                if next_pos < 0:
-                    break
                 pos = next_pos
                 continue
             linktype, at, incl, orig, ts_ns = (
@@ -315,12 +315,10 @@ def feed_pcapng(
                 packet.orig_len,
                 packet.ts_ns,
             )
-        paths.route(linktype, at, incl, orig, file_ref | number, ts_ns, skips)
+        paths.route(linktype, at, incl, orig, file_ref | number, ts_ns)
         if on_packet is not None and not number % 65536:
             on_packet(number)
         number += 1
-        if next_pos < 0:
-            break
         pos = next_pos
     reader.stats.packets += number - 1
     paths.fragments.finish()
@@ -339,6 +337,7 @@ class _PacketPaths:
         buf,
         stats: CaptureStats,
         learn: bool,
+        skips: PacketFilter | None,
         owns: SegmentFilter | None,
     ) -> None:
         self.table = table
@@ -346,6 +345,7 @@ class _PacketPaths:
         self.view = memoryview(buf)
         self.fragments = FragmentReassembler(stats)
         self.learn = learn
+        self.skips = skips
         self.owns = owns
 
     def route(
@@ -356,12 +356,12 @@ class _PacketPaths:
         orig_len: int,
         ref: int,
         ts_ns: int,
-        skips: PacketFilter | None,
     ) -> None:
         """The packet at ``buf[at:at + incl]``; ``skips`` may say it is another shard's."""
         common = self.learn and linktype == LINK_ETHERNET and incl >= ETH_IPV4_TCP_MIN
         if common and self.table.common_packet(self.buf, at, incl, orig_len, ref, ts_ns):
             return
+        skips = self.skips
         if skips is None or not skips(linktype, self.buf, at, incl):
             self.general(linktype, self.view[at : at + incl], orig_len, ts_ns, ref)
         elif common:
