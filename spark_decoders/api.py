@@ -119,9 +119,10 @@ def check_spark_paths(paths: list[str]) -> None:
     """ValueError naming the first of ``paths`` Spark cannot be given: py4j sends text to the JVM
     as UTF-8, and a file name that is not UTF-8 holds lone surrogates in Python."""
     for path in paths:
-        if shown_name(path) != path:
+        shown = shown_name(path)
+        if shown != path:
             raise ValueError(
-                f"{shown_name(path)}: Spark takes only file names that are UTF-8 text; "
+                f"{shown}: Spark takes only file names that are UTF-8 text; "
                 "rename the file, or decode it without --spark"
             )
 

@@ -131,8 +131,8 @@ class BodyDecoder:
         row whose status is still "ok" takes the worst body's (decode_error before
         unsupported_version)."""
         api_key, version = head.api_key, head.api_version
-        # As ``_codec`` keys it; a codec is made only for versions ``knows`` accepted.
-        key = (api_key & 0xFFFF) << 17 | (version & 0xFFFF) << 1
+        # A codec is made only for versions ``knows`` accepted.
+        key = _version_key(api_key, version)
         asking = self._codecs.get(key | 1)
         if asking is None:
             if not self.knows(api_key, version):
@@ -156,8 +156,7 @@ class BodyDecoder:
     def _codec(self, api_key: int, api_version: int, request: bool) -> _Codec:
         """How to decode one side of an API version, looked up once (the package's lookups are
         cheap, but they would run for every frame)."""
-        # One int, not a tuple built for every body: the header's two int16s and the side.
-        key = (api_key & 0xFFFF) << 17 | (api_version & 0xFFFF) << 1 | request
+        key = _version_key(api_key, api_version) | request
         codec = self._codecs.get(key)
         if codec is None:
             package = self.package
@@ -310,6 +309,12 @@ _MODULE_KINDS: Final[dict[str, frozenset[str]]] = {}
 _IS_STRUCT: Final[dict[type, bool]] = {}
 _TOPIC_NAMING: Final[dict[type, tuple[tuple[str, ...], bool]]] = {}
 _CONTAINER_FIELDS: Final[dict[type, tuple[tuple[str, str, str], ...]]] = {}
+
+
+def _version_key(api_key: int, api_version: int) -> int:
+    """The key of an API version in the codec cache, whose lowest bit is left for the side (1 for
+    requests): one int, not a tuple built for every body, from the header's two int16s."""
+    return (api_key & 0xFFFF) << 17 | (api_version & 0xFFFF) << 1
 
 
 def _json_key(attr: str) -> str:
