@@ -12,6 +12,7 @@ import struct
 
 import pytest
 from shared import shared_path
+from varints import uvarint
 
 from kraftwire.records import (
     DecodeError,
@@ -24,15 +25,6 @@ from kraftwire.records import (
     encode_coordinator_record,
     encode_metadata_record,
 )
-
-
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _vectors(stem: str) -> list[dict]:
@@ -55,7 +47,7 @@ def test_metadata_vectors_frame_and_decode(pkg, stem, family):
     cls = pkg.lookup(stem)
     for vector in _vectors(stem):
         version, body = vector["version"], bytes.fromhex(vector["hex"])
-        frame = _uvarint(1) + _uvarint(cls.API_KEY) + _uvarint(version) + body
+        frame = uvarint(1) + uvarint(cls.API_KEY) + uvarint(version) + body
         decoded = decode_metadata_record(frame, package=pkg, family=family)
         assert (decoded.record_type, decoded.version, type(decoded.message)) == (
             cls.API_KEY,
@@ -68,7 +60,7 @@ def test_metadata_vectors_frame_and_decode(pkg, stem, family):
 
 def test_metadata_frame_errors_and_unknown_types(pkg):
     body = bytes.fromhex(_vectors("TopicRecord")[0]["hex"])
-    good = _uvarint(1) + _uvarint(2) + _uvarint(0) + body
+    good = uvarint(1) + uvarint(2) + uvarint(0) + body
     # Without a family the KRaft log's "metadata" family is used (storage reuses ids 0-3).
     assert decode_metadata_record(good, package=pkg).message == pkg.lookup("TopicRecord").decode(
         body, 0
@@ -78,10 +70,10 @@ def test_metadata_frame_errors_and_unknown_types(pkg):
     with pytest.raises(DecodeError, match="left over"):
         decode_metadata_record(good + b"\x00", package=pkg)
     with pytest.raises(DecodeError, match="too large"):
-        decode_metadata_record(_uvarint(1) + _uvarint(40000) + _uvarint(0), package=pkg)
+        decode_metadata_record(uvarint(1) + uvarint(40000) + uvarint(0), package=pkg)
     with pytest.raises(DecodeError, match="null"):
         decode_metadata_record(None, package=pkg)
-    frame = _uvarint(1) + _uvarint(99) + _uvarint(0) + b"\x01\x02"
+    frame = uvarint(1) + uvarint(99) + uvarint(0) + b"\x01\x02"
     unknown = decode_metadata_record(frame, package=pkg)
     assert (unknown.message, unknown.body) == (None, b"\x01\x02")
     # The bundled package has no metadata specs: a clear error, not a crash.
@@ -129,7 +121,7 @@ def test_coordinator_errors_and_unknown_types(pkg):
 
 def test_json_view_decodes_metadata_values(pkg):
     vector = _vectors("TopicRecord")[0]
-    frame = _uvarint(1) + _uvarint(2) + _uvarint(0) + bytes.fromhex(vector["hex"])
+    frame = uvarint(1) + uvarint(2) + uvarint(0) + bytes.fromhex(vector["hex"])
     (batch,), _ = decode_batches(encode_batch([(None, frame, [], 0), (None, b"\x07", [], 0)]))
     view = batch_to_json(batch, values="metadata", package=pkg)
     assert view["records"][0]["metadata"]["data"] == vector["json"]
@@ -140,7 +132,7 @@ def test_buffer_views_decode_metadata_and_coordinator_values_as_batch_views_do(p
     """batches_to_json reads v2 batches straight into their view (``_v2_view``) and decodes the
     values afterwards: the same members as batch_to_json on the decoded batches, errors included."""
     vector = _vectors("TopicRecord")[0]
-    frame = _uvarint(1) + _uvarint(2) + _uvarint(0) + bytes.fromhex(vector["hex"])
+    frame = uvarint(1) + uvarint(2) + uvarint(0) + bytes.fromhex(vector["hex"])
     key_cls = pkg.lookup("OffsetCommitKey")
     key = struct.pack(">h", key_cls.API_KEY) + bytes.fromhex(_vectors("OffsetCommitKey")[0]["hex"])
     value_vector = _vectors("OffsetCommitValue")[0]

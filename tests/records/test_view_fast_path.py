@@ -26,6 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from shared import shared_path
+from varints import uvarint
 
 import kraftwire.generated as bundled
 from kraftwire.records import (
@@ -319,17 +320,8 @@ def test_vector_records_fields(vector_blobs):
 METADATA_STEMS = ("TopicRecord", "PartitionRecord", "FeatureLevelRecord", "NoOpRecord")
 
 
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _framed(frame_version: int, record_type: int, version: int, body: bytes) -> bytes:
-    return _uvarint(frame_version) + _uvarint(record_type) + _uvarint(version) + body
+    return uvarint(frame_version) + uvarint(record_type) + uvarint(version) + body
 
 
 @pytest.fixture(scope="module")
