@@ -87,31 +87,39 @@ def split_balance(path: Path, schemas: str) -> dict[int, tuple[list[float], list
 class Run(NamedTuple):
     wall_s: float
     jvm_cpu_s: float  # CPU seconds of the Spark JVM during the run
+    jit_cpu_s: float  # the part of them spent by the JVM's JIT compiler threads
     python_cpu_s: float  # CPU seconds of Spark's Python workers during the run
 
 
-def _cpu_of_processes(wanted) -> float:
-    """CPU seconds (user + system, with waited-for children) so far of the processes whose
-    command line ``wanted`` accepts; 0 where /proc is not there to read."""
-    total = 0.0
-    for stat_path in glob.glob("/proc/[0-9]*/stat"):
+def _clock_seconds(stat_text: str) -> float:
+    """User + system CPU seconds (with waited-for children) of a /proc ``stat`` line."""
+    fields = stat_text.rsplit(")", 1)[1].split()
+    return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _spark_cpu() -> tuple[float, float, float]:
+    """CPU seconds so far of the Spark JVMs, of their JIT compiler threads, and of Spark's Python
+    workers on this machine (0 where /proc is not there to read)."""
+    jvm = jit = python = 0.0
+    for process in glob.glob("/proc/[0-9]*"):
         try:
-            with open(stat_path.replace("stat", "cmdline"), "rb") as handle:
-                command = handle.read()
-            with open(stat_path) as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:  # the process ended meanwhile
+            command = _read(f"{process}/cmdline")
+            if b"pyspark.daemon" in command:
+                python += _clock_seconds(_read(f"{process}/stat").decode())
+            elif b"org.apache.spark" in command:
+                jvm += _clock_seconds(_read(f"{process}/stat").decode())
+                for thread in glob.glob(f"{process}/task/*/stat"):
+                    text = _read(thread).decode()
+                    if "CompilerThre" in text.split(")", 1)[0]:  # HotSpot's C1 and C2 threads
+                        jit += _clock_seconds(text)
+        except OSError:  # the process or thread ended meanwhile
             continue
-        if wanted(command):
-            total += sum(int(value) for value in fields[11:15])
-    return total / os.sysconf("SC_CLK_TCK")
-
-
-def _spark_cpu() -> tuple[float, float]:
-    """CPU seconds so far of the Spark JVMs and of Spark's Python workers on this machine."""
-    jvm = _cpu_of_processes(lambda command: b"org.apache.spark" in command)
-    python = _cpu_of_processes(lambda command: b"pyspark.daemon" in command)
-    return jvm, python
+    return jvm, jit, python
 
 
 def time_spark(
@@ -136,13 +144,13 @@ def time_spark(
     try:
 
         def run() -> Run:
-            start, (jvm, python) = time.perf_counter(), _spark_cpu()
+            start, before = time.perf_counter(), _spark_cpu()
             frame = read_exchanges(
                 spark, [str(path)], schemas=schemas, shards=cores, split_bytes=split_bytes
             )
             frame.write.format("noop").mode("overwrite").save()
-            jvm_after, python_after = _spark_cpu()
-            return Run(time.perf_counter() - start, jvm_after - jvm, python_after - python)
+            wall, after = time.perf_counter() - start, _spark_cpu()
+            return Run(wall, *(now - then for now, then in zip(after, before)))
 
         run()  # warm-up: Python workers started, codecs materialised and imported
         return [run() for _ in range(rounds)]
@@ -185,7 +193,7 @@ def report_spark(
             print(
                 f"Spark local[{cores}] {plan:11}: best {best:7.2f} s of "
                 f"{', '.join(f'{r.wall_s:.2f}' for r in runs)}  {count / best:9,.0f} pkt/s  "
-                f"(CPU: JVM {fastest.jvm_cpu_s:.2f} s, Python workers "
+                f"(CPU: JVM {fastest.jvm_cpu_s:.2f} s, {fastest.jit_cpu_s:.2f} of it JIT; Python workers "
                 f"{fastest.python_cpu_s:.2f} s)  {load()}"
             )
         print(
