@@ -148,7 +148,7 @@ class FlowTable:
         nothing. False, having done nothing, for any other packet.
         """
         fields: EthIpv4TcpNumbers = _unpack_numbers(buf, at)
-        ethertype, version_ihl, total, frag, proto, seq, ack, offset, flags = fields
+        ethertype, version_ihl, total, frag, proto, endpoints, seq, ack, offset, flags = fields
         if (
             ethertype != ETH_IPV4
             or version_ihl != 0x45
@@ -162,7 +162,7 @@ class FlowTable:
         end = ip_end if ip_end < captured else captured
         if start > ip_end or (orig_len > captured and ip_end > captured):
             return False  # no TCP payload where the header says, or the snaplen cut some off
-        direction = self.directions.get(buf[at + _ENDPOINTS_START : at + _ENDPOINTS_STOP])
+        direction = self.directions.get(endpoints)
         if direction is None:
             return False
         conn, from_client = direction
