@@ -185,7 +185,7 @@ def breakdown_local(path: Path, schemas: str) -> None:
     inputs gathered first) and timed as the best of three, so each figure is one stage's cost."""
     import kraftwire.spark_decoders as decoders
     from kraftwire.spark_decoders.api import local_decoder
-    from kraftwire.spark_decoders.bodies import _ERROR_CODE
+    from kraftwire.spark_decoders.bodies import error_codes
     from kraftwire.spark_decoders.capture import CaptureStats
     from kraftwire.spark_decoders.jsonview import dumps, json_view
     from kraftwire.spark_decoders.pipeline import decode_files, map_file, segments
@@ -228,7 +228,7 @@ def breakdown_local(path: Path, schemas: str) -> None:
         ("JSON views (compiled)", lambda: drain(json_view(m, v) for m, v, _ in messages)),
         ("records fields -> batch JSON", expand_all),
         ("dumps", lambda: drain(dumps(view, may) for view, may in zip(expanded, floats))),
-        ("error_codes scan (responses)", lambda: drain(_ERROR_CODE.findall(t) for t in answers)),
+        ("error_codes scan (responses)", lambda: drain(error_codes(text) for text in answers)),
         ("full decode", lambda: decode_files([str(path)], bodies)),
     ]
     print(

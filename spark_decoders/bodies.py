@@ -11,7 +11,6 @@ exchange); ``request`` and ``response`` give one body's ``Decoded`` on its own.
 
 from __future__ import annotations
 
-import re
 import sys
 import threading
 import uuid
@@ -234,10 +233,7 @@ class BodyDecoder:
             row["request_json"] = text
         else:
             row["response_json"] = text
-            # In document order, the depth-first order of the body (a C-speed scan).
-            row["error_codes"] = (
-                [int(code) for code in _ERROR_CODE.findall(text)] if '"errorCode"' in text else []
-            )
+            row["error_codes"] = error_codes(text)
             top = view.get("errorCode")
             row["error_code"] = top if isinstance(top, int) else None
             throttle = view.get("throttleTimeMs")
@@ -312,12 +308,39 @@ class BodyDecoder:
 
 
 _get_ident: Final = threading.get_ident
-_ERROR_CODE: Final = re.compile(r'"errorCode":(-?\d+)')
+_ERROR_CODE_KEY: Final = '"errorCode":'
 _JSON_KEYS: Final[dict[str, str]] = {}
 _MODULE_KINDS: Final[dict[str, frozenset[str]]] = {}
 _IS_STRUCT: Final[dict[type, bool]] = {}
 _TOPIC_NAMING: Final[dict[type, tuple[tuple[str, ...], bool]]] = {}
 _CONTAINER_FIELDS: Final[dict[type, tuple[tuple[str, str, str], ...]]] = {}
+
+
+def error_codes(text: str) -> list[int]:
+    """The number after each ``"errorCode":`` in a view's compact JSON text, in document order (the
+    depth-first order of the body); a value that is no number (null) is left out. JSON escapes a
+    quote inside a string, so the key never matches inside one. Found by ``str.find`` and read digit
+    by digit: a regular expression's scan and its int() of each match cost twice as much."""
+    codes: list[int] = []
+    end = len(text)
+    at = text.find(_ERROR_CODE_KEY)
+    while at >= 0:
+        stop = at + len(_ERROR_CODE_KEY)
+        negative = stop < end and text[stop] == "-"
+        if negative:
+            stop += 1
+        first_digit = stop
+        value = 0
+        while stop < end:
+            digit = ord(text[stop]) - 48  # "0" is 48
+            if not 0 <= digit <= 9:
+                break
+            value = value * 10 + digit
+            stop += 1
+        if stop > first_digit:
+            codes.append(-value if negative else value)
+        at = text.find(_ERROR_CODE_KEY, stop)
+    return codes
 
 
 def _version_key(api_key: int, api_version: int) -> int:
