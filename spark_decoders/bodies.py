@@ -211,10 +211,12 @@ class BodyDecoder:
                 marks[1] = started
                 marks[0] = started
             try:
-                body, end = codec.read(payload, codec.body_start(payload), version)
+                # Typed, so that compiled it is taken apart by index, not through an iterator.
+                found: tuple[Any, int] = codec.read(payload, codec.body_start(payload), version)
             finally:
                 if marks is not None:
                     marks[0] = 0
+            body, end = found
             view = json_view(body, version)
             holds_floats = codec.holds_floats
             if codec.holds_records and self._expand_records(body, view, None):
