@@ -322,7 +322,7 @@ def error_codes(text: str) -> list[int]:
     """The number after each ``"errorCode":`` in a view's compact JSON text, in document order (the
     depth-first order of the body); a value that is no number (null) is left out. JSON escapes a
     quote inside a string, so the key never matches inside one. Found by ``str.find`` and read digit
-    by digit: a regular expression's scan and its int() of each match cost twice as much."""
+    by digit: compiled, a regular expression and an int() of each match cost twice as much."""
     codes: list[int] = []
     end = len(text)
     at = text.find(_ERROR_CODE_KEY)
