@@ -242,13 +242,18 @@ def breakdown_local(path: Path, schemas: str) -> None:
 
 def _kept(path: Path, bodies) -> None:
     """A decode whose rows are still held when the program makes its next object, as a user's
-    are: a collection that pass over every row would set off is counted (the bare "full decode"
-    frees its rows first, which empties the collector's lists)."""
+    are: a collector pass over every row that this sets off is counted (the bare "full decode"
+    frees its rows first, which takes them off the count that sets passes off)."""
     from kraftwire.spark_decoders.pipeline import decode_files
 
     rows = decode_files([str(path)], bodies)
-    after = [[]]  # the first object the collector tracks after the decode
+    after = _Tracked()  # the first object the collector counts after the decode
     del rows, after
+
+
+class _Tracked:
+    """An object the collector tracks and counts when it is made (an empty list or dict may come
+    from a free list, which the count skips)."""
 
 
 def codec_implementation(package) -> str:
