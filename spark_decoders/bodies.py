@@ -11,7 +11,6 @@ exchange); ``request`` and ``response`` give one body's ``Decoded`` on its own.
 
 from __future__ import annotations
 
-import re
 import sys
 import threading
 import uuid
@@ -58,6 +57,9 @@ class _Codec:
         self.header_version = header_version
         self.request = request  # which side, so which shortcut past a plain header (``headers``)
         self.body_class = body_class
+        # The class's ``read``, looked up once: on a compiled class each look-up of a class method
+        # makes a new bound method object, about a tenth of a microsecond per body.
+        self.read = body_class.read
         self.holds_records = holds_records  # some struct of the body's spec has a records field
         self.holds_floats = holds_floats  # some struct of the body's spec has a float64 field
         self.side = "request" if request else "response"  # for messages
@@ -209,10 +211,12 @@ class BodyDecoder:
                 marks[1] = started
                 marks[0] = started
             try:
-                body, end = codec.body_class.read(payload, codec.body_start(payload), version)
+                # Typed, so that compiled it is taken apart by index, not through an iterator.
+                found: tuple[Any, int] = codec.read(payload, codec.body_start(payload), version)
             finally:
                 if marks is not None:
                     marks[0] = 0
+            body, end = found
             view = json_view(body, version)
             holds_floats = codec.holds_floats
             if codec.holds_records and self._expand_records(body, view, None):
@@ -231,10 +235,7 @@ class BodyDecoder:
             row["request_json"] = text
         else:
             row["response_json"] = text
-            # In document order, the depth-first order of the body (a C-speed scan).
-            row["error_codes"] = (
-                [int(code) for code in _ERROR_CODE.findall(text)] if '"errorCode"' in text else []
-            )
+            row["error_codes"] = error_codes(text)
             top = view.get("errorCode")
             row["error_code"] = top if isinstance(top, int) else None
             throttle = view.get("throttleTimeMs")
@@ -288,11 +289,17 @@ class BodyDecoder:
         return found
 
     def _records_view(self, data: bytes, metadata: bool | None) -> dict:
-        options: dict[str, object] = {"package": self.package}
-        if metadata and self.has_metadata:
-            options.update(values="metadata", family="metadata", message_view=json_view)
+        # The keywords spelled out: a dict of options spread into the call is built for every field.
         try:
-            return self._batches_to_json(data, **options)
+            if metadata and self.has_metadata:
+                return self._batches_to_json(
+                    data,
+                    package=self.package,
+                    values="metadata",
+                    family="metadata",
+                    message_view=json_view,
+                )
+            return self._batches_to_json(data, package=self.package)
         except Exception as exc:  # corrupt batches: keep the bytes and say why
             import base64
 
@@ -303,12 +310,39 @@ class BodyDecoder:
 
 
 _get_ident: Final = threading.get_ident
-_ERROR_CODE: Final = re.compile(r'"errorCode":(-?\d+)')
+_ERROR_CODE_KEY: Final = '"errorCode":'
 _JSON_KEYS: Final[dict[str, str]] = {}
 _MODULE_KINDS: Final[dict[str, frozenset[str]]] = {}
 _IS_STRUCT: Final[dict[type, bool]] = {}
 _TOPIC_NAMING: Final[dict[type, tuple[tuple[str, ...], bool]]] = {}
 _CONTAINER_FIELDS: Final[dict[type, tuple[tuple[str, str, str], ...]]] = {}
+
+
+def error_codes(text: str) -> list[int]:
+    """The number after each ``"errorCode":`` in a view's compact JSON text, in document order (the
+    depth-first order of the body); a value that is no number (null) is left out. JSON escapes a
+    quote inside a string, so the key never matches inside one. Found by ``str.find`` and read digit
+    by digit: compiled, a regular expression and an int() of each match cost twice as much."""
+    codes: list[int] = []
+    end = len(text)
+    at = text.find(_ERROR_CODE_KEY)
+    while at >= 0:
+        stop = at + len(_ERROR_CODE_KEY)
+        negative = stop < end and text[stop] == "-"
+        if negative:
+            stop += 1
+        first_digit = stop
+        value = 0
+        while stop < end:
+            digit = ord(text[stop]) - 48  # "0" is 48
+            if not 0 <= digit <= 9:
+                break
+            value = value * 10 + digit
+            stop += 1
+        if stop > first_digit:
+            codes.append(-value if negative else value)
+        at = text.find(_ERROR_CODE_KEY, stop)
+    return codes
 
 
 def _version_key(api_key: int, api_version: int) -> int:

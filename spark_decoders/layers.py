@@ -111,11 +111,11 @@ def _host_order_family(raw: bytes) -> int:
 # (after the TTL), addresses 26 and 30; then TCP's ports 34, sequence 38, ack 42, data offset 46, flags 47.
 _ETH_IPV4_TCP: Final = struct.Struct(">12xHBxH2xHxB2x4s4sHHIIBB")
 _EthIpv4TcpFields = tuple[int, int, int, int, int, bytes, bytes, int, int, int, int, int, int]
-# The same fields without the addresses and ports, for a reader that keys connections by the raw
-# endpoint bytes instead: ``ETH_IPV4_ENDPOINTS`` (source and destination address, source and
-# destination port, contiguous from offset 26 to 38).
-ETH_IPV4_TCP_NUMBERS: Final = struct.Struct(">12xHBxH2xHxB14xIIBB")
-EthIpv4TcpNumbers = tuple[int, int, int, int, int, int, int, int, int]
+# The same fields with the addresses and ports as one run of raw bytes, for a reader that keys
+# connections by them: ``ETH_IPV4_ENDPOINTS`` (source and destination address, source and
+# destination port, contiguous from offset 26 to 38), read in the same unpack as the numbers.
+ETH_IPV4_TCP_NUMBERS: Final = struct.Struct(">12xHBxH2xHxB2x12sIIBB")
+EthIpv4TcpNumbers = tuple[int, int, int, int, int, bytes, int, int, int, int]
 ETH_IPV4_ENDPOINTS: Final = (26, 38)
 ETH_IPV4_TCP_MIN: Final = 54  # Ethernet, IPv4 and TCP headers without options
 

@@ -60,5 +60,6 @@ def test_decode_bench_breakdown_prints_every_stage():
     output = _run("--breakdown")
     stages = re.findall(r"^  (.+?)\s+(\d+\.\d\d)$", output, re.M)
     names = [name for name, _ in stages]
-    assert names[0] == "capture records -> TCP segments" and names[-1] == "full decode", output
-    assert len(names) == 9, output
+    assert names[0] == "capture records -> TCP segments" and names[-2] == "full decode", output
+    assert names[-1] == "full decode, rows kept past the next object", output
+    assert len(names) == 10, output

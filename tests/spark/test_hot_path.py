@@ -500,3 +500,35 @@ def test_memoised_client_id_verdicts_equal_the_regular_expression(ids, cut):
         expected = printable.fullmatch(buf, 14, end) is not None
         assert _printable(buf, 14, end) == expected
         assert _printable(bytearray(buf), 14, end) == expected
+
+
+_json_keys = st.sampled_from(["errorCode", "errorCodes", "xerrorCode", "name", 'q"errorCode":7'])
+_json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(['"errorCode":5', '\\"errorCode\\":6', "٣", "-"])
+    | st.text(max_size=12)
+)
+json_values = st.recursive(
+    _json_scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_json_keys, inner, max_size=5),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=800, deadline=None)
+@given(value=st.dictionaries(_json_keys, json_values, max_size=6))
+def test_error_codes_read_what_the_regular_expression_finds(value):
+    """``bodies.error_codes`` on any compact JSON text (error codes of any size and sign, null
+    and non-integer values, the key's text inside strings, non-ASCII digits in strings) finds
+    what ``re.findall(r'"errorCode":(-?\\d+)')`` finds, each as an int."""
+    import re
+
+    from kraftwire.spark_decoders.bodies import error_codes
+
+    for ensure_ascii in (False, True):
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=ensure_ascii)
+        expected = [int(code) for code in re.findall(r'"errorCode":(-?\d+)', text)]
+        assert error_codes(text) == expected, text
