@@ -27,7 +27,7 @@ from .pipeline import (
     first_timestamp,
     map_file,
 )
-from .capture import CaptureStats, shown_name
+from .capture import CaptureError, CaptureStats, shown_name
 from .ownership import ShardOwnership
 from .tables import EXCHANGES, check_table, sort_key, utc_aware
 
@@ -101,7 +101,7 @@ def decode_shard(
                     skips=None if alone else ownership.skips,
                     owns=None if alone else ownership.owns,
                 )
-            except ValueError:
+            except CaptureError:
                 continue  # not a capture: local mode reports it; here it simply yields nothing
         flows.finish()
         rows.sort(key=sort_key(table))  # collector still paused: see decode_files

@@ -23,6 +23,7 @@ from typing import Any, Callable, Final, Iterable, Iterator
 
 from .bodies import BodyDecoder
 from .capture import (
+    CaptureError,
     CaptureStats,
     PacketFilter,
     PcapFile,
@@ -422,7 +423,7 @@ def first_timestamp(path: str) -> int:
         reader, start = open_reader(head, CaptureStats())
         for packet in reader.records(start, len(head)):
             return packet.ts_ns
-    except ValueError:  # not a capture: ordered first, and reported when it is decoded
+    except CaptureError:  # not a capture: ordered first, and reported when it is decoded
         pass
     return 0
 
@@ -456,7 +457,7 @@ def decode_files(
             buf = map_file(path)
             try:
                 feed_file(table, buf, index, file_stats, on_packet)
-            except ValueError as exc:  # not a capture: reported, the other files still decode
+            except CaptureError as exc:  # not a capture: reported, the other files still decode
                 file_stats.note(str(exc))
         table.finish()
         # Sorted with the collector still off: the sort keys are tens of thousands of new

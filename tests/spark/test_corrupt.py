@@ -7,7 +7,10 @@ import struct
 
 import pytest
 
+import kraftwire.spark_decoders as decoders
 from captures import T0, assert_rows_match, conversation, decode, pcap_of, write
+from kraftwire.spark_decoders import pipeline
+from kraftwire.spark_decoders.api import decode_shard
 from kraftwire.spark_decoders.layers import LINK_ETHERNET
 from kraftwire.spark_decoders.rows import STATUSES
 from kraftwire.spark_decoders.synth import link_frame, pcapng_section
@@ -109,3 +112,19 @@ def test_damaged_pcapng_block_is_skipped(tmp_path):
 def test_not_a_capture_is_reported(tmp_path):
     rows, stats = decode(write(tmp_path, "text.pcap", b"hello, this is not a capture\n"))
     assert rows == [] and "not a pcap or pcapng file" in stats[next(iter(stats))].problems[0]
+
+
+@pytest.mark.skipif(decoders.IMPLEMENTATION != "pure", reason="compiled calls are not patched")
+def test_a_fault_of_the_decoder_is_not_reported_as_a_file_that_is_no_capture(tmp_path, monkeypatch):
+    """Only a file that is no capture is noted and passed over; any other error inside the decode
+    is a fault of ours and is raised, not turned into "not a capture" and zero rows."""
+    path = write(tmp_path, "good.pcap", pcap_of(conversation(kraft_exchanges(2, seed=3)).packets))
+
+    def faulty(*args, **kwargs):
+        raise ValueError("a fault inside the decode")
+
+    monkeypatch.setattr(pipeline, "feed_pcap", faulty)
+    with pytest.raises(ValueError, match="a fault inside the decode"):
+        decode(path)
+    with pytest.raises(ValueError, match="a fault inside the decode"):
+        decode_shard([str(path)], None, frozenset({9092}), 0, 2)
