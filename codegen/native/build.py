@@ -109,9 +109,18 @@ def build_native(
         built = sorted(p for p in package_dir.iterdir() if is_native_extension(p.name))
         size = 0
         for path in built:
-            shutil.copyfile(path, out_dir / path.name)
+            _place(path, out_dir / path.name)
             size += path.stat().st_size
     return NativeBuild(sorted(sources), skipped, time.perf_counter() - started, size)
+
+
+def _place(built: Path, target: Path) -> None:
+    """Copy ``built`` to ``target`` through a new file renamed over it: a process that has the old
+    extension loaded (the runtime imports a stale build to read its source digest) keeps its
+    mapping of the old file instead of crashing on the rewritten one."""
+    partial = target.with_name(f".{target.name}.partial")
+    shutil.copyfile(built, partial)
+    os.replace(partial, target)
 
 
 def runtime_sources(out_dir: Path) -> dict[str, str]:

@@ -229,3 +229,34 @@ def test_only_current_extensions_are_chosen(copies_root, tmp_path):
             f"from .{module} import *\nPURE_SOURCE_SHA256 = {digest!r}\n"
         )
         assert _chosen(impostor) == expected, module
+
+
+def test_a_rebuild_leaves_a_loaded_build_running(copies_root, tmp_path):
+    """The runtime imports a stale build to read its digest; rebuilding the package while that
+    process runs (bench/decode.py does) must not rewrite the file it has mapped."""
+    root = tmp_path / "rebuilt"
+    shutil.copytree(copies_root, root)
+    with open(root / COMPILED / "_v2_view.py", "a", encoding="utf-8") as source:
+        source.write("# edited after the build\n")
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from kraftwire.codegen.native.build import build_native\n"
+        "from kraftwire.records import encode_batch\n"
+        f"import {COMPILED}._view_reader as chooser\n"
+        f"old = sys.modules['{COMPILED}._native__v2_view']\n"
+        f"build_native([], '{COMPILED}', Path('{COMPILED}'))\n"
+        "data = encode_batch([(b'k', b'v', [], 1)] * 50)\n"
+        "print(chooser.IMPLEMENTATION, len(old.read_batch_views(data, 1 << 20, True, True)[0]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.split()) == (0, ["pure", "1"]), done.stderr[-500:]
+    assert _chosen(root) == ["native"] * 4  # and the new build is the one chosen afterwards
