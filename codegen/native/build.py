@@ -119,8 +119,12 @@ def _place(built: Path, target: Path) -> None:
     extension loaded (the runtime imports a stale build to read its source digest) keeps its
     mapping of the old file instead of crashing on the rewritten one."""
     partial = target.with_name(f".{target.name}.partial")
-    shutil.copyfile(built, partial)
-    os.replace(partial, target)
+    try:
+        shutil.copyfile(built, partial)
+        os.replace(partial, target)
+    except BaseException:  # a full disk, an interrupt: no half-written file is left behind
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def runtime_sources(out_dir: Path) -> dict[str, str]:
