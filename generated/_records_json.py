@@ -18,9 +18,9 @@ from ._buffer import decode_batches
 from ._compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from ._control import decode_control_record
 from ._json import b64_or_none as _b64
-from ._logrecords import decode_coordinator_record, metadata_value_view
+from ._logrecords import decode_coordinator_record
 from ._runtime import DecodeError, ProtocolError
-from ._view_reader import read_batch_views
+from ._view_reader import metadata_value_view, read_batch_views
 
 __all__ = ["batch_from_json", "batch_to_json", "batches_to_json", "record_to_json"]
 
@@ -194,38 +194,41 @@ def batch_to_json(
 def batches_to_json(
     data: bytes | bytearray | memoryview | None,
     *,
-    max_decompressed_bytes: int | None = None,
-    decode_control: bool = True,
-    values: str | None = None,
-    family: str | None = None,
+    max_decompressed_bytes: object = None,
+    decode_control: object = True,
+    values: object = None,
+    family: object = None,
     package=None,
     message_view=None,
 ) -> dict:
     """``{"batches": [...], "partialTail": base64}`` for a records buffer (see :func:`batch_to_json`).
 
-    Buffers of v2 batches are read straight into the view (``_v2_view``, compiled when built: see
-    ``_view_reader``); anything else, and any buffer with a problem, goes through
-    :func:`decode_batches`, which raises its own error for it.
+    Buffers of v2 batches are read straight into the view (``_v2_view``); anything else, and any
+    buffer with a problem, goes through :func:`decode_batches`, which raises its own error for it.
+    With ``kraftwire codegen --native`` this function, the reader and the metadata value views are
+    compiled (see ``_view_reader``). The options are typed ``object`` and checked by
+    :func:`_checked_options`, so that a bad one gets the same named error from the compiled build.
     """
-    limit = (
-        DEFAULT_MAX_DECOMPRESSED_BYTES if max_decompressed_bytes is None else max_decompressed_bytes
+    limit, decode_control, values, family = _checked_options(
+        max_decompressed_bytes, decode_control, values, family
     )
     if data is None:
         data = b""
-    elif not isinstance(data, bytes):
+    elif type(data) is not bytes:
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"records data must be bytes-like or None, not {_json_type(data)}")
         data = bytes(data)
-    if values in _VALUES:
-        read = read_batch_views(data, limit, decode_control, values is not None)
-        if read is not None:
-            views, tail, pending = read
-            # Decoded only now, after every batch has been read, as the object path does.
-            for item, is_control, key, value in pending:
-                name, member = _decoded_member(
-                    is_control, key, value, values, package, family, message_view
-                )
-                if name:
-                    item[name] = member
-            return {"batches": views, "partialTail": _b64(data[tail:]) if tail < len(data) else ""}
+    read = read_batch_views(data, limit, decode_control, values is not None)
+    if read is not None:
+        views, tail, pending = read
+        # Decoded only now, after every batch has been read, as the object path does.
+        for item, is_control, key, value in pending:
+            name, member = _decoded_member(
+                is_control, key, value, values, package, family, message_view
+            )
+            if name:
+                item[name] = member
+        return {"batches": views, "partialTail": _b64(data[tail:]) if tail < len(data) else ""}
     batches, tail_bytes = decode_batches(data, max_decompressed_bytes=limit)
     views = [
         batch_to_json(
@@ -239,6 +242,26 @@ def batches_to_json(
         for batch in batches
     ]
     return {"batches": views, "partialTail": _b64(tail_bytes)}
+
+
+def _checked_options(
+    max_decompressed_bytes: object, decode_control: object, values: object, family: object
+) -> tuple[int, bool, str | None, str | None]:
+    """:func:`batches_to_json`'s options as their types, or a TypeError/ValueError naming the one
+    that is wrong (checked before the buffer is read, so also for an empty one)."""
+    if max_decompressed_bytes is None:
+        max_decompressed_bytes = DEFAULT_MAX_DECOMPRESSED_BYTES
+    if not isinstance(max_decompressed_bytes, int) or isinstance(max_decompressed_bytes, bool):
+        raise TypeError(
+            f"max_decompressed_bytes must be an integer or None, not {max_decompressed_bytes!r:.40}"
+        )
+    if not isinstance(decode_control, bool):
+        raise TypeError(f"decode_control must be True or False, not {decode_control!r:.40}")
+    if values is not None and (not isinstance(values, str) or values not in _VALUES):
+        raise ValueError(f"values must be None, 'metadata' or 'coordinator', not {values!r:.40}")
+    if family is not None and not isinstance(family, str):
+        raise TypeError(f"family must be a string or None, not {family!r:.40}")
+    return max_decompressed_bytes, decode_control, values, family
 
 
 def batch_from_json(obj: dict) -> RecordBatch:

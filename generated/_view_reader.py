@@ -1,12 +1,16 @@
-"""The reader of record batch views that ``_records_json`` uses: ``_v2_view`` compiled, or pure.
+"""The compiled builds of the records' JSON view modules, each used only when it can be trusted.
 
-``kraftwire codegen --native`` also compiles this package's ``_v2_view.py`` with mypyc, into the
-extension module ``_native__v2_view`` beside it, which records the SHA-256 of the source it was
-compiled from. That module is used only when it is truly an extension module (never a source file
-of that name), imports, and was compiled from ``_v2_view.py`` as it is now: a build left over from
-an older generation is ignored rather than run. Otherwise, and with ``KRAFTWIRE_PURE=1``, the pure
-module reads. Both make the same views and hand back the same records
-(tests/records/test_view_fast_path.py compares them on the same buffers).
+``kraftwire codegen --native`` also compiles this package's ``_v2_view.py``, ``_logrecords.py`` and
+``_records_json.py`` with mypyc, each into the extension module ``_native_<module>`` beside it,
+which records the SHA-256 of the source it was compiled from. :func:`compiled_build` hands such a
+module out only when it is truly an extension module (never a source file of that name), imports,
+and was compiled from the module's source as it is now: a build left over from an older generation
+is ignored rather than run. Otherwise, and with ``KRAFTWIRE_PURE=1``, the pure module serves. Both
+give the same views and the same errors (tests/records/test_compiled_views.py compares them).
+
+This module chooses the batch reader (``read_batch_views``) and the metadata-log value views
+(``metadata_value_view``) that ``_records_json`` calls; ``records`` chooses ``batches_to_json``
+itself, which ``_records_json`` (importing this module) cannot do.
 """
 
 from __future__ import annotations
@@ -15,28 +19,31 @@ import hashlib
 import importlib
 from types import ModuleType
 
-from . import _v2_view
+from . import _logrecords, _v2_view
 from ._native_loader import compiled_spec, forced_pure
 
-__all__ = ["IMPLEMENTATION", "read_batch_views"]
+__all__ = ["IMPLEMENTATION", "compiled_build", "metadata_value_view", "read_batch_views"]
 
 _PACKAGE = __name__.rpartition(".")[0]
-_MODULE = "_v2_view"
 
 
-def _current_build() -> ModuleType | None:
-    """The compiled ``_v2_view`` when it can be used, else None."""
-    if forced_pure() or compiled_spec(_PACKAGE, _MODULE) is None:
+def compiled_build(pure: ModuleType) -> ModuleType | None:
+    """The compiled build of the runtime module ``pure`` when it can be used, else None."""
+    module = pure.__name__.rpartition(".")[2]
+    if forced_pure() or compiled_spec(_PACKAGE, module) is None:
         return None
     try:
-        native = importlib.import_module(f"{_PACKAGE}._native_{_MODULE}")
-        with open(_v2_view.__file__, "rb") as source:
+        native = importlib.import_module(f"{_PACKAGE}._native_{module}")
+        with open(pure.__file__ or "", "rb") as source:
             digest = hashlib.sha256(source.read()).hexdigest()
     except (ImportError, OSError):  # built for another Python; a package without its source files
         return None
     return native if getattr(native, "PURE_SOURCE_SHA256", None) == digest else None
 
 
-_compiled = _current_build()
-IMPLEMENTATION = "pure" if _compiled is None else "native"
-read_batch_views = _v2_view.read_batch_views if _compiled is None else _compiled.read_batch_views
+_reader = compiled_build(_v2_view)
+_values = compiled_build(_logrecords)
+# "native" when both the batch reader and the value views are compiled (they are built together).
+IMPLEMENTATION = "pure" if _reader is None or _values is None else "native"
+read_batch_views = (_reader or _v2_view).read_batch_views
+metadata_value_view = (_values or _logrecords).metadata_value_view

@@ -37,8 +37,14 @@ from ._logrecords import (
     encode_coordinator_record,
     encode_metadata_record,
 )
-from ._records_json import batch_from_json, batch_to_json, batches_to_json, record_to_json
+from . import _records_json
+from ._records_json import batch_from_json, batch_to_json, record_to_json
 from ._runtime import DecodeError, EncodeError, ProtocolError
+from ._view_reader import compiled_build
+
+# The JSON view of a records buffer is the Spark decoders' hot path: compiled when built (see
+# ``_view_reader``). The rest of ``_records_json`` is not, and stays the pure module's.
+batches_to_json = (compiled_build(_records_json) or _records_json).batches_to_json
 
 __all__ = [
     "CODEC_NAMES",

@@ -16,6 +16,7 @@ set).
 from __future__ import annotations
 
 import struct
+from typing import Final
 
 from ._base import generated_package
 from ._json import b64_or_none as _b64
@@ -32,7 +33,7 @@ __all__ = [
     "encode_metadata_record",
 ]
 
-METADATA_FRAME_VERSION = 1
+METADATA_FRAME_VERSION: Final = 1  # Final: a C constant in the compiled build
 _INT16 = struct.Struct(">h")
 
 
@@ -177,7 +178,7 @@ class MetadataValueView:
         return record.to_json(message_view)
 
 
-_UNSEEN = object()  # a record type whose class MetadataValueView has not looked up yet
+_UNSEEN: Final = object()  # a record type whose class MetadataValueView has not looked up yet
 # (id of the package given, family) -> (that package, its view). Holding the package keeps it
 # alive, so no other object can get its id.
 _VIEWS: dict[tuple[int, str | None], tuple[object, MetadataValueView]] = {}

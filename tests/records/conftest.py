@@ -9,8 +9,14 @@ import json
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pytest
 from shared import shared_path
+from varints import uvarint
+
+# The records tests share their inputs (view_inputs.py) as a plain module.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # Every JSON key of a `records`-typed field in the specs whose vectors carry record bytes.
 RECORDS_KEYS = {
@@ -108,3 +114,20 @@ def pkg(tmp_path_factory):
         yield importlib.import_module(PACKAGE)
     finally:
         sys.path.remove(str(out))
+
+
+METADATA_STEMS = ("TopicRecord", "PartitionRecord", "FeatureLevelRecord", "NoOpRecord")
+
+
+@pytest.fixture(scope="session")
+def metadata_frames(pkg) -> list[bytes]:
+    """Metadata-log values of Kafka's vectors (bodies written by its Java classes), framed as the
+    metadata log frames them: frame version 1, record type, version."""
+    frames = []
+    for stem in METADATA_STEMS:
+        record_type = pkg.lookup(stem).API_KEY
+        for line in shared_path("kafka-vectors", f"{stem}.jsonl").read_text().splitlines():
+            vector = json.loads(line)
+            head = uvarint(1) + uvarint(record_type) + uvarint(vector["version"])
+            frames.append(head + bytes.fromhex(vector["hex"]))
+    return frames
