@@ -363,16 +363,27 @@ def _arguments() -> argparse.Namespace:
     return args
 
 
-# The records layer's batch reader (kraftwire.generated's ``_v2_view``) compiled, as ``make native``
-# compiles it, unless a current build is there; alone, without the 36 bundled codecs.
-_BUILD_RECORDS_READER = """
+# The records layer's compiled runtime modules (kraftwire.generated's batch reader, metadata value
+# views and batches_to_json), built as ``make native`` builds them unless a current build is there;
+# alone, without the 36 bundled codecs.
+_BUILD_RECORDS_RUNTIME = """
 from pathlib import Path
 import kraftwire.generated._view_reader as reader
-if reader.IMPLEMENTATION != "native":
+from kraftwire.generated import records
+if reader.IMPLEMENTATION != "native" or "_native_" not in records.batches_to_json.__module__:
     from kraftwire.codegen.native.build import build_native
     build_native([], "kraftwire.generated", Path(reader.__file__).parent)
-    print("compiled the records layer's batch reader with mypyc")
+    print("compiled the records layer's runtime modules with mypyc")
 """
+
+
+def records_implementation() -> str:
+    """Which records layer decodes the records fields: its compiled runtime modules or pure ones."""
+    from kraftwire.generated import records
+    from kraftwire.generated._view_reader import IMPLEMENTATION
+
+    compiled = IMPLEMENTATION == "native" and "_native_" in records.batches_to_json.__module__
+    return "native (batch reader, value views, batches_to_json)" if compiled else "pure"
 
 
 def _codecs(schemas: str, native: bool):
@@ -383,7 +394,7 @@ def _codecs(schemas: str, native: bool):
             [sys.executable, "-m", "kraftwire.spark_decoders.native_build", "--if-needed"],
             check=True,
         )
-        subprocess.run([sys.executable, "-c", _BUILD_RECORDS_READER], check=True)
+        subprocess.run([sys.executable, "-c", _BUILD_RECORDS_RUNTIME], check=True)
     from kraftwire.spark_decoders.codecs import compile_native, generated_codecs
 
     if native:
@@ -394,9 +405,7 @@ def _codecs(schemas: str, native: bool):
     package, _ = generated_codecs([Path(schemas)])
     print(f"codecs: Kafka's specs from ../shared, {codec_implementation(package)}")
     print(f"decoders: {decoders_implementation()}")
-    from kraftwire.generated._view_reader import IMPLEMENTATION as records_reader
-
-    print(f"records layer's batch reader: {records_reader}")
+    print(f"records layer: {records_implementation()}")
     return package
 
 
