@@ -1,8 +1,9 @@
 """Render the typed module of one spec that mypyc compiles: native classes, readers and writers.
 
-The module mirrors the pure module's reads and writes step for step (one-byte lengths inline, the
-runtime's helpers for everything longer) but reads integers with ``librt.strings``, writes into a
-``BytesWriter`` and builds objects through the native classes' positional constructors. It keeps no
+The module mirrors the pure module's reads and writes step for step but reads integers with
+``librt.strings``, varints, lengths, strings, bytes and uuids with typed helpers compiled into it
+(``helpers.py``), writes into a ``BytesWriter`` and builds objects through the native classes'
+positional constructors; only rare forms (unknown tagged fields) call the runtime. It keeps no
 error detail: any failure makes the class method hand the same input to the pure twin (see
 ``_native_loader``), so errors, paths and every rare form come from one implementation only.
 """
