@@ -87,19 +87,29 @@ def dumps(view: dict, may_hold_floats: bool = True) -> str:
 
 # JsonLayout -> its compiled view (layouts are module constants)
 _COMPILED: Final[dict[Any, View]] = {}
-# message class -> whether its to_json is compiled code of its own (a codec module's native class)
-_NATIVE_VIEW: Final[dict[type, bool]] = {}
+# message class -> whether its to_json is compiled code of its own (a codec module's native class):
+# _PURE_VIEW, _NATIVE or _NATIVE_RAW_RECORDS (its to_json takes raw_records)
+_NATIVE_VIEW: Final[dict[type, int]] = {}
+_PURE_VIEW: Final = 0
+_NATIVE: Final = 1
+_NATIVE_RAW_RECORDS: Final = 2
 
 
-def json_view(message: Any, version: int) -> dict:
+def json_view(message: Any, version: int, raw_records: bool = False) -> dict:
     """``message.to_json(version)``: the compiled class's own, else through the layout's compiled
-    function."""
+    function. With ``raw_records`` a compiled class that can leaves each records field's bytes in
+    the view instead of their base64, for a caller that replaces them by its own view of the
+    batches (others write the base64 still)."""
     cls = type(message)
     native = _NATIVE_VIEW.get(cls)
     if native is None:
-        native = _NATIVE_VIEW[cls] = bool(getattr(cls, "COMPILED_JSON_VIEW", False))
+        native = _NATIVE_VIEW[cls] = _view_kind(cls)
     if native:
-        found: dict = message.to_json(version)
+        found: dict
+        if raw_records and native == _NATIVE_RAW_RECORDS:
+            found = message.to_json(version, raw_records=True)
+        else:
+            found = message.to_json(version)
         return found
     layout = cls._JSON.get(version)
     if layout is None:
@@ -108,6 +118,12 @@ def json_view(message: Any, version: int) -> dict:
     if view is None:
         view = compiled(layout)
     return view(message)
+
+
+def _view_kind(cls: type) -> int:
+    if not getattr(cls, "COMPILED_JSON_VIEW", False):
+        return _PURE_VIEW
+    return _NATIVE_RAW_RECORDS if getattr(cls, "RAW_RECORDS_JSON_VIEW", False) else _NATIVE
 
 
 def compiled(layout: Any) -> View:

@@ -1,8 +1,9 @@
 """Render the typed module of one spec that mypyc compiles: native classes, readers and writers.
 
-The module mirrors the pure module's reads and writes step for step (one-byte lengths inline, the
-runtime's helpers for everything longer) but reads integers with ``librt.strings``, writes into a
-``BytesWriter`` and builds objects through the native classes' positional constructors. It keeps no
+The module mirrors the pure module's reads and writes step for step but reads integers with
+``librt.strings``, varints, lengths, strings, bytes and uuids with typed helpers compiled into it
+(``helpers.py``), writes into a ``BytesWriter`` and builds objects through the native classes'
+positional constructors; only rare forms (unknown tagged fields) call the runtime. It keeps no
 error detail: any failure makes the class method hand the same input to the pure twin (see
 ``_native_loader``), so errors, paths and every rare form come from one implementation only.
 """
@@ -50,7 +51,6 @@ def native_module_source(spec: MessageSpec, package: str) -> str:
         if any(fld.attr in _RESERVED for fld in sp.struct.fields):
             raise Unsupported(f"{spec.stem}: a field is named like a codec method")
     out = _Lines()
-    _header(out, spec, package)
     for sp in plan.structs:
         _class(out, plan, sp)
     _defaults(out, plan)
@@ -60,7 +60,10 @@ def native_module_source(spec: MessageSpec, package: str) -> str:
             _writer(out, layout)
     _dispatch(out, plan)
     _json_views(out, plan)
-    return "\n".join(out.lines) + "\n"
+    body = "\n".join(out.lines) + "\n"
+    opening = _Lines()
+    _header(opening, spec, package, body)
+    return "\n".join(opening.lines) + "\n" + body
 
 
 def _class(out: _Lines, plan: MessagePlan, sp) -> None:
@@ -82,6 +85,8 @@ def _class(out: _Lines, plan: MessagePlan, sp) -> None:
             out(f"LOWEST_FLEXIBLE_VERSION: ClassVar[int | None] = {flexible}")
             out("# to_json is compiled here (see _json_root_*), not the pure twin's walk")
             out("COMPILED_JSON_VIEW: ClassVar[bool] = True")
+            out("# to_json takes raw_records (a build before it did not)")
+            out("RAW_RECORDS_JSON_VIEW: ClassVar[bool] = True")
         kinds = ", ".join(f'"{f.attr}": "{f.type.kind}"' for f in fields)
         out(f"_KINDS: ClassVar[dict[str, str]] = {{{kinds}}}")
         keys = "".join(f'"{f.attr}", ' for f in sp.struct.map_key_fields)
@@ -165,10 +170,11 @@ def _root_methods(out: _Lines, name: str) -> None:
     def encoded_size(self, version: Any) -> int:
         return len(self.encode(version))
 
-    def to_json(self, version: Any) -> dict[str, Any]:
-        """Kafka's JsonConverter form: the compiled view, or the twin's for what it does not take."""
+    def to_json(self, version: Any, raw_records: bool = False) -> dict[str, Any]:
+        """Kafka's JsonConverter form: the compiled view, or the twin's for what it does not take;
+        ``raw_records`` leaves the view's records fields as bytes (for a caller that views them)."""
         try:
-            return _json_root_{suffix}(self, version)
+            return _json_root_{suffix}(self, version, raw_records)
         except Exception:
             pass
         found: dict[str, Any] = _twin.to_pure(self).to_json(version)
@@ -238,11 +244,7 @@ def _read_run(out: _Lines, op: Op, prefix: str = "v_") -> None:
             out("    raise _Invalid()")
             out(f"{target}: Any = {target}_byte == 1")
         elif kind == "uuid":
-            out(f"{target}_raw = buf[{at} : {at} + 16]")
-            out(
-                f"{target}: Any = _ZERO_UUID if {target}_raw == _ZERO_BYTES "
-                f"else _uuid_from_wire({target}_raw)"
-            )
+            out(f"{target}: Any = _read_uuid(buf, {at})")
         else:
             out(f"{target}: Any = {_READS[kind][0].format(p=at)}")
         offset += fld.type.fixed_size
@@ -252,18 +254,9 @@ def _read_run(out: _Lines, op: Op, prefix: str = "v_") -> None:
 def _read_value(out: _Lines, op: Op, target: str) -> None:
     """Read one non-run value at ``pos`` into ``target`` (declared here as Any)."""
     out(f"{target}: Any = None")
-    if op.kind == "string" and op.compact:
-        out("size = buf[pos] - 1")
-        with out.block("if 0 <= size < 0x7F:"):
-            out("end = pos + 1 + size")
-            out("if end > len(buf):")
-            out("    raise _Invalid()")
-            out(f"{target} = buf[pos + 1 : end].decode()")
-            out("pos = end")
-        with out.block("else:"):
-            out(f"{target}, pos = _read_compact_string(buf, pos)")
-    elif op.kind == "string":
-        out(f"{target}, pos = _read_string(buf, pos)")
+    if op.kind == "string":
+        helper = "_read_compact_string" if op.compact else "_read_string"
+        out(f"{target}, pos = {helper}(buf, pos)")
     elif op.kind in ("bytes", "records"):
         helper = "_read_compact_bytes" if op.compact else "_read_bytes"
         out(f"{target}, pos = {helper}(buf, pos)")
@@ -288,90 +281,56 @@ def _read_value(out: _Lines, op: Op, target: str) -> None:
         out("    raise _Invalid()")
 
 
-def _read_count(out: _Lines, op: Op, count: str) -> None:
-    if op.compact:
-        out(f"{count} = buf[pos] - 1")
-        with out.block(f"if {count} < 0x7F:"):
-            out("pos += 1")
-            out(f"if {count} > len(buf) - pos:")
-            out("    raise _Invalid()")
-        with out.block("else:"):
-            out(f"{count}, pos = _read_compact_array_count(buf, pos)")
-    else:
-        out(f"{count}, pos = _read_array_count(buf, pos)")
-
-
 def _read_array(out: _Lines, op: Op, target: str) -> None:
     # Every loop bound is a variable of its own, never assigned inside the loop (mypyc once
     # mis-compiled a range() whose bound variable was reassigned in the loop body).
     count = f"count_{op.attr}"
-    element = op.field.type.element
-    if op.element_code and op.element_kind not in ("uuid", "bool"):
-        _read_fixed_elements(out, op, target, count, element)
-        return
-    if op.element_code and op.element_kind == "bool":
-        out(f'{target}, pos = _read_fixed_array(buf, pos, "bool", {op.compact}, {op.nullable})')
-        return
-    _read_count(out, op, count)
+    items = f"items_{op.attr}"
+    helper = "_read_compact_array_count" if op.compact else "_read_array_count"
+    out(f"{count}, pos = {helper}(buf, pos)")
     with out.block(f"if {count} < 0:"):
         out("pass" if op.nullable else "raise _Invalid()")
     with out.block("else:"):
         if op.child is not None:
             cls = op.child.struct.name
             if op.map_key_list:
-                out(f"items_{op.attr}: Any = _MapKeyList()")
+                out(f"{items}: Any = _MapKeyList()")
             else:
-                out(f"items_{op.attr}: list[{cls}] = []")
+                out(f"{items}: list[{cls}] = []")
             with out.block(f"for _ in range({count}):"):
                 out(f"item_{op.attr}, pos = _r_{op.child.suffix}(buf, pos)")
-                out(f"items_{op.attr}.append(item_{op.attr})")
-        elif op.element_kind == "uuid":
-            out(f"end_{op.attr} = pos + 16 * {count}")
-            out(f"if end_{op.attr} > len(buf):")
-            out("    raise _Invalid()")
-            out(f"items_{op.attr}: list[Any] = []")
-            with out.block(f"for _ in range({count}):"):
-                out(f"items_{op.attr}.append(_uuid_from_wire(buf[pos : pos + 16]))")
-                out("pos += 16")
+                out(f"{items}.append(item_{op.attr})")
+        elif op.element_code:
+            _read_fixed_elements(out, op, count, items)
         else:
             helper = "_read_compact_string" if op.compact else "_read_string"
-            out(f"items_{op.attr}: list[Any] = []")
+            out(f"{items}: list[Any] = []")
             with out.block(f"for _ in range({count}):"):
                 out(f"item_{op.attr}, pos = {helper}(buf, pos)")
                 out(f"if item_{op.attr} is None:")
                 out("    raise _Invalid()")
-                out(f"items_{op.attr}.append(item_{op.attr})")
-        out(f"{target} = items_{op.attr}")
+                out(f"{items}.append(item_{op.attr})")
+        out(f"{target} = {items}")
 
 
-def _read_fixed_elements(out: _Lines, op: Op, target: str, count: str, element) -> None:
-    read, size = _READS[op.element_kind]
-    helper = f'_read_fixed_array(buf, pos, "{op.element_kind}", {op.compact}, {op.nullable})'
-    if not op.compact:
-        out(f"{target}, pos = {helper}")
-        return
-    out(f"{count} = buf[pos] - 1")
-    with out.block(f"if 0 <= {count} < 0x7F:"):
-        out(f"end_{op.attr} = pos + 1 + {size} * {count}")
-        out(f"if end_{op.attr} > len(buf):")
-        out("    raise _Invalid()")
-        out(f"items_{op.attr}: list[Any] = []")
-        out(f"at_{op.attr} = pos + 1")
-        with out.block(f"for _ in range({count}):"):
-            out(f"items_{op.attr}.append({read.format(p=f'at_{op.attr}')})")
-            out(f"at_{op.attr} += {size}")
-        out(f"{target} = items_{op.attr}")
-        out(f"pos = end_{op.attr}")
-    with out.block("else:"):
-        out(f"{target}, pos = {helper}")
-
-
-def _read_varint(out: _Lines, name: str) -> None:
-    out(f"{name} = buf[pos]")
-    with out.block(f"if {name} < 0x80:"):
-        out("pos += 1")
-    with out.block("else:"):
-        out(f"{name}, pos = _read_uvarint(buf, pos)")
+def _read_fixed_elements(out: _Lines, op: Op, count: str, items: str) -> None:
+    """The ``count`` elements of an array of fixed-width values, all checked to be there first."""
+    kind = op.element_kind
+    size = {"bool": 1, "uuid": 16}.get(kind) or _READS[kind][1]
+    out(f"if pos + {size} * {count} > len(buf):")
+    out("    raise _Invalid()")
+    out(f"{items}: list[Any] = []")
+    with out.block(f"for _ in range({count}):"):
+        if kind == "bool":
+            out("byte = buf[pos]")
+            out("if byte > 1:")
+            out("    raise _Invalid()")
+            out(f"{items}.append(byte == 1)")
+        elif kind == "uuid":
+            out(f"{items}.append(_read_uuid(buf, pos))")
+        else:
+            out(f"{items}.append({_READS[kind][0].format(p='pos')})")
+        out(f"pos += {size}")
 
 
 def _read_tags(out: _Lines, layout: Layout) -> None:
@@ -383,22 +342,12 @@ def _read_tags(out: _Lines, layout: Layout) -> None:
             out(f"unknown, pos = _skip_unknown_tags(buf, pos, {layout.declared_tags})")
             return
         out("previous = -1")
-        out("tag_count = buf[pos]")
-        with out.block("if tag_count < 0x80:"):
-            out("pos += 1")
-            out("if tag_count > (len(buf) - pos) >> 1:")
-            out("    raise _Invalid()")
-        with out.block("else:"):
-            out("tag_count, pos = _read_tag_count(buf, pos)")
+        out("tag_count, pos = _read_tag_count(buf, pos)")
         out("tag_index = 0")
         with out.block("while tag_index < tag_count:"):
             out("at = pos")
-            _read_varint(out, "tag")
-            out("tag_size = buf[pos]")
-            with out.block("if tag_size < 0x80:"):
-                out("pos += 1")
-            with out.block("else:"):
-                out("tag_size, pos = _read_tag_size(buf, pos, tag)")
+            out("tag, pos = _read_uvarint(buf, pos)")
+            out("tag_size, pos = _read_tag_size(buf, pos)")
             out("if tag <= previous:")
             out("    raise _Invalid()")
             out("previous = tag")
@@ -424,7 +373,7 @@ def _read_tagged_value(out: _Lines, t: TaggedOp) -> None:
     target = f"v_{t.op.attr}"
     value = f"t_{t.op.attr}"
     if t.marker:
-        _read_varint(out, "marker")
+        out("marker, pos = _read_uvarint(buf, pos)")
         out(f"{value}: Any = None")
         with out.block("if marker == 1:"):
             out(f"{value}, pos = _r_{t.op.child.suffix}(buf, pos)")

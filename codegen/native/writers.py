@@ -19,6 +19,20 @@ _WRITES = {
     "bool": "{w}.append(1 if {v} else 0)",
 }
 
+# (kind, compact) -> statement writing the null of a nullable field to ``{w}``
+_NULLS = {
+    ("string", False): '{w}.write(b"\\xff\\xff")',
+    ("string", True): "{w}.append(0)",
+    ("bytes", False): '{w}.write(b"\\xff\\xff\\xff\\xff")',
+    ("bytes", True): "{w}.append(0)",
+    ("records", False): '{w}.write(b"\\xff\\xff\\xff\\xff")',
+    ("records", True): "{w}.append(0)",
+    ("array", False): '{w}.write(b"\\xff\\xff\\xff\\xff")',
+    ("array", True): "{w}.append(0)",
+    ("struct", False): "{w}.append(0xFF)",
+    ("struct", True): "{w}.append(0xFF)",
+}
+
 # -- writers ---------------------------------------------------------------------------------------
 
 
@@ -56,50 +70,26 @@ def _write_value(out: _Lines, op: Op, src: str, w: str) -> None:
     if op.kind == "run":
         _write_fixed(out, op.fields[0].type.kind, "value", w)
         return
-    if op.nullable and op.kind in ("string", "struct", "array"):
-        null = {"struct": "0xFF"}.get(op.kind, "0" if op.compact else None)
+    if op.nullable:
+        null = _NULLS.get((op.kind, op.compact))
+        if null is None:
+            raise Unsupported(f"no native writer for a null {op.kind}")
         with out.block("if value is None:"):
-            if op.kind == "array" and not op.compact:
-                out(f'{w}.write(b"\\xff\\xff\\xff\\xff")')
-            elif op.kind == "string" and not op.compact:
-                out(f'{w}.write(b"\\xff\\xff")')
-            else:
-                out(f"{w}.append({null})")
-        block = out.block("else:")
-    else:
-        if may_be_null(op.field) and op.kind in ("string", "struct", "array"):
-            out("if value is None:")
-            out("    raise _Invalid()")
-        block = None
-    if block is not None:
-        with block:
+            out(null.format(w=w))
+        with out.block("else:"):
             _write_present(out, op, w)
-    else:
-        _write_present(out, op, w)
+        return
+    if may_be_null(op.field) and op.kind in ("string", "struct", "array"):
+        out("if value is None:")
+        out("    raise _Invalid()")
+    _write_present(out, op, w)
 
 
 def _write_present(out: _Lines, op: Op, w: str) -> None:
-    """Write ``value``, known not to be a null of a nullable field (bytes/records: any value)."""
-    if op.kind == "string" and op.compact:
-        out("data = value.encode()")
-        out("size = len(data)")
-        with out.block("if size < 127:"):
-            out(f"{w}.append(size + 1)")
-        with out.block("elif size <= 0x7FFF:"):
-            out(f"_put_uvarint({w}, size + 1)")
-        with out.block("else:"):
-            out("raise _Invalid()")
-        out(f"{w}.write(data)")
-    elif op.kind == "string":
-        out(f"_put_with({w}, _write_string, value)")
-    elif op.kind in ("bytes", "records"):
-        helper = (
-            "_write_"
-            + ("compact_" if op.compact else "")
-            + ("nullable_" if op.nullable else "")
-            + "bytes"
-        )
-        out(f"_put_with({w}, {helper}, value)")
+    """Write ``value``, known not to be a null of a nullable field (bytes/records: not None)."""
+    if op.kind in ("string", "bytes", "records"):
+        kind = "string" if op.kind == "string" else "bytes"
+        out(f"_put_{'compact_' if op.compact else ''}{kind}({w}, value)")
     elif op.kind == "struct":
         if op.nullable:
             out(f"{w}.append(1)")
@@ -127,8 +117,7 @@ def _write_items(out: _Lines, op: Op, w: str) -> None:
         elif op.element_code:
             out(_WRITES[op.element_kind].format(w=w, v="item"))
         else:
-            helper = "_write_compact_string" if op.compact else "_write_string"
-            out(f"_put_with({w}, {helper}, item)")
+            out(f"_put_{'compact_' if op.compact else ''}string({w}, item)")
 
 
 def _write_tags(out: _Lines, layout: Layout) -> None:
@@ -139,8 +128,8 @@ def _write_tags(out: _Lines, layout: Layout) -> None:
     out("unknown: Any = obj.unknown_tagged_fields")
     if not layout.tagged:
         with out.block("if unknown:"):
+            out("_put_uvarint(w, len(unknown))")
             out("raw_tags = bytearray()")
-            out("_write_uvarint(raw_tags, len(unknown))")
             out(f"_write_raw_tags(raw_tags, unknown, {layout.declared_tags})")
             out("w.write(raw_tags)")
         with out.block("else:"):
