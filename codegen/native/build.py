@@ -79,7 +79,7 @@ def emit_sources(
             skipped.append(f"{spec.stem}: {exc}")
             continue
         digest = hashlib.sha256(pure.read_bytes()).hexdigest()
-        sources[spec.module] = text + f'\nPURE_SOURCE_SHA256: Final = "{digest}"\n'
+        sources[spec.module] = text + f'\nPURE_SOURCE_SHA256: str = "{digest}"\n'
     return sources, skipped
 
 

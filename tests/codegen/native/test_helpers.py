@@ -11,10 +11,12 @@ above, which the runtime reads as a negative int that each of its callers refuse
 from __future__ import annotations
 
 import ast
+import builtins
 import random
 import sys
 import types
 import uuid
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -26,6 +28,7 @@ from vectors import load_vectors
 
 import kraftwire.generated as bundled
 from kraftwire.codegen.generate import load_specs
+from kraftwire.codegen.native.build import emit_sources
 from kraftwire.codegen.native.emit import native_module_source
 from kraftwire.codegen.native.helpers import HELPERS, used_helpers
 from kraftwire.codegen.native.prelude import RUNTIME_ALIASES
@@ -51,6 +54,9 @@ WRITERS: dict[str, Callable[[bytearray, Any], None]] = {
     "_put_compact_bytes": runtime.write_compact_bytes,
     "_put_uvarint": runtime.write_uvarint,
 }
+
+
+SCHEMAS = Path(__file__).resolve().parents[3] / "schemas"
 
 
 @pytest.fixture(scope="module")
@@ -333,3 +339,40 @@ def test_helpers_are_emitted_only_where_used(kafka_specs):
         assert f"= _runtime.{name}" not in fetch  # the runtime's readers of hot forms
     assert set(RUNTIME_ALIASES) >= {"_read_raw_tags", "_skip_unknown_tags"}  # cold, kept
     assert set(HELPERS) >= set(READERS) | set(WRITERS)
+
+
+def _unbound_names(source: str) -> set[str]:
+    """Names ``source`` reads that nothing in it binds and that are not builtins (annotations
+    included, as mypy reads them): what would fail the compiled build's type check."""
+    tree = ast.parse(source)
+    bound = set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return read - bound
+
+
+def test_every_name_a_bundled_module_reads_is_bound():
+    """The sources ``make native`` compiles (with the digest line the build adds) import every name
+    they read: trimming imports to what a module uses once dropped ``Final``, which only the
+    compiled build's type check then noticed."""
+    package_dir = Path(bundled.__file__).parent
+    sources, _ = emit_sources(load_specs([SCHEMAS]), "kraftwire.generated", package_dir)
+    assert len(sources) > 30
+    for module, source in sources.items():
+        assert not _unbound_names(source), f"{module}: {sorted(_unbound_names(source))} unbound"
+
+
+def test_every_name_a_kafka_module_reads_is_bound(kafka_specs):
+    for spec in kafka_specs.values():
+        source = native_module_source(spec, "kw")
+        assert not _unbound_names(source), f"{spec.stem}: {sorted(_unbound_names(source))} unbound"
