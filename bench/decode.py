@@ -197,7 +197,7 @@ def breakdown_local(path: Path, schemas: str) -> None:
     no_bodies = _no_bodies_decoder(bodies.package)
     work, buf = recorder.seen, map_file(str(path))
     messages = [(_read_body(*item), item[2], item[1].holds_records) for item in work]
-    views = [json_view(message, version) for message, version, _ in messages]
+    views = [json_view(message, version, holds) for message, version, holds in messages]
     expanded = [dict(view) for view in views]
     # Whether each body's text is written as one that may hold floats (as BodyDecoder decides).
     floats = [codec.holds_floats for _, codec, _ in work]
@@ -225,7 +225,10 @@ def breakdown_local(path: Path, schemas: str) -> None:
             lambda: decode_files([str(path)], no_bodies),
         ),
         ("body reads (generated codecs)", lambda: drain(_read_body(*item) for item in work)),
-        ("JSON views (compiled)", lambda: drain(json_view(m, v) for m, v, _ in messages)),
+        (
+            "JSON views (compiled)",
+            lambda: drain(json_view(m, v, holds) for m, v, holds in messages),
+        ),
         ("records fields -> batch JSON", expand_all),
         ("dumps", lambda: drain(dumps(view, may) for view, may in zip(expanded, floats))),
         ("error_codes scan (responses)", lambda: drain(error_codes(text) for text in answers)),

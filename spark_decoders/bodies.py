@@ -217,7 +217,7 @@ class BodyDecoder:
                 if marks is not None:
                     marks[0] = 0
             body, end = found
-            view = json_view(body, version)
+            view = json_view(body, version, codec.holds_records)
             holds_floats = codec.holds_floats
             if codec.holds_records and self._expand_records(body, view, None):
                 holds_floats = True  # a metadata record with a float64 field was viewed
@@ -255,8 +255,9 @@ class BodyDecoder:
         return problem
 
     def _expand_records(self, obj, view: dict, topic_is_metadata: bool | None) -> bool:
-        """Replace the base64 of each records field in ``view`` by the batches' JSON view; True
-        when some record was viewed as a metadata-log record of a type with a float64 field."""
+        """Replace each records field in ``view`` (its bytes from a compiled class asked for them,
+        else its base64) by the batches' JSON view; True when some record was viewed as a
+        metadata-log record of a type with a float64 field."""
         walk = _container_fields(type(obj))
         if not walk:
             return False
