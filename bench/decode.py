@@ -196,20 +196,7 @@ def breakdown_local(path: Path, schemas: str) -> None:
     recorder.keep = False
     no_bodies = _no_bodies_decoder(bodies.package)
     work, buf = recorder.seen, map_file(str(path))
-    messages = [(_read_body(*item), item[2], item[1].holds_records) for item in work]
-    views = [json_view(message, version, holds) for message, version, holds in messages]
-    expanded = [dict(view) for view in views]
-    # Whether each body's text is written as one that may hold floats (as BodyDecoder decides).
-    floats = [codec.holds_floats for _, codec, _ in work]
-
-    def expand_all():
-        for index, ((message, _, holds), view) in enumerate(zip(messages, expanded)):
-            if holds and bodies._expand_records(message, view, None):
-                floats[index] = True
-
-    expand_all()
-    texts = [dumps(view, may) for view, may in zip(expanded, floats)]
-    answers = [text for text, (_, codec, _) in zip(texts, work) if not codec.request]
+    messages, expanded, floats, expand_all, answers = _body_stage_inputs(bodies, work)
     drain = collections.deque(maxlen=0).extend  # results dropped as made, as the decode drops them
     stages = [
         (
@@ -241,6 +228,29 @@ def breakdown_local(path: Path, schemas: str) -> None:
     )
     for label, run in stages:
         print(f"  {label:46} {_best_cpu(run):6.2f}")
+
+
+def _body_stage_inputs(bodies, work: list) -> tuple:
+    """What each body stage of ``breakdown_local`` starts from, each made by the stage before:
+    (message, version, holds records) per body, their views, whether each body's text may hold
+    floats, the records stage (run once here), and the responses' texts."""
+    from kraftwire.spark_decoders.jsonview import dumps, json_view
+
+    messages = [(_read_body(*item), item[2], item[1].holds_records) for item in work]
+    views = [json_view(message, version, holds) for message, version, holds in messages]
+    expanded = [dict(view) for view in views]
+    # Whether each body's text is written as one that may hold floats (as BodyDecoder decides).
+    floats = [codec.holds_floats for _, codec, _ in work]
+
+    def expand_all():
+        for index, ((message, _, holds), view) in enumerate(zip(messages, expanded)):
+            if holds and bodies._expand_records(message, view, None):
+                floats[index] = True
+
+    expand_all()
+    texts = [dumps(view, may) for view, may in zip(expanded, floats)]
+    answers = [text for text, (_, codec, _) in zip(texts, work) if not codec.request]
+    return messages, expanded, floats, expand_all, answers
 
 
 def _kept(path: Path, bodies) -> None:
