@@ -8,17 +8,10 @@ import random
 import struct
 from typing import Callable
 
+from varints import uvarint  # tests/, on the path under pytest and in fuzzer.py (via targets)
+
 # Sizes and counts at the edges: sign bits, int16/int32 limits, varint continuation edges.
 _EDGES = (0, 1, 2, 0x7F, 0x80, 0xFF, 0x7FFF, 0x8000, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF)
-
-
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _interesting(rng: random.Random) -> bytes:
@@ -32,8 +25,8 @@ def _interesting(rng: random.Random) -> bytes:
     if form == 2:
         return struct.pack(">Q", value | (0xFFFFFFFF00000000 if rng.random() < 0.3 else 0))
     if form == 3:
-        return _uvarint(value)
-    return _uvarint(value << 1 ^ (value >> 31))  # zig-zag
+        return uvarint(value)
+    return uvarint(value << 1 ^ (value >> 31))  # zig-zag
 
 
 def _tag_section(rng: random.Random) -> bytes:
@@ -43,7 +36,7 @@ def _tag_section(rng: random.Random) -> bytes:
     size = (
         rng.choice(_EDGES) + rng.choice((-1, 0, 1)) if rng.random() < 0.7 else -rng.randrange(1, 13)
     )
-    return _uvarint(count) + _uvarint(tag) + _uvarint(size & 0xFFFFFFFF)
+    return uvarint(count) + uvarint(tag) + uvarint(size & 0xFFFFFFFF)
 
 
 def _one(rng: random.Random, data: bytearray, other: Callable[[], bytes]) -> None:
