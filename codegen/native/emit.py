@@ -238,15 +238,7 @@ def _read_run(out: _Lines, op: Op, prefix: str = "v_") -> None:
         kind = fld.type.kind
         at = f"pos + {offset}" if offset else "pos"
         target = f"{prefix}{fld.attr}"
-        if kind == "bool":
-            out(f"{target}_byte = buf[{at}]")
-            out(f"if {target}_byte > 1:")
-            out("    raise _Invalid()")
-            out(f"{target}: Any = {target}_byte == 1")
-        elif kind == "uuid":
-            out(f"{target}: Any = _read_uuid(buf, {at})")
-        else:
-            out(f"{target}: Any = {_READS[kind][0].format(p=at)}")
+        _read_fixed_value(out, kind, at, f"{target}_byte", f"{target}: Any = {{}}")
         offset += fld.type.fixed_size
     out(f"pos += {op.size}")
 
@@ -321,16 +313,22 @@ def _read_fixed_elements(out: _Lines, op: Op, count: str, items: str) -> None:
     out("    raise _Invalid()")
     out(f"{items}: list[Any] = []")
     with out.block(f"for _ in range({count}):"):
-        if kind == "bool":
-            out("byte = buf[pos]")
-            out("if byte > 1:")
-            out("    raise _Invalid()")
-            out(f"{items}.append(byte == 1)")
-        elif kind == "uuid":
-            out(f"{items}.append(_read_uuid(buf, pos))")
-        else:
-            out(f"{items}.append({_READS[kind][0].format(p='pos')})")
+        _read_fixed_value(out, kind, "pos", "byte", f"{items}.append({{}})")
         out(f"pos += {size}")
+
+
+def _read_fixed_value(out: _Lines, kind: str, at: str, byte: str, store: str) -> None:
+    """One fixed-width value of ``kind`` read at ``at``, put where ``store`` (a format string with
+    one ``{}`` for the value) says; a bool's byte is held in ``byte`` to be checked first."""
+    if kind == "bool":
+        out(f"{byte} = buf[{at}]")
+        out(f"if {byte} > 1:")
+        out("    raise _Invalid()")
+        out(store.format(f"{byte} == 1"))
+    elif kind == "uuid":
+        out(store.format(f"_read_uuid(buf, {at})"))
+    else:
+        out(store.format(_READS[kind][0].format(p=at)))
 
 
 def _read_tags(out: _Lines, layout: Layout) -> None:
