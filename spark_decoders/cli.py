@@ -99,13 +99,17 @@ def _all_named(subset: list[str], captures: list[str]) -> bool:
 
 def path_problem(captures: list[str], out: Path | None) -> str | None:
     """Why the command must not start: an output that exists (never overwritten), an output folder
-    that does not exist, or a missing capture."""
+    that does not exist, or a capture that is missing or is a folder."""
     if out is not None and out.exists():
         return f"{shown_name(str(out))} exists; choose a new output path"
     if out is not None and not out.parent.is_dir():
         return f"--out {shown_name(str(out))}: no such folder {shown_name(str(out.parent))}"
-    missing = [c for c in captures if not Path(c).is_file()]
-    return f"no such capture file: {shown_name(missing[0])}" if missing else None
+    for capture in captures:
+        if Path(capture).is_dir():
+            return f"{shown_name(capture)} is a folder; name the capture files in it (or a glob)"
+        if not Path(capture).is_file():
+            return f"no such capture file: {shown_name(capture)}"
+    return None
 
 
 def unreadable_captures(stats: dict) -> list[str]:

@@ -85,6 +85,8 @@ def test_a_capture_name_that_is_not_utf8_is_shown_escaped(capture, tmp_path, cap
     "argv,code,message",
     [
         (["decode", "/nonexistent.pcap"], 2, "no such capture file"),
+        (["decode", "{capture}", "{folder}"], 2, "is a folder"),
+        (["report", "{folder}", "--out", "{folder}/report.html"], 2, "is a folder"),
         (["decode", "{capture}", "--format", "parquet"], 2, "needs --out"),
         (["decode", "{capture}", "--out", "{capture}"], 2, "exists"),
         (["decode", "{capture}", "--out", "{text}/missing/rows.jsonl"], 2, "no such folder"),
@@ -97,7 +99,7 @@ def test_a_capture_name_that_is_not_utf8_is_shown_escaped(capture, tmp_path, cap
 def test_errors_are_one_line(argv, code, message, capture, tmp_path, capsys):
     text = tmp_path / "notes.txt"
     text.write_text("not a capture\n")
-    argv = [a.format(capture=capture, text=text) for a in argv]
+    argv = [a.format(capture=capture, text=text, folder=tmp_path) for a in argv]
     assert main(argv) == code
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0] and "Traceback" not in err[0]
