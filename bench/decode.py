@@ -196,7 +196,7 @@ def breakdown_local(path: Path, schemas: str) -> None:
     recorder.keep = False
     no_bodies = _no_bodies_decoder(bodies.package)
     work, buf = recorder.seen, map_file(str(path))
-    messages, expanded, floats, expand_all, answers = _body_stage_inputs(bodies, work)
+    written, messages, expanded, floats, expand_all, answers = _body_stage_inputs(bodies, work)
     drain = collections.deque(maxlen=0).extend  # results dropped as made, as the decode drops them
     stages = [
         (
@@ -213,11 +213,18 @@ def breakdown_local(path: Path, schemas: str) -> None:
         ),
         ("body reads (generated codecs)", lambda: drain(_read_body(*item) for item in work)),
         (
-            "JSON views (compiled)",
+            "JSON text written by compiled classes",
+            lambda: drain(m.to_json_text(v) for m, v, _ in written),
+        ),
+        (
+            "JSON views (the other bodies)",
             lambda: drain(json_view(m, v, holds) for m, v, holds in messages),
         ),
         ("records fields -> batch JSON", expand_all),
-        ("dumps", lambda: drain(dumps(view, may) for view, may in zip(expanded, floats))),
+        (
+            "dumps (of those views)",
+            lambda: drain(dumps(v, may) for v, may in zip(expanded, floats)),
+        ),
         ("error_codes scan (responses)", lambda: drain(error_codes(text) for text in answers)),
         ("full decode", lambda: decode_files([str(path)], bodies)),
         ("full decode, rows kept past the next object", lambda: _kept(path, bodies)),
@@ -232,11 +239,20 @@ def breakdown_local(path: Path, schemas: str) -> None:
 
 def _body_stage_inputs(bodies, work: list) -> tuple:
     """What each body stage of ``breakdown_local`` starts from, each made by the stage before:
-    (message, version, holds records) per body, their views, whether each body's text may hold
+    (message, version, request) per body whose compiled class writes its text, (message,
+    version, holds records) per other body, their views, whether each view's text may hold
     floats, the records stage (run once here), and the responses' texts."""
     from kraftwire.spark_decoders.jsonview import dumps, json_view
 
-    messages = [(_read_body(*item), item[2], item[1].holds_records) for item in work]
+    written, viewed = [], []
+    for item in work:
+        message = _read_body(*item)
+        if item[1].writes_text and message.to_json_text(item[2]) is not None:
+            written.append((message, item[2], item[1].request))
+        else:
+            viewed.append((item, (message, item[2], item[1].holds_records)))
+    work = [item for item, _ in viewed]
+    messages = [found for _, found in viewed]
     views = [json_view(message, version, holds) for message, version, holds in messages]
     expanded = [dict(view) for view in views]
     # Whether each body's text is written as one that may hold floats (as BodyDecoder decides).
@@ -250,7 +266,8 @@ def _body_stage_inputs(bodies, work: list) -> tuple:
     expand_all()
     texts = [dumps(view, may) for view, may in zip(expanded, floats)]
     answers = [text for text, (_, codec, _) in zip(texts, work) if not codec.request]
-    return messages, expanded, floats, expand_all, answers
+    answers += [m.to_json_text(v)[0] for m, v, request in written if not request]
+    return written, messages, expanded, floats, expand_all, answers
 
 
 def _kept(path: Path, bodies) -> None:

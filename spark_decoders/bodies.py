@@ -62,6 +62,11 @@ class _Codec:
         self.read = body_class.read
         self.holds_records = holds_records  # some struct of the body's spec has a records field
         self.holds_floats = holds_floats  # some struct of the body's spec has a float64 field
+        # A compiled class writes the text of a body without records or floats itself (its
+        # to_json_text), skipping the view dict; it answers None for what it does not write.
+        self.writes_text = (
+            not holds_records and not holds_floats and hasattr(body_class, "to_json_text")
+        )
         self.side = "request" if request else "response"  # for messages
 
     def body_start(self, payload: bytes) -> int:
@@ -217,11 +222,11 @@ class BodyDecoder:
                 if marks is not None:
                     marks[0] = 0
             body, end = found
-            view = json_view(body, version, codec.holds_records)
-            holds_floats = codec.holds_floats
-            if codec.holds_records and self._expand_records(body, view, None):
-                holds_floats = True  # a metadata record with a float64 field was viewed
-            text = dumps(view, holds_floats)
+            written: tuple[str, Any, Any] | None = None
+            if codec.writes_text:
+                written = body.to_json_text(version)
+            if written is None:
+                written = self._text_of_view(body, codec, version)
         except self._unsupported as exc:
             return self._failed(codec, row, problems, UNSUPPORTED, f"{codec.side}: {exc}")
         except (DecodeTimeout, RecursionError, MemoryError) as exc:
@@ -231,19 +236,27 @@ class BodyDecoder:
         except Exception as exc:  # a codec bug must not fail the job; the row says what happened
             message = f"{codec.side}: {type(exc).__name__}: {exc}"
             return self._failed(codec, row, problems, FAILED, message)
+        text, top, throttle = written
         if codec.request:
             row["request_json"] = text
         else:
             row["response_json"] = text
             row["error_codes"] = error_codes(text)
-            top = view.get("errorCode")
             row["error_code"] = top if isinstance(top, int) else None
-            throttle = view.get("throttleTimeMs")
             row["throttle_time_ms"] = throttle if isinstance(throttle, int) else None
         extra = len(payload) - end
         if extra:
             problems.append(f"{codec.side}: {extra} bytes after the body ignored")
         return None
+
+    def _text_of_view(self, body: Any, codec: _Codec, version: int) -> tuple[str, Any, Any]:
+        """The body's JSON text through its view (records fields expanded), and the view's
+        top-level errorCode and throttleTimeMs (None when it has no such key)."""
+        view = json_view(body, version, codec.holds_records)
+        holds_floats = codec.holds_floats
+        if codec.holds_records and self._expand_records(body, view, None):
+            holds_floats = True  # a metadata record with a float64 field was viewed
+        return dumps(view, holds_floats), view.get("errorCode"), view.get("throttleTimeMs")
 
     @staticmethod
     def _failed(codec: _Codec, row: dict, problems: list[str], problem: str, message: str) -> str:
@@ -435,5 +448,6 @@ def _names_metadata_topic(obj, inherited: bool | None) -> bool | None:
     if has_topic_id:
         value = obj.topic_id
         if isinstance(value, uuid.UUID) and value.int:
-            return value == METADATA_TOPIC_ID
+            # The ints compared: UUID.__eq__ runs in Python, once per topic of every body.
+            return bool(value.int == METADATA_TOPIC_ID.int)
     return inherited

@@ -16,7 +16,9 @@ from ..plan import Layout, MessagePlan, Op, TaggedOp, plan_message
 from ..python_values import default_expr, non_default_test
 from .lines import Lines as _Lines
 from .lines import Unsupported
+from .helpers import names_in
 from .prelude import header as _header
+from .texts import json_text_functions as _json_texts
 from .views import json_view_functions as _json_views
 from .writers import write_function as _writer
 
@@ -32,7 +34,16 @@ _READS = {
     "float64": ("read_f64_be(buf, {p})", 8),
 }
 # attributes of the root class that a field must not shadow
-_RESERVED = {"decode", "read", "encode", "write", "encoded_size", "to_json", "from_json"}
+_RESERVED = {
+    "decode",
+    "read",
+    "encode",
+    "write",
+    "encoded_size",
+    "to_json",
+    "to_json_text",
+    "from_json",
+}
 
 
 def native_module_name(spec: MessageSpec) -> str:
@@ -50,17 +61,18 @@ def native_module_source(spec: MessageSpec, package: str) -> str:
     for sp in plan.structs:
         if any(fld.attr in _RESERVED for fld in sp.struct.fields):
             raise Unsupported(f"{spec.stem}: a field is named like a codec method")
-    out = _Lines()
+    classes, out = _Lines(), _Lines()
     for sp in plan.structs:
-        _class(out, plan, sp)
-    _defaults(out, plan)
+        _class(classes, plan, sp)
     for sp in plan.structs:
         for layout in sp.layouts:
             _reader(out, layout)
             _writer(out, layout)
     _dispatch(out, plan)
     _json_views(out, plan)
-    body = "\n".join(out.lines) + "\n"
+    _json_texts(out, plan)
+    _defaults(classes, plan, names_in("\n".join(classes.lines + out.lines)))
+    body = "\n".join(classes.lines + out.lines) + "\n"
     opening = _Lines()
     _header(opening, spec, package, body)
     return "\n".join(opening.lines) + "\n" + body
@@ -124,9 +136,11 @@ def _class(out: _Lines, plan: MessagePlan, sp) -> None:
             out("return (" + "".join(f"self.{f.attr}, " for f in sp.struct.map_key_fields) + ")")
         if is_root:
             _root_methods(out, sp.class_name)
+            _json_methods(out, sp.class_name)
 
 
 def _root_methods(out: _Lines, name: str) -> None:
+    """The root's codec methods, each by its compiled function, else by the pure twin."""
     suffix = name
     out(f'''
     @classmethod
@@ -169,7 +183,13 @@ def _root_methods(out: _Lines, name: str) -> None:
 
     def encoded_size(self, version: Any) -> int:
         return len(self.encode(version))
+'''.rstrip())
 
+
+def _json_methods(out: _Lines, name: str) -> None:
+    """The root's JSON methods: the compiled view and text, and from_json (the twin's)."""
+    suffix = name
+    out(f'''
     def to_json(self, version: Any, raw_records: bool = False) -> dict[str, Any]:
         """Kafka's JsonConverter form: the compiled view, or the twin's for what it does not take;
         ``raw_records`` leaves the view's records fields as bytes (for a caller that views them)."""
@@ -180,6 +200,14 @@ def _root_methods(out: _Lines, name: str) -> None:
         found: dict[str, Any] = _twin.to_pure(self).to_json(version)
         return found
 
+    def to_json_text(self, version: Any) -> tuple[str, Any, Any] | None:
+        """``to_json``'s dict as compact text (orjson's), with its top-level errorCode and
+        throttleTimeMs (None when absent); None where only the dict is made (see texts.py)."""
+        try:
+            return _text_root_{suffix}(self, version)
+        except Exception:
+            return None
+
     @classmethod
     def from_json(cls, obj: Any, version: Any) -> {name}:
         made: {name} = _twin.from_json(obj, version)
@@ -187,13 +215,16 @@ def _root_methods(out: _Lines, name: str) -> None:
 '''.rstrip())
 
 
-def _defaults(out: _Lines, plan: MessagePlan) -> None:
+def _defaults(out: _Lines, plan: MessagePlan, used: set[str]) -> None:
+    """The default objects of struct fields that the module's code (``used``, its names) reads."""
     names = sorted(
         {
             fld.type.struct_name
             for sp in plan.structs
             for fld in sp.struct.fields
-            if fld.type.kind == "struct" and not fld.default_is_null
+            if fld.type.kind == "struct"
+            and not fld.default_is_null
+            and f"_DEFAULT_{fld.type.struct_name}" in used
         }
     )
     out("")

@@ -283,7 +283,9 @@ def _uuid_to_json(value: Any) -> str:
 _helper('''
 def _uuid_differs(value: Any, default: Any) -> bool:
     """``value != default`` for a uuid field's default, comparing ints when ``value`` is a UUID
-    (UUID.__eq__ runs in Python)."""
+    (UUID.__eq__ runs in Python); a read gives the default's own object for the zero uuid."""
+    if value is default:
+        return False
     if type(value) is _UUID:
         return bool(value.int != default.int)
     return bool(value != default)
@@ -295,6 +297,80 @@ def _bytes_to_json(value: Any) -> str:
     text: str = b2a_base64(value, newline=False).decode("ascii")
     return text
 ''')
+
+# -- JSON text (texts.py): a value's text appended to a StringWriter, exactly as orjson writes the
+# view's value; anything but the types a read gives raises, and the caller writes the view instead.
+
+_helper("""
+def _text_int(w: StringWriter, value: Any) -> None:
+    if type(value) is int:
+        w.write(str(value))
+    elif value is None:
+        w.write("null")
+    else:  # a bool or an int subclass: the view's encoder decides
+        raise _Invalid()
+""")
+
+_helper("""
+def _text_bool(w: StringWriter, value: Any) -> None:
+    if value is True:
+        w.write("true")
+    elif value is False:
+        w.write("false")
+    elif value is None:
+        w.write("null")
+    else:
+        raise _Invalid()
+""")
+
+_helper("""
+# the JSON text of the strings met so far (topic names, hosts, ids repeat in real traffic)
+_STRING_TEXTS: Final[dict[str, str]] = {}
+""")
+
+_helper('''
+def _text_str(w: StringWriter, value: Any) -> None:
+    """A string as json.dumps(ensure_ascii=False) and orjson both write it (quotes, backslashes and
+    control characters escaped, nothing else); a lone surrogate, which orjson refuses, raises."""
+    if type(value) is not str:
+        if value is None:
+            w.write("null")
+            return
+        raise _Invalid()
+    text = _STRING_TEXTS.get(value)
+    if text is None:
+        if not value.isascii():
+            value.encode()  # UnicodeEncodeError on a lone surrogate
+        text = _quote_json_string(value)
+        if len(_STRING_TEXTS) >= 4096:
+            _STRING_TEXTS.clear()
+        _STRING_TEXTS[value] = text
+    w.write(text)
+''')
+
+_helper("""
+def _text_uuid(w: StringWriter, value: Any) -> None:
+    if type(value) is _UUID:
+        w.write('"')
+        w.write(_uuid_to_json(value))
+        w.write('"')
+    elif value is None:
+        w.write("null")
+    else:
+        raise _Invalid()
+""")
+
+_helper("""
+def _text_bytes(w: StringWriter, value: Any) -> None:
+    if type(value) is bytes:
+        w.write('"')
+        w.write(_bytes_to_json(value))
+        w.write('"')
+    elif value is None:
+        w.write("null")
+    else:  # a bytearray or memoryview: the view's converter decides
+        raise _Invalid()
+""")
 
 _IDENTIFIER = re.compile(r"\b_?[A-Za-z]\w*\b")
 

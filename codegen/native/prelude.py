@@ -23,9 +23,11 @@ RUNTIME_ALIASES = {
     "_write_raw_tags": ("_runtime", "write_raw_tags"),
     "_runtime_uuid_to_json": ("_json", "uuid_to_json"),
 }
-# librt's typed readers and writers of fixed-width values, which mypyc calls as C
+# librt's typed readers and writers of fixed-width values, and its byte and text writers, which
+# mypyc calls as C
 _LIBRT_STRINGS = (
     "BytesWriter",
+    "StringWriter",
     "read_f64_be",
     "read_i16_be",
     "read_i32_be",
@@ -60,6 +62,8 @@ def header(out: _Lines, spec: MessageSpec, package: str, body: str) -> None:
         out("import uuid")
     if "b2a_base64" in used:
         out("from binascii import b2a_base64")
+    if "_quote_json_string" in used:  # the stdlib's escaping (ensure_ascii=False), orjson's too
+        out("from json.encoder import encode_basestring as _quote_json_string")
     typing = ["Any", "ClassVar", *(["Final"] if aliases or "Final" in used else [])]
     out(f"from typing import {', '.join(typing)}")
     out("")

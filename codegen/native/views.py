@@ -26,12 +26,14 @@ _TABLE_PREFIX = "_JSON_"  # how the plan names a nested table (the pure module's
 
 
 def json_view_functions(out: _Lines, plan: MessagePlan) -> None:
-    """Emit ``_j_<table>`` per JSON table (nested before parents) and ``_json_root_<Root>``."""
+    """Emit ``_j_<table>`` per JSON table a root's view reaches (nested before parents) and
+    ``_json_root_<Root>``."""
     viewed = viewable_tables(plan)
     raw = _tables_with_records(plan)
     versions = _message_versions(plan)
+    reached = reached_tables(plan, viewed)
     for table in plan.json_tables:
-        if table.suffix in viewed:
+        if table.suffix in reached:
             where = f"{plan.spec.stem} v{_ranges(versions[table.suffix])}"
             if table.class_name != plan.root.class_name:
                 where = f"{table.class_name} in {where}"
@@ -67,6 +69,23 @@ def viewable_tables(plan: MessagePlan) -> set[str]:
         if all(child is None or _suffix(child) in viewable for _, child in present):
             viewable.add(table.suffix)
     return viewable
+
+
+def reached_tables(plan: MessagePlan, usable: set[str]) -> set[str]:
+    """Suffixes of the tables in ``usable`` that the root's tables in it nest, themselves
+    included: a table nested only in a table without a function (one holding a float64) would get
+    a function no one calls."""
+    tables = {table.suffix: table for table in plan.json_tables}
+    pending = [table.suffix for table in plan.root_json.values() if table.suffix in usable]
+    reached: set[str] = set()
+    while pending:
+        suffix = pending.pop()
+        if suffix not in reached:
+            reached.add(suffix)
+            for _, mode, child, _ in tables[suffix].entries:
+                if child is not None and mode != "absent":
+                    pending.append(_suffix(child))
+    return reached
 
 
 def _tables_with_records(plan: MessagePlan) -> set[str]:

@@ -62,4 +62,4 @@ def test_decode_bench_breakdown_prints_every_stage():
     names = [name for name, _ in stages]
     assert names[0] == "capture records -> TCP segments" and names[-2] == "full decode", output
     assert names[-1] == "full decode, rows kept past the next object", output
-    assert len(names) == 10, output
+    assert len(names) == 11, output

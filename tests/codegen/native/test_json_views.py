@@ -1,11 +1,13 @@
-"""The native module's JSON views (``codegen/native/views.py``) against the pure ``to_json``.
+"""The native module's JSON views (``codegen/native/views.py``) against the pure ``to_json``, and
+its JSON text writers (``codegen/native/texts.py``) against the text of that dict.
 
 The views are plain Python that mypyc compiles, so their logic is checked twice: interpreted, for
 every one of Kafka's specs (no C compiler needed: the source runs as an ordinary module beside the
 package generated from ../shared), and compiled, for the bundled specs when ``make native`` built
 them. Either way the view is called directly, without ``to_json``'s fallback to the pure twin, so a
 view that gives up hides nothing; and the dicts are compared in order (``==`` on dicts is not),
-because the key order is part of the JSON form.
+because the key order is part of the JSON form. The text is compared with what the decoders wrote
+before the writers existed, ``jsonview.dumps`` of the view (orjson's text), character for character.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import types
 import uuid
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,7 +29,7 @@ import kraftwire.generated as bundled
 from kraftwire.generated._failures import INT_RANGES
 from kraftwire.codegen.generate import load_specs
 from kraftwire.codegen.native.emit import native_module_source
-from kraftwire.spark_decoders.jsonview import json_view
+from kraftwire.spark_decoders.jsonview import dumps, json_view
 
 compiled_only = pytest.mark.skipif(
     bundled.CODEC_IMPLEMENTATION == "pure",
@@ -51,6 +54,7 @@ class Views:
         self.twin = twin
         self.pure = twin.pure_root
         self.view = getattr(native, f"_json_root_{self.pure.__name__}")
+        self.text = getattr(native, f"_text_root_{self.pure.__name__}")
         self.cls = twin.to_native_class[self.pure]
 
     def check(self, message: Any, version: int, label: str) -> None:
@@ -70,6 +74,29 @@ class Views:
         assert ordered(json_view(native, version)) == expected, label
         raw = json_view(native, version, raw_records=True)
         assert ordered(base64_of_bytes(raw, records_keys(layout))) == expected, label
+        self.check_text(native, version, message.to_json(version), label)
+
+    def check_text(self, native: Any, version: int, view: dict, label: str) -> None:
+        """The writer's text is the view's (or it refuses what orjson refuses, and the caller
+        writes the view), with the view's top-level errorCode and throttleTimeMs."""
+        layout = self.pure._JSON[version]
+        written = native.to_json_text(version)
+        if holds_float(layout) or holds_records(layout):
+            assert written is None, label
+            with pytest.raises(self.native._Invalid):  # no writer for this version
+                self.text(native, version)
+            return
+        try:
+            orjson.dumps(view)
+        except orjson.JSONEncodeError:  # a lone surrogate: the writer refuses it too
+            assert written is None, label
+            with pytest.raises(UnicodeEncodeError):
+                self.text(native, version)
+            return
+        expected = (dumps(view, False), view.get("errorCode"), view.get("throttleTimeMs"))
+        assert self.text(native, version) == expected, label  # the writer, without fallback
+        assert written == expected, label
+        TEXTS_WRITTEN[0] += 1
 
 
 def records_keys(layout: Any) -> set[str]:
@@ -98,6 +125,17 @@ def base64_of_bytes(view: Any, keys: set[str], key: str = "") -> Any:
 
 
 RAW_RECORDS_SEEN = [0]  # records fields left as bytes by a raw view, over the session
+TEXTS_WRITTEN = [0]  # bodies whose text a writer wrote, over the session
+
+
+def holds_records(layout: Any) -> bool:
+    """Whether a records field is present in ``layout`` or in a layout nested in it."""
+    for fld, mode, _, child in layout.entries:
+        if mode == "A":
+            continue
+        if fld.kind == "records" or (child is not None and holds_records(child)):
+            return True
+    return False
 
 
 def holds_float(layout: Any) -> bool:
@@ -144,7 +182,7 @@ def _interpreted_views(package: types.ModuleType, spec: Any) -> Views:
 
 def test_interpreted_views_equal_to_json_on_every_vector(upstream, interpreted):
     checked, floats = 0, 0
-    RAW_RECORDS_SEEN[0] = 0
+    RAW_RECORDS_SEEN[0] = TEXTS_WRITTEN[0] = 0
     for vector in load_vectors(shared_path("kafka-vectors")):
         views = interpreted(vector.spec)
         message = views.pure.decode(vector.data, vector.version)
@@ -155,6 +193,25 @@ def test_interpreted_views_equal_to_json_on_every_vector(upstream, interpreted):
     assert checked == 6144
     assert floats > 0  # the float64 specs' vectors went through the twin
     assert RAW_RECORDS_SEEN[0] > 50  # the records fields of Fetch, Produce, ShareFetch...
+    assert TEXTS_WRITTEN[0] > 5000  # most bodies have a writer
+
+
+# what JSON escapes (a quote, a backslash, control characters), what it does not (DEL, non-ASCII,
+# U+2028, a character past the BMP), and lone surrogates, which orjson refuses
+AWKWARD_CHARACTERS = [
+    "a",
+    '"',
+    "\\",
+    "\x00",
+    "\n",
+    "\x1f",
+    "\x7f",
+    "é",
+    "\u2028",
+    "😀",
+    "\ud800",
+    "\udfff",
+]
 
 
 def _field_values(fld: Any, kind: str, child: Any, draw: Any) -> Any:
@@ -167,7 +224,7 @@ def _field_values(fld: Any, kind: str, child: Any, draw: Any) -> Any:
     if kind == "float64":
         return draw(st.floats(allow_nan=False))
     if kind == "string":
-        return draw(st.text(max_size=6))
+        return draw(st.text(max_size=6) | st.text(st.sampled_from(AWKWARD_CHARACTERS), max_size=4))
     if kind in ("bytes", "records"):
         return draw(st.binary(max_size=8))
     if kind == "uuid":
