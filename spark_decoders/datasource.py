@@ -83,10 +83,15 @@ class KafkaPcapReader(DataSourceReader):
 
     def read(self, partition: Shard):
         from .api import decode_shard
-        from .tables import to_arrow
+        from .tables import arrow_batches
 
         rows = decode_shard(
-            self.paths, self.bundle, self.ports, partition.index, self.shards, self.table
+            self.paths,
+            self.bundle,
+            self.ports,
+            partition.index,
+            self.shards,
+            self.table,
+            in_order=False,
         )
-        for start in range(0, len(rows), 4096):
-            yield to_arrow(rows[start : start + 4096], self.table)
+        return arrow_batches(rows, self.table)
