@@ -114,9 +114,9 @@ def decode_shard(
 
 def register(spark) -> None:
     """Make ``spark.read.format("kafka-pcap")`` available in this session."""
-    from .datasource import KafkaPcapDataSource
+    from .datasource import KafkaPcapDataSource, register_once
 
-    spark.dataSource.register(KafkaPcapDataSource)
+    register_once(spark, KafkaPcapDataSource)
 
 
 def check_spark_paths(paths: list[str]) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import glob
 import os
+import weakref
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
@@ -39,6 +40,20 @@ def expand_paths(text: str) -> list[str]:
             raise FileNotFoundError(f"no capture file matches {part!r}")
         out.extend(os.path.abspath(m) for m in matches)  # executors run in other directories
     return out
+
+
+# The data sources registered in each session by this process. A session keeps what was
+# registered in it; registering again on every read cost a few py4j calls and logged Spark's
+# warning "The data source kafka-pcap replaced a previously registered data source" each query.
+_REGISTERED: "weakref.WeakKeyDictionary[object, set[str]]" = weakref.WeakKeyDictionary()
+
+
+def register_once(spark, source: type[DataSource]) -> None:
+    """Register the data source class ``source`` in ``spark`` unless this process already did."""
+    names = _REGISTERED.setdefault(spark, set())
+    if source.name() not in names:
+        spark.dataSource.register(source)
+        names.add(source.name())
 
 
 class KafkaPcapDataSource(DataSource):
