@@ -14,6 +14,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,29 +30,77 @@ def default_cache_dir() -> Path:
     return Path(base) / "codecs"
 
 
-def _files_under(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
-    return sorted(
-        p
-        for p in root.rglob("*")
-        if p.is_file() and p.suffix in suffixes and "__pycache__" not in p.parts
-    )
+def _files_under(root: Path, suffixes: tuple[str, ...]) -> list[tuple[str, str]]:
+    """``(path relative to root, path)`` of the files under ``root`` with one of ``suffixes``,
+    outside ``__pycache__``, in the order of their relative paths' parts: what
+    ``sorted(root.rglob("*"))`` lists (symlinked files included, symlinked folders not entered),
+    in a fifth of its time."""
+    found: list[tuple[list[str], str]] = []
+    folders: list[tuple[list[str], str]] = [([], str(root))]
+    while folders:
+        parts, folder = folders.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        folders.append((parts + [entry.name], entry.path))
+                elif os.path.splitext(entry.name)[1] in suffixes and entry.is_file():
+                    found.append((parts + [entry.name], entry.path))
+    found.sort()
+    return [("/".join(parts), path) for parts, path in found]
+
+
+def _fingerprint_roots(spec_dirs: list[Path]) -> list[tuple[Path, tuple[str, ...]]]:
+    """The folders a fingerprint covers (the generator's own sources first), with the suffixes
+    of the files it reads there."""
+    import kraftwire.codegen as codegen
+
+    roots = [(Path(codegen.__file__).resolve().parent, (".py", ".j2", ".json"))]
+    roots += [(Path(d), (".json",)) for d in spec_dirs]
+    for root, _ in roots:
+        if not root.is_dir():
+            raise FileNotFoundError(f"spec directory {root} does not exist")
+    return roots
+
+
+# The last fingerprint of each list of spec folders, with the metadata of every file it read: a
+# Spark query's planning process, reused from query to query, asks for it every query, and the
+# files' metadata costs a fifth of reading and hashing their contents (2 ms against 10.5 for
+# Kafka's specs). A file changed within ``_RACY_NS`` of the moment its metadata was read could
+# change again within the same tick of the file system's clock with nothing in its metadata to
+# show it, so such a fingerprint is not remembered (git's rule for "racily clean" files).
+_FINGERPRINTS: dict[tuple[Path, ...], tuple[tuple, str]] = {}
+_RACY_NS = 2_000_000_000
 
 
 def specs_fingerprint(spec_dirs: list[Path]) -> str:
     """Hash of every spec file (path and content) and of the generator that would read them."""
-    import kraftwire.codegen as codegen
-
+    now = time.time_ns()
+    files = [
+        file
+        for root, suffixes in _fingerprint_roots(spec_dirs)
+        for file in _files_under(root, suffixes)
+    ]
+    stamps = tuple(_stamp(path) for _, path in files)
+    key = tuple(Path(d) for d in spec_dirs)
+    remembered = _FINGERPRINTS.get(key)
+    if remembered is not None and remembered[0] == stamps:
+        return remembered[1]
     digest = hashlib.sha256()
-    generator_root = Path(codegen.__file__).resolve().parent
-    for root, suffixes in [(generator_root, (".py", ".j2", ".json"))] + [
-        (Path(d), (".json",)) for d in spec_dirs
-    ]:
-        if not root.is_dir():
-            raise FileNotFoundError(f"spec directory {root} does not exist")
-        for path in _files_under(root, suffixes):
-            digest.update(str(path.relative_to(root)).encode() + b"\0")
-            digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    for relative, path in files:
+        digest.update(relative.encode() + b"\0")
+        with open(path, "rb") as spec:
+            digest.update(spec.read())
+    fingerprint = digest.hexdigest()[:16]
+    if all(max(stamp[-2:]) < now - _RACY_NS for stamp in stamps):
+        _FINGERPRINTS[key] = (stamps, fingerprint)
+    return fingerprint
+
+
+def _stamp(path: str) -> tuple[str, int, int, int, int, int]:
+    """What tells a file's content changed without reading it; the last two: mtime and ctime."""
+    stat = os.stat(path)
+    return (path, stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
 @dataclass(frozen=True)

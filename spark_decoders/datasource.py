@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import glob
 import os
+import weakref
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
@@ -39,6 +40,20 @@ def expand_paths(text: str) -> list[str]:
             raise FileNotFoundError(f"no capture file matches {part!r}")
         out.extend(os.path.abspath(m) for m in matches)  # executors run in other directories
     return out
+
+
+# The data sources registered in each session by this process. A session keeps what was
+# registered in it; registering again on every read cost a few py4j calls and logged Spark's
+# warning "The data source kafka-pcap replaced a previously registered data source" each query.
+_REGISTERED: "weakref.WeakKeyDictionary[object, set[str]]" = weakref.WeakKeyDictionary()
+
+
+def register_once(spark, source: type[DataSource]) -> None:
+    """Register the data source class ``source`` in ``spark`` unless this process already did."""
+    names = _REGISTERED.setdefault(spark, set())
+    if source.name() not in names:
+        spark.dataSource.register(source)
+        names.add(source.name())
 
 
 class KafkaPcapDataSource(DataSource):
@@ -83,10 +98,15 @@ class KafkaPcapReader(DataSourceReader):
 
     def read(self, partition: Shard):
         from .api import decode_shard
-        from .tables import to_arrow
+        from .tables import arrow_batches
 
         rows = decode_shard(
-            self.paths, self.bundle, self.ports, partition.index, self.shards, self.table
+            self.paths,
+            self.bundle,
+            self.ports,
+            partition.index,
+            self.shards,
+            self.table,
+            in_order=False,
         )
-        for start in range(0, len(rows), 4096):
-            yield to_arrow(rows[start : start + 4096], self.table)
+        return arrow_batches(rows, self.table)

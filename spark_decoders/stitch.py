@@ -137,12 +137,12 @@ def read_split_exchanges(
     """A DataFrame of the ``output`` rows of ``paths``, read in splits of ``split_bytes``."""
     from pyspark.sql import functions as F
 
-    from .datasource import expand_paths
+    from .datasource import expand_paths, register_once
     from .pipeline import first_timestamp
     from .routes import partition_labels
     from .segments_source import NAME, KafkaPcapSegmentsDataSource
 
-    spark.dataSource.register(KafkaPcapSegmentsDataSource)
+    register_once(spark, KafkaPcapSegmentsDataSource)
     files = tuple(sorted(expand_paths(",".join(paths)), key=lambda p: (first_timestamp(p), p)))
     # A fixed number of partitions, so adaptive execution does not merge them back into a few;
     # one route label per partition, so none gets two routes' work and another none.

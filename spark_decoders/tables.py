@@ -18,7 +18,7 @@ stitched splits) gives the same rows. Bodies are not decoded for these tables.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Callable, Final
+from typing import Callable, Final, Iterator
 
 from .bodies import BodyDecoder
 from .connection import Connection
@@ -300,6 +300,18 @@ def spark_ddl(table: str = EXCHANGES) -> str:
 
 
 def arrow_schema(table: str = EXCHANGES):
+    schema = _ARROW_SCHEMAS.get(table)
+    if schema is None:
+        schema = _ARROW_SCHEMAS[table] = _build_arrow_schema(table)
+    return schema
+
+
+# A task converts its rows in batches of a few thousand: each batch would otherwise build its
+# table's schema again (pyarrow schemas are immutable, so one per table serves every batch).
+_ARROW_SCHEMAS: dict[str, object] = {}
+
+
+def _build_arrow_schema(table: str):
     import pyarrow as pa
 
     from . import rows
@@ -322,9 +334,22 @@ def to_arrow(rows: list[dict], table: str = EXCHANGES):
     import pyarrow as pa
 
     schema = arrow_schema(table)
+    # A list per column, not a tuple per row (``zip(*map(itemgetter(...), rows))``): those
+    # thousands of tuples set off collections that walk every row the task holds.
     return pa.RecordBatch.from_pydict(
         {name: [row[name] for row in rows] for name in schema.names}, schema=schema
     )
+
+
+def arrow_batches(rows: list[dict], table: str = EXCHANGES, size: int = 4096) -> Iterator:
+    """Arrow batches of at most ``size`` of ``rows``, emptying ``rows`` as it goes: each batch's
+    dicts are freed as soon as it is converted, instead of all of them after the last batch."""
+    rows.reverse()  # each batch is then cut from the end: it costs its own size, not the rest's
+    while rows:
+        batch = rows[-size:]
+        del rows[-size:]
+        batch.reverse()
+        yield to_arrow(batch, table)
 
 
 def sort_key(table: str) -> Callable[[dict], tuple]:

@@ -88,6 +88,32 @@ def test_data_source_equals_local_on_real_and_synthetic_captures(spark, syntheti
     assert spark_rows_as_dicts(read_exchanges(spark, synthetic, shards=3)) == local
 
 
+def test_a_session_registers_each_data_source_once(spark, synthetic, monkeypatch):
+    """A session's reads register each data source once (registering again logged Spark's
+    "replaced a previously registered data source" warning on every read); this process's record
+    of ``spark``'s registrations starts empty here."""
+    import weakref
+
+    from pyspark.sql.datasource import DataSourceRegistration
+
+    from kraftwire.spark_decoders import datasource
+
+    registered = []
+    original = DataSourceRegistration.register
+
+    def counting(self, source):
+        registered.append(source.name())
+        return original(self, source)
+
+    monkeypatch.setattr(DataSourceRegistration, "register", counting)
+    monkeypatch.setattr(datasource, "_REGISTERED", weakref.WeakKeyDictionary())
+    local = decode_local(synthetic)
+    for _ in range(2):
+        assert spark_rows_as_dicts(read_exchanges(spark, synthetic)) == local
+        assert spark_rows_as_dicts(read_exchanges(spark, synthetic, split_bytes=4096)) == local
+    assert registered == ["kafka-pcap", "kafka-pcap-segments"]
+
+
 @pytest.mark.parametrize("split_bytes", [997, 4096, 1 << 30])
 def test_split_plan_equals_unsplit(spark, synthetic, split_bytes):
     local = decode_local(synthetic)
