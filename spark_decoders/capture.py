@@ -23,6 +23,8 @@ PCAP_MAGIC_NS: Final = 0xA1B23C4D
 PCAPNG_SHB: Final = 0x0A0D0D0A
 PCAPNG_BOM: Final = 0x1A2B3C4D
 MAX_RECORD: Final = 262144  # the largest snaplen libpcap writes
+# How much of a capture a ``Window`` holds at a time (more when one record needs more).
+CHUNK_BYTES: Final = 1 << 20
 # The shortest header either format starts with (pcap's file header; a pcapng section header block
 # takes at least 28): a file shorter than this holds no capture, whatever its first bytes say.
 MIN_CAPTURE_HEADER: Final = 24
@@ -140,6 +142,39 @@ def _swap_words(header: bytes) -> bytes:
     for fmt_pos, size in ((0, 4), (4, 2), (6, 2), (8, 4), (12, 4), (16, 4), (20, 4)):
         out += header[fmt_pos : fmt_pos + size][::-1]
     return bytes(out)
+
+
+class Window:
+    """A capture's bytes from file offset ``base`` on, a chunk at a time: what the fused loops
+    (``pipeline``) read records from. A chunk is bytes, which the compiled build reads with native
+    byte readers (an mmap allows only generic calls), and it holds about ``chunk_bytes``, so memory
+    stays bounded whatever the file's size. A buffer that is already bytes is one whole chunk.
+
+    ``data`` is ``buf[base:limit]``; ``load(pos, need)`` moves it to start at ``pos`` with at least
+    ``need`` bytes, or all there are: a record that does not fit (``limit`` before its end, and
+    ``limit`` before ``end``) is read again from a chunk that starts with it."""
+
+    def __init__(self, buf, chunk_bytes: int = CHUNK_BYTES) -> None:
+        self.buf = buf
+        self.end = len(buf)
+        self.chunk_bytes = max(chunk_bytes, 1)
+        self.whole = isinstance(buf, bytes)
+        self.data: bytes = buf if self.whole else b""
+        self.base = 0
+        self.limit = len(self.data)
+
+    def hold(self, pos: int, need: int) -> None:
+        """``load(pos, need)`` unless ``data`` already holds those bytes."""
+        if pos < self.base or pos + need > self.limit:
+            self.load(pos, need)
+
+    def load(self, pos: int, need: int) -> None:
+        if self.whole:
+            return
+        stop = pos + (need if need > self.chunk_bytes else self.chunk_bytes)
+        self.data = bytes(self.buf[pos:stop])
+        self.base = pos
+        self.limit = pos + len(self.data)
 
 
 class PcapReader:

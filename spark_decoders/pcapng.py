@@ -18,6 +18,12 @@ import construct as cs
 
 from .capture import PCAPNG_BOM, PCAPNG_SHB, CaptureStats, Packet, PacketFilter
 
+# Whether this module runs compiled: then ``plain_packet`` reads a little-endian block's head with
+# librt's typed readers (see ``pipeline.COMPILED``).
+COMPILED: Final = not __file__.endswith(".py")
+if COMPILED:
+    from librt.strings import read_i32_le
+
 BLOCK_IDB: Final = 1
 BLOCK_PB: Final = 2
 BLOCK_SPB: Final = 3
@@ -170,25 +176,39 @@ class PcapngReader:
         kind, length = found
         return pos + length, self._packet(kind, view, pos, length, number)
 
-    def plain_packet(self, pos: int) -> tuple[int, int, int, int, int] | None:
+    def plain_packet(self, data: bytes, at: int) -> tuple[int, int, int, int, int] | None:
         """``(link type, captured length, original length, ts_ns, block length)`` of the block at
-        ``pos`` when it is a sound enhanced packet block of a known interface, its packet at
-        ``pos + EPB_DATA``: what ``advance`` would make of it, read in one unpack and without the
-        ``Packet``. None for any other block, which ``advance`` must read."""
-        buf = self.buf
-        if pos + EPB_DATA > len(buf):
+        ``data[at:]`` (a ``capture.Window``'s bytes) when it is a sound enhanced packet block of a
+        known interface that lies wholly in ``data``, its packet at ``at + EPB_DATA``: what
+        ``advance`` would make of it, without the ``Packet``. None for any other block."""
+        if at + EPB_DATA > len(data):
             return None
-        head = _EPB_HEAD[self.endian].unpack_from(buf, pos)
-        kind, length, iface_id, ts_hi, ts_lo, incl, orig = head
+        native = COMPILED and self.endian == "<"
+        if native:
+            kind = int(read_i32_le(data, at)) & 0xFFFFFFFF
+            length = int(read_i32_le(data, at + 4)) & 0xFFFFFFFF
+            iface_id = int(read_i32_le(data, at + 8)) & 0xFFFFFFFF
+            ts_hi = int(read_i32_le(data, at + 12)) & 0xFFFFFFFF
+            ts_lo = int(read_i32_le(data, at + 16)) & 0xFFFFFFFF
+            incl = int(read_i32_le(data, at + 20)) & 0xFFFFFFFF
+            orig = int(read_i32_le(data, at + 24)) & 0xFFFFFFFF
+        else:
+            head = _EPB_HEAD[self.endian].unpack_from(data, at)
+            kind, length, iface_id, ts_hi, ts_lo, incl, orig = head
         if (
             kind != BLOCK_EPB
             or length > MAX_BLOCK
             or length % 4
             or EPB_DATA + incl > length - 4
-            or pos + length > len(buf)
+            or at + length > len(data)
             or iface_id >= len(self.interfaces)
-            or _BLOCK_LENGTH[self.endian].unpack_from(buf, pos + length - 4)[0] != length
         ):
+            return None
+        closing = at + length - 4
+        if native:
+            if int(read_i32_le(data, closing)) & 0xFFFFFFFF != length:
+                return None
+        elif _BLOCK_LENGTH[self.endian].unpack_from(data, closing)[0] != length:
             return None
         iface = self.interfaces[iface_id]
         ticks = (ts_hi << 32) | ts_lo
@@ -197,6 +217,15 @@ class PcapngReader:
         else:
             ts_ns = iface.to_ns(ticks)
         return iface.linktype, incl, orig if orig > incl else incl, ts_ns, length
+
+    def block_span(self, data: bytes, at: int) -> int:
+        """How many bytes from ``at`` a window must hold to read the block there whole: the
+        length it declares, when ``data`` has it and it is one a sound block may have; else the
+        head of an enhanced packet block (``advance`` reads anything else on the whole buffer)."""
+        if at + 8 > len(data):
+            return EPB_DATA
+        (length,) = _BLOCK_LENGTH[self.endian].unpack_from(data, at + 4)
+        return length if EPB_DATA < length <= MAX_BLOCK else EPB_DATA
 
     def _claims_past_end(self, pos: int) -> bool:
         (length,) = _BLOCK_LENGTH[self.endian].unpack_from(self.buf, pos + 4)
