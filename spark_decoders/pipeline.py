@@ -215,7 +215,9 @@ _SYN_RST: Final = SYN | RST
 ANOTHER_SHARDS: Final[tuple[Connection | None, bool]] = (None, False)
 # Bound once: no method look-up per packet.
 _unpack_numbers: Final = ETH_IPV4_TCP_NUMBERS.unpack_from
-_ENDPOINTS_START, _ENDPOINTS_STOP = ETH_IPV4_ENDPOINTS
+# Final, so the compiled build holds them in C variables (a plain global is a dict look-up).
+_ENDPOINTS_START: Final = ETH_IPV4_ENDPOINTS[0]
+_ENDPOINTS_STOP: Final = ETH_IPV4_ENDPOINTS[1]
 # An Ethernet frame's ethertype and first IP byte when it holds IPv4 without options.
 _IPV4_NO_OPTIONS: Final = b"\x08\x00\x45"
 
