@@ -1,10 +1,11 @@
 """Reading packet records out of pcap and pcapng files.
 
 A capture is read from a bytes-like buffer (usually an mmap of the file) between two byte offsets, so
-the same reader serves a whole file and a split of it. Each packet comes out as a ``Packet`` tuple; the
-per-packet path is plain ``struct`` on a memoryview. Damage (a bogus record length, garbage between
-records, a truncated last record) never stops reading: the reader looks for the next plausible record
-(``resync``) and counts what it skipped in ``CaptureStats``.
+the same reader serves a whole file and a split of it. Records are read a chunk at a time as bytes
+(``Window``: bounded memory, and the compiled build's native byte readers), each packet out as a
+``Packet`` tuple. Damage (a bogus record length, garbage between records, a truncated last record)
+never stops reading: the reader looks for the next plausible record (``resync``) and counts what it
+skipped in ``CaptureStats``.
 
 Layouts read once per file or section (pcap file header, pcapng section and interface blocks) are
 declared with construct, where a declarative layout reads better than offsets.
@@ -17,6 +18,12 @@ from dataclasses import dataclass, field
 from typing import Callable, Final, Iterator, NamedTuple
 
 import construct as cs
+
+# Whether this module runs compiled: then ``PcapReader.records`` reads little-endian record headers
+# with librt's typed readers (see ``pipeline.COMPILED``).
+COMPILED: Final = not __file__.endswith(".py")
+if COMPILED:
+    from librt.strings import read_i32_le
 
 PCAP_MAGIC_US: Final = 0xA1B2C3D4
 PCAP_MAGIC_NS: Final = 0xA1B23C4D
@@ -38,7 +45,9 @@ class Packet(NamedTuple):
     number: int  # 1-based, as tshark counts frames (relative to the reader's first_number)
     ts_ns: int  # nanoseconds since the epoch (0 when the block carries none, as an SPB)
     linktype: int
-    data: "memoryview"  # quoted: mypyc would look this builtin up among the module's globals
+    # bytes out of a ``Window`` (pcap), or a view of the buffer (pcapng's blocks); quoted: mypyc
+    # would look the builtin memoryview up among the module's globals
+    data: "bytes | memoryview"
     # length on the wire: larger than len(data) when the snaplen cut the packet (some writers store
     # less than len(data), e.g. without the cooked header, which is not a cut)
     orig_len: int
@@ -223,49 +232,69 @@ class PcapReader:
         return None
 
     def records(
-        self, start: int, stop: int, first_number: int = 1, skips: PacketFilter | None = None
+        self,
+        start: int,
+        stop: int,
+        first_number: int = 1,
+        skips: PacketFilter | None = None,
+        chunk_bytes: int = CHUNK_BYTES,
     ) -> Iterator[Packet]:
         """Packets whose record header starts in ``[start, stop)``; ``start`` must be a record start.
-        ``skips(linktype, buf, offset, length)`` may pass over a packet before it is built."""
-        buf, end = self.buf, len(self.buf)
+        ``skips(linktype, data, offset, length)`` may pass over a packet before it is built. The
+        buffer is read through a ``Window`` of ``chunk_bytes`` (as ``pipeline.feed_pcap`` reads it),
+        each packet's bytes copied out of it."""
+        window = Window(self.buf, chunk_bytes)
+        end = window.end
         unpack = self.record_header.unpack_from
         frac_limit, scale, max_len = self.frac_limit, self.ts_scale, self.max_len
-        linktype = self.info.linktype
-        view = memoryview(buf)
-        number = first_number
-        pos = start
+        linktype, little = self.info.linktype, self.info.endian == "<"
+        number, pos = first_number, start
+        window.load(pos, 16)
+        data, base, limit = window.data, window.base, window.limit
         while pos < stop:
-            if pos + 16 > end:
-                self.cut_tail(pos, "record header")
-                break
+            if pos + 16 > limit:
+                if limit >= end:
+                    self.cut_tail(pos, "record header")
+                    break
+                window.load(pos, 16)
+                data, base, limit = window.data, window.base, window.limit
+            at = pos - base
             sec: int
             frac: int
             incl: int
             orig: int  # typed: the compiled build then does this arithmetic on machine integers
-            sec, frac, incl, orig = unpack(buf, pos)
+            if COMPILED and little:
+                sec = int(read_i32_le(data, at)) & 0xFFFFFFFF
+                frac = int(read_i32_le(data, at + 4)) & 0xFFFFFFFF
+                incl = int(read_i32_le(data, at + 8)) & 0xFFFFFFFF
+                orig = int(read_i32_le(data, at + 12)) & 0xFFFFFFFF
+            else:
+                sec, frac, incl, orig = unpack(data, at)
             if frac >= frac_limit or not 0 < incl <= max_len:
                 found = self.skip_damage(pos, stop)
                 if found is None:
                     break
                 pos = found
                 continue
-            if pos + 16 + incl > end:
-                self.cut_tail(pos, f"record of {incl} bytes")
-                break
+            if pos + 16 + incl > limit:
+                if limit >= end:
+                    self.cut_tail(pos, f"record of {incl} bytes")
+                    break
+                window.load(pos, 16 + incl)
+                data, base, limit = window.data, window.base, window.limit
+                continue
             self.last_sec = sec
-            if skips is None or not skips(linktype, buf, pos + 16, incl):
-                yield _new_tuple(
-                    Packet,
-                    (
-                        number,
-                        sec * 1_000_000_000 + frac * scale,
-                        linktype,
-                        view[pos + 16 : pos + 16 + incl],
-                        orig,
-                        pos,
-                        pos + 16,
-                    ),
+            if skips is None or not skips(linktype, data, at + 16, incl):
+                packet = (
+                    number,
+                    sec * 1_000_000_000 + frac * scale,
+                    linktype,
+                    data[at + 16 : at + 16 + incl],
+                    orig,
+                    pos,
+                    pos + 16,
                 )
+                yield _new_tuple(Packet, packet)
             number += 1
             pos += 16 + incl
         self.stats.packets += number - first_number

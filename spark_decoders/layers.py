@@ -35,6 +35,12 @@ RST: Final = 0x04
 PSH: Final = 0x08
 ACK: Final = 0x10
 
+# Whether this module runs compiled: then ``tcp_segment`` reads a common packet held as bytes with
+# librt's typed readers (see ``pipeline.COMPILED``).
+COMPILED: Final = not __file__.endswith(".py")
+if COMPILED:
+    from librt.strings import read_i16_be, read_i32_be
+
 _U16: Final = struct.Struct(">H")
 _TCP: Final = struct.Struct(">HHIIBB")
 
@@ -123,23 +129,36 @@ ETH_IPV4_TCP_MIN: Final = 54  # Ethernet, IPv4 and TCP headers without options
 def tcp_segment(linktype: int, data, orig_len: int) -> Segment | None:
     captured = len(data)
     if linktype == LINK_ETHERNET and captured >= ETH_IPV4_TCP_MIN:
-        # Typed, so the compiled build compares and computes these on machine integers.
-        fields: _EthIpv4TcpFields = _ETH_IPV4_TCP.unpack_from(data, 0)
-        (
-            ethertype,
-            version_ihl,
-            total,
-            frag,
-            proto,
-            src,
-            dst,
-            sport,
-            dport,
-            seq,
-            ack,
-            offset,
-            flags,
-        ) = fields
+        if COMPILED and isinstance(data, bytes):  # the fields of ``_ETH_IPV4_TCP``, at its offsets
+            ethertype = int(read_i16_be(data, 12)) & 0xFFFF
+            version_ihl = data[14]
+            total = int(read_i16_be(data, 16)) & 0xFFFF
+            frag = int(read_i16_be(data, 20)) & 0xFFFF
+            proto = data[23]
+            src, dst = data[26:30], data[30:34]
+            sport = int(read_i16_be(data, 34)) & 0xFFFF
+            dport = int(read_i16_be(data, 36)) & 0xFFFF
+            seq = int(read_i32_be(data, 38)) & 0xFFFFFFFF
+            ack = int(read_i32_be(data, 42)) & 0xFFFFFFFF
+            offset, flags = data[46], data[47]
+        else:
+            # Typed, so the compiled build compares and computes these on machine integers.
+            fields: _EthIpv4TcpFields = _ETH_IPV4_TCP.unpack_from(data, 0)
+            (
+                ethertype,
+                version_ihl,
+                total,
+                frag,
+                proto,
+                src,
+                dst,
+                sport,
+                dport,
+                seq,
+                ack,
+                offset,
+                flags,
+            ) = fields
         if (
             ethertype == ETH_IPV4
             and version_ihl == 0x45

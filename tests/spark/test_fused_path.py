@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import kraftwire.spark_decoders as decoders
@@ -395,3 +395,28 @@ def test_the_fused_loops_know_whether_they_run_compiled():
 
     compiled = decoders.IMPLEMENTATION == "native"
     assert pipeline.COMPILED is compiled and pcapng.COMPILED is compiled
+
+
+def _packets(data, chunk_bytes: int) -> tuple[list[tuple], CaptureStats]:
+    from kraftwire.spark_decoders.capture import PcapFile, PcapReader
+
+    stats = CaptureStats()
+    reader = PcapReader(data, PcapFile.parse(data), stats)
+    packets = [
+        (*packet[:3], bytes(packet.data), *packet[4:])
+        for packet in reader.records(24, len(data), chunk_bytes=chunk_bytes)
+    ]
+    return packets, stats
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(data=captures(), chunk_bytes=st.one_of(st.integers(1, 120), st.integers(121, 4000)))
+def test_pcap_records_read_in_small_windows_are_those_of_one_whole_window(data, chunk_bytes):
+    """``PcapReader.records`` (the general path, and Spark's splits) through small windows: the
+    same packets, byte for byte, at the same offsets, and the same stats."""
+    assume(data[:4] != b"\x0a\x0d\x0d\x0a")  # pcapng: its reader reads the whole buffer
+    assert _packets(bytearray(data), chunk_bytes) == _packets(data, 1 << 20)
