@@ -21,7 +21,7 @@ import construct as cs
 
 # Whether this module runs compiled: then ``PcapReader.records`` reads little-endian record headers
 # with librt's typed readers (see ``pipeline.COMPILED``).
-COMPILED: Final = not __file__.endswith(".py")
+COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 if COMPILED:
     from librt.strings import read_i32_le
 

@@ -27,7 +27,7 @@ _unpack_size: Final = _SIZE.unpack_from
 _PACKET_START: Final = frozenset({0})
 # Whether this module runs compiled: then a payload's frame sizes are read with librt's typed
 # reader (see ``pipeline.COMPILED``).
-COMPILED: Final = not __file__.endswith(".py")
+COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 if COMPILED:
     from librt.strings import (
         read_i32_be,

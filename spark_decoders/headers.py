@@ -29,7 +29,7 @@ _unpack_size_and_id: Final = _SIZE_AND_ID.unpack_from
 _PRINTABLE: Final = re.compile(rb"[\x20-\x7e]*")
 # Whether this module runs compiled: then a header's fields are read from bytes with librt's typed
 # readers (see ``pipeline.COMPILED``).
-COMPILED: Final = not __file__.endswith(".py")
+COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 if COMPILED:
     from librt.strings import read_i16_be, read_i32_be
 MAX_API_KEY: Final = 127

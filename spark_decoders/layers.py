@@ -37,7 +37,7 @@ ACK: Final = 0x10
 
 # Whether this module runs compiled: then ``tcp_segment`` reads a common packet held as bytes with
 # librt's typed readers (see ``pipeline.COMPILED``).
-COMPILED: Final = not __file__.endswith(".py")
+COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 if COMPILED:
     from librt.strings import read_i16_be, read_i32_be
 

@@ -16,11 +16,19 @@ from typing import Final, Iterator
 
 import construct as cs
 
-from .capture import PCAPNG_BOM, PCAPNG_SHB, CaptureStats, Packet, PacketFilter
+from .capture import (
+    CHUNK_BYTES,
+    PCAPNG_BOM,
+    PCAPNG_SHB,
+    CaptureStats,
+    Packet,
+    PacketFilter,
+    Window,
+)
 
 # Whether this module runs compiled: then ``plain_packet`` reads a little-endian block's head with
 # librt's typed readers (see ``pipeline.COMPILED``).
-COMPILED: Final = not __file__.endswith(".py")
+COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 if COMPILED:
     from librt.strings import read_i32_le
 
@@ -64,6 +72,9 @@ _OPTIONS = {e: _options(e) for e in "<>"}
 _EPB_HEAD: Final = {e: struct.Struct(e + "7I") for e in "<>"}
 _BLOCK_LENGTH: Final = {e: struct.Struct(e + "I") for e in "<>"}
 EPB_DATA: Final = 28  # where an EPB's packet bytes start
+# Builds a NamedTuple from a tuple of its fields, without the Python-level ``__new__`` its class
+# call runs (an interpreted frame per object, also in the compiled build).
+_new_tuple: Final = tuple.__new__
 
 
 @dataclass(frozen=True)
@@ -137,14 +148,34 @@ class PcapngReader:
         return None
 
     def records(
-        self, start: int, stop: int, first_number: int = 1, skips: PacketFilter | None = None
+        self,
+        start: int,
+        stop: int,
+        first_number: int = 1,
+        skips: PacketFilter | None = None,
+        chunk_bytes: int = CHUNK_BYTES,
     ) -> Iterator[Packet]:
         """Packets of the blocks that start in ``[start, stop)``; section state carries over calls.
-        ``skips(linktype, data, 0, length)`` may pass over a packet (as ``PcapReader.records``)."""
+        ``skips(linktype, data, 0, length)`` may pass over a packet (as ``PcapReader.records``).
+        Enhanced packet blocks are read from a ``Window`` of ``chunk_bytes`` (``plain_packet``), any
+        other block by ``advance``."""
         number, pos = first_number, start
         view = memoryview(self.buf)
+        window = Window(self.buf, chunk_bytes)
+        window.load(pos, EPB_DATA)
         while pos < stop:
-            pos, packet = self.advance(view, pos, stop, number)
+            plain = self.plain_packet(window.data, pos - window.base)
+            if plain is None and window.limit < window.end:
+                plain = self.plain_in_moved_window(window, pos)
+            if plain is not None:
+                linktype, incl, orig, ts_ns, length = plain
+                at = pos - window.base + EPB_DATA
+                data = window.data[at : at + incl]
+                fields = (number, ts_ns, linktype, data, orig, pos, pos + EPB_DATA)
+                packet: Packet | None = _new_tuple(Packet, fields)
+                pos += length
+            else:
+                pos, packet = self.advance(view, pos, stop, number)
             if packet is not None:
                 if skips is None or not skips(packet.linktype, packet.data, 0, len(packet.data)):
                     yield packet
@@ -217,6 +248,15 @@ class PcapngReader:
         else:
             ts_ns = iface.to_ns(ticks)
         return iface.linktype, incl, orig if orig > incl else incl, ts_ns, length
+
+    def plain_in_moved_window(
+        self, window: Window, pos: int
+    ) -> tuple[int, int, int, int, int] | None:
+        """``plain_packet`` of the block at file offset ``pos`` once ``window`` holds all of it:
+        for a block the window's edge cut (``plain_packet`` of the window as it was said None)."""
+        window.hold(pos, EPB_DATA)  # its head, then all of it
+        window.hold(pos, self.block_span(window.data, pos - window.base))
+        return self.plain_packet(window.data, pos - window.base)
 
     def block_span(self, data: bytes, at: int) -> int:
         """How many bytes from ``at`` a window must hold to read the block there whole: the

@@ -52,11 +52,12 @@ from .layers import (
 from .pcapng import EPB_DATA, PcapngReader
 from .tables import EXCHANGES, connection_class, sort_key
 
-# Whether this module runs compiled (mypyc's build of it is an extension, not this file). Compiled,
+# Whether this module runs compiled (mypyc's build of it is an extension, not a source or bytecode
+# file). Compiled,
 # the fused loops read header fields from a ``Window``'s bytes with librt's typed readers, C calls
 # that make no objects; interpreted, one ``struct`` unpack per header costs less than a call per
 # field, so that is what runs.
-COMPILED: Final = not __file__.endswith(".py")
+COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 if COMPILED:
     from librt.strings import read_i16_be, read_i32_be, read_i32_le
 
@@ -334,10 +335,8 @@ def feed_pcapng(
     while pos < end:
         plain = reader.plain_packet(data, pos - base)
         if plain is None and limit < end:  # perhaps a block the window cuts: move the window
-            window.hold(pos, EPB_DATA)  # its head, then all of it
-            window.hold(pos, reader.block_span(window.data, pos - window.base))
+            plain = reader.plain_in_moved_window(window, pos)
             data, base, limit = window.data, window.base, window.limit
-            plain = reader.plain_packet(data, pos - base)
         if plain is not None:
             linktype, incl, orig, ts_ns, length = plain
             chunk, at, next_pos = data, pos - base + EPB_DATA, pos + length
