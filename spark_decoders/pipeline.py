@@ -53,10 +53,10 @@ from .pcapng import EPB_DATA, PcapngReader
 from .tables import EXCHANGES, connection_class, sort_key
 
 # Whether this module runs compiled (mypyc's build of it is an extension, not a source or bytecode
-# file). Compiled,
-# the fused loops read header fields from a ``Window``'s bytes with librt's typed readers, C calls
-# that make no objects; interpreted, one ``struct`` unpack per header costs less than a call per
-# field, so that is what runs.
+# file). Compiled, the fused loops read header fields from a ``Window``'s bytes with librt's typed
+# readers, C calls that make no objects; interpreted, one ``struct`` unpack per header costs less
+# than a call per field, so that is what runs. Every module reading with librt has this flag and
+# imports librt only when compiled: a pure install (no mypy extra) has no librt to import.
 COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 if COMPILED:
     from librt.strings import read_i16_be, read_i32_be, read_i32_le
