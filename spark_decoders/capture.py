@@ -186,6 +186,18 @@ class Window:
         self.limit = pos + len(self.data)
 
 
+def record_header_le(data: bytes, at: int) -> tuple[int, int, int, int]:
+    """The seconds, fraction, captured and original length of the little-endian pcap record
+    header at ``data[at:]``, read with librt: called only when ``COMPILED`` (a native call, its
+    tuple never made as an object)."""
+    return (
+        int(read_i32_le(data, at)) & 0xFFFFFFFF,
+        int(read_i32_le(data, at + 4)) & 0xFFFFFFFF,
+        int(read_i32_le(data, at + 8)) & 0xFFFFFFFF,
+        int(read_i32_le(data, at + 12)) & 0xFFFFFFFF,
+    )
+
+
 class PcapReader:
     """Records of a pcap file whose header is ``info``; resynchronises after damage."""
 
@@ -259,15 +271,8 @@ class PcapReader:
                 window.load(pos, 16)
                 data, base, limit = window.data, window.base, window.limit
             at = pos - base
-            sec: int
-            frac: int
-            incl: int
-            orig: int  # typed: the compiled build then does this arithmetic on machine integers
             if COMPILED and little:
-                sec = int(read_i32_le(data, at)) & 0xFFFFFFFF
-                frac = int(read_i32_le(data, at + 4)) & 0xFFFFFFFF
-                incl = int(read_i32_le(data, at + 8)) & 0xFFFFFFFF
-                orig = int(read_i32_le(data, at + 12)) & 0xFFFFFFFF
+                sec, frac, incl, orig = record_header_le(data, at)
             else:
                 sec, frac, incl, orig = unpack(data, at)
             if frac >= frac_limit or not 0 < incl <= max_len:
@@ -285,16 +290,13 @@ class PcapReader:
                 continue
             self.last_sec = sec
             if skips is None or not skips(linktype, data, at + 16, incl):
-                packet = (
-                    number,
+                ts_ns, packet_data = (
                     sec * 1_000_000_000 + frac * scale,
-                    linktype,
                     data[at + 16 : at + 16 + incl],
-                    orig,
-                    pos,
-                    pos + 16,
                 )
-                yield _new_tuple(Packet, packet)
+                yield _new_tuple(
+                    Packet, (number, ts_ns, linktype, packet_data, orig, pos, pos + 16)
+                )
             number += 1
             pos += 16 + incl
         self.stats.packets += number - first_number

@@ -126,39 +126,50 @@ ETH_IPV4_ENDPOINTS: Final = (26, 38)
 ETH_IPV4_TCP_MIN: Final = 54  # Ethernet, IPv4 and TCP headers without options
 
 
+def _eth_ipv4_tcp_fields(data: bytes) -> _EthIpv4TcpFields:
+    """``_ETH_IPV4_TCP``'s fields, at its offsets, read with librt: called only when ``COMPILED``
+    (a native call, its tuple never made as an object)."""
+    return (
+        int(read_i16_be(data, 12)) & 0xFFFF,
+        data[14],
+        int(read_i16_be(data, 16)) & 0xFFFF,
+        int(read_i16_be(data, 20)) & 0xFFFF,
+        data[23],
+        data[26:30],
+        data[30:34],
+        int(read_i16_be(data, 34)) & 0xFFFF,
+        int(read_i16_be(data, 36)) & 0xFFFF,
+        int(read_i32_be(data, 38)) & 0xFFFFFFFF,
+        int(read_i32_be(data, 42)) & 0xFFFFFFFF,
+        data[46],
+        data[47],
+    )
+
+
 def tcp_segment(linktype: int, data, orig_len: int) -> Segment | None:
     captured = len(data)
     if linktype == LINK_ETHERNET and captured >= ETH_IPV4_TCP_MIN:
-        if COMPILED and isinstance(data, bytes):  # the fields of ``_ETH_IPV4_TCP``, at its offsets
-            ethertype = int(read_i16_be(data, 12)) & 0xFFFF
-            version_ihl = data[14]
-            total = int(read_i16_be(data, 16)) & 0xFFFF
-            frag = int(read_i16_be(data, 20)) & 0xFFFF
-            proto = data[23]
-            src, dst = data[26:30], data[30:34]
-            sport = int(read_i16_be(data, 34)) & 0xFFFF
-            dport = int(read_i16_be(data, 36)) & 0xFFFF
-            seq = int(read_i32_be(data, 38)) & 0xFFFFFFFF
-            ack = int(read_i32_be(data, 42)) & 0xFFFFFFFF
-            offset, flags = data[46], data[47]
+        # Typed, so the compiled build compares and computes these on machine integers.
+        fields: _EthIpv4TcpFields
+        if COMPILED and isinstance(data, bytes):
+            fields = _eth_ipv4_tcp_fields(data)
         else:
-            # Typed, so the compiled build compares and computes these on machine integers.
-            fields: _EthIpv4TcpFields = _ETH_IPV4_TCP.unpack_from(data, 0)
-            (
-                ethertype,
-                version_ihl,
-                total,
-                frag,
-                proto,
-                src,
-                dst,
-                sport,
-                dport,
-                seq,
-                ack,
-                offset,
-                flags,
-            ) = fields
+            fields = _ETH_IPV4_TCP.unpack_from(data, 0)
+        (
+            ethertype,
+            version_ihl,
+            total,
+            frag,
+            proto,
+            src,
+            dst,
+            sport,
+            dport,
+            seq,
+            ack,
+            offset,
+            flags,
+        ) = fields
         if (
             ethertype == ETH_IPV4
             and version_ihl == 0x45

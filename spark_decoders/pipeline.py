@@ -31,6 +31,7 @@ from .capture import (
     PcapReader,
     Window,
     capture_format,
+    record_header_le,
     shown_name,
 )
 from .connection import DEFAULT_SERVER_PORTS, Connection
@@ -59,7 +60,7 @@ from .tables import EXCHANGES, connection_class, sort_key
 # imports librt only when compiled: a pure install (no mypy extra) has no librt to import.
 COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 if COMPILED:
-    from librt.strings import read_i16_be, read_i32_be, read_i32_le
+    from librt.strings import read_i16_be, read_i32_be
 
 
 @dataclass
@@ -282,10 +283,7 @@ def feed_pcap(
             data, base, limit = window.data, window.base, window.limit
         at = pos - base
         if COMPILED and little:
-            sec = int(read_i32_le(data, at)) & 0xFFFFFFFF
-            frac = int(read_i32_le(data, at + 4)) & 0xFFFFFFFF
-            incl = int(read_i32_le(data, at + 8)) & 0xFFFFFFFF
-            orig = int(read_i32_le(data, at + 12)) & 0xFFFFFFFF
+            sec, frac, incl, orig = record_header_le(data, at)
         else:
             sec, frac, incl, orig = unpack(data, at)
         if frac >= frac_limit or not 0 < incl <= max_len:
