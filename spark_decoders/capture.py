@@ -1,10 +1,11 @@
 """Reading packet records out of pcap and pcapng files.
 
 A capture is read from a bytes-like buffer (usually an mmap of the file) between two byte offsets, so
-the same reader serves a whole file and a split of it. Each packet comes out as a ``Packet`` tuple; the
-per-packet path is plain ``struct`` on a memoryview. Damage (a bogus record length, garbage between
-records, a truncated last record) never stops reading: the reader looks for the next plausible record
-(``resync``) and counts what it skipped in ``CaptureStats``.
+the same reader serves a whole file and a split of it. Records are read a chunk at a time as bytes
+(``Window``: bounded memory, and the compiled build's native byte readers), each packet out as a
+``Packet`` tuple. Damage (a bogus record length, garbage between records, a truncated last record)
+never stops reading: the reader looks for the next plausible record (``resync``) and counts what it
+skipped in ``CaptureStats``.
 
 Layouts read once per file or section (pcap file header, pcapng section and interface blocks) are
 declared with construct, where a declarative layout reads better than offsets.
@@ -18,11 +19,19 @@ from typing import Callable, Final, Iterator, NamedTuple
 
 import construct as cs
 
+# Whether this module runs compiled: then ``PcapReader.records`` reads little-endian record headers
+# with librt's typed readers (see ``pipeline.COMPILED``).
+COMPILED: Final = not __file__.endswith((".py", ".pyc"))
+if COMPILED:
+    from librt.strings import read_i32_le
+
 PCAP_MAGIC_US: Final = 0xA1B2C3D4
 PCAP_MAGIC_NS: Final = 0xA1B23C4D
 PCAPNG_SHB: Final = 0x0A0D0D0A
 PCAPNG_BOM: Final = 0x1A2B3C4D
 MAX_RECORD: Final = 262144  # the largest snaplen libpcap writes
+# How much of a capture a ``Window`` holds at a time (more when one record needs more).
+CHUNK_BYTES: Final = 1 << 20
 # The shortest header either format starts with (pcap's file header; a pcapng section header block
 # takes at least 28): a file shorter than this holds no capture, whatever its first bytes say.
 MIN_CAPTURE_HEADER: Final = 24
@@ -36,7 +45,9 @@ class Packet(NamedTuple):
     number: int  # 1-based, as tshark counts frames (relative to the reader's first_number)
     ts_ns: int  # nanoseconds since the epoch (0 when the block carries none, as an SPB)
     linktype: int
-    data: "memoryview"  # quoted: mypyc would look this builtin up among the module's globals
+    # bytes out of a ``Window`` (pcap), or a view of the buffer (pcapng's blocks); quoted: mypyc
+    # would look the builtin memoryview up among the module's globals
+    data: "bytes | memoryview"
     # length on the wire: larger than len(data) when the snaplen cut the packet (some writers store
     # less than len(data), e.g. without the cooked header, which is not a cut)
     orig_len: int
@@ -142,6 +153,51 @@ def _swap_words(header: bytes) -> bytes:
     return bytes(out)
 
 
+class Window:
+    """A capture's bytes from file offset ``base`` on, a chunk at a time: what the fused loops
+    (``pipeline``) read records from. A chunk is bytes, which the compiled build reads with native
+    byte readers (an mmap allows only generic calls), and it holds about ``chunk_bytes``, so memory
+    stays bounded whatever the file's size. A buffer that is already bytes is one whole chunk.
+
+    ``data`` is ``buf[base:limit]``; ``load(pos, need)`` moves it to start at ``pos`` with at least
+    ``need`` bytes, or all there are: a record that does not fit (``limit`` before its end, and
+    ``limit`` before ``end``) is read again from a chunk that starts with it."""
+
+    def __init__(self, buf, chunk_bytes: int = CHUNK_BYTES) -> None:
+        self.buf = buf
+        self.end = len(buf)
+        self.chunk_bytes = max(chunk_bytes, 1)
+        self.whole = isinstance(buf, bytes)
+        self.data: bytes = buf if self.whole else b""
+        self.base = 0
+        self.limit = len(self.data)
+
+    def hold(self, pos: int, need: int) -> None:
+        """``load(pos, need)`` unless ``data`` already holds those bytes."""
+        if pos < self.base or pos + need > self.limit:
+            self.load(pos, need)
+
+    def load(self, pos: int, need: int) -> None:
+        if self.whole:
+            return
+        stop = pos + (need if need > self.chunk_bytes else self.chunk_bytes)
+        self.data = bytes(self.buf[pos:stop])
+        self.base = pos
+        self.limit = pos + len(self.data)
+
+
+def record_header_le(data: bytes, at: int) -> tuple[int, int, int, int]:
+    """The seconds, fraction, captured and original length of the little-endian pcap record
+    header at ``data[at:]``, read with librt: called only when ``COMPILED`` (a native call, its
+    tuple never made as an object)."""
+    return (
+        int(read_i32_le(data, at)) & 0xFFFFFFFF,
+        int(read_i32_le(data, at + 4)) & 0xFFFFFFFF,
+        int(read_i32_le(data, at + 8)) & 0xFFFFFFFF,
+        int(read_i32_le(data, at + 12)) & 0xFFFFFFFF,
+    )
+
+
 class PcapReader:
     """Records of a pcap file whose header is ``info``; resynchronises after damage."""
 
@@ -188,48 +244,58 @@ class PcapReader:
         return None
 
     def records(
-        self, start: int, stop: int, first_number: int = 1, skips: PacketFilter | None = None
+        self,
+        start: int,
+        stop: int,
+        first_number: int = 1,
+        skips: PacketFilter | None = None,
+        chunk_bytes: int = CHUNK_BYTES,
     ) -> Iterator[Packet]:
         """Packets whose record header starts in ``[start, stop)``; ``start`` must be a record start.
-        ``skips(linktype, buf, offset, length)`` may pass over a packet before it is built."""
-        buf, end = self.buf, len(self.buf)
+        ``skips(linktype, data, offset, length)`` may pass over a packet before it is built. The
+        buffer is read through a ``Window`` of ``chunk_bytes`` (as ``pipeline.feed_pcap`` reads it),
+        each packet's bytes copied out of it."""
+        window = Window(self.buf, chunk_bytes)
+        end = window.end
         unpack = self.record_header.unpack_from
         frac_limit, scale, max_len = self.frac_limit, self.ts_scale, self.max_len
-        linktype = self.info.linktype
-        view = memoryview(buf)
-        number = first_number
-        pos = start
+        linktype, little = self.info.linktype, self.info.endian == "<"
+        number, pos = first_number, start
+        window.load(pos, 16)
+        data, base, limit = window.data, window.base, window.limit
         while pos < stop:
-            if pos + 16 > end:
-                self.cut_tail(pos, "record header")
-                break
-            sec: int
-            frac: int
-            incl: int
-            orig: int  # typed: the compiled build then does this arithmetic on machine integers
-            sec, frac, incl, orig = unpack(buf, pos)
+            if pos + 16 > limit:
+                if limit >= end:
+                    self.cut_tail(pos, "record header")
+                    break
+                window.load(pos, 16)
+                data, base, limit = window.data, window.base, window.limit
+            at = pos - base
+            if COMPILED and little:
+                sec, frac, incl, orig = record_header_le(data, at)
+            else:
+                sec, frac, incl, orig = unpack(data, at)
             if frac >= frac_limit or not 0 < incl <= max_len:
                 found = self.skip_damage(pos, stop)
                 if found is None:
                     break
                 pos = found
                 continue
-            if pos + 16 + incl > end:
-                self.cut_tail(pos, f"record of {incl} bytes")
-                break
+            if pos + 16 + incl > limit:
+                if limit >= end:
+                    self.cut_tail(pos, f"record of {incl} bytes")
+                    break
+                window.load(pos, 16 + incl)
+                data, base, limit = window.data, window.base, window.limit
+                continue
             self.last_sec = sec
-            if skips is None or not skips(linktype, buf, pos + 16, incl):
+            if skips is None or not skips(linktype, data, at + 16, incl):
+                ts_ns, packet_data = (
+                    sec * 1_000_000_000 + frac * scale,
+                    data[at + 16 : at + 16 + incl],
+                )
                 yield _new_tuple(
-                    Packet,
-                    (
-                        number,
-                        sec * 1_000_000_000 + frac * scale,
-                        linktype,
-                        view[pos + 16 : pos + 16 + incl],
-                        orig,
-                        pos,
-                        pos + 16,
-                    ),
+                    Packet, (number, ts_ns, linktype, packet_data, orig, pos, pos + 16)
                 )
             number += 1
             pos += 16 + incl

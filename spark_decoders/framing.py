@@ -24,7 +24,14 @@ MAX_FRAME: Final = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
 _SIZE: Final = struct.Struct(">i")
 # Bound once: compiled, ``_SIZE.unpack_from(...)`` would look the method up on every call.
 _unpack_size: Final = _SIZE.unpack_from
-_PACKET_START: Final = frozenset({0})  # where packets start in a buffer holding one packet's bytes
+_PACKET_START: Final = frozenset({0})
+# Whether this module runs compiled: then a payload's frame sizes are read with librt's typed
+# reader (see ``pipeline.COMPILED``).
+COMPILED: Final = not __file__.endswith((".py", ".pyc"))
+if COMPILED:
+    from librt.strings import (
+        read_i32_be,
+    )  # where packets start in a buffer holding one packet's bytes
 
 
 class Frame(NamedTuple):
@@ -125,7 +132,10 @@ class FrameReader(StreamSink):
         verdict: bool | None = True
         size: int
         while end - pos >= 4:
-            (size,) = _unpack_size(payload, pos)
+            if COMPILED:
+                size = int(read_i32_be(payload, pos))
+            else:
+                (size,) = _unpack_size(payload, pos)
             verdict = plausible(payload, pos, _PACKET_START) if size <= max_frame else False
             stop = pos + 4 + size
             if not verdict or stop > end:

@@ -27,6 +27,11 @@ _unpack_int32: Final = _INT32.unpack_from
 _unpack_request_start: Final = _REQUEST_START.unpack_from
 _unpack_size_and_id: Final = _SIZE_AND_ID.unpack_from
 _PRINTABLE: Final = re.compile(rb"[\x20-\x7e]*")
+# Whether this module runs compiled: then a header's fields are read from bytes with librt's typed
+# readers (see ``pipeline.COMPILED``).
+COMPILED: Final = not __file__.endswith((".py", ".pyc"))
+if COMPILED:
+    from librt.strings import read_i16_be, read_i32_be
 MAX_API_KEY: Final = 127
 MAX_API_VERSION: Final = 40
 PRODUCE: Final = 0
@@ -45,7 +50,13 @@ def read_request_head(payload: bytes) -> RequestHead | None:
     if len(payload) < 10:
         return None
     length: int
-    api_key, api_version, correlation_id, length = _unpack_request_head(payload, 0)
+    if COMPILED:
+        api_key = int(read_i16_be(payload, 0))
+        api_version = int(read_i16_be(payload, 2))
+        correlation_id = int(read_i32_be(payload, 4))
+        length = int(read_i16_be(payload, 8))
+    else:
+        api_key, api_version, correlation_id, length = _unpack_request_head(payload, 0)
     if length < 0:
         return RequestHead(api_key, api_version, correlation_id, None, 10)
     if 10 + length > len(payload):
@@ -85,7 +96,9 @@ def response_body_start(payload: bytes, header_version: int) -> int | None:
 
 
 def read_correlation_id(payload: bytes) -> int | None:
-    return _unpack_int32(payload, 0)[0] if len(payload) >= 4 else None
+    if len(payload) < 4:
+        return None
+    return int(read_i32_be(payload, 0)) if COMPILED else _unpack_int32(payload, 0)[0]
 
 
 # What a frame reader holds: its buffer, or one packet's payload.
@@ -106,7 +119,14 @@ def plausible_request(buf: Buffer, pos: int, boundaries: Boundaries = frozenset(
     api_version: int
     correlation_id: int
     length: int
-    size, api_key, api_version, correlation_id, length = _unpack_request_start(buf, pos)
+    if COMPILED and isinstance(buf, bytes):
+        size = int(read_i32_be(buf, pos))
+        api_key = int(read_i16_be(buf, pos + 4))
+        api_version = int(read_i16_be(buf, pos + 6))
+        correlation_id = int(read_i32_be(buf, pos + 8))
+        length = int(read_i16_be(buf, pos + 12))
+    else:
+        size, api_key, api_version, correlation_id, length = _unpack_request_start(buf, pos)
     if size < 10 or size > 100 * 1024 * 1024 or not 0 <= api_key <= MAX_API_KEY:
         return False
     if not 0 <= api_version <= MAX_API_VERSION or correlation_id < 0:
@@ -150,7 +170,12 @@ def plausible_response(pending: Collection[int]) -> Plausible:
     def check(buf: Buffer, pos: int, boundaries: Boundaries = frozenset()) -> bool | None:
         if len(buf) - pos < 8:
             return None
-        size, correlation_id = _unpack_size_and_id(buf, pos)
+        size: int
+        correlation_id: int
+        if COMPILED and isinstance(buf, bytes):
+            size, correlation_id = int(read_i32_be(buf, pos)), int(read_i32_be(buf, pos + 4))
+        else:
+            size, correlation_id = _unpack_size_and_id(buf, pos)
         if size < 4 or size > 100 * 1024 * 1024 or correlation_id < 0:
             return False
         if correlation_id in pending:

@@ -35,6 +35,12 @@ RST: Final = 0x04
 PSH: Final = 0x08
 ACK: Final = 0x10
 
+# Whether this module runs compiled: then ``tcp_segment`` reads a common packet held as bytes with
+# librt's typed readers (see ``pipeline.COMPILED``).
+COMPILED: Final = not __file__.endswith((".py", ".pyc"))
+if COMPILED:
+    from librt.strings import read_i16_be, read_i32_be
+
 _U16: Final = struct.Struct(">H")
 _TCP: Final = struct.Struct(">HHIIBB")
 
@@ -120,11 +126,35 @@ ETH_IPV4_ENDPOINTS: Final = (26, 38)
 ETH_IPV4_TCP_MIN: Final = 54  # Ethernet, IPv4 and TCP headers without options
 
 
+def _eth_ipv4_tcp_fields(data: bytes) -> _EthIpv4TcpFields:
+    """``_ETH_IPV4_TCP``'s fields, at its offsets, read with librt: called only when ``COMPILED``
+    (a native call, its tuple never made as an object)."""
+    return (
+        int(read_i16_be(data, 12)) & 0xFFFF,
+        data[14],
+        int(read_i16_be(data, 16)) & 0xFFFF,
+        int(read_i16_be(data, 20)) & 0xFFFF,
+        data[23],
+        data[26:30],
+        data[30:34],
+        int(read_i16_be(data, 34)) & 0xFFFF,
+        int(read_i16_be(data, 36)) & 0xFFFF,
+        int(read_i32_be(data, 38)) & 0xFFFFFFFF,
+        int(read_i32_be(data, 42)) & 0xFFFFFFFF,
+        data[46],
+        data[47],
+    )
+
+
 def tcp_segment(linktype: int, data, orig_len: int) -> Segment | None:
     captured = len(data)
     if linktype == LINK_ETHERNET and captured >= ETH_IPV4_TCP_MIN:
         # Typed, so the compiled build compares and computes these on machine integers.
-        fields: _EthIpv4TcpFields = _ETH_IPV4_TCP.unpack_from(data, 0)
+        fields: _EthIpv4TcpFields
+        if COMPILED and isinstance(data, bytes):
+            fields = _eth_ipv4_tcp_fields(data)
+        else:
+            fields = _ETH_IPV4_TCP.unpack_from(data, 0)
         (
             ethertype,
             version_ihl,

@@ -16,7 +16,21 @@ from typing import Final, Iterator
 
 import construct as cs
 
-from .capture import PCAPNG_BOM, PCAPNG_SHB, CaptureStats, Packet, PacketFilter
+from .capture import (
+    CHUNK_BYTES,
+    PCAPNG_BOM,
+    PCAPNG_SHB,
+    CaptureStats,
+    Packet,
+    PacketFilter,
+    Window,
+)
+
+# Whether this module runs compiled: then ``plain_packet`` reads a little-endian block's head with
+# librt's typed readers (see ``pipeline.COMPILED``).
+COMPILED: Final = not __file__.endswith((".py", ".pyc"))
+if COMPILED:
+    from librt.strings import read_i32_le
 
 BLOCK_IDB: Final = 1
 BLOCK_PB: Final = 2
@@ -58,6 +72,9 @@ _OPTIONS = {e: _options(e) for e in "<>"}
 _EPB_HEAD: Final = {e: struct.Struct(e + "7I") for e in "<>"}
 _BLOCK_LENGTH: Final = {e: struct.Struct(e + "I") for e in "<>"}
 EPB_DATA: Final = 28  # where an EPB's packet bytes start
+# Builds a NamedTuple from a tuple of its fields, without the Python-level ``__new__`` its class
+# call runs (an interpreted frame per object, also in the compiled build).
+_new_tuple: Final = tuple.__new__
 
 
 @dataclass(frozen=True)
@@ -131,14 +148,34 @@ class PcapngReader:
         return None
 
     def records(
-        self, start: int, stop: int, first_number: int = 1, skips: PacketFilter | None = None
+        self,
+        start: int,
+        stop: int,
+        first_number: int = 1,
+        skips: PacketFilter | None = None,
+        chunk_bytes: int = CHUNK_BYTES,
     ) -> Iterator[Packet]:
         """Packets of the blocks that start in ``[start, stop)``; section state carries over calls.
-        ``skips(linktype, data, 0, length)`` may pass over a packet (as ``PcapReader.records``)."""
+        ``skips(linktype, data, 0, length)`` may pass over a packet (as ``PcapReader.records``).
+        Enhanced packet blocks are read from a ``Window`` of ``chunk_bytes`` (``plain_packet``), any
+        other block by ``advance``."""
         number, pos = first_number, start
         view = memoryview(self.buf)
+        window = Window(self.buf, chunk_bytes)
+        window.load(pos, EPB_DATA)
         while pos < stop:
-            pos, packet = self.advance(view, pos, stop, number)
+            plain = self.plain_packet(window.data, pos - window.base)
+            if plain is None and window.limit < window.end:
+                plain = self.plain_in_moved_window(window, pos)
+            if plain is not None:
+                linktype, incl, orig, ts_ns, length = plain
+                at = pos - window.base + EPB_DATA
+                data = window.data[at : at + incl]
+                fields = (number, ts_ns, linktype, data, orig, pos, pos + EPB_DATA)
+                packet: Packet | None = _new_tuple(Packet, fields)
+                pos += length
+            else:
+                pos, packet = self.advance(view, pos, stop, number)
             if packet is not None:
                 if skips is None or not skips(packet.linktype, packet.data, 0, len(packet.data)):
                     yield packet
@@ -170,25 +207,39 @@ class PcapngReader:
         kind, length = found
         return pos + length, self._packet(kind, view, pos, length, number)
 
-    def plain_packet(self, pos: int) -> tuple[int, int, int, int, int] | None:
+    def plain_packet(self, data: bytes, at: int) -> tuple[int, int, int, int, int] | None:
         """``(link type, captured length, original length, ts_ns, block length)`` of the block at
-        ``pos`` when it is a sound enhanced packet block of a known interface, its packet at
-        ``pos + EPB_DATA``: what ``advance`` would make of it, read in one unpack and without the
-        ``Packet``. None for any other block, which ``advance`` must read."""
-        buf = self.buf
-        if pos + EPB_DATA > len(buf):
+        ``data[at:]`` (a ``capture.Window``'s bytes) when it is a sound enhanced packet block of a
+        known interface that lies wholly in ``data``, its packet at ``at + EPB_DATA``: what
+        ``advance`` would make of it, without the ``Packet``. None for any other block."""
+        if at + EPB_DATA > len(data):
             return None
-        head = _EPB_HEAD[self.endian].unpack_from(buf, pos)
-        kind, length, iface_id, ts_hi, ts_lo, incl, orig = head
+        native = COMPILED and self.endian == "<"
+        if native:
+            kind = int(read_i32_le(data, at)) & 0xFFFFFFFF
+            length = int(read_i32_le(data, at + 4)) & 0xFFFFFFFF
+            iface_id = int(read_i32_le(data, at + 8)) & 0xFFFFFFFF
+            ts_hi = int(read_i32_le(data, at + 12)) & 0xFFFFFFFF
+            ts_lo = int(read_i32_le(data, at + 16)) & 0xFFFFFFFF
+            incl = int(read_i32_le(data, at + 20)) & 0xFFFFFFFF
+            orig = int(read_i32_le(data, at + 24)) & 0xFFFFFFFF
+        else:
+            head = _EPB_HEAD[self.endian].unpack_from(data, at)
+            kind, length, iface_id, ts_hi, ts_lo, incl, orig = head
         if (
             kind != BLOCK_EPB
             or length > MAX_BLOCK
             or length % 4
             or EPB_DATA + incl > length - 4
-            or pos + length > len(buf)
+            or at + length > len(data)
             or iface_id >= len(self.interfaces)
-            or _BLOCK_LENGTH[self.endian].unpack_from(buf, pos + length - 4)[0] != length
         ):
+            return None
+        closing = at + length - 4
+        if native:
+            if int(read_i32_le(data, closing)) & 0xFFFFFFFF != length:
+                return None
+        elif _BLOCK_LENGTH[self.endian].unpack_from(data, closing)[0] != length:
             return None
         iface = self.interfaces[iface_id]
         ticks = (ts_hi << 32) | ts_lo
@@ -197,6 +248,24 @@ class PcapngReader:
         else:
             ts_ns = iface.to_ns(ticks)
         return iface.linktype, incl, orig if orig > incl else incl, ts_ns, length
+
+    def plain_in_moved_window(
+        self, window: Window, pos: int
+    ) -> tuple[int, int, int, int, int] | None:
+        """``plain_packet`` of the block at file offset ``pos`` once ``window`` holds all of it:
+        for a block the window's edge cut (``plain_packet`` of the window as it was said None)."""
+        window.hold(pos, EPB_DATA)  # its head, then all of it
+        window.hold(pos, self.block_span(window.data, pos - window.base))
+        return self.plain_packet(window.data, pos - window.base)
+
+    def block_span(self, data: bytes, at: int) -> int:
+        """How many bytes from ``at`` a window must hold to read the block there whole: the
+        length it declares, when ``data`` has it and it is one a sound block may have; else the
+        head of an enhanced packet block (``advance`` reads anything else on the whole buffer)."""
+        if at + 8 > len(data):
+            return EPB_DATA
+        (length,) = _BLOCK_LENGTH[self.endian].unpack_from(data, at + 4)
+        return length if EPB_DATA < length <= MAX_BLOCK else EPB_DATA
 
     def _claims_past_end(self, pos: int) -> bool:
         (length,) = _BLOCK_LENGTH[self.endian].unpack_from(self.buf, pos + 4)

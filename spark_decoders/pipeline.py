@@ -23,12 +23,15 @@ from typing import Any, Callable, Final, Iterable, Iterator
 
 from .bodies import BodyDecoder
 from .capture import (
+    CHUNK_BYTES,
     CaptureError,
     CaptureStats,
     PacketFilter,
     PcapFile,
     PcapReader,
+    Window,
     capture_format,
+    record_header_le,
     shown_name,
 )
 from .connection import DEFAULT_SERVER_PORTS, Connection
@@ -49,6 +52,15 @@ from .layers import (
 )
 from .pcapng import EPB_DATA, PcapngReader
 from .tables import EXCHANGES, connection_class, sort_key
+
+# Whether this module runs compiled (mypyc's build of it is an extension, not a source or bytecode
+# file). Compiled, the fused loops read header fields from a ``Window``'s bytes with librt's typed
+# readers, C calls that make no objects; interpreted, one ``struct`` unpack per header costs less
+# than a call per field, so that is what runs. Every module reading with librt has this flag and
+# imports librt only when compiled: a pure install (no mypy extra) has no librt to import.
+COMPILED: Final = not __file__.endswith((".py", ".pyc"))
+if COMPILED:
+    from librt.strings import read_i16_be, read_i32_be
 
 
 @dataclass
@@ -140,16 +152,28 @@ class FlowTable:
             self.directions[endpoints] = (conn, conn.client == (seg.src, seg.sport))
 
     def common_packet(
-        self, buf: "bytes | mmap.mmap", at: int, captured: int, orig_len: int, ref: int, ts_ns: int
+        self, data: bytes, at: int, captured: int, orig_len: int, ref: int, ts_ns: int
     ) -> bool:
-        """Take the Ethernet frame at ``buf[at:at + captured]`` when it is the common case: IPv4
+        """Take the Ethernet frame at ``data[at:at + captured]`` when it is the common case: IPv4
         without options or fragmentation, TCP without SYN or RST, all its bytes captured, of a
         connection ``learn`` knows that has not finished. The connection gets what ``segment``
         would give it, without the ``Segment``; a connection marked ``ANOTHER_SHARDS`` gets
         nothing. False, having done nothing, for any other packet.
         """
-        fields: EthIpv4TcpNumbers = _unpack_numbers(buf, at)
-        ethertype, version_ihl, total, frag, proto, endpoints, seq, ack, offset, flags = fields
+        if COMPILED:  # the fields of ``layers.ETH_IPV4_TCP_NUMBERS``, at its offsets
+            ethertype = int(read_i16_be(data, at + 12)) & 0xFFFF
+            version_ihl = data[at + 14]
+            total = int(read_i16_be(data, at + 16)) & 0xFFFF
+            frag = int(read_i16_be(data, at + 20)) & 0xFFFF
+            proto = data[at + 23]
+            endpoints = data[at + _ENDPOINTS_START : at + _ENDPOINTS_STOP]
+            seq = int(read_i32_be(data, at + 38)) & 0xFFFFFFFF
+            ack = int(read_i32_be(data, at + 42)) & 0xFFFFFFFF
+            offset = data[at + 46]
+            flags = data[at + 47]
+        else:
+            fields: EthIpv4TcpNumbers = _unpack_numbers(data, at)
+            ethertype, version_ihl, total, frag, proto, endpoints, seq, ack, offset, flags = fields
         if (
             ethertype != ETH_IPV4
             or version_ihl != 0x45
@@ -171,16 +195,16 @@ class FlowTable:
             return True  # another shard's connection: passed over, as its ``skips`` would
         if conn.finished:
             return False
-        payload = buf[at + start : at + end] if end > start else b""
+        payload = data[at + start : at + end] if end > start else b""
         conn.carry(from_client, seq, ack, flags, payload, 0, ref, ts_ns)
         return True
 
-    def pass_over(self, buf: "bytes | mmap.mmap", at: int) -> None:
-        """The Ethernet frame at ``buf[at:]`` is another shard's (its ``skips`` said so): when it
+    def pass_over(self, data: bytes, at: int) -> None:
+        """The Ethernet frame at ``data[at:]`` is another shard's (its ``skips`` said so): when it
         is plain IPv4, mark its direction, so that ``common_packet`` passes over the rest of it
         after one look-up, without asking ``skips`` again."""
-        if buf[at + 12 : at + 15] == _IPV4_NO_OPTIONS:
-            self.directions[buf[at + _ENDPOINTS_START : at + _ENDPOINTS_STOP]] = ANOTHER_SHARDS
+        if data[at + 12 : at + 15] == _IPV4_NO_OPTIONS:
+            self.directions[data[at + _ENDPOINTS_START : at + _ENDPOINTS_STOP]] = ANOTHER_SHARDS
 
     def finish(self) -> None:
         for conn in self.flows.values():
@@ -193,7 +217,9 @@ _SYN_RST: Final = SYN | RST
 ANOTHER_SHARDS: Final[tuple[Connection | None, bool]] = (None, False)
 # Bound once: no method look-up per packet.
 _unpack_numbers: Final = ETH_IPV4_TCP_NUMBERS.unpack_from
-_ENDPOINTS_START, _ENDPOINTS_STOP = ETH_IPV4_ENDPOINTS
+# Final, so the compiled build holds them in C variables (a plain global is a dict look-up).
+_ENDPOINTS_START: Final = ETH_IPV4_ENDPOINTS[0]
+_ENDPOINTS_STOP: Final = ETH_IPV4_ENDPOINTS[1]
 # An Ethernet frame's ethertype and first IP byte when it holds IPv4 without options.
 _IPV4_NO_OPTIONS: Final = b"\x08\x00\x45"
 
@@ -212,145 +238,150 @@ def feed_file(
     on_packet: Callable[[int], None] | None = None,
     skips: PacketFilter | None = None,
     owns: SegmentFilter | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
 ) -> None:
     """Every TCP segment of the capture in ``buf`` into ``table`` (CaptureError when it is none),
     as ``segments`` and ``table.segment`` would take them, common packets fused: pcap records in
-    ``feed_pcap``'s one loop, pcapng packets as its reader yields them. ``skips`` may pass over
-    packets before they are built and ``owns`` over segments (a shard's: ``ownership``)."""
+    ``feed_pcap``'s one loop, pcapng blocks in ``feed_pcapng``'s, both reading ``buf`` through a
+    ``capture.Window`` of ``chunk_bytes``. ``skips`` may pass over packets before they are built
+    and ``owns`` over segments (a shard's: ``ownership``)."""
     reader, start = open_reader(buf, stats)
+    paths = _PacketPaths(table, stats, skips, owns)
+    window = Window(buf, chunk_bytes)
     if isinstance(reader, PcapReader):
-        feed_pcap(table, reader, file_index, on_packet, skips, owns)
+        feed_pcap(paths, reader, window, file_index, on_packet)
     else:
-        feed_pcapng(table, reader, start, file_index, on_packet, skips, owns)
-
-
-def _sliceable(buf: object) -> bool:
-    """Whether a slice of ``buf`` is bytes: hashable, and what a Segment's payload is."""
-    return isinstance(buf, (bytes, mmap.mmap))
+        feed_pcapng(paths, reader, window, start, file_index, on_packet)
+    paths.fragments.finish()
 
 
 def feed_pcap(
-    table: FlowTable,
+    paths: "_PacketPaths",
     reader: PcapReader,
+    window: Window,
     file_index: int,
     on_packet: Callable[[int], None] | None = None,
-    skips: PacketFilter | None = None,
-    owns: SegmentFilter | None = None,
 ) -> None:
-    """Every record of a pcap file (``reader``'s buffer, an mmap or bytes) into ``table``, as
-    ``segments`` and ``table.segment`` would take them, in one loop: a record whose packet is the
-    common case goes straight to ``table.common_packet``, any other through the general path.
-    (A connection the table knows is one ``owns`` accepted: its packets need no more checks.)"""
-    buf = reader.buf
-    end = len(buf)
+    """Every record of a pcap file (``reader``'s buffer, read through ``window``) into ``paths``,
+    in one loop; damage and a cut-off end are the reader's to note (file offsets throughout:
+    ``pos``, and the window's ``base`` and ``limit``)."""
     unpack: _RecordHeaderUnpack = reader.record_header.unpack_from
     frac_limit, scale, max_len = reader.frac_limit, reader.ts_scale, reader.max_len
-    linktype = reader.info.linktype
-    learn = linktype == LINK_ETHERNET and _sliceable(buf)
-    paths = _PacketPaths(table, buf, reader.stats, learn, skips, owns)
+    linktype, little = reader.info.linktype, reader.info.endian == "<"
     file_ref = file_index << FILE_SHIFT
+    end = window.end
     number, pos = 1, 24
+    window.load(pos, 16)
+    data, base, limit = window.data, window.base, window.limit
     second, second_ns = -1, 0  # the last record's whole second, and in nanoseconds
     while pos < end:
-        if pos + 16 > end:
-            reader.cut_tail(pos, "record header")
-            break
-        sec, frac, incl, orig = unpack(buf, pos)
+        if pos + 16 > limit:
+            if limit >= end:
+                reader.cut_tail(pos, "record header")
+                break
+            window.load(pos, 16)
+            data, base, limit = window.data, window.base, window.limit
+        at = pos - base
+        if COMPILED and little:
+            sec, frac, incl, orig = record_header_le(data, at)
+        else:
+            sec, frac, incl, orig = unpack(data, at)
         if frac >= frac_limit or not 0 < incl <= max_len:
             found = reader.skip_damage(pos, end)
             if found is None:
                 break
             pos = found
             continue
-        at = pos + 16
-        if at + incl > end:
-            reader.cut_tail(pos, f"record of {incl} bytes")
-            break
+        if pos + 16 + incl > limit:
+            if limit >= end:
+                reader.cut_tail(pos, f"record of {incl} bytes")
+                break
+            window.load(pos, 16 + incl)
+            data, base, limit = window.data, window.base, window.limit
+            continue
         reader.last_sec = sec
         if sec != second:  # compiled, a product past 2**30 leaves the fast integer arithmetic
             second, second_ns = sec, sec * 1_000_000_000
-        ts_ns = second_ns + frac * scale
-        paths.route(linktype, at, incl, orig, file_ref | number, ts_ns)
+        paths.route(
+            data, linktype, at + 16, incl, orig, file_ref | number, second_ns + frac * scale
+        )
         if on_packet is not None and not number % 65536:
             on_packet(number)
         number += 1
-        pos = at + incl
+        pos += 16 + incl
     reader.stats.packets += number - 1
-    paths.fragments.finish()
 
 
 def feed_pcapng(
-    table: FlowTable,
+    paths: "_PacketPaths",
     reader: PcapngReader,
+    window: Window,
     start: int,
     file_index: int,
     on_packet: Callable[[int], None] | None = None,
-    skips: PacketFilter | None = None,
-    owns: SegmentFilter | None = None,
 ) -> None:
     """``feed_pcap`` for a pcapng file: a sound enhanced packet block of a known interface is read
-    in one unpack (``reader.plain_packet``); every other block (section and interface blocks, other
-    packet blocks, damage) goes through ``reader.advance``."""
-    buf = reader.buf
-    end = len(buf)
-    paths = _PacketPaths(table, buf, reader.stats, _sliceable(buf), skips, owns)
+    in one go from the window (``reader.plain_packet``), which first moves to hold the whole block;
+    every other block (section and interface blocks, other packet blocks, damage) goes through
+    ``reader.advance`` on the whole buffer, its packet's bytes copied out."""
+    view = memoryview(window.buf)
     file_ref = file_index << FILE_SHIFT
-    number = 1
-    pos = start
+    end = window.end
+    number, pos = 1, start
+    window.load(pos, EPB_DATA)
+    data, base, limit = window.data, window.base, window.limit
     while pos < end:
-        plain = reader.plain_packet(pos)
+        plain = reader.plain_packet(data, pos - base)
+        if plain is None and limit < end:  # perhaps a block the window cuts: move the window
+            plain = reader.plain_in_moved_window(window, pos)
+            data, base, limit = window.data, window.base, window.limit
         if plain is not None:
             linktype, incl, orig, ts_ns, length = plain
-            at, next_pos = pos + EPB_DATA, pos + length
+            chunk, at, next_pos = data, pos - base + EPB_DATA, pos + length
         else:  # any other block: the reader's own way, notes and all
-            next_pos, packet = reader.advance(paths.view, pos, end, number)
+            next_pos, packet = reader.advance(view, pos, end, number)
             if next_pos < 0:  # only ever with no packet
                 break
             if packet is None:
                 pos = next_pos
                 continue
-            linktype, at, incl, orig, ts_ns = (
+            linktype, incl, orig, ts_ns = (
                 packet.linktype,
-                packet.data_at,
                 len(packet.data),
                 packet.orig_len,
                 packet.ts_ns,
             )
-        paths.route(linktype, at, incl, orig, file_ref | number, ts_ns)
+            chunk, at = bytes(packet.data), 0
+        paths.route(chunk, linktype, at, incl, orig, file_ref | number, ts_ns)
         if on_packet is not None and not number % 65536:
             on_packet(number)
         number += 1
         pos = next_pos
     reader.stats.packets += number - 1
-    paths.fragments.finish()
 
 
 class _PacketPaths:
-    """The two ways a packet of the capture in ``buf`` goes into ``table``: ``route`` takes the
-    common case to ``table.common_packet`` and any other packet the general way (``general``), as
-    ``segments`` and ``FlowTable.segment`` take it. With ``learn``, an unfragmented Ethernet/IPv4
-    packet without options taken the general way also teaches the table its raw endpoints, so
-    that the connection's next packets take the common way."""
+    """The two ways a packet goes into ``table``: ``route`` takes the common case to
+    ``table.common_packet`` and any other packet the general way (``general``), as ``segments``
+    and ``FlowTable.segment`` take it. An unfragmented Ethernet/IPv4 packet without options taken
+    the general way also teaches the table its raw endpoints, so that the connection's next
+    packets take the common way."""
 
     def __init__(
         self,
         table: FlowTable,
-        buf,
         stats: CaptureStats,
-        learn: bool,
         skips: PacketFilter | None,
         owns: SegmentFilter | None,
     ) -> None:
         self.table = table
-        self.buf = buf
-        self.view = memoryview(buf)
         self.fragments = FragmentReassembler(stats)
-        self.learn = learn
         self.skips = skips
         self.owns = owns
 
     def route(
         self,
+        data: bytes,
         linktype: int,
         at: int,
         incl: int,
@@ -358,28 +389,27 @@ class _PacketPaths:
         ref: int,
         ts_ns: int,
     ) -> None:
-        """The packet at ``buf[at:at + incl]``; ``skips`` may say it is another shard's."""
-        common = self.learn and linktype == LINK_ETHERNET and incl >= ETH_IPV4_TCP_MIN
-        if common and self.table.common_packet(self.buf, at, incl, orig_len, ref, ts_ns):
+        """The packet at ``data[at:at + incl]``; ``skips`` may say it is another shard's."""
+        common = linktype == LINK_ETHERNET and incl >= ETH_IPV4_TCP_MIN
+        if common and self.table.common_packet(data, at, incl, orig_len, ref, ts_ns):
             return
         skips = self.skips
-        if skips is None or not skips(linktype, self.buf, at, incl):
-            self.general(linktype, self.view[at : at + incl], orig_len, ts_ns, ref)
+        if skips is None or not skips(linktype, data, at, incl):
+            self.general(linktype, data[at : at + incl], orig_len, ts_ns, ref)
         elif common:
-            self.table.pass_over(self.buf, at)
+            self.table.pass_over(data, at)
 
-    def general(self, linktype: int, data: memoryview, orig_len: int, ts_ns: int, ref: int) -> None:
+    def general(self, linktype: int, data: bytes, orig_len: int, ts_ns: int, ref: int) -> None:
         seg = tcp_segment(linktype, data, orig_len)
         if seg is not None and not seg.fragment:
             if self.owns is None or self.owns(seg):
                 self.table.segment(seg, ref, ts_ns)
                 if (
-                    self.learn
-                    and linktype == LINK_ETHERNET
+                    linktype == LINK_ETHERNET
                     and len(data) >= ETH_IPV4_TCP_MIN
                     and data[12:15] == _IPV4_NO_OPTIONS
                 ):
-                    self.table.learn(bytes(data[_ENDPOINTS_START:_ENDPOINTS_STOP]), seg)
+                    self.table.learn(data[_ENDPOINTS_START:_ENDPOINTS_STOP], seg)
             return
         seg = self.fragments.packet(linktype, data, ts_ns)
         if seg is not None and (self.owns is None or self.owns(seg)):

@@ -53,7 +53,6 @@ COLUMNS: Final[tuple[str, ...]] = tuple(name for name, _, _ in _COLUMNS)
 _UTC: Final = dt.timezone.utc
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=_UTC)
 _timedelta: Final = dt.timedelta
-_datetime: Final = dt.datetime
 
 
 def spark_ddl() -> str:
@@ -84,17 +83,23 @@ def to_arrow(rows: list[dict]):
     return pa.RecordBatch.from_pydict(columns, schema=schema)
 
 
-class _CalendarSecond:
-    """The calendar fields of the whole second ``timestamp`` converted last. Packets come in
-    time order, so most timestamps fall in the same second as the one before: their datetime is
-    then built from these fields, which costs about half of the datetime arithmetic."""
+class _StartOfSecond:
+    """The whole second ``timestamp`` converted last, and its datetime. Packets come in time
+    order, so most timestamps fall in the same second as the one before: their datetime is that
+    second's plus the microseconds (``_MILLISECONDS`` and ``_MICROSECONDS``), and the calendar
+    arithmetic is done once per second."""
 
     def __init__(self) -> None:
         self.second = 0
-        self.fields = (1970, 1, 1, 0, 0, 0)  # year, month, day, hour, minute, second
+        self.start = _EPOCH
 
 
-_LAST_SECOND: Final = _CalendarSecond()
+_LAST_SECOND: Final = _StartOfSecond()
+# A datetime plus a timedelta is made without the argument parsing of datetime's constructor,
+# which costs more than two additions: a fraction of a second is added as its milliseconds, then
+# its remaining microseconds, each a timedelta made once.
+_MILLISECONDS: Final = tuple(_timedelta(0, 0, 0, ms) for ms in range(1000))
+_MICROSECONDS: Final = tuple(_timedelta(0, 0, us) for us in range(1000))
 
 
 def timestamp(ts_ns: int | None) -> dt.datetime | None:
@@ -110,12 +115,11 @@ def timestamp(ts_ns: int | None) -> dt.datetime | None:
             start = _EPOCH + _timedelta(0, second)  # positional: keywords cost a third more
         except OverflowError:  # past the year 9999 (a damaged 64-bit pcapng timestamp): no value
             return None
-        last.second = second
-        last.fields = (start.year, start.month, start.day, start.hour, start.minute, start.second)
-    year, month, day, hour, minute, sec = last.fields
+        last.second, last.start = second, start
     # The remainder, not ``micros - second * 10**6``: compiled, multiplying a second past 2**30
-    # leaves the fast integer arithmetic.
-    return _datetime(year, month, day, hour, minute, sec, micros % 1_000_000, _UTC)
+    # leaves the fast integer arithmetic. The sum stays within the second, so it never overflows.
+    fraction = micros % 1_000_000
+    return last.start + _MILLISECONDS[fraction // 1000] + _MICROSECONDS[fraction % 1000]
 
 
 def sort_key(row: dict) -> tuple:

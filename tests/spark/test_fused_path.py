@@ -285,3 +285,162 @@ def test_a_reused_connection_is_not_fed_to_the_finished_one(tmp_path):
     assert [row["status"] for row in rows] == ["ok"] * 4
     assert len({row["conn_id"] for row in rows}) == 2
     assert rows == _general_decode(path, EXCHANGES)[0]
+
+
+def _windowed_decode(data: bytes, table: str, chunk_bytes: int) -> tuple[list[dict], CaptureStats]:
+    """``feed_file`` of ``data`` held as a bytearray, so that it is read a window of
+    ``chunk_bytes`` at a time (a bytes buffer is one whole window)."""
+    rows: list[dict] = []
+    flows = pipeline.FlowTable(
+        ("capture",), _bundled_bodies(), rows.append, pipeline.DecodeOptions(table=table)
+    )
+    stats = CaptureStats()
+    with pipeline.CollectorPaused():
+        pipeline.feed_file(flows, bytearray(data), 0, stats, chunk_bytes=chunk_bytes)
+        flows.finish()
+    rows.sort(key=sort_key(table))
+    return rows, stats
+
+
+def _whole_decode(data: bytes, table: str) -> tuple[list[dict], CaptureStats]:
+    rows: list[dict] = []
+    flows = pipeline.FlowTable(
+        ("capture",), _bundled_bodies(), rows.append, pipeline.DecodeOptions(table=table)
+    )
+    stats = CaptureStats()
+    with pipeline.CollectorPaused():
+        pipeline.feed_file(flows, data, 0, stats)
+        flows.finish()
+    rows.sort(key=sort_key(table))
+    return rows, stats
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    data=captures(),
+    table=st.sampled_from([EXCHANGES, FRAMES]),
+    chunk_bytes=st.one_of(st.integers(1, 120), st.integers(121, 4000)),
+)
+def test_a_capture_read_in_small_windows_gives_the_rows_of_one_whole_window(
+    data, table, chunk_bytes
+):
+    """Records and blocks straddle the windows' edges wherever the drawn chunk size puts them,
+    in damaged captures too (garbage, bad blocks, a cut-off end): the rows and stats are those
+    of the capture read as one window."""
+    assert _windowed_decode(data, table, chunk_bytes) == _whole_decode(data, table)
+
+
+@pytest.mark.parametrize("pcapng", [False, True])
+def test_every_window_edge_within_a_record(pcapng):
+    """Every chunk size from one byte to the whole file: the windows' edges fall at every offset
+    of every record, and each record is read whole from a window that starts with it."""
+    conv = conversation(EXCHANGES_POOL[:2], mss=100)
+    records = [(ts, link_frame(LINK_ETHERNET, ip), 0, b"", "") for ts, ip in conv.packets]
+    data = _pcapng(records, ("<", ">"), 3, 0, 0) if pcapng else _pcap(records, False, "<", 0)
+    expected = _whole_decode(data, EXCHANGES)
+    assert [row["status"] for row in expected[0]] == ["ok"] * 2
+    assert expected[1].packets == len(records)
+    for chunk_bytes in range(1, len(data) + 2):
+        assert _windowed_decode(data, EXCHANGES, chunk_bytes) == expected, chunk_bytes
+
+
+def test_a_window_holds_at_most_its_chunk_or_the_one_record_that_needs_more():
+    """Memory stays bounded: a window loads ``chunk_bytes`` (or the bytes one record needs)."""
+    from kraftwire.spark_decoders.capture import Window
+
+    window = Window(bytearray(range(256)) * 40, chunk_bytes=100)
+    window.load(50, 16)
+    assert (window.base, window.limit, window.data) == (50, 150, bytes(range(50, 150)))
+    window.load(10_200, 300)
+    assert (window.base, window.limit) == (10_200, 10_240)  # all there is
+    window.load(300, 1000)
+    assert (window.base, window.limit, len(window.data)) == (300, 1300, 1000)
+    whole = Window(b"abc", chunk_bytes=1)
+    whole.load(2, 1)
+    assert (whole.data, whole.base, whole.limit) == (b"abc", 0, 3)
+
+
+@pytest.mark.skipif(decoders.IMPLEMENTATION == "native", reason="compiled calls cannot be counted")
+@pytest.mark.parametrize("chunk_bytes", [1, 64, 200, 1 << 20])
+def test_a_pcapng_block_a_window_cuts_is_read_from_the_next_window(monkeypatch, chunk_bytes):
+    """Only the section and interface blocks take the reader's general way (``advance``): an
+    enhanced packet block cut by the window's edge is read whole from a window moved to it."""
+    from kraftwire.spark_decoders.pcapng import PcapngReader
+
+    blocks: list[bool] = []  # per block ``advance`` read: whether it held a packet
+    advance = PcapngReader.advance
+
+    def counted(self, view, pos, stop, number):
+        next_pos, packet = advance(self, view, pos, stop, number)
+        blocks.append(packet is not None)
+        return next_pos, packet
+
+    monkeypatch.setattr(PcapngReader, "advance", counted)
+    conv = conversation(EXCHANGES_POOL[:2], mss=100)
+    records = [(ts, link_frame(LINK_ETHERNET, ip), 0, b"", "") for ts, ip in conv.packets]
+    data = _pcapng(records, ("<", "<"), None, 0, 0)
+    rows, stats = _windowed_decode(data, EXCHANGES, chunk_bytes)
+    assert [row["status"] for row in rows] == ["ok"] * 2 and stats.packets == len(records)
+    assert blocks == [False] * 3  # the section header and its two interfaces
+
+
+def test_every_module_reading_with_librt_knows_whether_it_runs_compiled():
+    """``COMPILED`` picks librt's readers; it must say what the package chose, or the compiled
+    build would run the interpreted reads (or the pure one call librt)."""
+    from kraftwire.spark_decoders import capture, framing, headers, layers, pcapng
+
+    compiled = decoders.IMPLEMENTATION == "native"
+    for module in (capture, framing, headers, layers, pcapng, pipeline):
+        assert module.COMPILED is compiled, module.__name__
+
+
+def _packets(data, chunk_bytes: int) -> tuple[list[tuple], CaptureStats]:
+    """What a reader's ``records`` yields (each packet's data as bytes), and its stats."""
+    from kraftwire.spark_decoders.pipeline import open_reader
+
+    stats = CaptureStats()
+    reader, start = open_reader(data, stats)
+    packets = [
+        (*packet[:3], bytes(packet.data), *packet[4:])
+        for packet in reader.records(start, len(data), chunk_bytes=chunk_bytes)
+    ]
+    return packets, stats
+
+
+def _pcapng_packets_block_by_block(data) -> tuple[list[tuple], CaptureStats]:
+    """Every block of a pcapng read by ``advance``, the reader's general way (as ``records``
+    read them all before enhanced packet blocks were read from a window)."""
+    from kraftwire.spark_decoders.pcapng import PcapngReader
+
+    stats = CaptureStats()
+    reader, view = PcapngReader(data, stats), memoryview(data)
+    packets, pos, number = [], 0, 1
+    while pos < len(data):
+        pos, packet = reader.advance(view, pos, len(data), number)
+        if packet is not None:
+            packets.append((*packet[:3], bytes(packet.data), *packet[4:]))
+            number += 1
+        if pos < 0:
+            break
+    stats.packets += number - 1
+    return packets, stats
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(data=captures(), chunk_bytes=st.one_of(st.integers(1, 120), st.integers(121, 4000)))
+def test_records_read_in_small_windows_are_those_of_one_whole_window(data, chunk_bytes):
+    """A reader's ``records`` (the general path, and Spark's splits) through small windows: the
+    same packets, byte for byte, at the same offsets, and the same stats; for pcapng, those of
+    reading every block the reader's general way."""
+    whole = _packets(data, 1 << 20)
+    assert _packets(bytearray(data), chunk_bytes) == whole
+    if data[:4] == b"\x0a\x0d\x0d\x0a":
+        assert whole == _pcapng_packets_block_by_block(data)

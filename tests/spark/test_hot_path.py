@@ -16,7 +16,12 @@ from hypothesis import strategies as st
 
 from kraftwire.spark_decoders import layers
 from kraftwire.spark_decoders.framing import Frame, FrameReader
-from kraftwire.spark_decoders.headers import plausible_request, plausible_response
+from kraftwire.spark_decoders.headers import (
+    plausible_request,
+    plausible_response,
+    read_correlation_id,
+    read_request_head,
+)
 from kraftwire.spark_decoders.bodies import _field_kinds
 from kraftwire.spark_decoders.jsonview import dumps, json_view
 from kraftwire.spark_decoders.layers import LINK_ETHERNET, tcp_segment
@@ -74,6 +79,10 @@ def test_ethernet_ipv4_fast_path_equals_the_general_path(packet, cut, extra):
     data = packet[: max(0, len(packet) - cut)]
     orig_len = len(packet) + extra
     assert tcp_segment(LINK_ETHERNET, data, orig_len) == layers._ipv4(data, 14, orig_len)
+    # compiled, bytes are read with librt's readers and a view with struct: the same segment
+    assert tcp_segment(LINK_ETHERNET, memoryview(data), orig_len) == layers._ipv4(
+        data, 14, orig_len
+    )
 
 
 def test_common_packet_takes_the_fast_path(monkeypatch):
@@ -532,3 +541,36 @@ def test_error_codes_read_what_the_regular_expression_finds(value):
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=ensure_ascii)
         expected = [int(code) for code in re.findall(r'"errorCode":(-?\d+)', text)]
         assert error_codes(text) == expected, text
+
+
+def _unpacked_head(payload: bytes):
+    """A request header's fixed fields as ``struct`` reads them (signed, big-endian)."""
+    if len(payload) < 10:
+        return None
+    api_key, api_version, correlation_id, length = struct.unpack_from(">hhih", payload)
+    if length < 0:
+        return (api_key, api_version, correlation_id, None, 10)
+    if 10 + length > len(payload):
+        return None
+    client_id = payload[10 : 10 + length].decode("utf-8", "replace")
+    return (api_key, api_version, correlation_id, client_id, 10 + length)
+
+
+# Bytes heavy in 0x00, 0x7F, 0x80 and 0xFF, where signed and unsigned reads part.
+_HEADER_BYTES = st.lists(st.sampled_from([0, 1, 0x7F, 0x80, 0xFF, 0x0A, 0x20]), max_size=40).map(
+    bytes
+) | st.binary(max_size=40)
+
+
+@settings(max_examples=500, deadline=None)
+@given(payload=_HEADER_BYTES, pos=st.integers(0, 30), pending=st.sets(st.integers(-3, 3)))
+def test_header_reads_of_bytes_equal_struct_reads(payload, pos, pending):
+    """Compiled, headers read bytes with librt's typed readers and anything else with ``struct``:
+    both give the same fields, signs included, and the same verdicts."""
+    assert read_request_head(payload) == _unpacked_head(payload)
+    expected_id = struct.unpack_from(">i", payload)[0] if len(payload) >= 4 else None
+    assert read_correlation_id(payload) == expected_id
+    assert plausible_request(payload, pos) == plausible_request(bytearray(payload), pos)
+    check = plausible_response(pending)
+    starts = frozenset({pos, len(payload)})
+    assert check(payload, pos, starts) == check(bytearray(payload), pos, starts)
