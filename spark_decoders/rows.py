@@ -74,15 +74,6 @@ def arrow_schema():
     return pa.schema([pa.field(name, types[kind]) for name, _, kind in _COLUMNS])
 
 
-def to_arrow(rows: list[dict]):
-    """A pyarrow RecordBatch of ``rows`` with exactly the declared types (Spark requires them)."""
-    import pyarrow as pa
-
-    schema = arrow_schema()
-    columns = {name: [row[name] for row in rows] for name in COLUMNS}
-    return pa.RecordBatch.from_pydict(columns, schema=schema)
-
-
 class _StartOfSecond:
     """The whole second ``timestamp`` converted last, and its datetime. Packets come in time
     order, so most timestamps fall in the same second as the one before: their datetime is that
