@@ -52,8 +52,29 @@ def register_once(spark, source: type[DataSource]) -> None:
     """Register the data source class ``source`` in ``spark`` unless this process already did."""
     names = _REGISTERED.setdefault(spark, set())
     if source.name() not in names:
-        spark.dataSource.register(source)
+        _register_as_active(spark, source)
         names.add(source.name())
+
+
+def _register_as_active(spark, source: type[DataSource]) -> None:
+    """Register ``source`` in ``spark`` while it is the JVM's active session. Spark refuses a name
+    that the *active* session already knows, so a session made by ``newSession()`` from one that
+    had read captures could not register it (DATA_SOURCE_ALREADY_EXISTS), yet could not load it
+    either: the registration itself is per session. The active session is restored after."""
+    jsession = getattr(spark, "_jsparkSession", None)  # a classic (not Spark Connect) session
+    if jsession is None:
+        spark.dataSource.register(source)
+        return
+    sessions = spark.sparkContext._jvm.org.apache.spark.sql.SparkSession
+    previous = sessions.getActiveSession()
+    sessions.setActiveSession(jsession)
+    try:
+        spark.dataSource.register(source)
+    finally:
+        if previous.isDefined():
+            sessions.setActiveSession(previous.get())
+        else:
+            sessions.clearActiveSession()
 
 
 class KafkaPcapDataSource(DataSource):

@@ -114,6 +114,21 @@ def test_a_session_registers_each_data_source_once(spark, synthetic, monkeypatch
     assert registered == ["kafka-pcap", "kafka-pcap-segments"]
 
 
+def test_a_new_session_reads_after_its_parent_did(spark, synthetic):
+    """``newSession()`` shares the parent's JVM but not its registered data sources; Spark checks
+    a name against the active session (still the parent), so registering in the child used to
+    fail with DATA_SOURCE_ALREADY_EXISTS. Both read after, and the parent stays the active one."""
+    from pyspark.sql import SparkSession
+
+    local = decode_local(synthetic)
+    assert spark_rows_as_dicts(read_exchanges(spark, synthetic)) == local
+    child = spark.newSession()
+    assert spark_rows_as_dicts(read_exchanges(child, synthetic)) == local
+    assert spark_rows_as_dicts(read_exchanges(child, synthetic, split_bytes=4096)) == local
+    assert spark_rows_as_dicts(read_exchanges(spark, synthetic)) == local
+    assert SparkSession.getActiveSession() is spark
+
+
 @pytest.mark.parametrize("split_bytes", [997, 4096, 1 << 30])
 def test_split_plan_equals_unsplit(spark, synthetic, split_bytes):
     local = decode_local(synthetic)
