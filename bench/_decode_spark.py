@@ -123,10 +123,12 @@ def _spark_cpu() -> tuple[float, float, float]:
 
 
 def time_spark(
-    path: Path, schemas: str, cores: int, split_bytes: int | None, rounds: int
-) -> list[Run]:
-    """``rounds`` runs after a warm-up run, in one session: wall seconds, and the CPU seconds the
-    JVM and the Python workers spent (in local[1] the JVM's share runs on the other core)."""
+    path: Path, schemas: str, cores: int, split_bytes: int | None, rounds: int, warmups: int = 1
+) -> tuple[list[Run], list[Run]]:
+    """``warmups`` untimed runs, then ``rounds`` timed ones, in one session: for each, wall seconds
+    and the CPU seconds the JVM and the Python workers spent (in local[1] the JVM's share runs on
+    the other core). The first run starts the Python workers and imports the codecs; over the
+    first few the JVM's JIT compiles Spark's per-row code, and its CPU per query falls."""
     from pyspark.sql import SparkSession
 
     from kraftwire.spark_decoders import read_exchanges
@@ -152,8 +154,8 @@ def time_spark(
             wall, after = time.perf_counter() - start, _spark_cpu()
             return Run(wall, *(now - then for now, then in zip(after, before)))
 
-        run()  # warm-up: Python workers started, codecs materialised and imported
-        return [run() for _ in range(rounds)]
+        warm = [run() for _ in range(max(1, warmups))]
+        return warm, [run() for _ in range(rounds)]
     finally:
         spark.stop()
 
@@ -178,16 +180,23 @@ def _print_accounts(capture: Path, schemas: str, plans: str) -> None:
 
 
 def report_spark(
-    capture: Path, count: int, schemas: str, figures: dict, rounds: int, plans: str = "both"
+    capture: Path,
+    count: int,
+    schemas: str,
+    figures: dict,
+    rounds: int,
+    plans: str = "both",
+    warmups: int = 1,
 ) -> None:
-    """Time ``plans`` (both, source or split) on local[1] and local[2]; print the ratios."""
+    """Time ``plans`` (both, source or split) on local[1] and local[2], each after ``warmups``
+    untimed runs; print the ratios."""
     _print_accounts(capture, schemas, plans)
     chosen = [("data source", None)] if plans in ("both", "source") else []
     if plans in ("both", "split"):
         chosen.append(("split plan", -(-capture.stat().st_size // SPLITS)))  # SPLITS equal ones
     for plan, split_bytes in chosen:
         for cores in (1, 2):
-            runs = time_spark(capture, schemas, cores, split_bytes, rounds)
+            warm, runs = time_spark(capture, schemas, cores, split_bytes, rounds, warmups)
             fastest = min(runs)
             best = figures[(plan, cores)] = fastest.wall_s
             print(
@@ -195,6 +204,12 @@ def report_spark(
                 f"{', '.join(f'{r.wall_s:.2f}' for r in runs)}  {count / best:9,.0f} pkt/s  "
                 f"(CPU: JVM {fastest.jvm_cpu_s:.2f} s, {fastest.jit_cpu_s:.2f} of it JIT; Python workers "
                 f"{fastest.python_cpu_s:.2f} s)  {load()}"
+            )
+            print(
+                f"  after {len(warm)} warm-up runs: JVM CPU per run "
+                f"{' '.join(f'{r.jvm_cpu_s:.2f}' for r in warm)} (JIT "
+                f"{' '.join(f'{r.jit_cpu_s:.2f}' for r in warm)}); wall "
+                f"{' '.join(f'{r.wall_s:.2f}' for r in warm)} s"
             )
         print(
             f"Spark {plan} local[2] / local[1]: "

@@ -1,6 +1,7 @@
 """Capture decoding speed: tshark -T json vs kraftwire local (one core) vs Spark local[1] and local[2].
 
-    .venv/bin/python bench/decode.py [--packets 200000] [--quick] [--rounds 3] [--no-spark] [--no-tshark]
+    .venv/bin/python bench/decode.py [--packets 200000] [--quick] [--rounds 3] [--warmups 6]
+        [--no-spark] [--no-tshark]
     .venv/bin/python bench/decode.py --no-tshark --plan split   # one Spark plan: source, split or both
     .venv/bin/python bench/decode.py --profile local.prof   # where the local decode's time goes
     .venv/bin/python bench/decode.py --breakdown   # CPU seconds of each local stage, unprofiled
@@ -16,7 +17,9 @@ Every side does a full decode of the same file: tshark dissects every packet to 
 dissector on 9092/9093), kraftwire decodes every request and response body to JSON rows. Spark runs
 both plans, the ``kafka-pcap`` data source (connection shards) and the split plan (eight byte-range
 splits, connections stitched in a second stage), writing to the ``noop`` sink so every row is
-produced; session start-up is not counted (a warm-up run comes first, then the best of ``--rounds``).
+produced; session start-up is not counted: ``--warmups`` untimed runs come first (6 by default,
+their JVM CPU printed: the JIT compiles Spark's per-row code over the first few queries, as a long
+query on a large capture does early on), then the best of ``--rounds``.
 
 The machine is shared, so wall time says as much about the other work as about ours. kraftwire
 local and tshark each use one core, and are compared "per core" by the CPU seconds each used
@@ -362,6 +365,14 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="5,000 packets (a smoke run)")
     parser.add_argument("--rounds", type=int, default=3, help="timed Spark runs per setting")
     parser.add_argument(
+        "--warmups",
+        type=int,
+        default=6,
+        help="untimed Spark runs per setting before the timed ones (default 6): the JVM's JIT "
+        "compiles Spark's per-row code over the first few queries, as a long query on a large "
+        "capture does early on; 1 times the second query of a fresh JVM",
+    )
+    parser.add_argument(
         "--profile", metavar="FILE", help="profile the local decode into FILE, then stop"
     )
     parser.add_argument(
@@ -386,8 +397,8 @@ def _arguments() -> argparse.Namespace:
     # internal: the stages of the local decode of an existing capture (--breakdown's child)
     parser.add_argument("--breakdown-of", metavar="CAPTURE", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.packets < 1 or args.rounds < 1:
-        parser.error("--packets and --rounds must be at least 1")
+    if args.packets < 1 or args.rounds < 1 or args.warmups < 1:
+        parser.error("--packets, --rounds and --warmups must be at least 1")
     if args.profile and os.path.lexists(args.profile):
         parser.error(f"--profile {args.profile}: already exists (the bench writes only new files)")
     return args
@@ -475,7 +486,7 @@ def main() -> int:
             capture, count, schemas, not args.no_tshark, both=args.native
         )
         if not args.no_spark:
-            report_spark(capture, count, schemas, figures, args.rounds, args.plan)
+            report_spark(capture, count, schemas, figures, args.rounds, args.plan, args.warmups)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0
