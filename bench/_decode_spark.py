@@ -122,13 +122,26 @@ def _spark_cpu() -> tuple[float, float, float]:
     return jvm, jit, python
 
 
+class Timed(NamedTuple):
+    warm: list[Run]  # the untimed runs first
+    runs: list[Run]  # the timed runs of the capture
+    small: list[Run]  # then those of a capture of a few exchanges: Spark's own cost per query
+
+
 def time_spark(
-    path: Path, schemas: str, cores: int, split_bytes: int | None, rounds: int, warmups: int = 1
-) -> tuple[list[Run], list[Run]]:
-    """``warmups`` untimed runs, then ``rounds`` timed ones, in one session: for each, wall seconds
-    and the CPU seconds the JVM and the Python workers spent (in local[1] the JVM's share runs on
-    the other core). The first run starts the Python workers and imports the codecs; over the
-    first few the JVM's JIT compiles Spark's per-row code, and its CPU per query falls."""
+    path: Path,
+    schemas: str,
+    cores: int,
+    split_bytes: int | None,
+    rounds: int,
+    warmups: int = 1,
+    small: Path | None = None,
+) -> Timed:
+    """``warmups`` untimed runs, then ``rounds`` timed ones, then ``rounds`` of the ``small``
+    capture, in one session: for each, wall seconds and the CPU seconds the JVM and the Python
+    workers spent (in local[1] the JVM's share runs on the other core). The first run starts the
+    Python workers and imports the codecs; over the first few the JVM's JIT compiles Spark's
+    per-row code, and its CPU per query falls."""
     from pyspark.sql import SparkSession
 
     from kraftwire.spark_decoders import read_exchanges
@@ -145,17 +158,18 @@ def time_spark(
     spark.sparkContext.setLogLevel("ERROR")
     try:
 
-        def run() -> Run:
+        def run(capture: Path = path) -> Run:
             start, before = time.perf_counter(), _spark_cpu()
             frame = read_exchanges(
-                spark, [str(path)], schemas=schemas, shards=cores, split_bytes=split_bytes
+                spark, [str(capture)], schemas=schemas, shards=cores, split_bytes=split_bytes
             )
             frame.write.format("noop").mode("overwrite").save()
             wall, after = time.perf_counter() - start, _spark_cpu()
             return Run(wall, *(now - then for now, then in zip(after, before)))
 
         warm = [run() for _ in range(max(1, warmups))]
-        return warm, [run() for _ in range(rounds)]
+        runs = [run() for _ in range(rounds)]
+        return Timed(warm, runs, [run(small) for _ in range(rounds)] if small else [])
     finally:
         spark.stop()
 
@@ -187,17 +201,22 @@ def report_spark(
     rounds: int,
     plans: str = "both",
     warmups: int = 1,
+    small: Path | None = None,
 ) -> None:
     """Time ``plans`` (both, source or split) on local[1] and local[2], each after ``warmups``
-    untimed runs; print the ratios."""
+    untimed runs; print the ratios. With a ``small`` capture, also Spark's own cost per query
+    (what decoding it takes is next to nothing), which no number of cores shortens."""
     _print_accounts(capture, schemas, plans)
     chosen = [("data source", None)] if plans in ("both", "source") else []
     if plans in ("both", "split"):
         chosen.append(("split plan", -(-capture.stat().st_size // SPLITS)))  # SPLITS equal ones
     for plan, split_bytes in chosen:
         for cores in (1, 2):
-            warm, runs = time_spark(capture, schemas, cores, split_bytes, rounds, warmups)
+            timed = time_spark(capture, schemas, cores, split_bytes, rounds, warmups, small)
+            warm, runs = timed.warm, timed.runs
             fastest = min(runs)
+            if timed.small:
+                figures[(plan, cores, "small")] = min(timed.small).wall_s
             best = figures[(plan, cores)] = fastest.wall_s
             print(
                 f"Spark local[{cores}] {plan:11}: best {best:7.2f} s of "
@@ -215,8 +234,23 @@ def report_spark(
             f"Spark {plan} local[2] / local[1]: "
             f"{figures[(plan, 1)] / figures[(plan, 2)]:.2f}x (target >= 1.7x)"
         )
+        if small is not None:
+            _print_fixed_cost(plan, small, figures)
         if "tshark" in figures:
             print(
                 f"Spark {plan} local[1] / tshark (wall): "
                 f"{figures['tshark'].wall_s / figures[(plan, 1)]:.1f}x"
             )
+
+
+def _print_fixed_cost(plan: str, small: Path, figures: dict) -> None:
+    """Spark's own cost per query (the best wall time of the small capture) and what it leaves:
+    Amdahl's bound on local[2] / local[1] had the rest of the time halved on two cores."""
+    one = figures[(plan, 1)]
+    fixed_one, fixed_two = figures[(plan, 1, "small")], figures[(plan, 2, "small")]
+    rest = one - fixed_one
+    print(
+        f"  Spark's own cost per query (a {small.stat().st_size:,}-byte capture): local[1] "
+        f"{fixed_one:.2f} s, local[2] {fixed_two:.2f} s; the rest of local[1] ({rest:.2f} s) "
+        f"halved, local[2] / local[1] would be {one / (fixed_two + rest / 2):.2f}x"
+    )
