@@ -136,6 +136,33 @@ def test_split_plan_equals_unsplit(spark, synthetic, split_bytes):
     assert rows == local
 
 
+def test_large_captures_take_the_split_plan_unless_told_not_to(spark, synthetic, monkeypatch):
+    """A data source shard holds its rows until it ends; above ``SPLIT_ABOVE_BYTES`` of capture
+    ``read_exchanges`` streams them through the split plan instead (thresholds shrunk here so the
+    small captures count as large), and ``split_bytes=0`` keeps the data source."""
+    from kraftwire.spark_decoders import api, stitch
+
+    chosen: list[int] = []
+    original = stitch.read_split_exchanges
+
+    def recording(spark, paths, bundle, ports, split_bytes, output="exchanges"):
+        chosen.append(split_bytes)
+        return original(spark, paths, bundle, ports, split_bytes, output)
+
+    monkeypatch.setattr(stitch, "read_split_exchanges", recording)
+    local = decode_local(synthetic)
+    total = sum(os.path.getsize(path) for path in synthetic)
+    monkeypatch.setattr(api, "SPLIT_ABOVE_BYTES", total)  # not above: the data source
+    assert spark_rows_as_dicts(read_exchanges(spark, synthetic)) == local
+    assert chosen == []
+    monkeypatch.setattr(api, "SPLIT_ABOVE_BYTES", total - 1)
+    monkeypatch.setattr(api, "SPLIT_BYTES", 997)
+    assert spark_rows_as_dicts(read_exchanges(spark, synthetic)) == local
+    assert chosen == [997]
+    assert spark_rows_as_dicts(read_exchanges(spark, synthetic, split_bytes=0)) == local
+    assert chosen == [997]
+
+
 @pytest.mark.parametrize("table", ["frames", "connections"])
 def test_frame_and_connection_tables_equal_local(spark, synthetic, upstream, table):
     real = [
