@@ -66,20 +66,24 @@ class Matcher:
             if produce_acks(frame.payload, head, flexible) == 0:
                 self.emit(self._row(frame, head, None, "acks0"))
                 return
-        earlier = self.pending.pop(head.correlation_id, None)
+        # get and del, not pop: compiled, dict.pop is a method looked up by name on every call
+        pending, correlation_id = self.pending, head.correlation_id
+        earlier = pending.get(correlation_id)
         if earlier is not None:
+            del pending[correlation_id]  # the new request goes to the end, as ``finish`` expects
             self.emit(self._row(earlier[0], earlier[1], None, "no_response"))
-        self.pending[head.correlation_id] = (frame, head)
+        pending[correlation_id] = (frame, head)
 
     def response(self, frame: Frame) -> None:
         correlation_id = read_correlation_id(frame.payload)
         if correlation_id is None:
             self.unreadable_frames += 1
             return
-        waiting = self.pending.pop(correlation_id, None)
+        waiting = self.pending.get(correlation_id)
         if waiting is None:
             self.emit(self._row(None, None, frame, "no_request", correlation_id))
         else:
+            del self.pending[correlation_id]
             self.emit(self._row(waiting[0], waiting[1], frame, "ok"))
 
     def finish(self) -> None:
@@ -136,7 +140,8 @@ class Matcher:
 
     def _api_name(self, api_key: int) -> str | None:
         """``bodies.api_name``, asked once per API key of the connection."""
-        if api_key in self._api_names:
-            return self._api_names[api_key]
-        name = self._api_names[api_key] = self.bodies.api_name(api_key)
+        names = self._api_names
+        name = names.get(api_key)
+        if name is None and api_key not in names:
+            name = names[api_key] = self.bodies.api_name(api_key)
         return name

@@ -43,6 +43,9 @@ class RequestHead(NamedTuple):
     correlation_id: int
     client_id: str | None
     end: int  # offset after the client id (the tagged fields of header v2 follow)
+    # The client id is null (length -1) or ASCII: a header codec certainly reads it to ``end``
+    # (see ``request_body_start``). False for an invalid negative length or other bytes.
+    plain: bool
 
 
 def read_request_head(payload: bytes) -> RequestHead | None:
@@ -57,12 +60,15 @@ def read_request_head(payload: bytes) -> RequestHead | None:
         length = int(read_i16_be(payload, 8))
     else:
         api_key, api_version, correlation_id, length = _unpack_request_head(payload, 0)
-    if length < 0:
-        return RequestHead(api_key, api_version, correlation_id, None, 10)
-    if 10 + length > len(payload):
-        return None
-    client_id = payload[10 : 10 + length].decode("utf-8", "replace")
-    head = (api_key, api_version, correlation_id, client_id, 10 + length)
+    client_id: str | None = None
+    end, plain = 10, length == -1
+    if length >= 0:
+        end = 10 + length
+        if end > len(payload):
+            return None
+        raw = payload[10:end]
+        client_id, plain = raw.decode("utf-8", "replace"), raw.isascii()
+    head = (api_key, api_version, correlation_id, client_id, end, plain)
     return _new_tuple(RequestHead, head)  # as RequestHead(*head), without its Python __new__
 
 
@@ -83,6 +89,19 @@ def request_body_start(payload: bytes, header_version: int) -> int | None:
     if header_version == 1:
         return pos
     return pos + 1 if pos < len(payload) and payload[pos] == 0 else None
+
+
+def request_body_start_after(head: RequestHead, payload: bytes, header_version: int) -> int | None:
+    """``request_body_start`` of a payload whose ``head`` was read already: the same answer, without
+    reading the client id again."""
+    if not head.plain:
+        return None
+    end = head.end
+    if header_version == 1:
+        return end
+    if header_version == 2 and end < len(payload) and payload[end] == 0:
+        return end + 1
+    return None
 
 
 def response_body_start(payload: bytes, header_version: int) -> int | None:

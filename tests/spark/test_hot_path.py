@@ -549,11 +549,19 @@ def _unpacked_head(payload: bytes):
         return None
     api_key, api_version, correlation_id, length = struct.unpack_from(">hhih", payload)
     if length < 0:
-        return (api_key, api_version, correlation_id, None, 10)
+        return (api_key, api_version, correlation_id, None, 10, length == -1)
     if 10 + length > len(payload):
         return None
-    client_id = payload[10 : 10 + length].decode("utf-8", "replace")
-    return (api_key, api_version, correlation_id, client_id, 10 + length)
+    client_id = payload[10 : 10 + length]
+    plain = client_id.isascii()
+    return (
+        api_key,
+        api_version,
+        correlation_id,
+        client_id.decode("utf-8", "replace"),
+        10 + length,
+        plain,
+    )
 
 
 # Bytes heavy in 0x00, 0x7F, 0x80 and 0xFF, where signed and unsigned reads part.
