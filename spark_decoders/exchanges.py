@@ -15,7 +15,7 @@ from .bodies import BodyDecoder
 from .framing import Frame
 from .headers import RequestHead, produce_acks, read_correlation_id, read_request_head
 from .reassembly import GAP, TRUNCATED
-from .rows import COLUMNS, timestamp
+from .rows import COLUMNS, utc_datetime
 
 # A packet reference is file_index << FILE_SHIFT | packet number in that file.
 FILE_SHIFT: Final = 40
@@ -103,11 +103,12 @@ class Matcher:
         assert first is not None, "an exchange has a request or a response"
         row = self._blank_row.copy()
         row["capture_file"] = self.endpoints.capture_files[first.last_packet >> FILE_SHIFT]
-        row["correlation_id"] = correlation_id
         row["status"] = status
         problems: list[str] = []
+        out_of_range = False  # a timestamp no datetime can hold
         if request is not None and head is not None:  # a request always comes with its head
-            row["request_ts"] = timestamp(request.ts_ns)
+            request_ts = row["request_ts"] = utc_datetime(request.ts_ns)
+            out_of_range = request_ts is None
             row["api_key"] = head.api_key
             row["api_name"] = self._api_name(head.api_key)
             row["api_version"] = head.api_version
@@ -115,15 +116,16 @@ class Matcher:
             row["client_id"] = head.client_id
             row["request_size"] = request.size
             row["request_frame"] = request.last_packet & _NUMBER
+        else:
+            row["correlation_id"] = correlation_id
         if response is not None:
-            row["response_ts"] = timestamp(response.ts_ns)
+            response_ts = row["response_ts"] = utc_datetime(response.ts_ns)
+            out_of_range = out_of_range or response_ts is None
             row["response_size"] = response.size
             row["response_frame"] = response.last_packet & _NUMBER
-        if request is not None and response is not None:
-            row["latency_us"] = (response.ts_ns - request.ts_ns) / 1000.0
-        if (request is not None and row["request_ts"] is None) or (
-            response is not None and row["response_ts"] is None
-        ):
+            if request is not None:
+                row["latency_us"] = (response.ts_ns - request.ts_ns) / 1000.0
+        if out_of_range:
             problems.append("a packet timestamp past the year 9999 (a damaged capture?) left out")
         request_damage = request.damage if request is not None else None
         response_damage = response.damage if response is not None else None

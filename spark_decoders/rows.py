@@ -74,18 +74,20 @@ def arrow_schema():
     return pa.schema([pa.field(name, types[kind]) for name, _, kind in _COLUMNS])
 
 
-class _StartOfSecond:
-    """The whole second ``timestamp`` converted last, and its datetime. Packets come in time
-    order, so most timestamps fall in the same second as the one before: their datetime is that
-    second's plus the microseconds (``_MILLISECONDS`` and ``_MICROSECONDS``), and the calendar
-    arithmetic is done once per second."""
+class _LastTimestamp:
+    """The whole second and millisecond ``utc_datetime`` converted last, and their datetimes.
+    Packets come in time order, so most timestamps fall in the same second as the one before, and
+    in busy traffic in the same millisecond: their datetime is that millisecond's plus the
+    microseconds, and the calendar arithmetic is done once per second."""
 
     def __init__(self) -> None:
         self.second = 0
-        self.start = _EPOCH
+        self.second_start = _EPOCH
+        self.millisecond = 0
+        self.millisecond_start = _EPOCH
 
 
-_LAST_SECOND: Final = _StartOfSecond()
+_LAST: Final = _LastTimestamp()
 # A datetime plus a timedelta is made without the argument parsing of datetime's constructor,
 # which costs more than two additions: a fraction of a second is added as its milliseconds, then
 # its remaining microseconds, each a timedelta made once.
@@ -96,21 +98,28 @@ _MICROSECONDS: Final = tuple(_timedelta(0, 0, us) for us in range(1000))
 def timestamp(ts_ns: int | None) -> dt.datetime | None:
     """Nanoseconds since the epoch as an aware UTC datetime (microsecond precision), or None when
     there is none: no timestamp, or one past what a datetime (and Spark's TIMESTAMP) can hold."""
-    if ts_ns is None:
-        return None
+    return None if ts_ns is None else utc_datetime(ts_ns)
+
+
+def utc_datetime(ts_ns: int) -> dt.datetime | None:
+    """``timestamp`` of a timestamp that is there (compiled, its int is not boxed for the call)."""
     micros = ts_ns // 1000
-    second = micros // 1_000_000  # floor division: the remainder below is never negative
-    last = _LAST_SECOND
-    if second != last.second:
-        try:
-            start = _EPOCH + _timedelta(0, second)  # positional: keywords cost a third more
-        except OverflowError:  # past the year 9999 (a damaged 64-bit pcapng timestamp): no value
-            return None
-        last.second, last.start = second, start
-    # The remainder, not ``micros - second * 10**6``: compiled, multiplying a second past 2**30
-    # leaves the fast integer arithmetic. The sum stays within the second, so it never overflows.
-    fraction = micros % 1_000_000
-    return last.start + _MILLISECONDS[fraction // 1000] + _MICROSECONDS[fraction % 1000]
+    # Floor division: the remainders below are never negative. The remainders, not ``micros -
+    # millisecond * 1000``: compiled, multiplying a large number leaves the fast integer arithmetic.
+    millisecond = micros // 1000
+    last = _LAST
+    if millisecond != last.millisecond:
+        second = millisecond // 1000
+        if second != last.second:
+            try:
+                start = _EPOCH + _timedelta(0, second)  # positional: keywords cost a third more
+            except OverflowError:  # past the year 9999 (a damaged 64-bit pcapng timestamp)
+                return None
+            last.second, last.second_start = second, start
+        # Within the second: it never overflows.
+        last.millisecond_start = last.second_start + _MILLISECONDS[millisecond % 1000]
+        last.millisecond = millisecond
+    return last.millisecond_start + _MICROSECONDS[micros % 1000]
 
 
 def sort_key(row: dict) -> tuple:
