@@ -17,7 +17,7 @@ from kraftwire.spark_decoders.headers import (
     request_body_start,
     request_body_start_after,
 )
-from kraftwire.spark_decoders.rows import timestamp, utc_datetime
+from kraftwire.spark_decoders.rows import OrderedRows, timestamp, utc_datetime
 from kraftwire.spark_decoders.traffic import kraft_exchanges
 
 # Request headers: API key, version and correlation id, then a client id of any length (null,
@@ -128,3 +128,19 @@ def test_a_response_past_the_year_9999_without_its_request_is_left_out():
     assert row["status"] == "no_request" and row["response_ts"] is None
     assert row["correlation_id"] == vote.correlation_id
     assert "past the year 9999" in row["decode_error"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(keys=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3) | st.none()), max_size=60))
+def test_ordered_rows_come_out_as_a_stable_sort_of_the_rows(keys):
+    """Rows with equal keys abound (their order is the order they came in), and a key may hold
+    None where the others hold numbers, as long as equal parts before it decide."""
+    rows = [{"first": first, "second": second, "came": n} for n, (first, second) in enumerate(keys)]
+
+    def key(row: dict) -> tuple:
+        return (row["first"], row["second"] is None, row["second"] or 0)
+
+    emitted = OrderedRows(key)
+    for row in rows:
+        emitted.add(row)
+    assert emitted.in_order() == sorted(rows, key=key)
