@@ -153,7 +153,7 @@ def _recording_decoder(package):
     class Recorded(BodyDecoder):
         keep, seen = True, []
 
-        def _decode(self, payload, codec, version, row, problems):
+        def _decode(self, payload, codec, version, row, problems, start=None):
             if self.keep:
                 self.seen.append((payload, codec, version))
             return None

@@ -20,8 +20,13 @@ from typing import Any, Final, NamedTuple
 from mypy_extensions import mypyc_attr
 
 from . import guard
-from .guard import ARMED, MARK, DecodeTimeout
-from .headers import RequestHead, request_body_start, response_body_start
+from .guard import DecodeTimeout
+from .headers import (
+    RequestHead,
+    request_body_start,
+    request_body_start_after,
+    response_body_start,
+)
 from .jsonview import dumps, json_view
 from .kafka_apis import KAFKA_API_NAMES
 
@@ -149,7 +154,8 @@ class BodyDecoder:
                     row["status"] = UNSUPPORTED
                 return
             asking = self._codec(api_key, version, True)
-        problem = self._decode(request, asking, version, row, problems)
+        start = request_body_start_after(head, request, asking.header_version)
+        problem = self._decode(request, asking, version, row, problems, start)
         if response is not None:
             answering = self._codecs.get(key)
             if answering is None:
@@ -200,14 +206,21 @@ class BodyDecoder:
         )
 
     def _decode(
-        self, payload: bytes, codec: _Codec, version: int, row: dict, problems: list[str]
+        self,
+        payload: bytes,
+        codec: _Codec,
+        version: int,
+        row: dict,
+        problems: list[str],
+        start: int | None = None,
     ) -> str | None:
         """Header and body into the row's columns of the codec's side; the problem (None,
-        UNSUPPORTED or FAILED), its message added to ``problems``. Bytes after the body are
-        reported but, as Kafka's broker does, ignored."""
+        UNSUPPORTED or FAILED), its message added to ``problems``. ``start`` is where the body
+        starts when the caller knows it (None: found here). Bytes after the body are reported
+        but, as Kafka's broker does, ignored."""
         # guard.begin()/end() inline: the timer is armed for this limit on this thread
-        armed = ARMED[0]
-        marks = MARK if armed[1] == _get_ident() and armed[0] == self.limit_s else None
+        armed = _ARMED[0]
+        marks = _MARK if armed[1] == _get_ident() and armed[0] == self.limit_s else None
         if marks is None:
             marks = guard.arm(self.limit_s)
         try:
@@ -217,7 +230,9 @@ class BodyDecoder:
                 marks[0] = started
             try:
                 # Typed, so that compiled it is taken apart by index, not through an iterator.
-                found: tuple[Any, int] = codec.read(payload, codec.body_start(payload), version)
+                if start is None:
+                    start = codec.body_start(payload)
+                found: tuple[Any, int] = codec.read(payload, start, version)
             finally:
                 if marks is not None:
                     marks[0] = 0
@@ -324,6 +339,10 @@ class BodyDecoder:
 
 
 _get_ident: Final = threading.get_ident
+# The guard's lists as this module's own constants: compiled, a name imported from the (pure)
+# guard module would be looked up in this module's namespace on every decode.
+_ARMED: Final = guard.ARMED
+_MARK: Final = guard.MARK
 _ERROR_CODE_KEY: Final = '"errorCode":'
 _JSON_KEYS: Final[dict[str, str]] = {}
 _MODULE_KINDS: Final[dict[str, frozenset[str]]] = {}

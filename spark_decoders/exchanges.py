@@ -15,7 +15,7 @@ from .bodies import BodyDecoder
 from .framing import Frame
 from .headers import RequestHead, produce_acks, read_correlation_id, read_request_head
 from .reassembly import GAP, TRUNCATED
-from .rows import COLUMNS, timestamp
+from .rows import COLUMNS, utc_datetime
 
 # A packet reference is file_index << FILE_SHIFT | packet number in that file.
 FILE_SHIFT: Final = 40
@@ -66,20 +66,24 @@ class Matcher:
             if produce_acks(frame.payload, head, flexible) == 0:
                 self.emit(self._row(frame, head, None, "acks0"))
                 return
-        earlier = self.pending.pop(head.correlation_id, None)
+        # get and del, not pop: compiled, dict.pop is a method looked up by name on every call
+        pending, correlation_id = self.pending, head.correlation_id
+        earlier = pending.get(correlation_id)
         if earlier is not None:
+            del pending[correlation_id]  # the new request goes to the end, as ``finish`` expects
             self.emit(self._row(earlier[0], earlier[1], None, "no_response"))
-        self.pending[head.correlation_id] = (frame, head)
+        pending[correlation_id] = (frame, head)
 
     def response(self, frame: Frame) -> None:
         correlation_id = read_correlation_id(frame.payload)
         if correlation_id is None:
             self.unreadable_frames += 1
             return
-        waiting = self.pending.pop(correlation_id, None)
+        waiting = self.pending.get(correlation_id)
         if waiting is None:
             self.emit(self._row(None, None, frame, "no_request", correlation_id))
         else:
+            del self.pending[correlation_id]
             self.emit(self._row(waiting[0], waiting[1], frame, "ok"))
 
     def finish(self) -> None:
@@ -99,11 +103,12 @@ class Matcher:
         assert first is not None, "an exchange has a request or a response"
         row = self._blank_row.copy()
         row["capture_file"] = self.endpoints.capture_files[first.last_packet >> FILE_SHIFT]
-        row["correlation_id"] = correlation_id
         row["status"] = status
         problems: list[str] = []
+        out_of_range = False  # a timestamp no datetime can hold
         if request is not None and head is not None:  # a request always comes with its head
-            row["request_ts"] = timestamp(request.ts_ns)
+            request_ts = row["request_ts"] = utc_datetime(request.ts_ns)
+            out_of_range = request_ts is None
             row["api_key"] = head.api_key
             row["api_name"] = self._api_name(head.api_key)
             row["api_version"] = head.api_version
@@ -111,15 +116,16 @@ class Matcher:
             row["client_id"] = head.client_id
             row["request_size"] = request.size
             row["request_frame"] = request.last_packet & _NUMBER
+        else:
+            row["correlation_id"] = correlation_id
         if response is not None:
-            row["response_ts"] = timestamp(response.ts_ns)
+            response_ts = row["response_ts"] = utc_datetime(response.ts_ns)
+            out_of_range = out_of_range or response_ts is None
             row["response_size"] = response.size
             row["response_frame"] = response.last_packet & _NUMBER
-        if request is not None and response is not None:
-            row["latency_us"] = (response.ts_ns - request.ts_ns) / 1000.0
-        if (request is not None and row["request_ts"] is None) or (
-            response is not None and row["response_ts"] is None
-        ):
+            if request is not None:
+                row["latency_us"] = (response.ts_ns - request.ts_ns) / 1000.0
+        if out_of_range:
             problems.append("a packet timestamp past the year 9999 (a damaged capture?) left out")
         request_damage = request.damage if request is not None else None
         response_damage = response.damage if response is not None else None
@@ -136,7 +142,8 @@ class Matcher:
 
     def _api_name(self, api_key: int) -> str | None:
         """``bodies.api_name``, asked once per API key of the connection."""
-        if api_key in self._api_names:
-            return self._api_names[api_key]
-        name = self._api_names[api_key] = self.bodies.api_name(api_key)
+        names = self._api_names
+        name = names.get(api_key)
+        if name is None and api_key not in names:
+            name = names[api_key] = self.bodies.api_name(api_key)
         return name

@@ -12,14 +12,13 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Callable, Collection, Container
-from typing import Final, NamedTuple
+from typing import Final
 
 _REQUEST_HEAD: Final = struct.Struct(">hhih")
 _INT32: Final = struct.Struct(">i")
 _INT16: Final = struct.Struct(">h")
 _REQUEST_START: Final = struct.Struct(">ihhih")  # a request frame's size, then its header
 _SIZE_AND_ID: Final = struct.Struct(">ii")  # a response frame's size, then its correlation id
-_new_tuple: Final = tuple.__new__
 # Bound once: compiled, ``_INT16.unpack_from(...)`` would look the method up on every call.
 _unpack_int16: Final = _INT16.unpack_from
 _unpack_request_head: Final = _REQUEST_HEAD.unpack_from
@@ -37,12 +36,30 @@ MAX_API_VERSION: Final = 40
 PRODUCE: Final = 0
 
 
-class RequestHead(NamedTuple):
-    api_key: int
-    api_version: int
-    correlation_id: int
-    client_id: str | None
-    end: int  # offset after the client id (the tagged fields of header v2 follow)
+class RequestHead:
+    """The fixed part of a request header. A class, not a NamedTuple: compiled, it is one object
+    holding its numbers as machine integers, made by a direct call, where a NamedTuple was made
+    through ``tuple.__new__`` (two tuples and a Python int per number)."""
+
+    __slots__ = ("api_key", "api_version", "correlation_id", "client_id", "end", "plain")
+
+    def __init__(
+        self,
+        api_key: int,
+        api_version: int,
+        correlation_id: int,
+        client_id: str | None,
+        end: int,
+        plain: bool,
+    ) -> None:
+        self.api_key = api_key
+        self.api_version = api_version
+        self.correlation_id = correlation_id
+        self.client_id = client_id
+        self.end = end  # offset after the client id (the tagged fields of header v2 follow)
+        # The client id is null (length -1) or ASCII: a header codec certainly reads it to
+        # ``end`` (see ``request_body_start``). False for an invalid negative length or other bytes.
+        self.plain = plain
 
 
 def read_request_head(payload: bytes) -> RequestHead | None:
@@ -57,13 +74,15 @@ def read_request_head(payload: bytes) -> RequestHead | None:
         length = int(read_i16_be(payload, 8))
     else:
         api_key, api_version, correlation_id, length = _unpack_request_head(payload, 0)
-    if length < 0:
-        return RequestHead(api_key, api_version, correlation_id, None, 10)
-    if 10 + length > len(payload):
-        return None
-    client_id = payload[10 : 10 + length].decode("utf-8", "replace")
-    head = (api_key, api_version, correlation_id, client_id, 10 + length)
-    return _new_tuple(RequestHead, head)  # as RequestHead(*head), without its Python __new__
+    client_id: str | None = None
+    end, plain = 10, length == -1
+    if length >= 0:
+        end = 10 + length
+        if end > len(payload):
+            return None
+        raw = payload[10:end]
+        client_id, plain = raw.decode("utf-8", "replace"), raw.isascii()
+    return RequestHead(api_key, api_version, correlation_id, client_id, end, plain)
 
 
 def request_body_start(payload: bytes, header_version: int) -> int | None:
@@ -83,6 +102,19 @@ def request_body_start(payload: bytes, header_version: int) -> int | None:
     if header_version == 1:
         return pos
     return pos + 1 if pos < len(payload) and payload[pos] == 0 else None
+
+
+def request_body_start_after(head: RequestHead, payload: bytes, header_version: int) -> int | None:
+    """``request_body_start`` of a payload whose ``head`` was read already: the same answer, without
+    reading the client id again."""
+    if not head.plain:
+        return None
+    end = head.end
+    if header_version == 1:
+        return end
+    if header_version == 2 and end < len(payload) and payload[end] == 0:
+        return end + 1
+    return None
 
 
 def response_body_start(payload: bytes, header_version: int) -> int | None:

@@ -51,6 +51,7 @@ from .layers import (
     tcp_segment,
 )
 from .pcapng import EPB_DATA, PcapngReader
+from .rows import OrderedRows
 from .tables import EXCHANGES, connection_class, sort_key
 
 # Whether this module runs compiled (mypyc's build of it is an extension, not a source or bytecode
@@ -478,8 +479,9 @@ def decode_files(
     files = tuple(
         sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p))
     )
-    rows: list[dict] = []
-    table = FlowTable(files, bodies, rows.append, options or DecodeOptions())
+    options = options or DecodeOptions()
+    emitted = OrderedRows(sort_key(options.table))
+    table = FlowTable(files, bodies, emitted.add, options)
     stats: dict[str, CaptureStats] = {}
     with CollectorPaused():
         for index, path in enumerate(files):
@@ -490,7 +492,7 @@ def decode_files(
             except CaptureError as exc:  # not a capture: reported, the other files still decode
                 file_stats.note(str(exc))
         table.finish()
-        # Sorted with the collector still off: the sort keys are tens of thousands of new
-        # tuples, and the collections they would set off walk every row made so far.
-        rows.sort(key=sort_key(table.options.table))
+        # Ordered with the collector still off: the order is tens of thousands of new ints, and
+        # the collections they would set off walk every row made so far.
+        rows = emitted.in_order()
     return rows, stats

@@ -150,7 +150,11 @@ class ObservedConnection(Connection):
     def _request_frame(self, frame: Frame) -> None:
         head = read_request_head(frame.payload)
         status = "unreadable" if head is None else frame.damage or "ok"
-        fields: FrameFields = (None, None, None) if head is None else head[:3]
+        fields: FrameFields = (
+            (None, None, None)
+            if head is None
+            else (head.api_key, head.api_version, head.correlation_id)
+        )
         self._frame("request", frame, fields, status)
         self.matcher.request(frame)
 

@@ -549,11 +549,19 @@ def _unpacked_head(payload: bytes):
         return None
     api_key, api_version, correlation_id, length = struct.unpack_from(">hhih", payload)
     if length < 0:
-        return (api_key, api_version, correlation_id, None, 10)
+        return (api_key, api_version, correlation_id, None, 10, length == -1)
     if 10 + length > len(payload):
         return None
-    client_id = payload[10 : 10 + length].decode("utf-8", "replace")
-    return (api_key, api_version, correlation_id, client_id, 10 + length)
+    client_id = payload[10 : 10 + length]
+    plain = client_id.isascii()
+    return (
+        api_key,
+        api_version,
+        correlation_id,
+        client_id.decode("utf-8", "replace"),
+        10 + length,
+        plain,
+    )
 
 
 # Bytes heavy in 0x00, 0x7F, 0x80 and 0xFF, where signed and unsigned reads part.
@@ -567,7 +575,9 @@ _HEADER_BYTES = st.lists(st.sampled_from([0, 1, 0x7F, 0x80, 0xFF, 0x0A, 0x20]), 
 def test_header_reads_of_bytes_equal_struct_reads(payload, pos, pending):
     """Compiled, headers read bytes with librt's typed readers and anything else with ``struct``:
     both give the same fields, signs included, and the same verdicts."""
-    assert read_request_head(payload) == _unpacked_head(payload)
+    head = read_request_head(payload)
+    fields = head and (head.api_key, head.api_version, head.correlation_id, head.client_id)
+    assert (head and (*fields, head.end, head.plain)) == _unpacked_head(payload)
     expected_id = struct.unpack_from(">i", payload)[0] if len(payload) >= 4 else None
     assert read_correlation_id(payload) == expected_id
     assert plausible_request(payload, pos) == plausible_request(bytearray(payload), pos)

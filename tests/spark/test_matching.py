@@ -89,3 +89,25 @@ def test_body_that_fails_to_decode_keeps_its_pair(tmp_path):
     [row] = rows
     assert row["status"] == "decode_error" and row["response_json"] is not None
     assert row["response_frame"] == 5 and "request" in row["decode_error"]
+
+
+def test_requests_left_unanswered_are_reported_in_the_order_they_were_sent(tmp_path):
+    """Two requests completed by one packet, the second reusing the id of an earlier one: at the
+    end each gets its no_response row, in the order the requests were sent (the reused id's
+    request counts as sent last, not where the earlier request with its id stood)."""
+    a, b, c = kraft_exchanges(3, seed=9)
+    reused = c.request[:8] + a.request[8:12] + c.request[12:]  # c's request with a's id
+    conv = conversation([], close=False)
+    conv.send(True, a.request, T0 + 10**6)
+    conv.send(True, b.request + reused, T0 + 2 * 10**6)  # one packet completes both
+    rows, _ = decode_files(
+        [write(tmp_path, "unanswered.pcap", pcap_of(conv.packets))],
+        BodyDecoder(__import__("kraftwire.generated").generated),
+    )
+    ids = [int.from_bytes(frame[8:12], "big", signed=True) for frame in (a.request, b.request)]
+    assert [(r["correlation_id"], r["request_frame"], r["status"]) for r in rows] == [
+        (ids[0], 4, "no_response"),
+        (ids[1], 5, "no_response"),
+        (ids[0], 5, "no_response"),
+    ]
+    assert rows[2]["api_key"] == c.api_key
