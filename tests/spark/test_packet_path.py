@@ -1,0 +1,70 @@
+"""The packet path's own state and objects: TCP streams' sequence state, whole frames.
+
+The in-order shortcuts are held to the general paths in ``test_hot_path.py``; these tests hold the
+state itself to what the stream must do, at the sequence numbers a stand-in value could collide with.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kraftwire.spark_decoders.reassembly import MIDSTREAM, TcpStream
+
+ACK = 0x10
+SYN = 0x02
+# Sequence numbers at the edges of the 32-bit space, and ones a stand-in for "none" might take.
+edge_sequences = st.sampled_from(
+    [0, 1, 0xFFFFFFFF, 0xFFFFFFFE, 0x7FFFFFFF, 0x80000000]
+) | st.integers(0, 0xFFFFFFFF)
+
+
+class _Record:
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def data(self, payload: bytes, packet: int, ts_ns: int) -> None:
+        self.events.append(("data", payload, packet))
+
+    def gap(self, kind: str) -> None:
+        self.events.append(("gap", kind))
+
+
+@settings(max_examples=300, deadline=None)
+@given(first=edge_sequences, sizes=st.lists(st.integers(1, 40), min_size=1, max_size=8))
+def test_a_mid_stream_start_at_any_sequence_number_is_one_start(first, sizes):
+    """A stream whose SYN was not captured starts at its first segment, whatever its sequence
+    number (0 and 2**32 - 1 included): one mid-stream mark, then every byte once, in order."""
+    sink = _Record()
+    stream = TcpStream(sink)
+    assert not stream.started
+    seq, expected = first, []
+    for number, size in enumerate(sizes, 1):
+        payload = bytes([number]) * size
+        stream.segment(seq, ACK, payload, 0, number, number)
+        expected.append(("data", payload, number))
+        seq = (seq + size) & 0xFFFFFFFF
+    assert sink.events == [("gap", MIDSTREAM), *expected]
+    assert stream.started and stream.next_seq == seq and stream.gaps == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(isn=edge_sequences, size=st.integers(1, 40))
+def test_a_syn_at_any_sequence_number_starts_the_stream_after_it(isn, size):
+    sink = _Record()
+    stream = TcpStream(sink)
+    stream.segment(isn, SYN, b"", 0, 1, 1)
+    assert stream.started and stream.next_seq == (isn + 1) & 0xFFFFFFFF
+    stream.segment((isn + 1) & 0xFFFFFFFF, ACK, b"x" * size, 0, 2, 2)
+    assert sink.events == [("data", b"x" * size, 2)] and stream.gaps == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(first_ack=edge_sequences, behind=st.integers(1, 0x7FFFFFFF))
+def test_the_first_acknowledgement_is_kept_whatever_its_value(first_ack, behind):
+    """An acknowledgement behind the first one (by up to half the sequence space) never replaces it,
+    so a hole the peer has not acknowledged keeps its bytes waiting."""
+    stream = TcpStream(_Record())
+    stream.peer_ack(first_ack)
+    stream.peer_ack((first_ack - behind) & 0xFFFFFFFF)
+    assert stream.peer_acked == first_ack
