@@ -9,6 +9,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kraftwire.spark_decoders.framing import Frame
 from kraftwire.spark_decoders.reassembly import MIDSTREAM, TcpStream
 
 ACK = 0x10
@@ -68,3 +69,20 @@ def test_the_first_acknowledgement_is_kept_whatever_its_value(first_ack, behind)
     stream.peer_ack(first_ack)
     stream.peer_ack((first_ack - behind) & 0xFFFFFFFF)
     assert stream.peer_acked == first_ack
+
+
+FRAME_FIELDS = (b"body", 4, 7 | 1 << 40, 9 | 1 << 40, 1_700_000_000_123_456_789, None)
+
+
+def test_frames_are_equal_exactly_when_every_field_is():
+    """The frame readers' equality tests (shortcut against general path) compare frames: a frame
+    equals another only when all six fields do, and never a plain tuple of them."""
+    frame = Frame(*FRAME_FIELDS)
+    assert frame == Frame(*FRAME_FIELDS) and frame.fields() == FRAME_FIELDS
+    changed = (b"bodx", 5, 8, 10, 1, "gap")
+    for index, value in enumerate(changed):
+        other = list(FRAME_FIELDS)
+        other[index] = value
+        assert frame != Frame(*other), f"field {index} ignored"
+    assert frame != FRAME_FIELDS
+    assert repr(frame) == f"Frame{FRAME_FIELDS!r}"
