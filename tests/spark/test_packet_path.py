@@ -6,9 +6,12 @@ state itself to what the stream must do, at the sequence numbers a stand-in valu
 
 from __future__ import annotations
 
+import struct
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kraftwire.spark_decoders.capture import PcapFile, PcapReader
 from kraftwire.spark_decoders.framing import Frame
 from kraftwire.spark_decoders.reassembly import MIDSTREAM, TcpStream
 
@@ -86,3 +89,27 @@ def test_frames_are_equal_exactly_when_every_field_is():
         assert frame != Frame(*other), f"field {index} ignored"
     assert frame != FRAME_FIELDS
     assert repr(frame) == f"Frame{FRAME_FIELDS!r}"
+
+
+def _pcap_record(sec: int, payload: bytes = b"\x00" * 60) -> bytes:
+    return struct.pack("<IIII", sec, 0, len(payload), len(payload)) + payload
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sec=st.sampled_from([0, 1, 86400, 0xFFFFFFFF]) | st.integers(0, 0xFFFFFFFF),
+    later=st.integers(0, 3 * 86400),
+)
+def test_a_record_start_is_plausible_only_within_a_day_of_the_last_record(sec, later):
+    """Resynchronising after damage takes a record header as a start only when its timestamp is
+    within a day of the last record read (also when that one's seconds are 0); before any record
+    was read, any timestamp goes."""
+    header = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
+    first = _pcap_record(sec)
+    candidate = (sec + later) & 0xFFFFFFFF
+    buf = header + first + _pcap_record(candidate)
+    reader = PcapReader(buf, PcapFile.parse(buf))
+    assert reader.plausible(24 + len(first), chain=0)  # nothing read yet: no day to be within
+    assert [packet.number for packet in reader.records(24, 25)] == [1]
+    within = abs(candidate - sec) <= 86400
+    assert reader.plausible(24 + len(first), chain=0) == within
