@@ -332,11 +332,11 @@ def feed_pcapng(
     data, base, limit = window.data, window.base, window.limit
     while pos < end:
         plain = reader.plain_packet(data, pos - base)
-        if plain is None and limit < end:  # perhaps a block the window cuts: move the window
+        if not plain[4] and limit < end:  # perhaps a block the window cuts: move the window
             plain = reader.plain_in_moved_window(window, pos)
             data, base, limit = window.data, window.base, window.limit
-        if plain is not None:
-            linktype, incl, orig, ts_ns, length = plain
+        linktype, incl, orig, ts_ns, length = plain
+        if length:
             chunk, at, next_pos = data, pos - base + EPB_DATA, pos + length
         else:  # any other block: the reader's own way, notes and all
             next_pos, packet = reader.advance(view, pos, end, number)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from kraftwire.spark_decoders.capture import PcapFile, PcapReader
 from kraftwire.spark_decoders.framing import Frame
+from kraftwire.spark_decoders.pcapng import Interface, PcapngReader
 from kraftwire.spark_decoders.reassembly import MIDSTREAM, TcpStream
 
 ACK = 0x10
@@ -113,3 +114,36 @@ def test_a_record_start_is_plausible_only_within_a_day_of_the_last_record(sec, l
     assert [packet.number for packet in reader.records(24, 25)] == [1]
     within = abs(candidate - sec) <= 86400
     assert reader.plausible(24 + len(first), chain=0) == within
+
+
+resolutions = st.sampled_from(
+    [1, 1000, 1_000_000, 1_000_000_000, 10**12, 2**10, 2**20, 2**30, 2**40]
+)
+interfaces = st.builds(
+    Interface,
+    linktype=st.just(1),
+    units_per_second=resolutions,
+    offset_ns=st.sampled_from([0, -(10**9), 3_600 * 10**9]) | st.integers(-(2**40), 2**40),
+)
+tick_steps = st.one_of(
+    st.integers(0, 3),  # the same second, mostly
+    st.integers(0, 2**20),
+    st.integers(-(2**20), 0),  # back in time
+    st.integers(0, 2**64 - 1).map(lambda t: ("jump", t)),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    ifaces=st.lists(interfaces, min_size=1, max_size=3),
+    steps=st.lists(st.tuples(st.integers(0, 2), tick_steps), max_size=40),
+)
+def test_pcapng_timestamps_from_the_last_second_equal_the_interface_arithmetic(ifaces, steps):
+    """``PcapngReader.timestamp_ns`` works from the last second it computed; whatever the order of
+    ticks and interfaces (another resolution, another offset), it gives ``Interface.to_ns``."""
+    reader = PcapngReader(b"")
+    ticks = 1_700_000_000 * 1_000_000
+    for which, step in steps:
+        iface = ifaces[which % len(ifaces)]
+        ticks = step[1] if isinstance(step, tuple) else max(ticks + step, 0)
+        assert reader.timestamp_ns(iface, ticks) == iface.to_ns(ticks), (iface, ticks)
