@@ -1,7 +1,9 @@
-"""The packet path's own state and objects: TCP streams' sequence state, whole frames.
+"""The packet path's own state and objects: TCP streams' sequence state, frames, the pcap resync
+window, pcapng timestamps worked out per second, and the flow table's linked directions.
 
-The in-order shortcuts are held to the general paths in ``test_hot_path.py``; these tests hold the
-state itself to what the stream must do, at the sequence numbers a stand-in value could collide with.
+The shortcuts are held to the general paths in ``test_hot_path.py`` and ``test_fused_path.py``;
+these tests hold the state itself to what it must be, at the values a stand-in ("none yet" as -1, a
+cached second, a remembered direction) could be confused with.
 """
 
 from __future__ import annotations
@@ -11,9 +13,12 @@ import struct
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import kraftwire.generated
+from kraftwire.spark_decoders.bodies import BodyDecoder
 from kraftwire.spark_decoders.capture import PcapFile, PcapReader
 from kraftwire.spark_decoders.framing import Frame
 from kraftwire.spark_decoders.pcapng import Interface, PcapngReader
+from kraftwire.spark_decoders.pipeline import FlowTable, reversed_endpoints
 from kraftwire.spark_decoders.reassembly import MIDSTREAM, TcpStream
 
 ACK = 0x10
@@ -147,3 +152,38 @@ def test_pcapng_timestamps_from_the_last_second_equal_the_interface_arithmetic(i
         iface = ifaces[which % len(ifaces)]
         ticks = step[1] if isinstance(step, tuple) else max(ticks + step, 0)
         assert reader.timestamp_ns(iface, ticks) == iface.to_ns(ticks), (iface, ticks)
+
+
+BODIES = BodyDecoder(kraftwire.generated)
+
+
+def _endpoints(src: int, dst: int, sport: int, dport: int) -> bytes:
+    return bytes([10, 0, 0, src, 10, 0, 0, dst]) + struct.pack(">HH", sport, dport)
+
+
+# Two hosts and two ports: every endpoint run, its reverse, and its mirror (addresses swapped,
+# ports kept) all come up.
+endpoint_runs = st.builds(
+    _endpoints,
+    st.sampled_from([1, 2]),
+    st.sampled_from([1, 2]),
+    st.sampled_from([40001, 9093]),
+    st.sampled_from([40001, 9093]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(changes=st.lists(st.tuples(endpoint_runs, st.booleans()), max_size=30))
+def test_each_direction_links_the_one_the_table_holds_the_other_way(changes):
+    """``FlowTable.directions``: whatever directions are set, in any order and again, each one's
+    ``reverse`` is the one the table holds for its endpoints reversed, its numbers are its
+    endpoint bytes, and the direction found last is forgotten at every change."""
+    table = FlowTable(("capture",), BODIES, [].append)
+    for endpoints, from_client in changes:
+        table.last_found = table.directions.get(endpoints)
+        table.set_direction(endpoints, None, from_client)
+        assert table.last_found is None
+        for key, direction in table.directions.items():
+            assert direction.reverse is table.directions.get(reversed_endpoints(key))
+            assert (direction.src, direction.dst, direction.ports) == struct.unpack(">iii", key)
+    assert all(table.directions[e].from_client == c for e, c in dict(changes).items())
