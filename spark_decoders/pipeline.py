@@ -105,9 +105,10 @@ def segments(
 class Direction:
     """One direction of a connection as ``FlowTable.common_packet`` finds it: its connection (None
     for another shard's), whether the client sends it, its raw endpoints as three signed 32-bit
-    numbers (addresses, then both ports), and the direction the other way once that is known."""
+    numbers (addresses, then both ports), and the key of the direction the other way. It refers
+    to no other direction: the decode's objects make no reference cycles (``CollectorPaused``)."""
 
-    __slots__ = ("conn", "from_client", "src", "dst", "ports", "reverse")
+    __slots__ = ("conn", "from_client", "src", "dst", "ports", "reversed_key")
 
     def __init__(self, endpoints: bytes, conn: Connection | None, from_client: bool) -> None:
         src, dst, ports = _unpack_endpoints(endpoints)
@@ -117,7 +118,10 @@ class Direction:
         self.src: int = src
         self.dst: int = dst
         self.ports: int = ports
-        self.reverse: Direction | None = None
+        self.reversed_key = reversed_endpoints(endpoints)
+
+    def holds(self, src: int, dst: int, ports: int) -> bool:
+        return self.ports == ports and self.src == src and self.dst == dst
 
 
 def reversed_endpoints(endpoints: bytes) -> bytes:
@@ -151,9 +155,10 @@ class FlowTable:
     # connection, and whether the client sent it: learnt from the segments ``segment`` took. A
     # direction without a connection marks one a shard passes over (``feed_pcap``).
     directions: dict[bytes, Direction] = field(default_factory=dict)
-    # The direction ``common_packet`` found last, None after any change to ``directions``: the
-    # compiled build looks at it and its reverse before the dictionary (see ``_recent``).
+    # The direction ``common_packet`` found last and the one the other way, both None after any
+    # change to ``directions``: the compiled build looks at them before the dictionary.
     last_found: Direction | None = None
+    last_reverse: Direction | None = None
 
     def __post_init__(self) -> None:
         self.capture_files = tuple(shown_name(path) for path in self.capture_files)
@@ -182,13 +187,8 @@ class FlowTable:
             self.set_direction(endpoints, conn, conn.client == (seg.src, seg.sport))
 
     def set_direction(self, endpoints: bytes, conn: Connection | None, from_client: bool) -> None:
-        """``directions[endpoints]``, linked with the direction the other way when there is one."""
-        direction = self.directions[endpoints] = Direction(endpoints, conn, from_client)
-        # Looked up once it is in: a connection from a port to itself is its own reverse.
-        reverse = self.directions.get(reversed_endpoints(endpoints))
-        if reverse is not None:
-            direction.reverse, reverse.reverse = reverse, direction
-        self.last_found = None  # it may be the direction just replaced
+        self.directions[endpoints] = Direction(endpoints, conn, from_client)
+        self.last_found = self.last_reverse = None  # either may be the direction replaced
 
     def common_packet(
         self, data: bytes, at: int, captured: int, orig_len: int, ref: int, ts_ns: int
@@ -228,9 +228,7 @@ class FlowTable:
         if COMPILED:
             direction = self._recent(data, at)
             if direction is None:
-                direction = self.last_found = self.directions.get(
-                    data[at + _ENDPOINTS_START : at + _ENDPOINTS_STOP]
-                )
+                direction = self._look_up(data[at + _ENDPOINTS_START : at + _ENDPOINTS_STOP])
         else:
             direction = self.directions.get(endpoints)
         if direction is None:
@@ -246,21 +244,25 @@ class FlowTable:
 
     def _recent(self, data: bytes, at: int) -> Direction | None:
         """The direction of the Ethernet/IPv4 packet at ``data[at:]`` when it is the one
-        ``common_packet`` found last or its reverse (both as ``directions`` holds them), read as
-        three numbers: the packets of an exchange mostly go back and forth on one connection, and
-        this spares them the endpoint bytes and the dictionary. None for any other packet."""
-        last = self.last_found
-        if last is None:
-            return None
+        ``common_packet`` found last or the one the other way, told from three numbers: an
+        exchange's packets mostly go back and forth on one connection, and this spares them the
+        endpoint bytes and the dictionary. None for any other packet."""
         src = int(read_i32_be(data, at + 26))
         dst = int(read_i32_be(data, at + 30))
         ports = int(read_i32_be(data, at + 34))
-        if last.src == src and last.dst == dst and last.ports == ports:
+        last, reverse = self.last_found, self.last_reverse
+        if last is not None and last.holds(src, dst, ports):
             return last
-        reverse = last.reverse
-        if reverse is not None and reverse.src == src and reverse.dst == dst:
-            return reverse if reverse.ports == ports else None
+        if reverse is not None and reverse.holds(src, dst, ports):
+            return reverse
         return None
+
+    def _look_up(self, endpoints: bytes) -> Direction | None:
+        """``directions[endpoints]``, remembered with the direction the other way for ``_recent``
+        (its key's hash is kept by the bytes object, so that look-up is the cheaper one)."""
+        found = self.last_found = self.directions.get(endpoints)
+        self.last_reverse = None if found is None else self.directions.get(found.reversed_key)
+        return found
 
     def pass_over(self, data: bytes, at: int) -> None:
         """The Ethernet frame at ``data[at:]`` is another shard's (its ``skips`` said so): when it
@@ -274,7 +276,7 @@ class FlowTable:
             conn.finish()
         self.flows.clear()
         self.directions.clear()
-        self.last_found = None
+        self.last_found = self.last_reverse = None
 
 
 _SYN_RST: Final = SYN | RST
