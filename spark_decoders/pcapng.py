@@ -252,7 +252,13 @@ class PcapngReader:
         elif _BLOCK_LENGTH[self.endian].unpack_from(data, closing)[0] != length:
             return NOT_PLAIN
         iface = self.interfaces[iface_id]
-        ts_ns = self.timestamp_ns(iface, (ts_hi << 32) | ts_lo)
+        ticks = (ts_hi << 32) | ts_lo
+        if COMPILED:
+            ts_ns = self.timestamp_ns(iface, ticks)
+        elif iface.units_per_second == 1_000_000:  # interpreted, the product is the fast way
+            ts_ns = ticks * 1000 + iface.offset_ns
+        else:
+            ts_ns = iface.to_ns(ticks)
         return iface.linktype, incl, orig if orig > incl else incl, ts_ns, length
 
     def timestamp_ns(self, iface: Interface, ticks: int) -> int:
