@@ -196,8 +196,8 @@ class FlowTable:
         """Take the Ethernet frame at ``data[at:at + captured]`` when it is the common case: IPv4
         without options or fragmentation, TCP without SYN or RST, all its bytes captured, of a
         connection ``learn`` knows that has not finished. The connection gets what ``segment``
-        would give it, without the ``Segment``; a connection marked ``ANOTHER_SHARDS`` gets
-        nothing. False, having done nothing, for any other packet.
+        would give it, without the ``Segment``; a direction ``pass_over`` marked (another
+        shard's) gets nothing. False, having done nothing, for any other packet.
         """
         if COMPILED:  # the fields of ``layers.ETH_IPV4_TCP_NUMBERS``, at its offsets
             ethertype = int(read_i16_be(data, at + 12)) & 0xFFFF
