@@ -187,7 +187,12 @@ def test_directions_hold_their_endpoints_and_changes_forget_the_last_found(chang
         assert table.last_found is None and table.last_reverse is None
         for key, direction in table.directions.items():
             assert (direction.src, direction.dst, direction.ports) == struct.unpack(">iii", key)
-            assert direction.holds(*struct.unpack(">iii", key))
+            numbers = struct.unpack(">iii", key)
+            assert direction.holds(*numbers)
+            for index in range(3):  # each number counts
+                other = [*numbers]
+                other[index] ^= 1
+                assert not direction.holds(*other)
             reverse = key[4:8] + key[:4] + key[10:] + key[8:10]
             assert direction.reversed_key == reverse
             assert direction.holds(*struct.unpack(">iii", reverse)) == (reverse == key)
