@@ -211,7 +211,10 @@ class PcapReader:
         self.frac_limit = 1_000_000_000 if info.nanosecond else 1_000_000
         self.ts_scale = 1 if info.nanosecond else 1000  # fraction units to nanoseconds
         self.max_len = max(info.snaplen, MAX_RECORD)
-        self.last_sec: int | None = None  # the ±1 day timestamp check of resync is relative to it
+        # The last record's seconds, which the ±1 day timestamp check of resync is relative to; -1
+        # before the first. A plain int, not None: compiled, an ``int | None`` attribute holds a
+        # Python object, and the fused loop would allocate one for every record.
+        self.last_sec = -1
 
     def plausible(self, pos: int, chain: int = 1) -> bool:
         """Whether a record header can start at ``pos``: sane fields and a timestamp within a day of
@@ -227,7 +230,7 @@ class PcapReader:
             sec, frac, incl, orig = unpack(buf, pos)
             if frac >= self.frac_limit or not 0 < incl <= self.max_len or orig > MAX_RECORD * 4:
                 return False
-            if self.last_sec is not None and abs(sec - self.last_sec) > 86400:
+            if self.last_sec >= 0 and abs(sec - self.last_sec) > 86400:
                 return False
             pos += 16 + incl
             if pos > end:

@@ -70,8 +70,8 @@ class Connection:
         if not seg.flags & SYN or seg.flags & ACK or (seg.src, seg.sport) != self.client:
             return False
         if self.client_isn is None:
-            return self.to_server.next_seq is not None
-        return seg.seq != self.client_isn and (self.closed or self.to_server.next_seq is not None)
+            return self.to_server.started
+        return seg.seq != self.client_isn and (self.closed or self.to_server.started)
 
     @property
     def closed(self) -> bool:

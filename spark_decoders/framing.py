@@ -12,35 +12,62 @@ cut through is still handed on, marked ``gap`` / ``truncated``, so its header ca
 from __future__ import annotations
 
 import struct
-from typing import Callable, Final, NamedTuple
+from typing import Callable, Final
 
 from .headers import Plausible
 from .reassembly import TRUNCATED, StreamSink
 
-# Builds a NamedTuple from a tuple of its fields, without the Python-level ``__new__`` its class
-# call runs (an interpreted frame per object, also in the compiled build).
-_new_tuple: Final = tuple.__new__
 MAX_FRAME: Final = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
 _SIZE: Final = struct.Struct(">i")
 # Bound once: compiled, ``_SIZE.unpack_from(...)`` would look the method up on every call.
 _unpack_size: Final = _SIZE.unpack_from
-_PACKET_START: Final = frozenset({0})
+_PACKET_START: Final = frozenset({0})  # where packets start in a buffer holding one packet's bytes
 # Whether this module runs compiled: then a payload's frame sizes are read with librt's typed
 # reader (see ``pipeline.COMPILED``).
 COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 if COMPILED:
-    from librt.strings import (
-        read_i32_be,
-    )  # where packets start in a buffer holding one packet's bytes
+    from librt.strings import read_i32_be
 
 
-class Frame(NamedTuple):
-    payload: bytes  # without the size prefix; shorter than ``size`` when damaged
-    size: int
-    first_packet: int
-    last_packet: int
-    ts_ns: int
-    damage: str | None  # None, "gap" or "truncated"
+class Frame:
+    """One Kafka frame as a direction's reader found it. A class, not a NamedTuple: compiled, it is
+    one object with its numbers held as machine integers, where a NamedTuple built from a tuple
+    took two tuples and a Python int for each number, and its readers (``exchanges``) read fields
+    straight from it."""
+
+    __slots__ = ("payload", "size", "first_packet", "last_packet", "ts_ns", "damage")
+
+    def __init__(
+        self,
+        payload: bytes,
+        size: int,
+        first_packet: int,
+        last_packet: int,
+        ts_ns: int,
+        damage: str | None,
+    ) -> None:
+        self.payload = payload  # without the size prefix; shorter than ``size`` when damaged
+        self.size = size
+        self.first_packet = first_packet  # the packet that brought its first byte
+        self.last_packet = last_packet  # the packet that completed it (tshark's frame number)
+        self.ts_ns = ts_ns  # that packet's timestamp
+        self.damage = damage  # None, "gap" or "truncated"
+
+    def fields(self) -> tuple[bytes, int, int, int, int, str | None]:
+        return (
+            self.payload,
+            self.size,
+            self.first_packet,
+            self.last_packet,
+            self.ts_ns,
+            self.damage,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Frame) and self.fields() == other.fields()
+
+    def __repr__(self) -> str:
+        return f"Frame{self.fields()!r}"
 
 
 class FrameReader(StreamSink):
@@ -117,8 +144,8 @@ class FrameReader(StreamSink):
             if stop > end:
                 break
             first = self.first_packet if pos == 0 else self._packet_at(pos)
-            frame = (bytes(buf[pos + 4 : stop]), size, first, self.last_packet, self.last_ts, None)
-            self.on_frame(_new_tuple(Frame, frame))
+            payload = bytes(buf[pos + 4 : stop])
+            self.on_frame(Frame(payload, size, first, self.last_packet, self.last_ts, None))
             pos = stop
         self._trim(pos)
 
@@ -140,9 +167,7 @@ class FrameReader(StreamSink):
             stop = pos + 4 + size
             if not verdict or stop > end:
                 break
-            on_frame(
-                _new_tuple(Frame, (payload[pos + 4 : stop], size, packet, packet, ts_ns, None))
-            )
+            on_frame(Frame(payload[pos + 4 : stop], size, packet, packet, ts_ns, None))
             pos = stop
         if pos == end:
             return

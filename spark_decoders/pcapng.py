@@ -72,6 +72,10 @@ _OPTIONS = {e: _options(e) for e in "<>"}
 _EPB_HEAD: Final = {e: struct.Struct(e + "7I") for e in "<>"}
 _BLOCK_LENGTH: Final = {e: struct.Struct(e + "I") for e in "<>"}
 EPB_DATA: Final = 28  # where an EPB's packet bytes start
+# What ``PcapngReader.plain_packet`` finds: link type, captured and original length, ts_ns and the
+# block's length; the length 0 (``NOT_PLAIN``) when the block is not a plain packet block.
+PlainPacket = tuple[int, int, int, int, int]
+NOT_PLAIN: Final[PlainPacket] = (0, 0, 0, 0, 0)
 # Builds a NamedTuple from a tuple of its fields, without the Python-level ``__new__`` its class
 # call runs (an interpreted frame per object, also in the compiled build).
 _new_tuple: Final = tuple.__new__
@@ -118,6 +122,10 @@ class PcapngReader:
         self.stats = stats if stats is not None else CaptureStats()
         self.endian = "<"
         self.interfaces: list[Interface] = []
+        # ``timestamp_ns``'s last second: its interface, its first tick, and that tick in ns.
+        self._second_iface: Interface | None = None
+        self._second_ticks = 0
+        self._second_ns = 0
 
     def block_at(self, pos: int) -> tuple[int, int] | None:
         """``(type, total length)`` of a sound block at ``pos`` (lengths agree, fits), else None."""
@@ -165,10 +173,10 @@ class PcapngReader:
         window.load(pos, EPB_DATA)
         while pos < stop:
             plain = self.plain_packet(window.data, pos - window.base)
-            if plain is None and window.limit < window.end:
+            if not plain[4] and window.limit < window.end:
                 plain = self.plain_in_moved_window(window, pos)
-            if plain is not None:
-                linktype, incl, orig, ts_ns, length = plain
+            linktype, incl, orig, ts_ns, length = plain
+            if length:
                 at = pos - window.base + EPB_DATA
                 data = window.data[at : at + incl]
                 fields = (number, ts_ns, linktype, data, orig, pos, pos + EPB_DATA)
@@ -207,13 +215,15 @@ class PcapngReader:
         kind, length = found
         return pos + length, self._packet(kind, view, pos, length, number)
 
-    def plain_packet(self, data: bytes, at: int) -> tuple[int, int, int, int, int] | None:
+    def plain_packet(self, data: bytes, at: int) -> PlainPacket:
         """``(link type, captured length, original length, ts_ns, block length)`` of the block at
         ``data[at:]`` (a ``capture.Window``'s bytes) when it is a sound enhanced packet block of a
         known interface that lies wholly in ``data``, its packet at ``at + EPB_DATA``: what
-        ``advance`` would make of it, without the ``Packet``. None for any other block."""
+        ``advance`` would make of it, without the ``Packet``. ``NOT_PLAIN`` (block length 0) for
+        any other block: a tuple, not None, so that the compiled build returns it as five machine
+        integers rather than a tuple object."""
         if at + EPB_DATA > len(data):
-            return None
+            return NOT_PLAIN
         native = COMPILED and self.endian == "<"
         if native:
             kind = int(read_i32_le(data, at)) & 0xFFFFFFFF
@@ -234,26 +244,41 @@ class PcapngReader:
             or at + length > len(data)
             or iface_id >= len(self.interfaces)
         ):
-            return None
+            return NOT_PLAIN
         closing = at + length - 4
         if native:
             if int(read_i32_le(data, closing)) & 0xFFFFFFFF != length:
-                return None
+                return NOT_PLAIN
         elif _BLOCK_LENGTH[self.endian].unpack_from(data, closing)[0] != length:
-            return None
+            return NOT_PLAIN
         iface = self.interfaces[iface_id]
         ticks = (ts_hi << 32) | ts_lo
-        if iface.units_per_second == 1_000_000:
+        if COMPILED:
+            ts_ns = self.timestamp_ns(iface, ticks)
+        elif iface.units_per_second == 1_000_000:  # interpreted, the product is the fast way
             ts_ns = ticks * 1000 + iface.offset_ns
         else:
             ts_ns = iface.to_ns(ticks)
         return iface.linktype, incl, orig if orig > incl else incl, ts_ns, length
 
-    def plain_in_moved_window(
-        self, window: Window, pos: int
-    ) -> tuple[int, int, int, int, int] | None:
+    def timestamp_ns(self, iface: Interface, ticks: int) -> int:
+        """``iface.to_ns(ticks)``, worked out from the start of the ticks' second as last computed:
+        the product of a timestamp and a resolution is past 2**30, which takes the compiled build
+        out of machine integers into Python ones, so it is made once per second and interface
+        (the second's own ticks times 10**9 over the resolution is whole, the rest adds on)."""
+        units = iface.units_per_second
+        into = ticks - self._second_ticks
+        if iface is not self._second_iface or not 0 <= into < units:
+            into = ticks % units
+            self._second_ticks = ticks - into
+            self._second_ns = iface.to_ns(self._second_ticks)
+            self._second_iface = iface
+        return self._second_ns + into * 1_000_000_000 // units
+
+    def plain_in_moved_window(self, window: Window, pos: int) -> PlainPacket:
         """``plain_packet`` of the block at file offset ``pos`` once ``window`` holds all of it:
-        for a block the window's edge cut (``plain_packet`` of the window as it was said None)."""
+        for a block the window's edge cut (``plain_packet`` of the window as it was said
+        ``NOT_PLAIN``)."""
         window.hold(pos, EPB_DATA)  # its head, then all of it
         window.hold(pos, self.block_span(window.data, pos - window.base))
         return self.plain_packet(window.data, pos - window.base)

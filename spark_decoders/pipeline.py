@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import mmap
 import os
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Final, Iterable, Iterator
@@ -102,6 +103,36 @@ def segments(
     fragments.finish()
 
 
+class Direction:
+    """One direction of a connection as ``FlowTable.common_packet`` finds it: its connection (None
+    for another shard's), whether the client sends it, its raw endpoints as three signed 32-bit
+    numbers (addresses, then both ports), and the key of the direction the other way. It refers
+    to no other direction: the decode's objects make no reference cycles (``CollectorPaused``)."""
+
+    __slots__ = ("conn", "from_client", "src", "dst", "ports", "reversed_key")
+
+    def __init__(self, endpoints: bytes, conn: Connection | None, from_client: bool) -> None:
+        src, dst, ports = _unpack_endpoints(endpoints)
+        self.conn = conn
+        self.from_client = from_client
+        # Typed, so that the compiled build holds machine integers (``unpack`` says Any).
+        self.src: int = src
+        self.dst: int = dst
+        self.ports: int = ports
+        self.reversed_key = reversed_endpoints(endpoints)
+
+    def holds(self, src: int, dst: int, ports: int) -> bool:
+        return self.ports == ports and self.src == src and self.dst == dst
+
+
+def reversed_endpoints(endpoints: bytes) -> bytes:
+    """Raw endpoints (``layers.ETH_IPV4_ENDPOINTS``) the other way: addresses and ports swapped."""
+    return endpoints[4:8] + endpoints[0:4] + endpoints[10:12] + endpoints[8:10]
+
+
+_unpack_endpoints: Final = struct.Struct(">iii").unpack
+
+
 def flow_key(seg: Segment) -> tuple:
     a, b = (seg.src, seg.sport), (seg.dst, seg.dport)
     return (a, b) if a <= b else (b, a)
@@ -122,9 +153,13 @@ class FlowTable:
     flows: dict[tuple, Connection] = field(default_factory=dict)
     connections: int = 0
     # Raw endpoint bytes of an Ethernet/IPv4 packet (``layers.ETH_IPV4_ENDPOINTS``) -> its
-    # connection, and whether the client sent it: learnt from the segments ``segment`` took.
-    # ``ANOTHER_SHARDS`` marks a direction of a connection a shard passes over (``feed_pcap``).
-    directions: dict[bytes, tuple[Connection | None, bool]] = field(default_factory=dict)
+    # connection, and whether the client sent it: learnt from the segments ``segment`` took. A
+    # direction without a connection marks one a shard passes over (``feed_pcap``).
+    directions: dict[bytes, Direction] = field(default_factory=dict)
+    # The direction ``common_packet`` found last and the one the other way, both None after any
+    # change to ``directions``: the compiled build looks at them before the dictionary.
+    last_found: Direction | None = None
+    last_reverse: Direction | None = None
 
     def __post_init__(self) -> None:
         self.capture_files = tuple(shown_name(path) for path in self.capture_files)
@@ -149,8 +184,12 @@ class FlowTable:
         endpoint bytes of its packet, so that ``common_packet`` finds it."""
         known = self.directions.get(endpoints)
         conn = self.flows.get(flow_key(seg))
-        if conn is not None and (known is None or known[0] is not conn):
-            self.directions[endpoints] = (conn, conn.client == (seg.src, seg.sport))
+        if conn is not None and (known is None or known.conn is not conn):
+            self.set_direction(endpoints, conn, conn.client == (seg.src, seg.sport))
+
+    def set_direction(self, endpoints: bytes, conn: Connection | None, from_client: bool) -> None:
+        self.directions[endpoints] = Direction(endpoints, conn, from_client)
+        self.last_found = self.last_reverse = None  # either may be the direction replaced
 
     def common_packet(
         self, data: bytes, at: int, captured: int, orig_len: int, ref: int, ts_ns: int
@@ -158,8 +197,8 @@ class FlowTable:
         """Take the Ethernet frame at ``data[at:at + captured]`` when it is the common case: IPv4
         without options or fragmentation, TCP without SYN or RST, all its bytes captured, of a
         connection ``learn`` knows that has not finished. The connection gets what ``segment``
-        would give it, without the ``Segment``; a connection marked ``ANOTHER_SHARDS`` gets
-        nothing. False, having done nothing, for any other packet.
+        would give it, without the ``Segment``; a direction ``pass_over`` marked (another
+        shard's) gets nothing. False, having done nothing, for any other packet.
         """
         if COMPILED:  # the fields of ``layers.ETH_IPV4_TCP_NUMBERS``, at its offsets
             ethertype = int(read_i16_be(data, at + 12)) & 0xFFFF
@@ -167,7 +206,6 @@ class FlowTable:
             total = int(read_i16_be(data, at + 16)) & 0xFFFF
             frag = int(read_i16_be(data, at + 20)) & 0xFFFF
             proto = data[at + 23]
-            endpoints = data[at + _ENDPOINTS_START : at + _ENDPOINTS_STOP]
             seq = int(read_i32_be(data, at + 38)) & 0xFFFFFFFF
             ack = int(read_i32_be(data, at + 42)) & 0xFFFFFFFF
             offset = data[at + 46]
@@ -188,34 +226,61 @@ class FlowTable:
         end = ip_end if ip_end < captured else captured
         if start > ip_end or (orig_len > captured and ip_end > captured):
             return False  # no TCP payload where the header says, or the snaplen cut some off
-        direction = self.directions.get(endpoints)
+        if COMPILED:
+            direction = self._recent(data, at)
+            if direction is None:
+                direction = self._look_up(data[at + _ENDPOINTS_START : at + _ENDPOINTS_STOP])
+        else:
+            direction = self.directions.get(endpoints)
         if direction is None:
             return False
-        conn, from_client = direction
+        conn = direction.conn
         if conn is None:
             return True  # another shard's connection: passed over, as its ``skips`` would
         if conn.finished:
             return False
         payload = data[at + start : at + end] if end > start else b""
-        conn.carry(from_client, seq, ack, flags, payload, 0, ref, ts_ns)
+        conn.carry(direction.from_client, seq, ack, flags, payload, 0, ref, ts_ns)
         return True
+
+    def _recent(self, data: bytes, at: int) -> Direction | None:
+        """The direction of the Ethernet/IPv4 packet at ``data[at:]`` when it is the one
+        ``common_packet`` found last or the one the other way, told from three numbers: an
+        exchange's packets mostly go back and forth on one connection, and this spares them the
+        endpoint bytes and the dictionary. None for any other packet."""
+        src = int(read_i32_be(data, at + 26))
+        dst = int(read_i32_be(data, at + 30))
+        ports = int(read_i32_be(data, at + 34))
+        last, reverse = self.last_found, self.last_reverse
+        if last is not None and last.holds(src, dst, ports):
+            return last
+        if reverse is not None and reverse.holds(src, dst, ports):
+            return reverse
+        return None
+
+    def _look_up(self, endpoints: bytes) -> Direction | None:
+        """``directions[endpoints]``, remembered with the direction the other way for ``_recent``
+        (its key's hash is kept by the bytes object, so that look-up is the cheaper one)."""
+        found = self.last_found = self.directions.get(endpoints)
+        self.last_reverse = None if found is None else self.directions.get(found.reversed_key)
+        return found
 
     def pass_over(self, data: bytes, at: int) -> None:
         """The Ethernet frame at ``data[at:]`` is another shard's (its ``skips`` said so): when it
         is plain IPv4, mark its direction, so that ``common_packet`` passes over the rest of it
         after one look-up, without asking ``skips`` again."""
         if data[at + 12 : at + 15] == _IPV4_NO_OPTIONS:
-            self.directions[data[at + _ENDPOINTS_START : at + _ENDPOINTS_STOP]] = ANOTHER_SHARDS
+            self.set_direction(data[at + _ENDPOINTS_START : at + _ENDPOINTS_STOP], None, False)
 
     def finish(self) -> None:
         for conn in self.flows.values():
             conn.finish()
         self.flows.clear()
         self.directions.clear()
+        self.last_found = self.last_reverse = None
 
 
 _SYN_RST: Final = SYN | RST
-ANOTHER_SHARDS: Final[tuple[Connection | None, bool]] = (None, False)
 # Bound once: no method look-up per packet.
 _unpack_numbers: Final = ETH_IPV4_TCP_NUMBERS.unpack_from
 # Final, so the compiled build holds them in C variables (a plain global is a dict look-up).
@@ -333,11 +398,11 @@ def feed_pcapng(
     data, base, limit = window.data, window.base, window.limit
     while pos < end:
         plain = reader.plain_packet(data, pos - base)
-        if plain is None and limit < end:  # perhaps a block the window cuts: move the window
+        if not plain[4] and limit < end:  # perhaps a block the window cuts: move the window
             plain = reader.plain_in_moved_window(window, pos)
             data, base, limit = window.data, window.base, window.limit
-        if plain is not None:
-            linktype, incl, orig, ts_ns, length = plain
+        linktype, incl, orig, ts_ns, length = plain
+        if length:
             chunk, at, next_pos = data, pos - base + EPB_DATA, pos + length
         else:  # any other block: the reader's own way, notes and all
             next_pos, packet = reader.advance(view, pos, end, number)

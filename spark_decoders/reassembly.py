@@ -29,6 +29,10 @@ MIDSTREAM: Final = "midstream"
 TRUNCATED: Final = "truncated"
 _SYN_RST: Final = SYN | RST
 _SYN_RST_FIN: Final = SYN | RST | FIN
+# ``next_seq`` before the stream starts and ``peer_acked`` before the peer acknowledged anything: no
+# 32-bit sequence number is negative. A plain int, not None: compiled, an ``int | None`` attribute
+# holds a Python object, and every store of a sequence number would allocate one.
+UNSET: Final = -1
 
 
 class Sink(Protocol):
@@ -69,8 +73,8 @@ def seq_diff(a: int, b: int) -> int:
 class TcpStream:
     def __init__(self, sink: Sink) -> None:
         self.sink: StreamSink = sink if isinstance(sink, StreamSink) else _AnySink(sink)
-        self.next_seq: int | None = None
-        self.peer_acked: int | None = None
+        self.next_seq = UNSET
+        self.peer_acked = UNSET
         self.pending: dict[int, tuple[bytes, int, int, int, int]] = {}  # seq -> segment
         self.pending_bytes = 0
         self.fin = False
@@ -78,12 +82,17 @@ class TcpStream:
         self.retransmits = 0
         self.gaps = 0
 
+    @property
+    def started(self) -> bool:
+        """Whether the stream knows where its bytes start (a SYN or its first segment was seen)."""
+        return self.next_seq != UNSET
+
     def segment(
         self, seq: int, flags: int, payload: bytes, missing: int, packet: int, ts_ns: int
     ) -> None:
         if seq == self.next_seq and payload and not (missing or self.pending or flags & _SYN_RST):
             self._next_in_order(seq, flags, payload, packet, ts_ns)
-        elif payload or missing or flags & _SYN_RST_FIN or self.next_seq is None:
+        elif payload or missing or flags & _SYN_RST_FIN or self.next_seq == UNSET:
             self._any_segment(seq, flags, payload, missing, packet, ts_ns)
         # else a bare acknowledgement on a started stream: nothing for this direction to do (a
         # third of all packets; ``_any_segment`` would come to the same after its checks)
@@ -101,10 +110,10 @@ class TcpStream:
         self, seq: int, flags: int, payload: bytes, missing: int, packet: int, ts_ns: int
     ) -> None:
         if flags & SYN:
-            if self.next_seq is None:
+            if self.next_seq == UNSET:
                 self.next_seq = (seq + 1) & 0xFFFFFFFF
             return  # a retransmitted SYN changes nothing
-        if self.next_seq is None:
+        if self.next_seq == UNSET:
             self.next_seq = seq
             if payload or missing:
                 self._gap(MIDSTREAM)
@@ -132,9 +141,9 @@ class TcpStream:
         """The other side acknowledged ``ack``: everything before it reached the receiver."""
         acked = self.peer_acked
         # seq_diff(ack, acked) > 0, inlined: this runs for nearly every packet
-        if acked is None or 0 < (ack - acked) & 0xFFFFFFFF < 0x80000000:
+        if acked == UNSET or 0 < (ack - acked) & 0xFFFFFFFF < 0x80000000:
             self.peer_acked = ack
-        if self.pending and self.next_seq is not None:
+        if self.pending and self.next_seq != UNSET:
             lowest = self._lowest_pending()
             if seq_diff(ack, lowest) >= 0 and self._lost_before(lowest):
                 self._skip_to(lowest)
@@ -150,7 +159,7 @@ class TcpStream:
 
     def _lost_before(self, seq: int) -> bool:
         """Whether the bytes between next_seq and ``seq`` were acknowledged, i.e. lost by the capture."""
-        return self.peer_acked is not None and seq_diff(self.peer_acked, seq) >= 0
+        return self.peer_acked != UNSET and seq_diff(self.peer_acked, seq) >= 0
 
     def _hold(
         self, seq: int, payload: bytes, missing: int, packet: int, ts_ns: int, flags: int
@@ -167,7 +176,7 @@ class TcpStream:
     def _expected(self) -> int:
         """``next_seq`` where the stream has started, as it has on every path that calls this."""
         expected = self.next_seq
-        assert expected is not None, "the stream has not started"
+        assert expected != UNSET, "the stream has not started"
         return expected
 
     def _lowest_pending(self) -> int:

@@ -38,6 +38,8 @@ ENDPOINTS = [
     (("10.0.0.1", 40001), ("10.0.0.2", 9093)),
     (("10.0.0.3", 40002), ("10.0.0.2", 9092)),
     (("fd00::1", 40003), ("fd00::2", 9093)),
+    # the first one mirrored: its addresses the other way round, its ports not
+    (("10.0.0.2", 40001), ("10.0.0.1", 9093)),
 ]
 
 
@@ -285,6 +287,26 @@ def test_a_reused_connection_is_not_fed_to_the_finished_one(tmp_path):
     assert [row["status"] for row in rows] == ["ok"] * 4
     assert len({row["conn_id"] for row in rows}) == 2
     assert rows == _general_decode(path, EXCHANGES)[0]
+
+
+def test_mirrored_and_reused_endpoints_interleaved_packet_by_packet(tmp_path):
+    """Two connections whose addresses are each other's the other way round (ports not), packet
+    for packet, then a third reusing the first one's endpoints beside the second: the compiled
+    fused path checks a packet against the last direction found and its reverse before the
+    dictionary, and that must never take one connection's packets for another's."""
+    mirrored = (("10.0.0.2", 40001), ("10.0.0.1", 9093))
+    first = conversation(EXCHANGES_POOL[:3], client_isn=1000)  # closed after about 6 ms
+    second = conversation(EXCHANGES_POOL * 2, *mirrored, client_isn=5000)  # about 25 ms
+    reused = conversation(EXCHANGES_POOL[3:5], t0=T0 + 10**7, client_isn=90_000)
+    packets = sorted(first.packets + second.packets + reused.packets, key=lambda p: p[0])
+    frames = [(ts, link_frame(LINK_ETHERNET, ip), 0, b"", "") for ts, ip in packets]
+    path = str(tmp_path / "mirrored.pcap")
+    with open(path, "wb") as handle:
+        handle.write(_pcap(frames, False, "<", 0))
+    rows, _ = _fused_decode(path, EXCHANGES)
+    assert rows == _general_decode(path, EXCHANGES)[0]
+    assert [row["status"] for row in rows] == ["ok"] * 21
+    assert len({row["conn_id"] for row in rows}) == 3
 
 
 def _windowed_decode(data: bytes, table: str, chunk_bytes: int) -> tuple[list[dict], CaptureStats]:
