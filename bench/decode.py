@@ -218,7 +218,7 @@ def breakdown_local(path: Path, schemas: str) -> None:
         ("body reads (generated codecs)", lambda: drain(_read_body(*item) for item in work)),
         (
             "JSON text written by compiled classes",
-            lambda: drain(m.to_json_text(v) for m, v, _ in written),
+            lambda: drain(m.to_json_text(v, *records) for m, v, _, records in written),
         ),
         (
             "JSON views (the other bodies)",
@@ -243,16 +243,18 @@ def breakdown_local(path: Path, schemas: str) -> None:
 
 def _body_stage_inputs(bodies, work: list) -> tuple:
     """What each body stage of ``breakdown_local`` starts from, each made by the stage before:
-    (message, version, request) per body whose compiled class writes its text, (message,
-    version, holds records) per other body, their views, whether each view's text may hold
-    floats, the records stage (run once here), and the responses' texts."""
+    (message, version, request, records writer if any) per body whose compiled class writes its
+    text, (message, version, holds records) per other body, their views, whether each view's text
+    may hold floats, the records stage (run once here), and the responses' texts."""
     from kraftwire.spark_decoders.jsonview import dumps, json_view
 
     written, viewed = [], []
     for item in work:
         message = _read_body(*item)
-        if item[1].writes_text and message.to_json_text(item[2]) is not None:
-            written.append((message, item[2], item[1].request))
+        # a body with records has them written by the decoder's writer (as BodyDecoder passes it)
+        records = (bodies._records_text,) if item[1].holds_records else ()
+        if item[1].writes_text and message.to_json_text(item[2], *records) is not None:
+            written.append((message, item[2], item[1].request, records))
         else:
             viewed.append((item, (message, item[2], item[1].holds_records)))
     work = [item for item, _ in viewed]
@@ -270,7 +272,7 @@ def _body_stage_inputs(bodies, work: list) -> tuple:
     expand_all()
     texts = [dumps(view, may) for view, may in zip(expanded, floats)]
     answers = [text for text, (_, codec, _) in zip(texts, work) if not codec.request]
-    answers += [m.to_json_text(v)[0] for m, v, request in written if not request]
+    answers += [m.to_json_text(v, *rec)[0] for m, v, request, rec in written if not request]
     return written, messages, expanded, floats, expand_all, answers
 
 

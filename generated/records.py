@@ -37,7 +37,7 @@ from ._logrecords import (
     encode_coordinator_record,
     encode_metadata_record,
 )
-from . import _records_json
+from . import _records_json, _v2_text
 from ._records_json import batch_from_json, batch_to_json, record_to_json
 from ._runtime import DecodeError, EncodeError, ProtocolError
 from ._view_reader import compiled_build
@@ -45,6 +45,8 @@ from ._view_reader import compiled_build
 # The JSON view of a records buffer is the Spark decoders' hot path: compiled when built (see
 # ``_view_reader``). The rest of ``_records_json`` is not, and stays the pure module's.
 batches_to_json = (compiled_build(_records_json) or _records_json).batches_to_json
+# The text of that view written straight from the bytes (``_v2_text``), for compiled codecs.
+write_batches_json_text = (compiled_build(_v2_text) or _v2_text).write_batches_json_text
 
 __all__ = [
     "CODEC_NAMES",
@@ -78,4 +80,5 @@ __all__ = [
     "iter_batches",
     "record_to_json",
     "restamp",
+    "write_batches_json_text",
 ]

@@ -15,7 +15,7 @@ import sys
 import threading
 import uuid
 from types import ModuleType
-from typing import Any, Final, NamedTuple
+from typing import Any, Callable, Final, NamedTuple
 
 from mypy_extensions import mypyc_attr
 
@@ -67,10 +67,13 @@ class _Codec:
         self.read = body_class.read
         self.holds_records = holds_records  # some struct of the body's spec has a records field
         self.holds_floats = holds_floats  # some struct of the body's spec has a float64 field
-        # A compiled class writes the text of a body without records or floats itself (its
-        # to_json_text), skipping the view dict; it answers None for what it does not write.
+        # A compiled class writes the text of a body without floats itself (its to_json_text),
+        # skipping the view dict, records fields through the decoder's writer (a build before
+        # that took none); it answers None for what it does not write.
         self.writes_text = (
-            not holds_records and not holds_floats and hasattr(body_class, "to_json_text")
+            not holds_floats
+            and hasattr(body_class, "to_json_text")
+            and (not holds_records or getattr(body_class, "RECORDS_JSON_TEXT", False))
         )
         self.side = "request" if request else "response"  # for messages
 
@@ -104,9 +107,13 @@ class BodyDecoder:
         self._protocol_error = (ProtocolError, getattr(package, "ProtocolError", ProtocolError))
         self._unsupported = package.UnsupportedVersionError
         self._codecs: dict[int, _Codec] = {}  # see _codec
-        from kraftwire.records import batches_to_json  # imported once, not for every records field
+        # imported once, not for every records field
+        from kraftwire.records import batches_to_json, write_batches_json_text
 
         self._batches_to_json = batches_to_json
+        self._write_batches_json_text = write_batches_json_text
+        # The bound method made once: compiled, each look-up makes a new one.
+        self._records_text: Callable[[Any, Any, Any], None] = self._write_records_text
 
     def api_name(self, api_key: int) -> str | None:
         """The codec set's name for ``api_key``, else Kafka's, else None (a key Kafka never used)."""
@@ -239,7 +246,10 @@ class BodyDecoder:
             body, end = found
             written: tuple[str, Any, Any] | None = None
             if codec.writes_text:
-                written = body.to_json_text(version)
+                if codec.holds_records:
+                    written = body.to_json_text(version, self._records_text)
+                else:
+                    written = body.to_json_text(version)
             if written is None:
                 written = self._text_of_view(body, codec, version)
         except self._unsupported as exc:
@@ -305,6 +315,14 @@ class BodyDecoder:
                 for item, item_view in zip(value, view[key]):
                     floats |= self._expand_records(item, item_view, topic_is_metadata)
         return floats
+
+    def _write_records_text(self, w: Any, data: Any, topic: Any) -> None:
+        """A records field's text for a compiled class's ``to_json_text``: the text of the view
+        ``_records_view`` gives it, ``topic`` being what names the field's topic (a name, a topic
+        id, or None), as ``_names_metadata_topic`` finds it. Raises for what it does not write."""
+        metadata = self.has_metadata and _is_metadata_topic(topic)
+        family = "metadata" if metadata else None
+        self._write_batches_json_text(w, data, self.package, family)
 
     def _float_types(self) -> frozenset[int]:
         found = self._float_metadata_types
@@ -452,6 +470,14 @@ def _topic_naming(cls: type) -> tuple[tuple[str, ...], bool]:
             "topic_id" in kinds,
         )
     return found
+
+
+def _is_metadata_topic(topic: object) -> bool:
+    """Whether ``topic``, a topic's name or id (or None), is the metadata log's."""
+    if isinstance(topic, str):
+        return topic == METADATA_TOPIC
+    # The ints compared: UUID.__eq__ runs in Python.
+    return isinstance(topic, uuid.UUID) and topic.int == METADATA_TOPIC_ID.int
 
 
 def _names_metadata_topic(obj, inherited: bool | None) -> bool | None:

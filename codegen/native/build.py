@@ -43,8 +43,10 @@ setup(
 # The runtime modules worth compiling: the records' JSON view (``batches_to_json``), which the Spark
 # decoders run for every records field: its batch reader (about 40% less CPU compiled on the decode
 # bench's fields), the view glue itself and the metadata-log value views it calls for every value
-# of ``__cluster_metadata`` traffic. ``_view_reader`` chooses them.
-COMPILED_RUNTIME = ("_v2_view", "_logrecords", "_records_json")
+# of ``__cluster_metadata`` traffic; and the text of that view written straight from the bytes
+# (``_v2_text``), which compiled codecs' JSON text writers call. ``_view_reader`` and ``records``
+# choose them.
+COMPILED_RUNTIME = ("_v2_view", "_logrecords", "_records_json", "_v2_text")
 
 
 class NativeBuildError(Exception):

@@ -81,24 +81,13 @@ def native_module_source(spec: MessageSpec, package: str) -> str:
 def _class(out: _Lines, plan: MessagePlan, sp) -> None:
     is_root = sp is plan.root
     fields = sp.struct.fields
-    spec = plan.spec
     out("")
     out("")
     with out.block(f"class {sp.class_name}:"):
         out(f'"""{sp.struct.name} (compiled)."""')
         out("")
         if is_root:
-            out(f'SPEC_NAME: ClassVar[str] = "{spec.stem}"')
-            out(f'SPEC_TYPE: ClassVar[str] = "{spec.type}"')
-            out(f"API_KEY: ClassVar[int | None] = {spec.api_key}")
-            out(f"LOWEST_VERSION: ClassVar[int] = {spec.valid_versions.lowest}")
-            out(f"HIGHEST_VERSION: ClassVar[int] = {spec.valid_versions.highest}")
-            flexible = None if spec.flexible_versions.empty else spec.flexible_versions.lowest
-            out(f"LOWEST_FLEXIBLE_VERSION: ClassVar[int | None] = {flexible}")
-            out("# to_json is compiled here (see _json_root_*), not the pure twin's walk")
-            out("COMPILED_JSON_VIEW: ClassVar[bool] = True")
-            out("# to_json takes raw_records (a build before it did not)")
-            out("RAW_RECORDS_JSON_VIEW: ClassVar[bool] = True")
+            _root_constants(out, plan.spec)
         kinds = ", ".join(f'"{f.attr}": "{f.type.kind}"' for f in fields)
         out(f"_KINDS: ClassVar[dict[str, str]] = {{{kinds}}}")
         keys = "".join(f'"{f.attr}", ' for f in sp.struct.map_key_fields)
@@ -137,6 +126,23 @@ def _class(out: _Lines, plan: MessagePlan, sp) -> None:
         if is_root:
             _root_methods(out, sp.class_name)
             _json_methods(out, sp.class_name)
+
+
+def _root_constants(out: _Lines, spec: MessageSpec) -> None:
+    """The root class's constants: the spec's, and what its methods take."""
+    out(f'SPEC_NAME: ClassVar[str] = "{spec.stem}"')
+    out(f'SPEC_TYPE: ClassVar[str] = "{spec.type}"')
+    out(f"API_KEY: ClassVar[int | None] = {spec.api_key}")
+    out(f"LOWEST_VERSION: ClassVar[int] = {spec.valid_versions.lowest}")
+    out(f"HIGHEST_VERSION: ClassVar[int] = {spec.valid_versions.highest}")
+    flexible = None if spec.flexible_versions.empty else spec.flexible_versions.lowest
+    out(f"LOWEST_FLEXIBLE_VERSION: ClassVar[int | None] = {flexible}")
+    out("# to_json is compiled here (see _json_root_*), not the pure twin's walk")
+    out("COMPILED_JSON_VIEW: ClassVar[bool] = True")
+    out("# to_json takes raw_records (a build before it did not)")
+    out("RAW_RECORDS_JSON_VIEW: ClassVar[bool] = True")
+    out("# to_json_text takes a writer of records fields (a build before it did not)")
+    out("RECORDS_JSON_TEXT: ClassVar[bool] = True")
 
 
 def _root_methods(out: _Lines, name: str) -> None:
@@ -200,11 +206,12 @@ def _json_methods(out: _Lines, name: str) -> None:
         found: dict[str, Any] = _twin.to_pure(self).to_json(version)
         return found
 
-    def to_json_text(self, version: Any) -> tuple[str, Any, Any] | None:
+    def to_json_text(self, version: Any, records: Any = None) -> tuple[str, Any, Any] | None:
         """``to_json``'s dict as compact text (orjson's), with its top-level errorCode and
-        throttleTimeMs (None when absent); None where only the dict is made (see texts.py)."""
+        throttleTimeMs (None when absent), each records field's text written by ``records(w,
+        data, topic)``; None where only the dict is made (see texts.py)."""
         try:
-            return _text_root_{suffix}(self, version)
+            return _text_root_{suffix}(self, version, records)
         except Exception:
             return None
 

@@ -372,6 +372,18 @@ def _text_bytes(w: StringWriter, value: Any) -> None:
         raise _Invalid()
 """)
 
+# -- what names a records field's topic (texts.py): the decoders' test of each field
+
+_helper("""
+def _topic_by_name(value: Any, given: Any) -> Any:
+    return value if isinstance(value, str) and value else given
+""")
+
+_helper("""
+def _topic_by_id(value: Any, given: Any) -> Any:
+    return value if isinstance(value, _UUID) and value.int else given
+""")
+
 _IDENTIFIER = re.compile(r"\b_?[A-Za-z]\w*\b")
 
 

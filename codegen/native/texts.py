@@ -2,18 +2,25 @@
 
 The Spark decoders want each body as text: compact, non-ASCII kept, the text orjson writes of the
 body's view (``to_json``'s dict). Building that dict only to hand it to an encoder costs as much as
-writing the text itself, so each JSON table the views take (``views.viewable_tables``) that holds no
-records field also gets a writer: the same fields in the same order and under the same tests as its
-view, written into a ``librt.strings.StringWriter`` as they are visited. Keys and punctuation are
-string constants; values go through typed helpers (``_text_int`` and its kin in ``helpers.py``) that
-take exactly the types a read gives (an int is an ``int``, a string a ``str``...) and raise on any
-other, as on a string orjson refuses (a lone surrogate).
+writing the text itself, so each JSON table the views take (``views.viewable_tables``) also gets a
+writer: the same fields in the same order and under the same tests as its view, written into a
+``librt.strings.StringWriter`` as they are visited. Keys and punctuation are string constants;
+values go through typed helpers (``_text_int`` and its kin in ``helpers.py``) that take exactly the
+types a read gives (an int is an ``int``, a string a ``str``...) and raise on any other, as on a
+string orjson refuses (a lone surrogate).
 
-The root's ``to_json_text(version)`` returns the text with the body's top-level ``errorCode`` and
-``throttleTimeMs`` (each as its view holds it, None when the view has no such key), or None when a
-writer raised or the version has no writer (a records field, a float64): the caller then writes
-the view as before, so the rows never depend on which way a body went. Writing the text this way
-costs about half of what the view and orjson cost together (``bench/decode.py --breakdown``).
+A records field is written by the caller's ``records(w, data, topic)``, which writes the text of
+its own view of the batches (the decoders': ``records.write_batches_json_text``): ``topic`` is
+what names the field's topic, the innermost non-empty ``topic``, ``name`` or ``topic_name`` string
+of the structs holding it, else their innermost non-zero ``topic_id`` uuid, else None. The writers
+of the tables holding a records field pass both down.
+
+The root's ``to_json_text(version, records=None)`` returns the text with the body's top-level
+``errorCode`` and ``throttleTimeMs`` (each as its view holds it, None when the view has no such
+key), or None when a writer (or ``records``) raised or the version has no writer (a float64): the
+caller then writes the view as before, so the rows never depend on which way a body went. Writing
+the text this way costs about half of what the view and orjson cost together (``bench/decode.py
+--breakdown``).
 """
 
 from __future__ import annotations
@@ -54,22 +61,29 @@ def json_text_functions(out: _Lines, plan: MessagePlan) -> None:
     ``_text_root_<Root>``."""
     written = text_tables(plan)
     reached = reached_tables(plan, written)
+    holding = _tables_with_records(plan)
+    fields = {sp.class_name: sp.struct.fields for sp in plan.structs}
     for table in plan.json_tables:
         if table.suffix in reached:
-            _text_function(out, table)
-    _dispatch(out, plan, written)
+            _text_function(out, table, holding, fields[table.class_name])
+    _dispatch(out, plan, written, holding)
 
 
 def text_tables(plan: MessagePlan) -> set[str]:
-    """Suffixes of the tables that get a writer: those with a view and no records field, but
-    not a root's table whose errorCode or throttleTimeMs is a tagged field (no spec of Kafka's
-    has one): such a version is left to the view."""
+    """Suffixes of the tables that get a writer: those with a view, but not a root's table whose
+    errorCode or throttleTimeMs is a tagged field (no spec of Kafka's has one): such a version is
+    left to the view."""
     tagged_tops = {
         table.suffix
         for table in plan.root_json.values()
         if any(_top_value(table, key) is None for key in _TOP_KEYS)
     }
-    return viewable_tables(plan) - _tables_with_records(plan) - tagged_tops
+    return viewable_tables(plan) - tagged_tops
+
+
+# The fields that may name a struct's topic, as the decoders look for one: the first non-empty of
+# these strings, else a non-zero ``topic_id``.
+_TOPIC_NAMES = ("topic", "name", "topic_name")
 
 
 class _Writes:
@@ -129,12 +143,19 @@ class _Separators:
             self.writes("more = True")
 
 
-def _text_function(out: _Lines, table: JsonTable) -> None:
+def _text_function(out: _Lines, table: JsonTable, holding: set[str], fields: list[Field]) -> None:
+    """``holding``: the tables with a records field, in them or nested; their writers take the
+    caller's ``records`` and the ``topic`` of the structs around them."""
     present = [entry for entry in table.entries if entry[1] != "absent"]
+    takes = ", records: Any, topic: Any" if table.suffix in holding else ""
     out("")
     out("")
-    with out.block(f"def _t_{table.suffix}(obj: {table.class_name}, w: StringWriter) -> None:"):
+    with out.block(
+        f"def _t_{table.suffix}(obj: {table.class_name}, w: StringWriter{takes}) -> None:"
+    ):
         out(f'"""The JSON text of ``_JSON_{table.suffix}`` (as ``_j_{table.suffix}``\'s dict)."""')
+        if takes:
+            _name_topic(out, fields)
         if any(mode == "tagged" for _, mode, _, _ in present[:1]):
             out("more = False")
         writes = _Writes(out)
@@ -146,29 +167,46 @@ def _text_function(out: _Lines, table: JsonTable) -> None:
             if mode == "tagged":
                 with writes.block(f"if {_differs_from_default(fld, value)}:"):
                     separators.key(fld.json_key, False)
-                    _write_value(writes, fld, child, value)
+                    _write_value(writes, fld, child, value, holding)
             else:
                 separators.key(fld.json_key, True)
-                _write_value(writes, fld, child, value)
+                _write_value(writes, fld, child, value, holding)
         writes.text("}")
         writes.flush()
 
 
-def _write_value(writes: _Writes, fld: Field, child: str | None, value: str) -> None:
+def _name_topic(out: _Lines, fields: list[Field]) -> None:
+    """``topic`` as this struct names it, else as given: the fields of ``_TOPIC_NAMES`` tried in
+    their order, then ``topic_id`` (each applied over the one after it, so the first that names
+    the topic is the one that counts)."""
+    kinds = {fld.attr: fld.type.kind for fld in fields}
+    if kinds.get("topic_id") == "uuid":
+        out("topic = _topic_by_id(obj.topic_id, topic)")
+    for attr in reversed(_TOPIC_NAMES):
+        if kinds.get(attr) == "string":
+            out(f"topic = _topic_by_name(obj.{attr}, topic)")
+
+
+def _write_value(
+    writes: _Writes, fld: Field, child: str | None, value: str, holding: set[str]
+) -> None:
     """The statements writing the field's JSON value, ``value`` being a local holding it."""
     kind = fld.type.kind
-    if kind not in ("array", "struct"):
+    if kind not in ("array", "struct", "records"):
         writes(f"{_SCALAR_WRITERS[kind]}(w, {value})")
         return
     with writes.block(f"if {value} is None:"):
         writes.text("null")
     with writes.block("else:"):
+        if kind == "records":
+            writes(f"records(w, {value}, topic)")
+            return
         if kind == "struct":
             assert child is not None  # the plan gives a present struct field its table
-            writes(f"_t_{_suffix(child)}({value}, w)")
+            writes(_table_call(child, value, holding))
             return
         if child is not None:
-            item = f"_t_{_suffix(child)}(item, w)"
+            item = _table_call(child, "item", holding)
         else:
             element = fld.type.element
             assert element is not None
@@ -183,6 +221,13 @@ def _write_value(writes: _Writes, fld: Field, child: str | None, value: str) -> 
         writes.text("]")
 
 
+def _table_call(child: str, value: str, holding: set[str]) -> str:
+    """The call of a nested table's writer on ``value``."""
+    suffix = _suffix(child)
+    passed = ", records, topic" if suffix in holding else ""
+    return f"_t_{suffix}({value}, w{passed})"
+
+
 def _top_value(table: JsonTable, json_key: str) -> str | None:
     """The expression of the view's value under a top-level ``json_key`` ("None" without it);
     None when the key is a tagged field's (``text_tables``)."""
@@ -192,7 +237,7 @@ def _top_value(table: JsonTable, json_key: str) -> str | None:
     return "None"
 
 
-def _dispatch(out: _Lines, plan: MessagePlan, written: set[str]) -> None:
+def _dispatch(out: _Lines, plan: MessagePlan, written: set[str], holding: set[str]) -> None:
     name = plan.root.class_name
     groups: dict[str, list[int]] = {}
     tops: dict[str, str] = {}
@@ -202,12 +247,14 @@ def _dispatch(out: _Lines, plan: MessagePlan, written: set[str]) -> None:
             tops[table.suffix] = ", ".join(str(_top_value(table, key)) for key in _TOP_KEYS)
     out("")
     out("")
-    with out.block(f"def _text_root_{name}(obj: {name}, version: int) -> tuple[str, Any, Any]:"):
+    params = f"obj: {name}, version: int, records: Any"
+    with out.block(f"def _text_root_{name}({params}) -> tuple[str, Any, Any]:"):
         out('"""to_json_text\'s answer; _Invalid for a version without a writer."""')
         for suffix, versions in groups.items():
             test = " or ".join(f"version == {v}" for v in versions)
             with out.block(f"if {test}:"):
                 out("w = StringWriter()")
-                out(f"_t_{suffix}(obj, w)")
+                passed = ", records, None" if suffix in holding else ""
+                out(f"_t_{suffix}(obj, w{passed})")
                 out(f"return w.getvalue(), {tops[suffix]}")
         out("raise _Invalid()")

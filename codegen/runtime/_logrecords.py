@@ -154,24 +154,48 @@ class MetadataValueView:
     def __init__(self, *, package=None, family: str | None = None) -> None:
         self._package = generated_package(package)
         self._family = family
-        self._classes: dict[int, type | None] = {}  # record type -> class (None: not in the package)
+        self._classes: dict[int, type | None] = (
+            {}
+        )  # record type -> class (None: not in the package)
 
     def __call__(self, value, message_view=None) -> dict:
-        if type(value) is not bytes or len(value) < 3 or value[0] != METADATA_FRAME_VERSION:
+        found = self._common(value)
+        if found is None:
             return self._decoded(value, message_view)
+        record_type, version, message = found
+        return _message_json(record_type, version, message, message_view)
+
+    def json_text(self, value, dumps) -> str:
+        """The JSON text of ``self(value)``'s view, as ``dumps`` writes a dict: the message's own
+        text where its compiled class writes one (``to_json_text``), else ``dumps`` of the view."""
+        found = self._common(value)
+        if found is None:
+            return dumps(self._decoded(value, None))
+        record_type, version, message = found
+        writer = getattr(message, "to_json_text", None)
+        written = None if writer is None else writer(version)
+        data = dumps(message.to_json(version)) if written is None else written[0]
+        # A class name is an identifier: no character in it needs escaping.
+        name = type(message).__name__
+        return f'{{"type":{record_type},"version":{version},"name":"{name}","data":{data}}}'
+
+    def _common(self, value):
+        """``(record type, version, message)`` of a value in the common frame whose record type
+        the package has a class for; None for any other value (``_decoded`` reads those)."""
+        if type(value) is not bytes or len(value) < 3 or value[0] != METADATA_FRAME_VERSION:
+            return None
         record_type = value[1]
         version = value[2]
         if record_type > 0x7F or version > 0x7F:  # a longer varint: not the common frame
-            return self._decoded(value, message_view)
+            return None
         cls = self._classes.get(record_type, _UNSEEN)
         if cls is _UNSEEN:  # raises what decode_metadata_record raises when the family is missing
             cls = self._classes[record_type] = _metadata_class(
                 self._package, record_type, self._family
             )
         if cls is None:
-            return self._decoded(value, message_view)
-        message = _decode(cls, value[3:], version, "metadata record")
-        return _message_json(record_type, version, message, message_view)
+            return None
+        return record_type, version, _decode(cls, value[3:], version, "metadata record")
 
     def _decoded(self, value, message_view) -> dict:
         record = decode_metadata_record(value, package=self._package, family=self._family)

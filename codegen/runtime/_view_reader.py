@@ -1,16 +1,18 @@
 """The compiled builds of the records' JSON view modules, each used only when it can be trusted.
 
-``kraftwire codegen --native`` also compiles this package's ``_v2_view.py``, ``_logrecords.py`` and
-``_records_json.py`` with mypyc, each into the extension module ``_native_<module>`` beside it,
-which records the SHA-256 of the source it was compiled from. :func:`compiled_build` hands such a
-module out only when it is truly an extension module (never a source file of that name), imports,
-and was compiled from the module's source as it is now: a build left over from an older generation
-is ignored rather than run. Otherwise, and with ``KRAFTWIRE_PURE=1``, the pure module serves. Both
-give the same views and the same errors (tests/records/test_compiled_views.py compares them).
+``kraftwire codegen --native`` also compiles this package's ``_v2_view.py``, ``_logrecords.py``,
+``_records_json.py`` and ``_v2_text.py`` with mypyc, each into the extension module
+``_native_<module>`` beside it, which records the SHA-256 of the source it was compiled from.
+:func:`compiled_build` hands such a module out only when it is truly an extension module (never a
+source file of that name), imports, and was compiled from the module's source as it is now: a build
+left over from an older generation is ignored rather than run. Otherwise, and with
+``KRAFTWIRE_PURE=1``, the pure module serves. Both give the same views and the same errors
+(tests/records/test_compiled_views.py compares them).
 
 This module chooses the batch reader (``read_batch_views``) and the metadata-log value views
 (``metadata_value_view``) that ``_records_json`` calls; ``records`` chooses ``batches_to_json``
-itself, which ``_records_json`` (importing this module) cannot do.
+and ``write_batches_json_text`` itself, which ``_records_json`` and ``_v2_text`` (importing this
+module) cannot do.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
 """The records' JSON views compiled (``kraftwire codegen --native``) against the pure ones.
 
-Two copies of the bundled package are made: one with its ``_v2_view``, ``_logrecords`` and
-``_records_json`` compiled by mypyc, one left pure, so both run in this process. For the same input
-they must give the same views, down to the JSON text (so the key order too), or the same error (type
-name and text): the batch reader, the metadata-log value views and ``batches_to_json`` itself, on
-hypothesis' buffers and edits of them, on Kafka's vectors and on bad options. A build whose source
+Two copies of the bundled package are made: one with its ``_v2_view``, ``_logrecords``,
+``_records_json`` and ``_v2_text`` compiled by mypyc, one left pure, so both run in this process.
+For the same input they must give the same views, down to the JSON text (so the key order too), or
+the same error (type name and text): the batch reader, the metadata-log value views and
+``batches_to_json`` itself, on hypothesis' buffers and edits of them, on Kafka's vectors and on bad
+options. The text written straight from the bytes (``write_batches_json_text``) must be the same
+from both, and, where it is written, the text of ``batches_to_json``'s view. A build whose source
 changed since, a source file posing as the extension, and ``KRAFTWIRE_PURE=1`` must leave the pure
 module in charge. Without mypyc (or with KRAFTWIRE_PURE=1 set for the whole run) these tests skip.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import os
 import shutil
 import subprocess
@@ -22,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given
+from librt.strings import StringWriter
 from hypothesis import strategies as st
 from view_inputs import (
     BAD_OPTIONS,
@@ -43,7 +47,7 @@ from kraftwire.generated._native_loader import forced_pure
 from kraftwire.records import encode_batch
 
 COMPILED, PURE = "kwview_compiled", "kwview_pure"  # copies, so that the builds are this test's own
-BUILT = ("_v2_view", "_logrecords", "_records_json")
+BUILT = ("_v2_view", "_logrecords", "_records_json", "_v2_text")
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +85,9 @@ def copies(copies_root):
                     batches_to_json=importlib.import_module(f"{name}.records").batches_to_json,
                     read_batch_views=chooser.read_batch_views,
                     metadata_value_view=chooser.metadata_value_view,
+                    write_batches_json_text=importlib.import_module(
+                        f"{name}.records"
+                    ).write_batches_json_text,
                 )
             )
         compiled, pure = made
@@ -145,6 +152,62 @@ def test_compiled_views_name_bad_options_as_the_pure_ones(copies, data, options,
         )
 
 
+# -- the text of the view, written straight from the bytes ------------------------------------------
+
+
+def _texts(copies, data, package, family) -> list[tuple[str, object]]:
+    """What the compiled and the pure write_batches_json_text wrote of ``data`` (or raised)."""
+    found = []
+    for side in copies:
+        w = StringWriter()
+        try:
+            side.write_batches_json_text(w, data, package, family)
+        except Exception as exc:  # anything: the decoders then write the view
+            found.append(("raised", type(exc).__name__))
+        else:
+            found.append(("ok", w.getvalue()))
+    return found
+
+
+def _view_text(copies, data, **options) -> str:
+    view = copies[1].batches_to_json(data, **options)
+    return json.dumps(view, ensure_ascii=False, separators=(",", ":"))
+
+
+@SETTINGS
+@given(data=buffers(), edit=st.data())
+def test_compiled_text_equals_the_pure_text_and_the_view_s(copies, data, edit):
+    changed = edit.draw(edited(data)) if edit.draw(st.booleans()) else data
+    compiled, pure = _texts(copies, changed, bundled, None)
+    assert compiled == pure
+    if compiled[0] == "ok":
+        assert compiled[1] == _view_text(copies, changed, package=bundled)
+    elif changed is data:  # a buffer written whole is given up on only for a lone surrogate
+        with pytest.raises(UnicodeEncodeError):
+            _view_text(copies, changed, package=bundled).encode()
+
+
+@SETTINGS
+@given(edit=st.data())
+def test_compiled_metadata_text_equals_the_pure_text_and_the_view_s(
+    copies, pkg, metadata_frames, edit
+):
+    data = edit.draw(metadata_buffers(metadata_frames))
+    if edit.draw(st.integers(0, 3)) == 0:
+        data = edit.draw(edited(data))
+    compiled, pure = _texts(copies, data, pkg, "metadata")
+    assert compiled == pure
+    if compiled[0] == "ok":
+        options = {"values": "metadata", "family": "metadata", "package": pkg}
+        assert compiled[1] == _view_text(copies, data, **options)
+
+
+def test_compiled_text_of_the_vectors_is_the_view_s(copies, vector_blobs):
+    for blob in vector_blobs:
+        compiled, pure = _texts(copies, blob, bundled, None)
+        assert compiled == pure == ("ok", _view_text(copies, blob, package=bundled))
+
+
 # -- the parts it calls: the batch reader and the metadata value views ---------------------------------
 
 
@@ -191,7 +254,7 @@ def _chosen(root: Path, **env: str) -> list[str]:
     script = (
         f"import types, {COMPILED}._view_reader as chooser, {COMPILED}.records as records\n"
         "functions = [chooser.read_batch_views, chooser.metadata_value_view, "
-        "records.batches_to_json]\n"
+        "records.batches_to_json, records.write_batches_json_text]\n"
         "kinds = ['pure' if isinstance(f, types.FunctionType) else 'native' for f in functions]\n"
         "print(chooser.IMPLEMENTATION, *kinds)"
     )
@@ -208,12 +271,12 @@ def _chosen(root: Path, **env: str) -> list[str]:
 
 
 def test_only_current_extensions_are_chosen(copies_root, tmp_path):
-    assert _chosen(copies_root) == ["native"] * 4
-    assert _chosen(copies_root, KRAFTWIRE_PURE="1") == ["pure"] * 4
+    assert _chosen(copies_root) == ["native"] * 5
+    assert _chosen(copies_root, KRAFTWIRE_PURE="1") == ["pure"] * 5
     for index, module in enumerate(BUILT):
-        expected = ["native"] * 4
+        expected = ["native"] * 5
         expected[1 + index] = "pure"
-        if module != "_records_json":  # IMPLEMENTATION: the reader and the value views
+        if module in ("_v2_view", "_logrecords"):  # IMPLEMENTATION: the reader and value views
             expected[0] = "pure"
         stale = tmp_path / f"stale{module}"
         shutil.copytree(copies_root, stale)
@@ -259,4 +322,4 @@ def test_a_rebuild_leaves_a_loaded_build_running(copies_root, tmp_path):
         check=False,
     )
     assert (done.returncode, done.stdout.split()) == (0, ["pure", "1"]), done.stderr[-500:]
-    assert _chosen(root) == ["native"] * 4  # and the new build is the one chosen afterwards
+    assert _chosen(root) == ["native"] * 5  # and the new build is the one chosen afterwards
