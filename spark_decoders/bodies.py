@@ -244,14 +244,7 @@ class BodyDecoder:
                 if marks is not None:
                     marks[0] = 0
             body, end = found
-            written: tuple[str, Any, Any] | None = None
-            if codec.writes_text:
-                if codec.holds_records:
-                    written = body.to_json_text(version, self._records_text)
-                else:
-                    written = body.to_json_text(version)
-            if written is None:
-                written = self._text_of_view(body, codec, version)
+            written = self._text(body, codec, version)
         except self._unsupported as exc:
             return self._failed(codec, row, problems, UNSUPPORTED, f"{codec.side}: {exc}")
         except (DecodeTimeout, RecursionError, MemoryError) as exc:
@@ -273,6 +266,20 @@ class BodyDecoder:
         if extra:
             problems.append(f"{codec.side}: {extra} bytes after the body ignored")
         return None
+
+    def _text(self, body: Any, codec: _Codec, version: int) -> tuple[str, Any, Any]:
+        """The body's JSON text, written by its compiled class where it can (records fields by
+        ``_records_text``), else through its view; with its top-level errorCode and
+        throttleTimeMs."""
+        written: tuple[str, Any, Any] | None = None
+        if codec.writes_text:
+            if codec.holds_records:
+                written = body.to_json_text(version, self._records_text)
+            else:
+                written = body.to_json_text(version)
+        if written is None:
+            written = self._text_of_view(body, codec, version)
+        return written
 
     def _text_of_view(self, body: Any, codec: _Codec, version: int) -> tuple[str, Any, Any]:
         """The body's JSON text through its view (records fields expanded), and the view's
