@@ -154,9 +154,8 @@ class MetadataValueView:
     def __init__(self, *, package=None, family: str | None = None) -> None:
         self._package = generated_package(package)
         self._family = family
-        self._classes: dict[int, type | None] = (
-            {}
-        )  # record type -> class (None: not in the package)
+        # record type -> class (None: not in the package)
+        self._classes: dict[int, type | None] = {}
 
     def __call__(self, value, message_view=None) -> dict:
         found = self._common(value)
