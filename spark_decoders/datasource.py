@@ -118,6 +118,11 @@ class KafkaPcapReader(DataSourceReader):
         return [Shard(i) for i in range(self.shards)]
 
     def read(self, partition: Shard):
+        from .spark_tasks import as_spark_task
+
+        return as_spark_task(self._batches(partition))
+
+    def _batches(self, partition: Shard):
         from .api import decode_shard
         from .tables import arrow_batches
 
@@ -130,4 +135,4 @@ class KafkaPcapReader(DataSourceReader):
             self.table,
             in_order=False,
         )
-        return arrow_batches(rows, self.table)
+        yield from arrow_batches(rows, self.table)

@@ -117,13 +117,16 @@ class SegmentsReader(DataSourceReader):
 
     def read(self, partition: SplitPartition):
         from .pipeline import map_file
+        from .spark_tasks import as_spark_task
 
-        return split_pieces(
-            map_file(partition.path),
-            partition.start,
-            partition.stop,
-            (partition.file_index, partition.split_index),
-            self.routes,
+        return as_spark_task(
+            split_pieces(
+                map_file(partition.path),
+                partition.start,
+                partition.stop,
+                (partition.file_index, partition.split_index),
+                self.routes,
+            )
         )
 
 

@@ -141,6 +141,7 @@ def read_split_exchanges(
     from .pipeline import first_timestamp
     from .routes import partition_labels
     from .segments_source import NAME, KafkaPcapSegmentsDataSource
+    from .spark_tasks import as_spark_task
 
     register_once(spark, KafkaPcapSegmentsDataSource)
     files = tuple(sorted(expand_paths(",".join(paths)), key=lambda p: (first_timestamp(p), p)))
@@ -157,7 +158,7 @@ def read_split_exchanges(
     )
 
     def stage_two(batches):
-        return decode_pieces(batches, files, bundle, ports, output)
+        return as_spark_task(decode_pieces(batches, files, bundle, ports, output))
 
     return (
         pieces.repartition(partitions, "route")
