@@ -29,6 +29,7 @@ from .pipeline import (
 )
 from .capture import CaptureError, CaptureStats, shown_name
 from .ownership import ShardOwnership
+from .rows import OrderedRows
 from .tables import EXCHANGES, check_table, sort_key, utc_aware
 
 # Bundles built in this process, by the fingerprint of their specs: Spark plans every read in a
@@ -84,10 +85,11 @@ def decode_shard(
         sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p))
     )
     rows: list[dict] = []
+    ordered = OrderedRows(sort_key(table)) if in_order else None
     flows = FlowTable(
         files,
         BodyDecoder(load_codecs(bundle)),
-        rows.append,
+        ordered.add if ordered else rows.append,
         DecodeOptions(server_ports=ports, table=table),
     )
     ownership = ShardOwnership(shard, shards)
@@ -107,8 +109,8 @@ def decode_shard(
             except CaptureError:
                 continue  # not a capture: local mode reports it; here it simply yields nothing
         flows.finish()
-        if in_order:
-            rows.sort(key=sort_key(table))  # collector still paused: see decode_files
+        if ordered:
+            rows = ordered.in_order()  # collector still paused: see decode_files
     return rows
 
 
