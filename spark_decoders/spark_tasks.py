@@ -12,9 +12,10 @@ and kept. It then runs the task with the collector paused, as the local decode d
 no reference cycles and are freed by reference counting as they become Arrow batches, so the
 collector would have walked them for nothing.
 
-The cost: an object that outlives a task's start and later becomes part of a garbage cycle is not
-collected. Objects that outlive tasks here are the workers' long-lived ones, and they do not die.
-Outside a Spark task (local mode, tests calling a reader directly) nothing is frozen.
+The cost: an object that outlives a task's start and later becomes part of a garbage cycle is never
+collected. What outlives tasks here is the workers' long-lived state; what of it does die (PySpark's
+previous task context, say) is still freed by reference counting, which freezing does not stop.
+Outside a Spark worker (local mode, tests calling a reader directly) nothing is frozen.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ T = TypeVar("T")
 
 
 def in_spark_task() -> bool:
-    """True in a Spark worker while it runs a task (PySpark sets the task's context first)."""
+    """True in a Spark worker (PySpark sets a task context before it runs a task's code)."""
     from pyspark import TaskContext
 
     return TaskContext.get() is not None
