@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable, Iterator
 
 from .bodies import BodyDecoder
 from .codecs import (
@@ -23,7 +24,7 @@ from .pipeline import (
     DecodeOptions,
     FlowTable,
     decode_files,
-    feed_file,
+    feed_file_in_steps,
     first_timestamp,
     map_file,
 )
@@ -81,37 +82,90 @@ def decode_shard(
     """Rows of the connections in one shard (see ``datasource``), in local mode's order; with
     ``in_order`` False in the order their connections ended (Spark keeps no order of a data
     source's rows, so its tasks skip the sort)."""
+    rows: list[dict] = []
+    ordered = OrderedRows(sort_key(table)) if in_order else None
+    emit = ordered.add if ordered else rows.append
+    with CollectorPaused():
+        for _ in _feed_shard(paths, bundle, ports, shard, shards, table, emit, None):
+            pass
+        if ordered:
+            rows = ordered.in_order()  # collector still paused: see decode_files
+    return rows
+
+
+# How many rows ``stream_shard`` lets gather before it hands them on: a few Arrow batches' worth.
+STREAM_HOLD_ROWS = 4 * 4096
+
+
+def stream_shard(
+    paths: list[str],
+    bundle: CodecBundle | None,
+    ports: frozenset[int],
+    shard: int,
+    shards: int,
+    table: str = EXCHANGES,
+    hold_rows: int | None = None,
+) -> Iterator[list[dict]]:
+    """``decode_shard``'s rows (in_order False) in lists handed on while the shard decodes: the
+    decode pauses once ``hold_rows`` or more are held (looked at every ``STOP_CHECK_PACKETS``
+    packets), so that a task holds a bounded number of rows whatever the capture's size; None
+    for ``STREAM_HOLD_ROWS``."""
+    rows: list[dict] = []
+    bound = STREAM_HOLD_ROWS if hold_rows is None else hold_rows
+
+    def full() -> bool:
+        return len(rows) >= bound
+
+    with CollectorPaused():
+        for _ in _feed_shard(paths, bundle, ports, shard, shards, table, rows.append, full):
+            if rows:
+                yield rows[:]
+                rows.clear()
+    if rows:
+        yield rows
+
+
+def _feed_shard(
+    paths: list[str],
+    bundle: CodecBundle | None,
+    ports: frozenset[int],
+    shard: int,
+    shards: int,
+    table: str,
+    emit: Callable[[dict], None],
+    stop: Callable[[], bool] | None,
+) -> Iterator[None]:
+    """Every file of ``paths`` into one shard's ``FlowTable`` emitting to ``emit``, pausing (a
+    yield) whenever ``stop`` says so (see ``feed_file_in_steps``); the last rows are emitted
+    after the last yield."""
     files = tuple(
         sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p))
     )
-    rows: list[dict] = []
-    ordered = OrderedRows(sort_key(table)) if in_order else None
     flows = FlowTable(
         files,
         BodyDecoder(load_codecs(bundle)),
-        ordered.add if ordered else rows.append,
+        emit,
         DecodeOptions(server_ports=ports, table=table),
     )
     ownership = ShardOwnership(shard, shards)
     alone = shards == 1  # one shard owns everything: nothing to sort out
-    with CollectorPaused():
-        for index, path in enumerate(files):
-            buf = map_file(path)
-            try:
-                feed_file(
-                    flows,
-                    buf,
-                    index,
-                    CaptureStats(),
-                    skips=None if alone else ownership.skips,
-                    owns=None if alone else ownership.owns,
-                )
-            except CaptureError:
-                continue  # not a capture: local mode reports it; here it simply yields nothing
-        flows.finish()
-        if ordered:
-            rows = ordered.in_order()  # collector still paused: see decode_files
-    return rows
+    for index, path in enumerate(files):
+        steps = feed_file_in_steps(
+            flows,
+            map_file(path),
+            index,
+            CaptureStats(),
+            stop,
+            skips=None if alone else ownership.skips,
+            owns=None if alone else ownership.owns,
+        )
+        try:
+            yield from steps
+        except CaptureError:
+            continue  # not a capture: local mode reports it; here it simply yields nothing
+        if stop is not None and stop():  # a file's end adds its own rows to the last stretch's
+            yield
+    flows.finish()
 
 
 def register(spark) -> None:
@@ -133,9 +187,9 @@ def check_spark_paths(paths: list[str]) -> None:
             )
 
 
-# Captures above this many bytes in all are read through the split plan unless told otherwise: a
-# data source shard holds its rows until it ends (about six times the bytes of capture it decodes),
-# while the split plan streams them, at about twice the CPU.
+# Captures above this many bytes in all are read through the split plan unless told otherwise. It
+# was chosen when a data source shard held all its rows until it ended; shards now stream them
+# (``stream_shard``), and the split plan costs about twice the CPU: this wants measuring anew.
 SPLIT_ABOVE_BYTES = 256 * 1024 * 1024
 SPLIT_BYTES = 64 * 1024 * 1024  # the byte ranges of the split plan chosen for large captures
 

@@ -123,16 +123,12 @@ class KafkaPcapReader(DataSourceReader):
         return as_spark_task(self._batches(partition))
 
     def _batches(self, partition: Shard):
-        from .api import decode_shard
+        """The shard's Arrow batches, made while it decodes (``stream_shard``): a task holds a
+        few batches' worth of rows, not all of its shard's."""
+        from .api import stream_shard
         from .tables import arrow_batches
 
-        rows = decode_shard(
-            self.paths,
-            self.bundle,
-            self.ports,
-            partition.index,
-            self.shards,
-            self.table,
-            in_order=False,
-        )
-        yield from arrow_batches(rows, self.table)
+        for rows in stream_shard(
+            self.paths, self.bundle, self.ports, partition.index, self.shards, self.table
+        ):
+            yield from arrow_batches(rows, self.table)

@@ -290,34 +290,54 @@ _ENDPOINTS_STOP: Final = ETH_IPV4_ENDPOINTS[1]
 _IPV4_NO_OPTIONS: Final = b"\x08\x00\x45"
 
 
+# The loops look at ``stop`` and ``on_packet`` once in this many packets: no cost per packet.
+STOP_CHECK_PACKETS: Final = 4096
+STOP_CHECK_MASK: Final = STOP_CHECK_PACKETS - 1
+
+
 # A pcap record header's fields: seconds, fraction, captured and original length.
 _RecordHeaderUnpack = Callable[[Any, int], tuple[int, int, int, int]]
 # A predicate on a segment: does it belong to this reader (a shard's own connections: ``ownership``)?
 SegmentFilter = Callable[[Segment], bool]
 
 
-def feed_file(
+def feed_file(table: FlowTable, buf, file_index: int, stats: CaptureStats, **options) -> None:
+    """``feed_file_in_steps`` without a pause (``options``: its own after ``stop``)."""
+    for _ in feed_file_in_steps(table, buf, file_index, stats, None, **options):
+        pass
+
+
+def feed_file_in_steps(
     table: FlowTable,
     buf,
     file_index: int,
     stats: CaptureStats,
+    stop: Callable[[], bool] | None,
     on_packet: Callable[[int], None] | None = None,
     skips: PacketFilter | None = None,
     owns: SegmentFilter | None = None,
     chunk_bytes: int = CHUNK_BYTES,
-) -> None:
+) -> Iterator[None]:
     """Every TCP segment of the capture in ``buf`` into ``table`` (CaptureError when it is none),
     as ``segments`` and ``table.segment`` would take them, common packets fused: pcap records in
     ``feed_pcap``'s one loop, pcapng blocks in ``feed_pcapng``'s, both reading ``buf`` through a
     ``capture.Window`` of ``chunk_bytes``. ``skips`` may pass over packets before they are built
-    and ``owns`` over segments (a shard's: ``ownership``)."""
+    and ``owns`` over segments (a shard's: ``ownership``). Pauses (yields) when ``stop`` says so
+    at a loop's check; the loops stay plain functions (compiled generators are slow), resumed here.
+    """
     reader, start = open_reader(buf, stats)
     paths = _PacketPaths(table, stats, skips, owns)
     window = Window(buf, chunk_bytes)
-    if isinstance(reader, PcapReader):
-        feed_pcap(paths, reader, window, file_index, on_packet)
-    else:
-        feed_pcapng(paths, reader, window, start, file_index, on_packet)
+    file_ref = file_index << FILE_SHIFT  # a packet's reference is this | its number
+    resume: tuple[int, int] | None = (1, start)
+    while resume is not None:
+        number, pos = resume
+        if isinstance(reader, PcapReader):
+            resume = feed_pcap(paths, reader, window, file_ref, on_packet, number, pos, stop)
+        else:
+            resume = feed_pcapng(paths, reader, window, pos, file_ref, on_packet, number, stop)
+        if resume is not None:
+            yield
     paths.fragments.finish()
 
 
@@ -325,18 +345,19 @@ def feed_pcap(
     paths: "_PacketPaths",
     reader: PcapReader,
     window: Window,
-    file_index: int,
+    file_ref: int,
     on_packet: Callable[[int], None] | None = None,
-) -> None:
-    """Every record of a pcap file (``reader``'s buffer, read through ``window``) into ``paths``,
-    in one loop; damage and a cut-off end are the reader's to note (file offsets throughout:
-    ``pos``, and the window's ``base`` and ``limit``)."""
+    number: int = 1,
+    pos: int = 24,
+    stop: Callable[[], bool] | None = None,
+) -> tuple[int, int] | None:
+    """Every record of a pcap file (``reader``'s buffer, read through ``window``) into ``paths``
+    in one loop from record ``number`` at ``pos``, referenced ``file_ref | number``; damage and a
+    cut end are the reader's to note. Returns where to resume if ``stop`` says so, else None."""
     unpack: _RecordHeaderUnpack = reader.record_header.unpack_from
     frac_limit, scale, max_len = reader.frac_limit, reader.ts_scale, reader.max_len
     linktype, little = reader.info.linktype, reader.info.endian == "<"
-    file_ref = file_index << FILE_SHIFT
     end = window.end
-    number, pos = 1, 24
     window.load(pos, 16)
     data, base, limit = window.data, window.base, window.limit
     second, second_ns = -1, 0  # the last record's whole second, and in nanoseconds
@@ -371,11 +392,12 @@ def feed_pcap(
         paths.route(
             data, linktype, at + 16, incl, orig, file_ref | number, second_ns + frac * scale
         )
-        if on_packet is not None and not number % 65536:
-            on_packet(number)
+        if not number & STOP_CHECK_MASK and _pauses(number, on_packet, stop):
+            return number + 1, pos + 16 + incl
         number += 1
         pos += 16 + incl
     reader.stats.packets += number - 1
+    return None
 
 
 def feed_pcapng(
@@ -383,17 +405,18 @@ def feed_pcapng(
     reader: PcapngReader,
     window: Window,
     start: int,
-    file_index: int,
+    file_ref: int,
     on_packet: Callable[[int], None] | None = None,
-) -> None:
+    number: int = 1,
+    stop: Callable[[], bool] | None = None,
+) -> tuple[int, int] | None:
     """``feed_pcap`` for a pcapng file: a sound enhanced packet block of a known interface is read
     in one go from the window (``reader.plain_packet``), which first moves to hold the whole block;
     every other block (section and interface blocks, other packet blocks, damage) goes through
     ``reader.advance`` on the whole buffer, its packet's bytes copied out."""
     view = memoryview(window.buf)
-    file_ref = file_index << FILE_SHIFT
     end = window.end
-    number, pos = 1, start
+    pos = start
     window.load(pos, EPB_DATA)
     data, base, limit = window.data, window.base, window.limit
     while pos < end:
@@ -419,11 +442,21 @@ def feed_pcapng(
             )
             chunk, at = bytes(packet.data), 0
         paths.route(chunk, linktype, at, incl, orig, file_ref | number, ts_ns)
-        if on_packet is not None and not number % 65536:
-            on_packet(number)
+        if not number & STOP_CHECK_MASK and _pauses(number, on_packet, stop):
+            return number + 1, next_pos
         number += 1
         pos = next_pos
     reader.stats.packets += number - 1
+    return None
+
+
+def _pauses(
+    number: int, on_packet: Callable[[int], None] | None, stop: Callable[[], bool] | None
+) -> bool:
+    """A loop's check after packet ``number``: ``on_packet`` every 65536 packets; True to pause."""
+    if on_packet is not None and not number % 65536:
+        on_packet(number)
+    return stop is not None and stop()
 
 
 class _PacketPaths:
@@ -553,7 +586,7 @@ def decode_files(
             file_stats = stats[path] = CaptureStats()
             buf = map_file(path)
             try:
-                feed_file(table, buf, index, file_stats, on_packet)
+                feed_file(table, buf, index, file_stats, on_packet=on_packet)
             except CaptureError as exc:  # not a capture: reported, the other files still decode
                 file_stats.note(str(exc))
         table.finish()
