@@ -187,9 +187,10 @@ def check_spark_paths(paths: list[str]) -> None:
             )
 
 
-# Captures above this many bytes in all are read through the split plan unless told otherwise. It
-# was chosen when a data source shard held all its rows until it ended; shards now stream them
-# (``stream_shard``), and the split plan costs about twice the CPU: this wants measuring anew.
+# Captures above this many bytes in all are read through the split plan unless told otherwise:
+# every data source shard reads all of the input (passing over the other shards' packets), so its
+# reading grows with the number of cores, while the split plan reads each byte once, at about
+# twice the CPU of the decode.
 SPLIT_ABOVE_BYTES = 256 * 1024 * 1024
 SPLIT_BYTES = 64 * 1024 * 1024  # the byte ranges of the split plan chosen for large captures
 
