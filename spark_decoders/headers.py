@@ -90,23 +90,13 @@ def request_body_start(payload: bytes, header_version: int) -> int | None:
     plain kind the codec's header reader certainly reads to that same offset: an ASCII (or null)
     client id and, in version 2, no tagged fields. None otherwise: the codec must read it (and
     report what is wrong with it; Kafka's header spec no longer has version 0, for one)."""
-    if len(payload) < 10 or header_version not in (1, 2):
-        return None
-    (length,) = _unpack_int16(payload, 8)
-    if length == -1:
-        pos = 10
-    elif length < 0 or 10 + length > len(payload) or not payload[10 : 10 + length].isascii():
-        return None
-    else:
-        pos = 10 + length
-    if header_version == 1:
-        return pos
-    return pos + 1 if pos < len(payload) and payload[pos] == 0 else None
+    head = read_request_head(payload)
+    return None if head is None else request_body_start_after(head, payload, header_version)
 
 
 def request_body_start_after(head: RequestHead, payload: bytes, header_version: int) -> int | None:
-    """``request_body_start`` of a payload whose ``head`` was read already: the same answer, without
-    reading the client id again."""
+    """``request_body_start`` of a payload whose ``head`` was read already (the decoder reads it
+    once per exchange, for its columns and for this)."""
     if not head.plain:
         return None
     end = head.end

@@ -50,13 +50,28 @@ request_headers = st.one_of(
 
 
 @settings(max_examples=800, deadline=None)
+def _plain_header_end(payload: bytes, header_version: int) -> int | None:
+    """The rule, spelled out on its own: after a null or ASCII client id, header v1 ends there and
+    v2 one byte later when that byte is a zero tagged-field count; anything else is the codec's."""
+    if len(payload) < 10 or header_version not in (1, 2):
+        return None
+    length = int.from_bytes(payload[8:10], "big", signed=True)
+    end = 10 + max(length, 0)
+    if length < -1 or end > len(payload) or not payload[10:end].isascii():
+        return None
+    if header_version == 1:
+        return end
+    return end + 1 if end < len(payload) and payload[end] == 0 else None
+
+
 @given(payload=request_headers, header_version=st.integers(0, 3))
 def test_body_start_after_a_read_head_equals_reading_the_header_again(payload, header_version):
     """The exchange path reads a request's head once: where its body starts is then found from
-    that head, as ``request_body_start`` finds it from the payload alone."""
+    that head, as ``request_body_start`` finds it from the payload alone, by the rule."""
     head = read_request_head(payload)
+    expected = request_body_start(payload, header_version)
+    assert expected == _plain_header_end(payload, header_version)
     if head is not None:
-        expected = request_body_start(payload, header_version)
         assert request_body_start_after(head, payload, header_version) == expected
 
 
