@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.kraftwire-installed
 
-.PHONY: demo test generate native clean
+.PHONY: demo test generate native kafka clean
 
 # pip's own chatter (and setuptools' note that an editable install maps folders by name) goes to
 # .venv/install.log, shown only when the install fails.
@@ -34,6 +34,18 @@ generate: $(STAMP)
 native: $(STAMP)
 	$(BIN)/kraftwire codegen --native --schemas schemas --out generated --package kraftwire.generated
 	$(BIN)/python -m kraftwire.spark_decoders.native_build
+
+# Apache Kafka's released jars for the interop tests (tests/interop): Maven resolves them from Maven
+# Central into ~/.m2 and writes one class path per release to interop/target/. Nothing is committed.
+KAFKA_RELEASES := 4.4.0 4.0.2
+kafka:
+	@command -v java >/dev/null || { echo "make kafka: Java 17 is needed (apt-get install openjdk-17-jdk-headless)"; exit 1; }
+	@command -v mvn >/dev/null || { echo "make kafka: Maven is needed (apt-get install maven)"; exit 1; }
+	@for v in $(KAFKA_RELEASES); do \
+		mvn -q -B -Dstyle.color=never -f interop/pom.xml dependency:build-classpath -Dkafka.version=$$v \
+			-Dmdep.outputFile=target/kafka-$$v.classpath || exit 1; \
+		echo "Apache Kafka $$v: interop/target/kafka-$$v.classpath"; \
+	done
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
