@@ -58,14 +58,16 @@ class MixedQuorum:
         observers: dict[int, str] | None = None,
         version: str = KAFKA,
         extra: dict[str, object] | None = None,
+        kafka_extra: dict[str, object] | None = None,
     ) -> None:
         """``kinds``: node id -> "kafka" or "kraftwire" for the voters; ``observers`` the same for nodes
         formatted without initial controllers (dynamic quorums only); ``extra`` settings for every
-        member (Kafka's names, so both kinds read them)."""
+        member (Kafka's names, so both kinds read them), ``kafka_extra`` for Kafka's only."""
         self.root = Path(root)
         self.dynamic = dynamic
         self.version = version
         self.extra = dict(extra or {})
+        self.kafka_extra = dict(kafka_extra or {})
         every = {**kinds, **(observers or {})}
         ports = free_ports(len(every))
         self.members = {
@@ -116,7 +118,7 @@ class MixedQuorum:
             common["controller.quorum.voters"] = voters
         if member.kind == "kafka":
             kafka = {**KAFKA_ONLY, "log.dirs": str(self.log_dir(node))}
-            return {**common, **kafka, **self.extra}
+            return {**common, **kafka, **self.extra, **self.kafka_extra}
         return {**common, "metadata.log.dir": str(self.log_dir(node)), **self.extra}
 
     def write_config(self, node: int) -> None:
