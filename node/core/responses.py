@@ -30,7 +30,15 @@ from kraftwire.generated import (
 )
 
 from . import errors
-from .api import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID, ZERO_UUID, Endpoint, ReplicaStatus, SnapshotId
+from .api import (
+    METADATA_PARTITION,
+    METADATA_TOPIC,
+    METADATA_TOPIC_ID,
+    ZERO_UUID,
+    Endpoint,
+    ReplicaStatus,
+    SnapshotId,
+)
 
 LeaderEndpoint = tuple[int, Endpoint] | None
 """(leader id, its endpoint on our listener), when known."""
@@ -93,7 +101,14 @@ def vote_response(
 
 
 def _quorum_epoch_response(
-    module: Any, cls: Any, version: int, error: int, perr: int, leader_id: int | None, epoch: int, ep: LeaderEndpoint
+    module: Any,
+    cls: Any,
+    version: int,
+    error: int,
+    perr: int,
+    leader_id: int | None,
+    epoch: int,
+    ep: LeaderEndpoint,
 ) -> Any:
     if error != errors.NONE:
         return cls(error_code=error)
@@ -117,7 +132,12 @@ def _quorum_epoch_response(
 
 
 def begin_quorum_epoch_response(
-    version: int, error: int, perr: int = 0, leader_id: int | None = None, epoch: int = -1, ep: LeaderEndpoint = None
+    version: int,
+    error: int,
+    perr: int = 0,
+    leader_id: int | None = None,
+    epoch: int = -1,
+    ep: LeaderEndpoint = None,
 ) -> Any:
     return _quorum_epoch_response(
         _bqe, _bqe.BeginQuorumEpochResponse, version, error, perr, leader_id, epoch, ep
@@ -125,7 +145,12 @@ def begin_quorum_epoch_response(
 
 
 def end_quorum_epoch_response(
-    version: int, error: int, perr: int = 0, leader_id: int | None = None, epoch: int = -1, ep: LeaderEndpoint = None
+    version: int,
+    error: int,
+    perr: int = 0,
+    leader_id: int | None = None,
+    epoch: int = -1,
+    ep: LeaderEndpoint = None,
 ) -> Any:
     return _quorum_epoch_response(
         _eqe, _eqe.EndQuorumEpochResponse, version, error, perr, leader_id, epoch, ep
@@ -159,14 +184,18 @@ def fetch_response(
     if diverging is not None:
         part.diverging_epoch = _fetch.EpochEndOffset(epoch=diverging[0], end_offset=diverging[1])
     if snapshot_id is not None:
-        part.snapshot_id = _fetch.SnapshotId(end_offset=snapshot_id.end_offset, epoch=snapshot_id.epoch)
+        part.snapshot_id = _fetch.SnapshotId(
+            end_offset=snapshot_id.end_offset, epoch=snapshot_id.epoch
+        )
     eps = []
     if ep is not None and version >= 17:
         eps = [_fetch.NodeEndpoint(node_id=ep[0], host=ep[1].host, port=ep[1].port)]
     return _fetch.FetchResponse(
         error_code=error,
         responses=[
-            _fetch.FetchableTopicResponse(topic=METADATA_TOPIC, topic_id=METADATA_TOPIC_ID, partitions=[part])
+            _fetch.FetchableTopicResponse(
+                topic=METADATA_TOPIC, topic_id=METADATA_TOPIC_ID, partitions=[part]
+            )
         ],
         node_endpoints=eps,
     )
@@ -197,7 +226,9 @@ def fetch_snapshot_response(
         unaligned_records=data,
     )
     if snapshot_id is not None:
-        part.snapshot_id = _fs.SnapshotId(end_offset=snapshot_id.end_offset, epoch=snapshot_id.epoch)
+        part.snapshot_id = _fs.SnapshotId(
+            end_offset=snapshot_id.end_offset, epoch=snapshot_id.epoch
+        )
     return _fs.FetchSnapshotResponse(
         error_code=error,
         topics=[_fs.TopicSnapshot(name=METADATA_TOPIC, partitions=[part])],
@@ -205,7 +236,9 @@ def fetch_snapshot_response(
     )
 
 
-def fetch_snapshot_unknown_partition(version: int, topic: str, partition: int, ep: LeaderEndpoint) -> Any:
+def fetch_snapshot_unknown_partition(
+    version: int, topic: str, partition: int, ep: LeaderEndpoint
+) -> Any:
     """UNKNOWN_TOPIC_OR_PARTITION for the topic and partition asked for; Kafka names no leader in it
     (but still lists the leader's endpoint)."""
     part = _fs.PartitionSnapshot(
@@ -271,7 +304,9 @@ def describe_quorum_response(
         node_list = [
             _dq.Node(
                 node_id=nid,
-                listeners=[_dq.Listener(name=n, host=e.host, port=e.port) for n, e in listeners.items()],
+                listeners=[
+                    _dq.Listener(name=n, host=e.host, port=e.port) for n, e in listeners.items()
+                ],
             )
             for nid, listeners in nodes
         ]
@@ -281,11 +316,13 @@ def describe_quorum_response(
     )
 
 
-def _change_message(error: int, message: str | None) -> str:
-    """As Kafka's ``RaftUtil.addVoterResponse``: the text given, else the error's default message, which
-    for success is "NONE" (``Errors.NONE.message()`` falls back to the name; a Kafka leader's answer
-    to a completed AddRaftVoter/RemoveRaftVoter carries it). The leader-only check is answered with ""
-    (:data:`NO_MESSAGE`)."""
+def _change_message(error: int, message: str | None) -> str | None:
+    """As Kafka 4.4.0's ``RaftUtil.addVoterResponse``/``removeVoterResponse``: the text given, else the
+    error's default message for an error and null for success. (Kafka 4.0.x filled in the default for
+    success too, ``Errors.NONE.message()`` = "NONE"; 4.4.0 leaves it null.) The leader-only check is
+    answered with "" (:data:`NO_MESSAGE`)."""
+    if message is None and error == errors.NONE:
+        return None
     return errors.message(error) if message is None else message
 
 
@@ -294,14 +331,20 @@ NO_MESSAGE = ""
 
 
 def add_raft_voter_response(error: int, message: str | None = None) -> Any:
-    return _add.AddRaftVoterResponse(error_code=error, error_message=_change_message(error, message))
+    return _add.AddRaftVoterResponse(
+        error_code=error, error_message=_change_message(error, message)
+    )
 
 
 def remove_raft_voter_response(error: int, message: str | None = None) -> Any:
-    return _rem.RemoveRaftVoterResponse(error_code=error, error_message=_change_message(error, message))
+    return _rem.RemoveRaftVoterResponse(
+        error_code=error, error_message=_change_message(error, message)
+    )
 
 
-def update_raft_voter_response(error: int, leader_id: int | None, epoch: int, ep: LeaderEndpoint) -> Any:
+def update_raft_voter_response(
+    error: int, leader_id: int | None, epoch: int, ep: LeaderEndpoint
+) -> Any:
     """Host and Port stay "" and 0 unless the leader's endpoint is known."""
     current = _upd.CurrentLeader(leader_id=_nid(leader_id), leader_epoch=epoch)
     if ep is not None:
@@ -320,7 +363,10 @@ def api_versions_response(version: int, kraft_range: tuple[int, int]) -> Any:
         ]
     return _av.ApiVersionsResponse(
         error_code=errors.NONE,
-        api_keys=[_av.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in SUPPORTED_APIS],
+        api_keys=[
+            _av.ApiVersion(api_key=k, min_version=lo, max_version=hi)
+            for k, lo, hi in SUPPORTED_APIS
+        ],
         supported_features=features,
     )
 

@@ -14,6 +14,7 @@ from kraftwire.node.storage import (
     uuid_from_str,
     uuid_to_str,
 )
+from kraftwire.node.storage.kafka_metadata import feature_level_record
 
 from .config import ConfigError, NodeConfig, load_config, parse_endpoint
 
@@ -24,6 +25,15 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     fmt = sub.add_parser("format", help="format a node's metadata.log.dir")
     fmt.add_argument("--config", "-c", required=True, help="the node's properties file")
     fmt.add_argument("--cluster-id", "-t", required=True, help="cluster id (see random-uuid)")
+    fmt.add_argument(
+        "--feature",
+        "-f",
+        action="append",
+        default=[],
+        metavar="NAME=LEVEL",
+        help="write Kafka's FeatureLevelRecord NAME=LEVEL into the bootstrap checkpoint, as Kafka's"
+        " StorageTool does (e.g. metadata.version=33 makes the log a Kafka metadata log)",
+    )
     quorum = fmt.add_mutually_exclusive_group()
     quorum.add_argument(
         "--standalone", "-s", action="store_true", help="a dynamic quorum of this node alone"
@@ -47,8 +57,15 @@ def run(args: argparse.Namespace) -> int:
         config = load_config(args.config)
         uuid_from_str(args.cluster_id)
         kraft_version, voters, directory = _quorum(args, config)
+        features = [_feature(text) for text in args.feature]
         meta = format_directory(
-            config.log_dir, args.cluster_id, config.node_id, kraft_version, voters, directory
+            config.log_dir,
+            args.cluster_id,
+            config.node_id,
+            kraft_version,
+            voters,
+            directory,
+            data_records=features,
         )
     except (ConfigError, StorageError) as exc:
         print(f"kraftwire storage format: {exc}", file=sys.stderr)
@@ -88,6 +105,15 @@ def _quorum(
         "a dynamic quorum (controller.quorum.bootstrap.servers) needs --standalone, "
         "--initial-controllers or --no-initial-controllers"
     )
+
+
+def _feature(text: str) -> bytes:
+    name, sep, level = text.partition("=")
+    if not sep or not name or not level.strip().isdigit():
+        raise ValueError(f"--feature: {text!r} is not NAME=LEVEL")
+    if name == "kraft.version":
+        raise ValueError("--feature: kraft.version follows from the quorum options, not --feature")
+    return feature_level_record(name, int(level))
 
 
 def parse_initial_controllers(text: str, listener: str) -> list[VoterSpec]:

@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 NONE, OFFSET_OUT_OF_RANGE, CORRUPT_MESSAGE, UNKNOWN_TOPIC_OR_PARTITION = 0, 1, 2, 3
 NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, INVALID_REQUIRED_ACKS, INVALID_REQUEST = 6, 7, 21, 42
 FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_ID = 74, 75, 100
+POLICY_VIOLATION = 44
+KAFKA_METADATA_LOG_REFUSAL = (
+    "kraftwire does not write into a Kafka metadata log: this quorum's log holds a metadata.version"
+    " FeatureLevelRecord, and Kafka's controllers would stop at a record they cannot replay"
+)
 PRODUCE, FETCH = 0, 1
 
 
@@ -50,11 +55,11 @@ async def handle_produce(node: "KRaftNode", version: int, request: Any) -> Any |
     """The ProduceResponse to send, or None (acks=0)."""
     partitions = [(t, p) for t in request.topic_data for p in t.partition_data]
 
-    def answer(error: int, base_offset: int = -1) -> Any | None:
+    def answer(error: int, base_offset: int = -1, message: str | None = None) -> Any | None:
         """The ProduceResponse with ``error`` for every partition; no answer at all for acks=0."""
         if request.acks == 0:
             return None
-        return _produce_answer(node, version, partitions, error, base_offset)
+        return _produce_answer(node, version, partitions, error, base_offset, message)
 
     if request.acks not in (-1, 0, 1):
         return answer(INVALID_REQUIRED_ACKS)
@@ -66,6 +71,8 @@ async def handle_produce(node: "KRaftNode", version: int, request: Any) -> Any |
     records = _data_records(partition.records)
     if not records:
         return answer(CORRUPT_MESSAGE)
+    if node.is_kafka_metadata_log():
+        return answer(POLICY_VIOLATION, message=KAFKA_METADATA_LOG_REFUSAL)
     appended, committed = node.submit(records)
     try:
         result = await appended
@@ -93,6 +100,7 @@ def _produce_answer(
     partitions: list[tuple[Any, Any]],
     error: int,
     base_offset: int = -1,
+    message: str | None = None,
 ) -> Any:
     status = node.status()
     leader_known = error == NOT_LEADER_OR_FOLLOWER and status.leader_id is not None
@@ -104,6 +112,7 @@ def _produce_answer(
             error_code=error,
             base_offset=base_offset,
             log_start_offset=status.log_start_offset,
+            error_message=message,
         )
         if error == NOT_LEADER_OR_FOLLOWER:
             answer.current_leader = _pr.LeaderIdAndEpoch(

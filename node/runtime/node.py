@@ -51,6 +51,7 @@ from kraftwire.node.core.api import (
     VoterSpec,
 )
 from kraftwire.node.storage import FileOps, NodeStorage, StorageError, open_directory
+from kraftwire.node.storage.kafka_metadata import KafkaMetadataLogDetector
 
 from . import client_path, local_apis, reads
 from .core_config import core_config
@@ -87,6 +88,7 @@ class KRaftNode:
         self.core: KRaftCore | None = None
         self.failure: str | None = None
         self.served = local_apis.served_versions(extra=(client_path.PRODUCE, API_READ_OFFSET))
+        self._kafka_log = KafkaMetadataLogDetector()
         self._inbox: collections.deque[InboxItem] = collections.deque()
         self._wakeup = asyncio.Event()
         self._answers: dict[tuple[int, int], asyncio.Future[tuple[int, Any]]] = {}
@@ -275,6 +277,11 @@ class KRaftNode:
     def leader_endpoint(self) -> Endpoint | None:
         status = self.status()
         return None if status.leader_id is None else self._endpoint_of(status.leader_id)
+
+    def is_kafka_metadata_log(self) -> bool:
+        """Whether the quorum's log is a Kafka metadata log, which Produce must not write into."""
+        storage = self.running_storage()
+        return self._kafka_log.check(storage.snapshots, storage.log)
 
     def running_storage(self) -> NodeStorage:
         """The open log directory, for the request handlers (the node closes it when it stops)."""

@@ -114,7 +114,8 @@ class MetadataClient:
             if partition.error_code == NOT_LEADER_OR_FOLLOWER:
                 return None  # definitely not written: ask the leader it names
             if partition.error_code != 0:
-                raise ProduceRefused(f"produce failed with error {partition.error_code}")
+                detail = f": {partition.error_message}" if partition.error_message else ""
+                raise ProduceRefused(f"produce failed with error {partition.error_code}{detail}")
             base_offset: int = partition.base_offset
             return base_offset
 

@@ -44,7 +44,14 @@ class Bootstrap:
     voters: tuple[VoterSpec, ...] = ()
 
 
-def bootstrap_batches(kraft_version: int, voters: Sequence[VoterSpec], now_ms: int) -> bytes:
+def bootstrap_batches(
+    kraft_version: int,
+    voters: Sequence[VoterSpec],
+    now_ms: int,
+    data_records: Sequence[bytes] = (),
+) -> bytes:
+    """Header (+ kraft.version and voters), one data batch of ``data_records`` when there are any
+    (Kafka's StorageTool puts its FeatureLevelRecords there), then the footer."""
     header: list[Any] = [
         lookup("SnapshotHeaderRecord")(version=0, last_contained_log_timestamp=now_ms)
     ]
@@ -53,12 +60,11 @@ def bootstrap_batches(kraft_version: int, voters: Sequence[VoterSpec], now_ms: i
         if voters:
             header.append(voters_record(voters))
     footer = (lookup("SnapshotFooterRecord")(version=0),)
-    return batch_codec.encode_batches(
-        [
-            LogBatch(0, 0, tuple(header), True, now_ms),
-            LogBatch(len(header), 0, footer, True, now_ms),
-        ]
-    )
+    batches = [LogBatch(0, 0, tuple(header), True, now_ms)]
+    if data_records:
+        batches.append(LogBatch(len(header), 0, tuple(data_records), False, now_ms))
+    batches.append(LogBatch(batches[-1].next_offset, 0, footer, True, now_ms))
+    return batch_codec.encode_batches(batches)
 
 
 def voters_record(voters: Sequence[VoterSpec]) -> Any:
@@ -105,8 +111,11 @@ def format_directory(
     voters: Sequence[VoterSpec] = (),
     directory_id: uuid.UUID | None = None,
     ops: FileOps | None = None,
+    data_records: Sequence[bytes] = (),
 ) -> layout.MetaProperties:
-    """Format ``log_dir``; ``StorageError`` if it already holds a formatted or non-empty partition."""
+    """Format ``log_dir``; ``StorageError`` if it already holds a formatted or non-empty partition.
+    ``data_records`` go into the bootstrap checkpoint (``--feature``: Kafka's FeatureLevelRecords).
+    """
     ops = ops or FileOps()
     meta = layout.MetaProperties(cluster_id, node_id, directory_id or layout.random_uuid())
     if os.path.exists(os.path.join(log_dir, layout.META_PROPERTIES)):
@@ -121,7 +130,7 @@ def format_directory(
     write_atomically(
         ops, os.path.join(part, layout.PARTITION_METADATA), layout.PARTITION_METADATA_TEXT
     )
-    data = bootstrap_batches(kraft_version, voters, int(time.time() * 1000))
+    data = bootstrap_batches(kraft_version, voters, int(time.time() * 1000), data_records)
     FileSnapshotStore(part, ops).write(BOOTSTRAP_SNAPSHOT_ID, data)
     write_atomically(ops, os.path.join(log_dir, layout.META_PROPERTIES), meta.render())
     return meta

@@ -45,7 +45,9 @@ class ClientEnv(Env):
         req = requests_dsl.build(api, self, dst, CLIENT, {k: str(v) for k, v in fields.items()})
         v = req.HIGHEST_VERSION if version is None else version
         self.injected += 1
-        self.step(dst, RequestReceived(CLIENT, 200000 + self.injected, v, _wire(req, v), self.now), [])
+        self.step(
+            dst, RequestReceived(CLIENT, 200000 + self.injected, v, _wire(req, v), self.now), []
+        )
         self.deliver(Command("deliver", [], {"to": str(CLIENT)}), [])
         return self.inbox.pop() if self.inbox else None
 
@@ -75,7 +77,12 @@ def test_describe_quorum_on_a_non_leader_carries_kafka_defaults(env: ClientEnv) 
     part = _only_partition(resp)
     assert part.error_code == errors.NOT_LEADER_OR_FOLLOWER
     assert part.error_message == errors.message(errors.NOT_LEADER_OR_FOLLOWER)
-    assert (part.partition_index, part.leader_id, part.leader_epoch, part.high_watermark) == (0, 0, 0, 0)
+    assert (part.partition_index, part.leader_id, part.leader_epoch, part.high_watermark) == (
+        0,
+        0,
+        0,
+        0,
+    )
     assert (part.current_voters, part.observers) == ([], [])
 
 
@@ -204,7 +211,8 @@ def test_voter_change_errors_carry_kafkas_texts(env: ClientEnv) -> None:
     resp = env.ask(1, "RemoveRaftVoter", voter=3)
     assert resp.error_code == errors.REQUEST_TIMED_OUT
     assert (
-        resp.error_message == "Request timed out waiting for leader to handle previous voter change request"
+        resp.error_message
+        == "Request timed out waiting for leader to handle previous voter change request"
     )
 
 
@@ -213,16 +221,29 @@ def test_voter_change_expiry_carries_the_default_message(env: ClientEnv) -> None
     env.run("tick 2000")
     env.deliver(Command("deliver", [], {"to": str(CLIENT)}), [])
     resp = env.inbox.pop()
-    assert (resp.error_code, resp.error_message) == (errors.REQUEST_TIMED_OUT, "The request timed out.")
+    assert (resp.error_code, resp.error_message) == (
+        errors.REQUEST_TIMED_OUT,
+        "The request timed out.",
+    )
 
 
-def test_a_committed_removal_is_answered_with_the_message_none(env: ClientEnv) -> None:
-    """``RaftUtil.removeVoterResponse(Errors.NONE, null)`` sets ``Errors.NONE.message()``, "NONE" (a
-    Kafka leader's answer on the wire, issue #10 interop)."""
+def test_a_committed_removal_is_answered_with_a_null_message(env: ClientEnv) -> None:
+    """Kafka 4.4.0's ``RaftUtil.removeVoterResponse(Errors.NONE, null)`` leaves ErrorMessage null
+    (4.0.x set ``Errors.NONE.message()``, "NONE"; kraftwire follows 4.4.0)."""
     assert env.ask(1, "RemoveRaftVoter", voter=3) is None
     env.run("stabilize")
     resp = env.inbox.pop()
-    assert (resp.error_code, resp.error_message) == (errors.NONE, "NONE")
+    assert (resp.error_code, resp.error_message) == (errors.NONE, None)
+
+
+def test_a_committed_addition_is_answered_with_a_null_message(env: ClientEnv) -> None:
+    """Kafka 4.4.0's ``RaftUtil.addVoterResponse(Errors.NONE, null)``: ErrorMessage null."""
+    env.run("add-observer 4")
+    env.run("stabilize")
+    assert env.ask(1, "AddRaftVoter", voter=4) is None
+    env.run("stabilize")
+    resp = env.inbox.pop()
+    assert (resp.error_code, resp.error_message) == (errors.NONE, None)
 
 
 def test_update_voter_without_a_known_leader_leaves_host_and_port_unset() -> None:
