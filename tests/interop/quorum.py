@@ -171,26 +171,16 @@ class MixedQuorum:
 
     # -- processes ---------------------------------------------------------------------------
 
-    def start(self, node: int) -> None:
-        member = self.members[node]
-        if member.kind == "kafka":
+    def start(self, node: int, *kraftwire_args: str) -> None:
+        """Start a member's process; ``kraftwire_args`` go after a kraftwire node's ``--config``."""
+        config = str(self.config_path(node))
+        if self.members[node].kind == "kafka":
             command = java_command(
-                SERVER,
-                str(self.config_path(node)),
-                version=self.version,
-                heap_mb=320,
-                log_level="INFO",
+                SERVER, config, version=self.version, heap_mb=320, log_level="INFO"
             )
         else:
-            command = [
-                sys.executable,
-                "-m",
-                "kraftwire",
-                "node",
-                "start",
-                "--config",
-                str(self.config_path(node)),
-            ]
+            command = [sys.executable, "-m", "kraftwire", "node", "start", "--config", config]
+            command += kraftwire_args
         with open(self.output(node), "ab") as out:
             self.processes[node] = subprocess.Popen(
                 command, stdout=out, stderr=out, stdin=subprocess.DEVNULL

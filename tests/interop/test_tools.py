@@ -12,6 +12,12 @@ from pathlib import Path
 import pytest
 
 from kafka_jars import DUMP_LOG, METADATA_QUORUM, run_tool
+from kraftwire.node.core.api import Endpoint
+from kraftwire.node.runtime.admin import _leader_call as leader_call
+from kraftwire.node.runtime.admin import add_raft_voter_request, remove_raft_voter_request
+from kraftwire.node.runtime.config import load_config, parse_endpoint
+from kraftwire.node.storage import uuid_from_str
+from kraftwire.node.storage.layout import read_meta_properties
 from quorum import MixedQuorum, kraftwire_cli, wait_until
 
 pytestmark = pytest.mark.timeout(300)
@@ -90,14 +96,13 @@ def add_with_kafka(quorum: MixedQuorum, node: int) -> None:
 
 
 def add_with_kraftwire(quorum: MixedQuorum, node: int) -> None:
-    kraftwire_cli(
-        "quorum",
-        "--bootstrap-controller",
-        quorum.bootstrap(),
-        "add-controller",
-        "--config",
-        str(quorum.config_path(node)),
+    """The AddRaftVoter kraftwire's tool sends; a success names no error message (see below)."""
+    config = load_config(str(quorum.config_path(node)))
+    directory = read_meta_properties(config.log_dir).directory_id
+    answer = leader_call(
+        bootstrap(quorum), add_raft_voter_request(node, directory, config.listeners)
     )
+    assert answer.error_message is None, answer
 
 
 def remove_with_kafka(quorum: MixedQuorum, node: int) -> None:
@@ -114,16 +119,14 @@ def remove_with_kafka(quorum: MixedQuorum, node: int) -> None:
 
 
 def remove_with_kraftwire(quorum: MixedQuorum, node: int) -> None:
-    kraftwire_cli(
-        "quorum",
-        "--bootstrap-controller",
-        quorum.bootstrap(),
-        "remove-controller",
-        "--controller-id",
-        str(node),
-        "--controller-directory-id",
-        quorum.members[node].directory_id,
-    )
+    directory = uuid_from_str(quorum.members[node].directory_id)
+    answer = leader_call(bootstrap(quorum), remove_raft_voter_request(node, directory))
+    # A completed voter change answers ErrorMessage null, as Kafka 4.4.0 does (4.0.x said "NONE").
+    assert answer.error_message is None, answer
+
+
+def bootstrap(quorum: MixedQuorum) -> list[Endpoint]:
+    return [parse_endpoint(e) for e in quorum.bootstrap().split(",")]
 
 
 def batch_lines(text: str) -> list[str]:
