@@ -71,12 +71,14 @@ def _ids(params):
 
 
 def test_spec_set_is_the_kraft_thirty_the_node_client_apis_and_our_own():
-    # The 30 KRaft specs, DescribeCluster and Produce that the node serves to tools and clients, and
-    # kraftwire's own APIs, which have no twin in Kafka's tree.
-    assert len(TWINNED_SPECS) == 34
+    # The 30 KRaft specs, DescribeCluster, DescribeConfigs and Produce that the node serves to tools
+    # and clients, and kraftwire's own APIs, which have no twin in Kafka's tree.
+    assert len(TWINNED_SPECS) == 36
     client_apis = {
         "DescribeClusterRequest",
         "DescribeClusterResponse",
+        "DescribeConfigsRequest",
+        "DescribeConfigsResponse",
         "ProduceRequest",
         "ProduceResponse",
     }

@@ -20,6 +20,10 @@ class ConfigError(ValueError):
 
 
 DEFAULT_MAX_FRAME = 100 * 1024 * 1024  # socket.request.max.bytes
+DEFAULT_SNAPSHOT_MAX_BYTES_BETWEEN = (
+    20 * 1024 * 1024
+)  # metadata.log.max.record.bytes.between.snapshots
+DEFAULT_SNAPSHOT_MAX_INTERVAL_MS = 3_600_000  # metadata.log.max.snapshot.interval.ms
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,12 @@ class NodeConfig:
     segment_bytes: int = 1 << 30
     max_frame_bytes: int = DEFAULT_MAX_FRAME
     source: str = "<config>"
+    # -- Kafka interop (issue 25) -------------------------------------------------------------------
+    # The file's settings as written (DescribeConfigs lists them as STATIC_BROKER_CONFIG).
+    properties: tuple[tuple[str, str], ...] = ()
+    # Snapshots of a node without an application (see snapshotting.py), on Kafka's triggers.
+    snapshot_max_bytes_between: int = DEFAULT_SNAPSHOT_MAX_BYTES_BETWEEN
+    snapshot_max_interval_ms: int = DEFAULT_SNAPSHOT_MAX_INTERVAL_MS
 
     @property
     def listener_name(self) -> str:
@@ -123,6 +133,12 @@ _SETTINGS: dict[str, tuple[str | None, Callable[[str], object]]] = {
     "kraftwire.follower.fetch.enable": ("follower_fetch", _bool),
     "metadata.log.segment.bytes": ("segment_bytes", _int(1024)),
     "socket.request.max.bytes": ("max_frame_bytes", _int(1024)),
+    # -- Kafka interop (issue 25)
+    "metadata.log.max.record.bytes.between.snapshots": (
+        "snapshot_max_bytes_between",
+        _int(1, 2**63 - 1),
+    ),
+    "metadata.log.max.snapshot.interval.ms": ("snapshot_max_interval_ms", _int(0, 2**63 - 1)),
 }
 
 
@@ -154,6 +170,7 @@ def config_from_properties(props: dict[str, str], source: str = "<config>") -> N
             checked[key] = parsed
         else:
             values[name] = parsed
+    values["properties"] = tuple(props.items())
     return _assemble(values, checked, source)
 
 

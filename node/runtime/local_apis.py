@@ -13,7 +13,7 @@ from kraftwire.node.core.api import QuorumStatus
 
 API_VERSIONS, DESCRIBE_CLUSTER = 18, 60
 # What a KRaft controller serves (kraft-node.md §11), at the versions our codecs know.
-SERVED_KEYS = (1, 18, 52, 53, 54, 55, 59, 60, 80, 81, 82)
+SERVED_KEYS = (1, 18, 32, 52, 53, 54, 55, 59, 60, 80, 81, 82)
 SUPPORTED_KRAFT_VERSION = (0, 1)
 NONE, INVALID_REQUEST, UNSUPPORTED_VERSION = 0, 42, 35
 MISMATCHED_ENDPOINT_TYPE, UNSUPPORTED_ENDPOINT_TYPE = 114, 115

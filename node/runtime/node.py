@@ -53,7 +53,7 @@ from kraftwire.node.core.api import (
 from kraftwire.node.storage import FileOps, NodeStorage, StorageError, open_directory
 from kraftwire.node.storage.kafka_metadata import KafkaMetadataLogDetector
 
-from . import client_path, local_apis, reads
+from . import client_path, describe_configs, local_apis, reads
 from .core_config import core_config
 from .appends import PendingAppends, fail, resolve
 from .errors import NodeFailed, NotLeaderError
@@ -319,6 +319,10 @@ class KRaftNode:
             )
         if reads.is_client_read(request.api_key, request.client_id):
             return request.api_version, await reads.handle_client_read(self, request.body)
+        if request.api_key == describe_configs.DESCRIBE_CONFIGS:
+            return request.api_version, describe_configs.describe_configs_response(
+                request.api_version, request.body, self.config
+            )
         if request.api_key == local_apis.DESCRIBE_CLUSTER:
             body = local_apis.describe_cluster_response(
                 request.api_version,

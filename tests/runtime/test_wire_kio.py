@@ -90,7 +90,7 @@ def test_api_versions_lists_exactly_the_served_apis(running):
     )
     assert versions.error_code == 0
     served = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
-    assert set(served) == {0, 1, 18, 52, 53, 54, 55, 59, 60, 80, 81, 82, 1000}  # 1000: ReadOffset
+    assert set(served) == {0, 1, 18, 32, 52, 53, 54, 55, 59, 60, 80, 81, 82, 1000}  # 1000: ReadOffset
     assert served[52] == (0, 2) and served[55] == (0, 2) and served[18][1] >= 3
 
 
