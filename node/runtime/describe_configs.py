@@ -65,6 +65,14 @@ SETTINGS: dict[str, tuple[int, str | None]] = {
 }
 
 
+# Defaults of settings kraftwire reads but keeps no field for, as Kafka 4.4.0 lists them.
+KAFKA_DEFAULTS = {
+    "listener.security.protocol.map": (
+        "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
+    ),
+}
+
+
 def _render(value: Any) -> str:
     """A default as Kafka prints one: ``true``/``false``, numbers, and "" for an empty list."""
     if isinstance(value, bool):
@@ -81,7 +89,7 @@ def defaults() -> dict[str, str | None]:
     for key, (_, name) in SETTINGS.items():
         field = fields[name] if name is not None else None
         if field is None:
-            out[key] = None
+            out[key] = KAFKA_DEFAULTS.get(key)
         elif field.default is not dataclasses.MISSING:
             out[key] = _render(field.default)
         else:

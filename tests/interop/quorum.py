@@ -36,7 +36,6 @@ TIMERS = {
 # Kafka-only settings: quick start, no waiting for brokers that will never come.
 KAFKA_ONLY = {
     "log.dirs": None,  # filled per node
-    "controller.quorum.append.linger.ms": 25,
 }
 
 

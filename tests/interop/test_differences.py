@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from kafka_jars import CONFIG_COMMAND, run_tool
 from quorum import MixedQuorum, kraftwire_cli, wait_until
 
 pytestmark = pytest.mark.timeout(240)
@@ -34,7 +35,9 @@ def fetches_to(capture, port: int) -> list[float]:
 def test_fetch_to_a_leaderless_kafka_voter_backs_off(tmp_path):
     """A kraftwire observer whose only reachable voter (a Kafka controller that cannot win an
     election alone) answers NOT_LEADER_OR_FOLLOWER with no leader keeps to Kafka's pace."""
-    quorum = MixedQuorum(tmp_path, {1: "kafka", 2: "kafka"}, dynamic=False, observers={3: "kraftwire"})
+    quorum = MixedQuorum(
+        tmp_path, {1: "kafka", 2: "kafka"}, dynamic=False, observers={3: "kraftwire"}
+    )
     quorum.format()
     capture = tmp_path / "observer.pcapng"
     try:
@@ -56,3 +59,53 @@ def _seconds(timestamp: str) -> float:
     from datetime import datetime
 
     return datetime.fromisoformat(timestamp).timestamp()
+
+
+# Settings whose values name the node itself (its id, its listener, its directory): they differ
+# between any two nodes, whatever their kind.
+PER_NODE = (
+    "listeners",
+    "advertised.listeners",
+    "controller.quorum.bootstrap.servers",
+    "metadata.log.dir",
+    "log.dirs",
+)
+
+
+def config_lines(quorum: MixedQuorum, node: int) -> dict[str, str]:
+    """ConfigCommand --describe --all of a controller, as Kafka 4.4.0's tool prints it: key -> line."""
+    out = run_tool(
+        CONFIG_COMMAND,
+        "--bootstrap-controller",
+        quorum.bootstrap(),
+        "--describe",
+        "--entity-type",
+        "brokers",
+        "--entity-name",
+        str(node),
+        "--all",
+    ).stdout.splitlines()
+    assert out[0] == f"All configs for broker {node} are:", out[:2]
+    return {line.strip().split("=", 1)[0]: line.strip() for line in out[1:]}
+
+
+def test_describe_configs_is_served_as_kafka_controllers_serve_it(tmp_path):
+    """Kafka's Admin (ConfigCommand) describes a kraftwire controller as it describes a Kafka one: every
+    setting kraftwire lists, Kafka's controller lists with the same value, sensitivity and synonyms
+    (the static settings both files hold, and Kafka's defaults for the rest). Each kind runs alone:
+    in a Kafka-led quorum the admin client could not reach a kraftwire controller, which does not
+    register itself with the active controller (see the README's list of differences)."""
+    lines = {}
+    for kind in ("kafka", "kraftwire"):
+        quorum = MixedQuorum(tmp_path / kind, {1: kind}, dynamic=True)
+        quorum.format()
+        try:
+            quorum.start_all()
+            quorum.wait_for_leader(timeout_s=90)
+            lines[kind] = config_lines(quorum, 1)
+        finally:
+            quorum.stop_all()
+    kafka, ours = lines["kafka"], lines["kraftwire"]
+    shared = [key for key in ours if key not in PER_NODE and not key.startswith("kraftwire.")]
+    assert len(shared) >= 10, ours
+    assert {key: ours[key] for key in shared} == {key: kafka.get(key) for key in shared}
