@@ -40,6 +40,7 @@ ROW_COLUMNS = (
     "problems",  # indices into tables.problem
     "note",  # what the exchange says about the quorum
 )
+CLIENT_ID_CHARS = 100  # a client id is up to 32,767 characters: the page keeps each one's start
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _MICROSECOND = dt.timedelta(microseconds=1)
 
@@ -52,6 +53,11 @@ def problems(row: dict) -> tuple[str, ...]:
     """The row's error codes other than NONE, and its status when not ok, as labels."""
     labels = tuple(dict.fromkeys(error_label(c) for c in row["error_codes"] or () if c))
     return labels + (("status " + row["status"],) if row["status"] != "ok" else ())
+
+
+def client_id(row: dict) -> str:
+    text = row["client_id"] or "(none)"  # null or empty: the table's filter needs a value
+    return text if len(text) <= CLIENT_ID_CHARS else text[: CLIENT_ID_CHARS - 1] + "…"
 
 
 def sample_indices(notable: list[int], others: list[int], limit: int) -> list[int]:
@@ -129,7 +135,7 @@ class _Collector:
         labels = problems(row)
         connection.count += 1
         connection.apis[api] += 1
-        connection.client_ids[row["client_id"]] += 1
+        connection.client_ids[client_id(row)] += 1
         connection.bytes[0] += row["request_size"] or 0
         connection.bytes[1] += row["response_size"] or 0
         self.counts[api] += 1
@@ -145,7 +151,7 @@ class _Collector:
             (
                 request_us if request_us is not None else response_us,
                 key,
-                row["client_id"],
+                client_id(row),
                 api,
                 row["api_version"],
                 row["correlation_id"],
@@ -229,7 +235,7 @@ def _connections(collector: _Collector, sampled_keys: list[tuple], t0: int) -> d
                 "server": connection.server,
                 "client_node": collector.client_nodes.get(key, -1),
                 "server_node": server_node,
-                "client_ids": [c or "" for c, _ in connection.client_ids.most_common(3)],
+                "client_ids": [c for c, _ in connection.client_ids.most_common(3)],
                 "exchanges": connection.count,
                 "request_bytes": connection.bytes[0],
                 "response_bytes": connection.bytes[1],

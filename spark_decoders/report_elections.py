@@ -60,8 +60,8 @@ class Elections:
         return epoch
 
     def leader(self, leader_id: int, number: int, t_us: int) -> None:
-        if number < 0:
-            return
+        if not (isinstance(number, int) and isinstance(leader_id, int)) or number < 0:
+            return  # no epoch named (or fields not of the types Kafka's specs give them)
         epoch = self._epoch(number, t_us)
         if leader_id >= 0:
             epoch.leaders[leader_id] = min(epoch.leaders.get(leader_id, t_us), t_us)
@@ -103,6 +103,8 @@ class Elections:
         notes = []
         for part in partitions(request):
             candidate, number = part.get("replicaId", -1), part.get("replicaEpoch", -1)
+            if not (isinstance(candidate, int) and isinstance(number, int)):
+                continue
             verdict = {True: " granted", False: " refused"}.get(granted[0] if granted else None, "")
             if part.get("preVote"):
                 if request_us is not None:

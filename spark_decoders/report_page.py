@@ -63,10 +63,10 @@ def _latency_section(data: dict) -> str:
     return (
         "<section id='latency'><h2>Latency per API (log scale)</h2>"
         + (
-            "<p class='note legend'>Each row is one API's latency histogram, scaled to its own "
-            "busiest bin; <span>▍black: median</span><span style='color:#E45756'>"
-            "▍red dashes: p99</span>. Every exchange counts, not only the sampled ones. "
-            "Click a row to list its exchanges.</p>" + chart
+            "<p class='note'>Each row is one API's latency histogram, scaled to its own "
+            "busiest bin, from every exchange (not only those listed below). Click a row to list "
+            "its exchanges.</p><p class='note legend'><span>▍black: median</span>"
+            "<span style='color:#E45756'>▍red dashes: p99</span></p>" + chart
             if chart
             else "<p>No answered exchange.</p>"
         )
@@ -107,11 +107,11 @@ def _elections_section(data: dict) -> str:
         )
     chart = timeline_chart(elections, t0, data["span_us"])
     note = (
-        "<p class='note legend'>Each lane is a node. A bar is an epoch the node led, from the "
-        "first exchange that names it leader to the last that names the epoch; "
-        "<span>◆ a candidacy (Vote request)</span><span>○ a pre-vote</span>"
-        "<span style='color:#E45756'>▌resignation (EndQuorumEpoch)</span>. "
-        "From every exchange, not only the sampled ones.</p>"
+        "<p class='note'>Each lane is a node. A bar is an epoch the node led, from the first "
+        "exchange that names it leader to the last that names the epoch, from every exchange "
+        "(not only those listed below).</p><p class='note legend'><span>◆ candidacy (Vote "
+        "request)</span><span>○ pre-vote</span><span style='color:#E45756'>▌resignation "
+        "(EndQuorumEpoch)</span></p>"
     )
     if elections["epochs_total"] > len(elections["epochs"]):
         note += (

@@ -42,10 +42,12 @@ const state = {filters: {}, sort: 't', descending: false, shown: PAGE};
 function number(n) { return n === null || n === undefined ? '' : n.toLocaleString('en-US'); }
 function duration(us) {
   if (us === null || us === undefined) return '';
+  // as report_svg.duration: three significant digits, thousands in full
+  const digits = x => (x < 1000 ? String(Number(x.toPrecision(3))) : number(Math.round(x)));
   for (const [unit, size] of [['s', 1e6], ['ms', 1e3]]) {
-    if (us >= size) return (us / size).toPrecision(3).replace(/\.?0+$/, '') + ' ' + unit;
+    if (us >= size) return digits(us / size) + ' ' + unit;
   }
-  return us.toPrecision(3).replace(/\.?0+$/, '') + ' µs';
+  return digits(us) + ' µs';
 }
 function clock(t) {
   if (t === null) return '';

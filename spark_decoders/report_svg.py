@@ -26,6 +26,10 @@ def duration(us: float) -> str:
     return f"{us:.3g} µs"
 
 
+def plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
 def wall_clock(t0_us: int, offset_us: int, digits: int = 3) -> str:
     moment = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(
         microseconds=t0_us + offset_us
@@ -82,7 +86,7 @@ def _latency_row(api: dict, y: float, row_h: int, x) -> str:
         f'<g class="api-row" data-api="{name}" tabindex="0"><title>{escape(tip)}</title>',
         f'<rect x="0" y="{y}" width="{WIDTH}" height="{row_h}" class="row-bg"/>',
         f'<text x="8" y="{y + 16}" class="api-name">{name}</text>',
-        f'<text x="8" y="{y + 31}" class="api-count">{api["count"]:,} exchanges'
+        f'<text x="8" y="{y + 31}" class="api-count">{plural(api["count"], "exchange")}'
         + (f", {api['problems']:,} with problems" if api["problems"] else "")
         + "</text>",
     ]

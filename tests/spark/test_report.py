@@ -6,6 +6,7 @@ known content, and in headless Chromium (skipped where it is not installed, exce
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -264,3 +265,22 @@ def test_timeline_shows_each_epochs_leader_in_chromium(tmp_path):
     assert (
         "pre-vote for 3, epoch 1 granted" in vote_dom and "vote for 1, epoch 1 granted" in vote_dom
     )
+    assert vote_dom.count('<td class="num">300 µs</td>') == 4  # the story answers in 300 µs
+
+
+def test_text_from_the_capture_cannot_break_out_of_the_page():
+    """A client id is the peer's text: it stays data (in the JSON block, escaped), never markup."""
+    hostile = "</script><script>document.title='owned'</script><b>"
+    rows = synthetic_rows(3, 1)
+    for row in rows:
+        row["client_id"] = hostile
+    page = render(rows, ["<b>capture</b>.pcap"])
+    assert "<script>document.title" not in page and "<b>" not in page
+    block = re.search(
+        r"<script id='report-data' type='application/json'>(.*?)</script>", page, re.S
+    )
+    assert json.loads(block[1])["tables"]["client"] == [hostile]
+    # Its length is the peer's choice too (up to 32,767): the page keeps its first 99 characters.
+    rows[1]["client_id"], rows[2]["client_id"] = "x" * 32767, None
+    tables = json.loads(re.search(r"json'>(.*?)</script>", render(rows, ["c"]), re.S)[1])
+    assert sorted(tables["tables"]["client"]) == sorted([hostile, "x" * 99 + "…", "(none)"])
