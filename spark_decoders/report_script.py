@@ -210,10 +210,12 @@ function render() {
 
 function wire() {
   for (const g of document.querySelectorAll('#latency-chart .api-row')) {
-    g.addEventListener('click', () => {
+    const choose = () => {
       setFilters({api: g.dataset.api});
       document.getElementById('exchanges').scrollIntoView();
-    });
+    };
+    g.addEventListener('click', choose);
+    g.addEventListener('keydown', event => { if (event.key === 'Enter') choose(); });
   }
   for (const tr of document.querySelectorAll('#problems tr[data-api]')) {
     tr.addEventListener('click', () => {

@@ -96,40 +96,41 @@ def test_page_is_self_contained_and_never_overwritten(tmp_path):
     assert main(["report", str(tmp_path / "kraft.pcap"), "--out", str(out)]) == 2
 
 
-def test_latency_axis_is_logarithmic(tmp_path):
-    """Fetch's long poll (500 ms) and Vote (300 µs) both sit where a log axis puts them: 3.2
-    decades apart, not Vote squashed against zero as on a linear axis."""
+KINDS = {"Fetch": (1, 17, 500_000), "Vote": (52, 2, 300)}  # name: key, version, latency (µs)
+
+
+def poll_and_vote(tmp_path):
+    """A report of 20 Fetch long polls answered in 500 ms and 20 Votes answered in 300 µs."""
     conv = Conversation(("10.0.0.1", 40001), ("10.0.0.2", 9093))
     conv.handshake(T0)
-    kinds = {"Fetch": (1, 17, 500_000), "Vote": (52, 2, 300)}
     for i in range(40):
         name = "Fetch" if i % 2 else "Vote"
-        api_key, version, latency_us = kinds[name]
+        _, version, latency_us = KINDS[name]
         request = encode_request(lookup(name + "Request")(), version, i, "c")
         conv.send(True, request, T0 + i * 1_000_000_000)
         response = encode_response(lookup(name + "Response")(), version, i)
         conv.send(False, response, T0 + i * 1_000_000_000 + latency_us * 1000)
-    out = tmp_path / "report.html"
-    assert (
-        main(["report", write(tmp_path, "c.pcap", pcap_of(conv.packets)), "--out", str(out)]) == 0
-    )
-    page = out.read_text()
+    capture, out = write(tmp_path, "c.pcap", pcap_of(conv.packets)), tmp_path / "report.html"
+    assert main(["report", capture, "--out", str(out)]) == 0
+    return out
+
+
+def test_latency_axis_is_logarithmic(tmp_path):
+    """Fetch's long poll (500 ms) and Vote (300 µs) both sit where a log axis puts them: 3.2
+    decades apart, not Vote squashed against zero as on a linear axis."""
+    page = poll_and_vote(tmp_path).read_text()
     # The decade grid lines are evenly spaced: 10 µs, 100 µs, ..., 100 s.
     grid = [float(x) for x in re.findall(r'<line x1="([\d.]+)"[^>]*class="grid"', page)]
-    assert (
-        len(grid) == 8
-        and max(grid[i + 1] - grid[i] for i in range(7))
-        - min(grid[i + 1] - grid[i] for i in range(7))
-        < 0.2
-    )
+    gaps = [right - left for left, right in zip(grid, grid[1:])]
+    assert len(grid) == 8 and max(gaps) - min(gaps) < 0.2
     decade = grid[1] - grid[0]
     medians = {
         api: float(
             re.search(rf'data-api="{api}".*?<line x1="([\d.]+)"[^>]*class="p50"', page, re.S)[1]
         )
-        for api in kinds
+        for api in KINDS
     }
-    for api, (_, _, latency_us) in kinds.items():
+    for api, (_, _, latency_us) in KINDS.items():
         assert medians[api] == pytest.approx(grid[0] + decade * (math.log10(latency_us) - 1), abs=1)
     assert medians["Fetch"] - medians["Vote"] == pytest.approx(
         decade * math.log10(500_000 / 300), abs=1
@@ -215,6 +216,17 @@ def test_table_filters_by_api_client_and_problem_in_chromium(tmp_path):
     client = table_rows(browser_dom(out, {"client": "raft-client-2", "api": "Vote"}), "rows-body")
     truth = [e for e in exchanges if e.client_id == "raft-client-2" and e.api_key == 52]
     assert len(client) == len(truth) and truth
+
+
+@needs_browser
+def test_clicking_a_column_heading_sorts_the_table_in_chromium(tmp_path):
+    """The first click on the latency heading puts the slowest first, the second the fastest."""
+    out = poll_and_vote(tmp_path)
+    once = "document.querySelector('#rows th[data-sort=\"latency_us\"]').click();"
+    slowest = table_rows(browser_dom(with_script(out, once)), "rows-body")
+    fastest = table_rows(browser_dom(with_script(out, once * 2)), "rows-body")
+    assert [row["data-api"] for row in slowest] == ["Fetch"] * 20 + ["Vote"] * 20
+    assert [row["data-api"] for row in fastest] == ["Vote"] * 20 + ["Fetch"] * 20
 
 
 @needs_browser
