@@ -173,7 +173,7 @@ def build(rows: list[dict], captures: list[str], row_limit: int = ROW_LIMIT) -> 
     t0 = min(times) if times else 0
     chosen = sample_indices(collector.notable, collector.others, row_limit)
     chosen.sort(key=lambda i: (collector.compact[i][0] is None, collector.compact[i][0] or 0))
-    connections = _connections(collector, [collector.compact[i][1] for i in chosen], t0)
+    connections = _connections(collector, [collector.compact[i][1] for i in chosen])
     return {
         "captures": captures,
         "t0_us": t0,
@@ -216,7 +216,7 @@ def _apis(collector: _Collector) -> list[dict]:
     return out
 
 
-def _connections(collector: _Collector, sampled_keys: list[tuple], t0: int) -> dict:
+def _connections(collector: _Collector, sampled_keys: list[tuple]) -> dict:
     """The busiest connections and those of sampled rows, busiest first, with their index."""
     ranked = sorted(collector.connections, key=lambda k: -collector.connections[k].count)
     keep = set(ranked[:CONNECTION_LIMIT]) | set(sampled_keys)

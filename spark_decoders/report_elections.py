@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 _FETCH_LEADER = re.compile(r'"currentLeader":\{"leaderId":(-?\d+),"leaderEpoch":(-?\d+)\}')
 _FETCH_REPLICA = re.compile(r'"replicaId":(-?\d+)')
 _FETCH_EPOCH = re.compile(r'"currentLeaderEpoch":(-?\d+)')
-QUORUM_APIS = frozenset(
+# DescribeCluster names no epoch, but its brokers' endpoints name a connection's server.
+PARSED_APIS = frozenset(
     ("Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "DescribeQuorum", "DescribeCluster")
 )
 
@@ -72,33 +73,38 @@ class Elections:
         api = row["api_name"]
         if api == "Fetch":
             return self._fetch(row, request_us, response_us)
-        if api not in QUORUM_APIS:
+        if api not in PARSED_APIS:
             return "", -1
         request = _parsed(row["request_json"])
         response = _parsed(row["response_json"])
         self._learn_endpoints(request, response)
-        notes, sender = [], -1
         if api == "Vote":
-            notes += self._vote(request, response, request_us, response_us)
+            notes = self._vote(request, response, request_us)
             sender = next((p.get("replicaId", -1) for p in partitions(request)), -1)
-        for part in partitions(request) if api != "Vote" else []:
-            if "leaderId" in part:
-                sender = part[
-                    "leaderId"
-                ]  # BeginQuorumEpoch and EndQuorumEpoch come from the leader
-            if "leaderId" in part and request_us is not None:
-                self.leader(part["leaderId"], part.get("leaderEpoch", -1), request_us)
-                notes.append(f"leader {part['leaderId']}, epoch {part.get('leaderEpoch')}")
-                if api == "EndQuorumEpoch":
-                    epoch = self.epochs.get(part.get("leaderEpoch", -1))
-                    if epoch is not None and epoch.ended is None:
-                        epoch.ended = request_us
+        else:
+            notes, sender = self._leader_request(api, request, request_us)
         for part in partitions(response):
             if "leaderId" in part and response_us is not None:
                 self.leader(part["leaderId"], part.get("leaderEpoch", -1), response_us)
         return "; ".join(notes), sender if isinstance(sender, int) else -1
 
-    def _vote(self, request, response, request_us, response_us) -> list[str]:
+    def _leader_request(self, api: str, request, request_us: int | None) -> tuple[list[str], int]:
+        """BeginQuorumEpoch and EndQuorumEpoch come from the leader they name."""
+        notes, sender = [], -1
+        for part in partitions(request):
+            if "leaderId" not in part:
+                continue
+            sender, number = part["leaderId"], part.get("leaderEpoch", -1)
+            notes.append(f"leader {sender}, epoch {number}")
+            if request_us is None or not isinstance(number, int):
+                continue
+            self.leader(sender, number, request_us)
+            epoch = self.epochs.get(number)
+            if api == "EndQuorumEpoch" and epoch is not None and epoch.ended is None:
+                epoch.ended = request_us
+        return notes, sender
+
+    def _vote(self, request, response, request_us: int | None) -> list[str]:
         granted = [p.get("voteGranted") for p in partitions(response)]
         notes = []
         for part in partitions(request):
