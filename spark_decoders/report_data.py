@@ -4,7 +4,8 @@ sample of the exchanges themselves.
 
 The page must stay small whatever the capture's size, so it embeds aggregates of every row and at
 most ``ROW_LIMIT`` rows: every row with a problem while they fit (at most four fifths of the limit
-when there are others), then an even spread of the rest. ``sample_indices`` makes that choice.
+when there are others), then the rest, each API an equal share of the room. ``sample_indices``
+makes that choice.
 """
 
 from __future__ import annotations
@@ -60,13 +61,25 @@ def client_id(row: dict) -> str:
     return text if len(text) <= CLIENT_ID_CHARS else text[: CLIENT_ID_CHARS - 1] + "…"
 
 
-def sample_indices(notable: list[int], others: list[int], limit: int) -> list[int]:
-    """At most ``limit`` of the indices: all of ``notable`` when they fit, leaving the others at
-    least a fifth of the limit when there are that many, the rest of it filled with an even spread
-    of ``others``; each part spread evenly when cut. Sorted."""
-    others_quota = min(len(others), max(limit - len(notable), limit // 5))
-    notable_quota = min(len(notable), limit - others_quota)
-    return sorted(_spread(notable, notable_quota) + _spread(others, others_quota))
+def sample_indices(notable: list[list[int]], others: list[list[int]], limit: int) -> list[int]:
+    """At most ``limit`` indices: all the ``notable`` ones when they fit, leaving the others at
+    least a fifth of the limit when there are that many, the rest of it filled with others. Each
+    part comes in groups (one per API); a part cut to its quota gives each group an equal share
+    (a group smaller than its share whole, its leftover to the others), spread evenly within the
+    group. Sorted."""
+    notable_count, others_count = sum(map(len, notable)), sum(map(len, others))
+    others_quota = min(others_count, max(limit - notable_count, limit // 5))
+    notable_quota = min(notable_count, limit - others_quota)
+    return sorted(_fair_shares(notable, notable_quota) + _fair_shares(others, others_quota))
+
+
+def _fair_shares(groups: list[list[int]], quota: int) -> list[int]:
+    out: list[int] = []
+    ordered = sorted(groups, key=len)
+    for position, group in enumerate(ordered):
+        share = (quota - len(out)) // (len(ordered) - position)
+        out += _spread(group, min(len(group), share))
+    return out
 
 
 def _spread(items: list[int], count: int) -> list[int]:
@@ -119,8 +132,8 @@ class _Collector:
         self.problem_counts: Counter = Counter()  # (api, label)
         self.statuses: Counter = Counter()
         self.compact: list[tuple] = []  # per row: (t, conn key, client, api, ..., note)
-        self.notable: list[int] = []
-        self.others: list[int] = []
+        self.notable: dict[str, list[int]] = {}  # API -> indices of its rows with a problem
+        self.others: dict[str, list[int]] = {}
 
     def add(self, row: dict) -> None:
         api = api_name(row)
@@ -146,7 +159,7 @@ class _Collector:
             connection.problems += 1
             self.api_problems[api] += 1
             self.problem_counts.update((api, label) for label in labels)
-        (self.notable if labels else self.others).append(len(self.compact))
+        (self.notable if labels else self.others).setdefault(api, []).append(len(self.compact))
         self.compact.append(
             (
                 request_us if request_us is not None else response_us,
@@ -171,7 +184,9 @@ def build(rows: list[dict], captures: list[str], row_limit: int = ROW_LIMIT) -> 
         collector.add(row)
     times = [entry[0] for entry in collector.compact if entry[0] is not None]
     t0 = min(times) if times else 0
-    chosen = sample_indices(collector.notable, collector.others, row_limit)
+    chosen = sample_indices(
+        list(collector.notable.values()), list(collector.others.values()), row_limit
+    )
     chosen.sort(key=lambda i: (collector.compact[i][0] is None, collector.compact[i][0] or 0))
     connections = _connections(collector, [collector.compact[i][1] for i in chosen])
     return {
@@ -187,7 +202,7 @@ def build(rows: list[dict], captures: list[str], row_limit: int = ROW_LIMIT) -> 
         "sample": {
             "shown": len(chosen),
             "notable_shown": sum(1 for i in chosen if collector.compact[i][9]),
-            "notable_total": len(collector.notable),
+            "notable_total": sum(map(len, collector.notable.values())),
         },
         **_sample_rows(collector, chosen, connections["index"], t0),
         "elections": collector.elections.summary(t0, EPOCH_LIMIT),

@@ -194,9 +194,10 @@ def sample_note(data: dict) -> str:
     elif notable_shown == notable:
         problems = f"all {notable:,} with a problem included"
     else:
-        problems = f"{notable_shown:,} of the {notable:,} with a problem"
+        problems = f"{notable_shown:,} of the {notable:,} with a problem (each API a share)"
     return (
-        f"Showing {shown:,} of {total:,} exchanges: {problems}, and an even sample of "
-        f"{shown - notable_shown:,} of the {total - notable:,} others; the charts and tables "
-        "above count every exchange. Click a column heading to sort."
+        f"Showing {shown:,} of {total:,} exchanges: {problems}, and {shown - notable_shown:,} of "
+        f"the {total - notable:,} others (each API an equal share, an even sample of its "
+        "exchanges; an API with fewer, all of them). The charts and tables above count every "
+        "exchange. Click a column heading to sort."
     )

@@ -139,14 +139,25 @@ def test_latency_axis_is_logarithmic(tmp_path):
 
 def test_sample_keeps_every_problem_and_bounds_the_rest():
     expected = [3, 9, 100, 112, 125, 137, 150, 162, 175, 187]  # every 12.5th of the others
-    assert sample_indices([3, 9], list(range(100, 200)), 10) == expected
+    assert sample_indices([[3, 9]], [list(range(100, 200))], 10) == expected
     # Problems take at most four fifths of the limit while there are others...
-    chosen = sample_indices(list(range(0, 50)), list(range(50, 100)), 10)
+    chosen = sample_indices([list(range(0, 50))], [list(range(50, 100))], 10)
     assert len(chosen) == 10 and sum(i < 50 for i in chosen) == 8
     # ...and all of it when there are none.
-    assert sample_indices(list(range(50)), [], 10) == list(range(0, 50, 5))
-    assert sample_indices([1], [2], 10) == [1, 2]
+    assert sample_indices([list(range(50))], [], 10) == list(range(0, 50, 5))
+    assert sample_indices([[1]], [[2]], 10) == [1, 2]
     assert sample_indices([], [], 10) == []
+
+
+def test_sample_gives_each_api_an_equal_share():
+    """Two Votes among a thousand Fetches are both kept; a problem API's share is the same."""
+    fetches, votes = list(range(1000)), [5000, 5001]
+    assert sample_indices([], [fetches, votes], 10) == list(range(0, 1000, 125)) + votes
+    chosen = sample_indices([list(range(10_000, 10_100)), [20_000]], [fetches], 10)
+    assert 20_000 in chosen and len(chosen) == 10
+    assert sum(10_000 <= i < 10_100 for i in chosen) == 7  # 8 for problems, one of them Vote's
+    # Shares of 3, 3 and 4: the groups that are shorter than their share leave the rest over.
+    assert len(sample_indices([], [[1], [2, 3], list(range(100, 200))], 10)) == 10
 
 
 def synthetic_rows(count: int, connections: int) -> list[dict]:
@@ -194,9 +205,15 @@ def test_page_size_stays_bounded():
     page = render(rows, ["big.pcap"])
     assert len(page.encode()) < 2_000_000
     assert (
-        f"Showing {ROW_LIMIT:,} of 100,000 exchanges: all 2,000 with a problem included, and an "
-        f"even sample of {ROW_LIMIT - 2000:,} of the 98,000 others" in page
+        f"Showing {ROW_LIMIT:,} of 100,000 exchanges: all 2,000 with a problem included, and "
+        f"{ROW_LIMIT - 2000:,} of the 98,000 others (each API an equal share" in page
     )
+    data = json.loads(re.search(r"json'>(.*?)</script>", page, re.S)[1])
+    assert Counter(data["tables"]["api"][row[3]] for row in data["rows"]) == {
+        "Fetch": 2000 + 1000,  # the problems are all Fetches, the others shared by three APIs
+        "Vote": 1000,
+        "ApiVersions": 1000,
+    }
     assert "100,000 exchanges in big.pcap" in page and "2,000 connections" in page
 
 
