@@ -59,8 +59,8 @@ def create_snapshot(replica: Replica, ev: CreateSnapshot) -> SnapshotId | None:
         header.append(_kv.KRaftVersionRecord(version=0, k_raft_version=kv))
         header.append(replica.control.voters_at(end - 1).to_record())
     batches = [LogBatch(0, sid.epoch, tuple(header), True, replica.now)]
-    if ev.records:
-        batches.append(LogBatch(len(header), sid.epoch, tuple(ev.records), False, replica.now))
+    for chunk in _chunks(ev.records, replica.cfg.max_batch_size_bytes):
+        batches.append(LogBatch(batches[-1].next_offset, sid.epoch, chunk, False, replica.now))
     batches.append(
         LogBatch(batches[-1].next_offset, sid.epoch, (_footer.SnapshotFooterRecord(version=0),), True, replica.now)
     )
@@ -68,6 +68,21 @@ def create_snapshot(replica: Replica, ev: CreateSnapshot) -> SnapshotId | None:
     replica.out.snapshot(SnapshotWrite(sid, "created"))
     _move_log_start(replica, sid)
     return sid
+
+
+def _chunks(records: tuple[bytes, ...], max_bytes: int) -> list[tuple[bytes, ...]]:
+    """The data records in batches of at most ``max_bytes`` of values (one record at least): a
+    reader need not hold a whole snapshot as one batch."""
+    out: list[tuple[bytes, ...]] = []
+    start = size = 0
+    for i, record in enumerate(records):
+        if i > start and size + len(record) > max_bytes:
+            out.append(records[start:i])
+            start, size = i, 0
+        size += len(record)
+    if start < len(records):
+        out.append(records[start:])
+    return out
 
 
 def _move_log_start(replica: Replica, sid: SnapshotId) -> None:

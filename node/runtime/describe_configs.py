@@ -14,7 +14,6 @@ Every value is read-only (kraftwire changes none at run time) and none is sensit
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any
 
@@ -84,17 +83,11 @@ def _render(value: Any) -> str:
 
 def defaults() -> dict[str, str | None]:
     """Every listed key's default value (None: kraftwire has none)."""
-    fields = {f.name: f for f in dataclasses.fields(NodeConfig)}
-    out: dict[str, str | None] = {}
-    for key, (_, name) in SETTINGS.items():
-        field = fields[name] if name is not None else None
-        if field is None:
-            out[key] = KAFKA_DEFAULTS.get(key)
-        elif field.default is not dataclasses.MISSING:
-            out[key] = _render(field.default)
-        else:
-            out[key] = _render(field.default_factory())  # type: ignore[misc]
-    return out
+    unset = NodeConfig(node_id=0, log_dir="", listeners={})  # every optional field at its default
+    return {
+        key: KAFKA_DEFAULTS.get(key) if name is None else _render(getattr(unset, name))
+        for key, (_, name) in SETTINGS.items()
+    }
 
 
 def describe_configs_response(version: int, request: Any, config: NodeConfig) -> Any:
@@ -163,10 +156,14 @@ def _broker_configs(
     out = []
     for key in wanted:
         kind, _ = SETTINGS[key]
-        chain = [(static[key], STATIC_BROKER_CONFIG)] if key in static else []
-        if default[key] is not None:
-            chain.append((default[key], DEFAULT_CONFIG))
-        value, source = chain[0] if chain else (None, DEFAULT_CONFIG)
+        chain: list[tuple[str, int]] = (
+            [(static[key], STATIC_BROKER_CONFIG)] if key in static else []
+        )
+        fallback = default[key]
+        if fallback is not None:
+            chain.append((fallback, DEFAULT_CONFIG))
+        value: str | None = chain[0][0] if chain else None
+        source = chain[0][1] if chain else DEFAULT_CONFIG
         entry = _dc.DescribeConfigsResourceResult(
             name=key, value=value, read_only=True, config_source=source, is_sensitive=False
         )

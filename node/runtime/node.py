@@ -54,6 +54,7 @@ from kraftwire.node.storage import FileOps, NodeStorage, StorageError, open_dire
 from kraftwire.node.storage.kafka_metadata import KafkaMetadataLogDetector
 
 from . import client_path, describe_configs, local_apis, reads
+from .snapshotting import AutoSnapshots
 from .core_config import core_config
 from .appends import PendingAppends, fail, resolve
 from .errors import NodeFailed, NotLeaderError
@@ -89,6 +90,7 @@ class KRaftNode:
         self.failure: str | None = None
         self.served = local_apis.served_versions(extra=(client_path.PRODUCE, API_READ_OFFSET))
         self._kafka_log = KafkaMetadataLogDetector()
+        self._snapshots = AutoSnapshots.for_node(config, int(time.time() * 1000))
         self._inbox: collections.deque[InboxItem] = collections.deque()
         self._wakeup = asyncio.Event()
         self._answers: dict[tuple[int, int], asyncio.Future[tuple[int, Any]]] = {}
@@ -379,6 +381,10 @@ class KRaftNode:
                 else:
                     core.step(Tick(self._now()))
                 await self._drain()
+                if self.listener is None and self._snapshots.maybe_snapshot(
+                    core, self.running_storage(), self._now()
+                ):
+                    await self._drain()
                 self._log_state()
                 if self._shutdown_done:
                     break
@@ -508,6 +514,7 @@ class KRaftNode:
         self._reads.on_notification(note)
         listener = self.listener
         if listener is None:
+            self._snapshots.on_notification(note, self._last_ms)
             return
         try:
             if type(note) is CommittedBatch:

@@ -1,0 +1,142 @@
+"""Snapshots of a node that runs without an application, on Kafka's two triggers.
+
+A node with no state machine still has one that any application can rebuild from: the committed data
+records in order. So its snapshot at end offset E holds the previous snapshot's data records followed
+by the log's data records up to E (control records left out; the core writes the header, the
+kraft.version and voters records and the footer, under Kafka's file name ``%020d-%010d.checkpoint``).
+Replayed in order it gives what replaying the log gives, which is also how Kafka's ``MetadataLoader``
+loads a snapshot (every record of every batch into one ``MetadataDelta``, then ``finishSnapshot``).
+A snapshot never ends inside an open Kafka metadata transaction (a ``BeginTransactionRecord`` without
+its ``EndTransactionRecord``/``AbortTransactionRecord``): that try is put off to a later commit.
+
+Triggers, with Kafka's names and defaults: ``metadata.log.max.record.bytes.between.snapshots`` (20 MiB)
+of committed data batches since the last snapshot, or ``metadata.log.max.snapshot.interval.ms`` (1 hour;
+0 turns it off) since the last snapshot with at least one committed data record since. Creating one
+moves the log start there: the core deletes the segments wholly below it and older snapshots, and
+followers that fall behind fetch the snapshot (FetchSnapshot).
+
+A node with an application (a :class:`Listener`) leaves snapshots to it (``KRaftNode.create_snapshot``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Iterable
+
+from kraftwire.node.core import KRaftCore
+from kraftwire.node.core.api import (
+    BOOTSTRAP_SNAPSHOT_ID,
+    CommittedBatch,
+    CreateSnapshot,
+    SnapshotLoaded,
+)
+from kraftwire.node.core.log_ops import read_snapshot
+from kraftwire.node.storage import NodeStorage
+
+from .config import NodeConfig
+
+log = logging.getLogger("kraftwire.node")
+
+_BEGIN, _END, _ABORT = 23, 24, 25  # Kafka's metadata transaction record types (KIP-868)
+_ALL = 1 << 62
+
+
+def transaction_marker(value: bytes) -> int | None:
+    """The metadata transaction record type of a Kafka metadata record value (frame version 1), if
+    it is one."""
+    if len(value) >= 2 and value[0] == 1 and value[1] in (_BEGIN, _END, _ABORT):
+        return value[1]
+    return None
+
+
+def ends_in_open_transaction(records: Iterable[bytes]) -> bool:
+    open_ = False
+    for record in records:
+        marker = transaction_marker(record)
+        if marker is not None:
+            open_ = marker == _BEGIN
+    return open_
+
+
+class AutoSnapshots:
+    def __init__(
+        self, node_id: int, max_bytes_between: int, max_interval_ms: int, now_ms: int
+    ) -> None:
+        self.node_id = node_id
+        self.max_bytes_between = max_bytes_between
+        self.max_interval_ms = max_interval_ms
+        self.bytes_since = 0
+        self.records_since = 0
+        self.last_snapshot_ms = now_ms
+        self.committed_end: int | None = None  # the end offset of the last committed batch
+        self.last_timestamp = -1
+
+    def on_notification(self, note: Any, now_ms: int) -> None:
+        if type(note) is CommittedBatch:
+            self.committed_end = note.last_offset + 1
+            if note.records:
+                self.bytes_since += sum(len(r) for r in note.records)
+                self.records_since += len(note.records)
+                self.last_timestamp = note.append_time_ms
+        elif type(note) is SnapshotLoaded:
+            self._reset(now_ms)
+
+    @classmethod
+    def for_node(cls, config: NodeConfig, now_ms: int) -> "AutoSnapshots":
+        return cls(
+            config.node_id,
+            config.snapshot_max_bytes_between,
+            config.snapshot_max_interval_ms,
+            now_ms,
+        )
+
+    def due(self, now_ms: int) -> bool:
+        if self.committed_end is None or self.records_since == 0:
+            return False
+        if self.bytes_since >= self.max_bytes_between:
+            return True
+        return self.max_interval_ms > 0 and now_ms - self.last_snapshot_ms >= self.max_interval_ms
+
+    def maybe_snapshot(self, core: KRaftCore, storage: NodeStorage, now_ms: int) -> bool:
+        """Snapshot at the last committed batch if a trigger fired; whether one was written."""
+        if not self.due(now_ms):
+            return False
+        end = self.committed_end
+        assert end is not None  # due() checked
+        records = snapshot_records(storage, end)
+        if records is None or ends_in_open_transaction(records):
+            return False
+        sid = core.step(CreateSnapshot(end, tuple(records), now_ms, self.last_timestamp))
+        if sid is not None:
+            log.info("node %s: snapshot %s of %d records", self.node_id, sid, len(records))
+        self._reset(now_ms)
+        return sid is not None
+
+    def _reset(self, now_ms: int) -> None:
+        self.bytes_since = self.records_since = 0
+        self.last_snapshot_ms = now_ms
+
+
+def snapshot_records(storage: NodeStorage, end: int) -> list[bytes] | None:
+    """The data records a snapshot at ``end`` holds: the snapshot at the log start (if the log
+    starts after 0), then the log's data records below ``end``. None if the log does not reach
+    ``end`` or no snapshot covers its start."""
+    log_ = storage.log
+    start = log_.start_offset()
+    if end <= start or end > log_.end_offset():
+        return None
+    records: list[bytes] = []
+    if start > 0:
+        base = [s for s in storage.snapshots.ids() if s.end_offset == start]
+        base = [s for s in base if s != BOOTSTRAP_SNAPSHOT_ID]
+        if not base:
+            return None
+        records.extend(read_snapshot(storage.snapshots, base[-1]).records)
+    for batch in log_.read(start, _ALL):
+        if batch.base_offset >= end:
+            break
+        if batch.next_offset > end:
+            return None  # end is not a batch boundary
+        if not batch.is_control:
+            records.extend(batch.records)
+    return records
