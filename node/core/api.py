@@ -107,6 +107,7 @@ __all__ = [
     "Append",
     "CreateSnapshot",
     "Shutdown",
+    "Resign",
     "UpgradeKRaftVersion",
     "ReadIndex",
     "Event",
@@ -237,6 +238,16 @@ class Shutdown:
     now_ms: int
 
 
+@dataclass(slots=True)
+class Resign:
+    """Give up the leadership of ``epoch``, as Kafka's ``RaftClient.resign(epoch)`` does: the leader
+    resigns and sends EndQuorumEpoch to its preferred successors, and takes part in the next
+    election like any voter. Ignored unless this node leads ``epoch``."""
+
+    epoch: int
+    now_ms: int = 0
+
+
 @dataclass(frozen=True, slots=True)
 class UpgradeKRaftVersion:
     """Raise the finalized kraft.version (leader only; Kafka's ``RaftClient.upgradeKRaftVersion``).
@@ -276,6 +287,7 @@ Event = Union[
     Append,
     CreateSnapshot,
     Shutdown,
+    Resign,
     UpgradeKRaftVersion,
     ReadIndex,
 ]

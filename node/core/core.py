@@ -45,6 +45,7 @@ from .api import (
     Ready,
     ReplicaStatus,
     RequestFailed,
+    Resign,
     RequestReceived,
     ResponseReceived,
     Role,
@@ -137,6 +138,10 @@ class KRaftCore:
             if replica.shutdown_deadline is None:
                 replica.shutdown_deadline = replica.now + event.timeout_ms  # type: ignore[union-attr]
             return None
+        elif t is Resign:
+            st = replica.state
+            if isinstance(st, LeaderState) and st.epoch == event.epoch:  # type: ignore[union-attr]
+                st.resign_requested = True  # the poll below resigns, as on check-quorum expiry
         elif t is not Tick:
             raise TypeError(f"not a core event: {event!r}")
         self._poll()
@@ -165,6 +170,10 @@ class KRaftCore:
     def read_index(self, read_id: int, timeout_ms: int, now_ms: int | None = None) -> None:
         """Start a linearizable read (see :class:`ReadIndex`); watch for ReadReady / ReadFailed."""
         self.step(ReadIndex(read_id, timeout_ms, self._replica.now if now_ms is None else now_ms))
+
+    def resign(self, epoch: int, now_ms: int | None = None) -> None:
+        """Leave the leadership of ``epoch`` (see :class:`Resign`)."""
+        self.step(Resign(epoch, self._replica.now if now_ms is None else now_ms))
 
     def shutdown(self, timeout_ms: int, now_ms: int | None = None) -> None:
         self.step(Shutdown(timeout_ms, self._replica.now if now_ms is None else now_ms))

@@ -14,10 +14,13 @@ import json
 import os
 import re
 import sys
+from types import ModuleType
 from typing import Any
 
 from kraftwire.generated import ProtocolError
 from kraftwire.records import decode_batches, decode_control_record
+
+from . import dump_metadata
 
 _CONTROL_LABELS = {
     2: "LeaderChange:",
@@ -35,10 +38,18 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         "paths", nargs="+", metavar="PATH", help=".log segments and .checkpoint snapshots"
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
+    dump_metadata.add_flags(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     dumps, status = [], 0
+    values = None
+    if args.record_values == dump_metadata.METADATA:
+        try:
+            values = dump_metadata.metadata_package(args.schemas)
+        except dump_metadata.NoMetadataCodecs as exc:
+            print(f"kraftwire dump-log: {exc}", file=sys.stderr)
+            return 2
     for path in args.paths:
         try:
             with open(path, "rb") as f:
@@ -48,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
             status = 1
             continue
         try:
-            dumps.append(dump_file(path, data))
+            dumps.append(dump_file(path, data, values))
         except ProtocolError as exc:
             print(f"kraftwire dump-log: {path}: {exc}", file=sys.stderr)
             status = 1
@@ -60,13 +71,14 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def dump_file(path: str, data: bytes) -> dict[str, Any]:
-    """The batches and records of one file, as plain data."""
+def dump_file(path: str, data: bytes, metadata: ModuleType | None = None) -> dict[str, Any]:
+    """The batches and records of one file, as plain data (with ``metadata``, a generated package
+    holding the metadata records, data records decoded as KRaft metadata records)."""
     spans, tail = _whole_batches(data)
     batches = []
     for start, stop in spans:
         (batch,), _ = decode_batches(data[start:stop])
-        batches.append(_batch(batch, start, stop - start))
+        batches.append(_batch(batch, start, stop - start, metadata))
     name = os.path.basename(path)
     out: dict[str, Any] = {
         "path": path,
@@ -97,7 +109,7 @@ def _whole_batches(data: bytes) -> tuple[list[tuple[int, int]], int]:
     return good, pos
 
 
-def _batch(batch: Any, position: int, size: int) -> dict[str, Any]:
+def _batch(batch: Any, position: int, size: int, metadata: ModuleType | None) -> dict[str, Any]:
     out = {
         "baseOffset": batch.base_offset,
         "lastOffset": batch.last_offset,
@@ -123,6 +135,8 @@ def _batch(batch: Any, position: int, size: int) -> dict[str, Any]:
         if controls is not None:
             control = controls[index]
             entry["control"] = {"type": control.type, "json": control.to_json().get("value")}
+        elif metadata is not None:
+            entry["metadata"] = dump_metadata.decode_payload(record.value, metadata)
         else:
             entry["value"] = _payload(record.value)
         out["records"].append(entry)
@@ -165,6 +179,8 @@ def render(dump: dict[str, Any]) -> str:
                 )
                 body = json.dumps(r["control"]["json"], separators=(",", ":"))
                 lines.append(f"{prefix} {label} {body}")
+            elif "metadata" in r:
+                lines.append(f"{prefix} payload: {dump_metadata.payload_text(r['metadata'])}")
             elif r["value"] is not None:
                 lines.append(f"{prefix} payload: {next(iter(r['value'].values()))}")
             else:

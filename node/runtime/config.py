@@ -14,6 +14,8 @@ from typing import Callable
 from kraftwire.node.core.api import Endpoint
 from kraftwire.node.storage.layout import parse_properties
 
+from .metadata_leadership import POLICIES
+
 
 class ConfigError(ValueError):
     """A setting that is unknown, missing or invalid; the message names it."""
@@ -48,6 +50,8 @@ class NodeConfig:
     # Serve client Fetches of committed records as a follower too (for reads after a ReadOffset,
     # issue #13). Off by default: Kafka's controllers answer them NOT_LEADER_OR_FOLLOWER.
     follower_fetch: bool = False
+    # What a leader of a Kafka cluster's metadata log does: resign or keep (see metadata_leadership).
+    metadata_leadership: str = "resign"
     segment_bytes: int = 1 << 30
     max_frame_bytes: int = DEFAULT_MAX_FRAME
     source: str = "<config>"
@@ -69,6 +73,15 @@ def _int(low: int, high: int = 2**31 - 1) -> Callable[[str], int]:
         if not low <= value <= high:
             raise ValueError(f"{value} is outside {low}..{high}")
         return value
+
+    return parse
+
+
+def _choice(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text.strip() not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return text.strip()
 
     return parse
 
@@ -131,6 +144,7 @@ _SETTINGS: dict[str, tuple[str | None, Callable[[str], object]]] = {
     "controller.quorum.fetch.snapshot.max.bytes": ("fetch_snapshot_max_bytes", _int(1)),
     "controller.quorum.auto.join.enable": ("auto_join", _bool),
     "kraftwire.follower.fetch.enable": ("follower_fetch", _bool),
+    "kraftwire.metadata.leadership": ("metadata_leadership", _choice(POLICIES)),
     "metadata.log.segment.bytes": ("segment_bytes", _int(1024)),
     "socket.request.max.bytes": ("max_frame_bytes", _int(1024)),
     # -- Kafka interop (issue 25)

@@ -12,6 +12,7 @@ from kraftwire.node.core.api import (
     AppendResult,
     RequestFailed,
     RequestReceived,
+    Resign,
     ResponseReceived,
     SnapshotId,
 )
@@ -50,7 +51,7 @@ class ShutdownCall:
 NetworkInput = Union[RequestReceived, ResponseReceived, RequestFailed]
 """Stamped with the loop's clock when fed (``now_ms`` is 0 until then)."""
 
-SingleInput = Union[ReadCall, SnapshotCall, ShutdownCall, NetworkInput]
+SingleInput = Union[ReadCall, SnapshotCall, ShutdownCall, Resign, NetworkInput]
 """Fed one at a time; appends are fed in runs instead (consecutive ones as one core append)."""
 
 InboxItem = Union[AppendCall, SingleInput]

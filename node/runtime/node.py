@@ -44,6 +44,7 @@ from kraftwire.node.core.api import (
     Role,
     RequestFailed,
     RequestReceived,
+    Resign,
     ResponseReceived,
     SnapshotId,
     SnapshotLoaded,
@@ -60,6 +61,7 @@ from .appends import PendingAppends, fail, resolve
 from .errors import NodeFailed, NotLeaderError
 from .inbox import AppendCall, InboxItem, ReadCall, ShutdownCall, SingleInput, SnapshotCall
 from .metrics import RaftMetrics
+from .metadata_leadership import MetadataLeadership
 from .capture import Capture
 from .config import NodeConfig
 from .peers import PeerNetwork
@@ -108,6 +110,7 @@ class KRaftNode:
         self._stopped = asyncio.Event()
         self.metrics: RaftMetrics | None = None  # set by enable_metrics()
         self._shutdown_done = False
+        self._leadership = MetadataLeadership(config.node_id, config.metadata_leadership)
         self.server = RequestServer(
             self._handle_request,
             self._is_served,
@@ -510,6 +513,15 @@ class KRaftNode:
             self._appends.fail_below(note.snapshot_id.end_offset)
         if self._commit_watchers and type(note) in (CommittedBatch, SnapshotLoaded, LeaderChanged):
             self._wake_commit_watchers()
+        resign = self._leadership.observe(note)
+        if resign is not None:
+            log.warning(
+                "node %s: resigning the leadership of epoch %s: the log is a Kafka metadata log, whose "
+                "leader must be a Kafka controller (kraftwire.metadata.leadership=resign)",
+                self.config.node_id,
+                resign,
+            )
+            self._post(Resign(resign))
         # A ReadReady comes after the batches it covers, so the listener has handled them all by then.
         self._reads.on_notification(note)
         listener = self.listener
