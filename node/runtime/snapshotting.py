@@ -103,6 +103,11 @@ class AutoSnapshots:
             return False
         end = self.committed_end
         assert end is not None  # due() checked
+        hw = core.high_watermark
+        if hw is None or end > hw:
+            # A leader newly elected knows its high watermark only once an entry of its epoch
+            # commits; what it committed as a follower waits until then.
+            return False
         records = snapshot_records(storage, end)
         if records is None or ends_in_open_transaction(records):
             return False
