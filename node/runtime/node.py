@@ -231,6 +231,7 @@ class KRaftNode:
         """Append without waiting: (future of the AppendResult, resolved once the records are in the
         leader's log and fsynced; future of the last offset, resolved once committed). Both fail with
         :class:`NotLeaderError` on a node that does not lead."""
+        self._require_running()
         loop = asyncio.get_running_loop()
         call = AppendCall(tuple(records), loop.create_future(), loop.create_future())
         self._post(call)
@@ -238,6 +239,7 @@ class KRaftNode:
 
     async def create_snapshot(self, end_offset: int, records: Sequence[bytes]) -> SnapshotId | None:
         """Snapshot the application's state as of committed ``end_offset`` (exclusive)."""
+        self._require_running()
         future: asyncio.Future[SnapshotId | None] = asyncio.get_running_loop().create_future()
         self._post(SnapshotCall(end_offset, tuple(records), future))
         return await future
@@ -287,6 +289,11 @@ class KRaftNode:
         """Whether the quorum's log is a Kafka metadata log, which Produce must not write into."""
         storage = self.running_storage()
         return self._kafka_log.check(storage.snapshots, storage.log)
+
+    def _require_running(self) -> None:
+        """A call after the loop stopped fails at once: nothing would ever take it from the inbox."""
+        if self._stopped.is_set():
+            raise NodeFailed(self.failure or "the node is not running")
 
     def running_storage(self) -> NodeStorage:
         """The open log directory, for the request handlers (the node closes it when it stops)."""
@@ -396,6 +403,11 @@ class KRaftNode:
             log.error("node %s stopping: %s", self.config.node_id, self.failure)
         except asyncio.CancelledError:
             return
+        except (
+            Exception
+        ) as exc:  # a defect of the node itself: stop, never serve on with a dead loop
+            self.failure = f"internal error {type(exc).__name__}: {exc}"
+            log.exception("node %s stopping: %s", self.config.node_id, self.failure)
         self._stopped.set()
         self._closing = asyncio.ensure_future(self._close())  # held: the loop keeps only weak refs
 

@@ -199,3 +199,32 @@ def test_full_disk_stops_the_node_cleanly_and_keeps_what_was_acknowledged(tmp_pa
     assert values[: len(acknowledged)] == [
         f"rec-{i:04d}".encode() * 4 for i in range(len(acknowledged))
     ]
+
+
+async def broken_loop_scenario(directory: str) -> tuple[str | None, bool]:
+    cluster = LocalCluster(directory, 1, settings=TEST_SETTINGS)
+    cluster.format()
+    node = KRaftNode(load_config(cluster.config_path(1)))
+    await node.start()
+    await leader_of({1: node})
+
+    def defect(*args, **kwargs):
+        raise RuntimeError("a defect inside the node")
+
+    node._snapshots.maybe_snapshot = defect  # the step the loop runs after every Ready
+    node._wakeup.set()
+    for _ in range(100):
+        if node.failure is not None:
+            break
+        await asyncio.sleep(0.05)
+    with pytest.raises(NodeFailed):
+        await node.append([b"after"])
+    await node.shutdown()
+    return node.failure, node._stopped.is_set()
+
+
+def test_an_unexpected_error_in_the_loop_stops_the_node_instead_of_leaving_it_deaf(tmp_path):
+    """A defect in the node's own loop stops the node with the reason (the process then exits), where
+    it used to leave a node that accepted connections and answered no request."""
+    failure, stopped = asyncio.run(broken_loop_scenario(str(tmp_path / "c")))
+    assert stopped and failure is not None and "RuntimeError: a defect inside the node" in failure
