@@ -58,15 +58,18 @@ class MixedQuorum:
         version: str = KAFKA,
         extra: dict[str, object] | None = None,
         kafka_extra: dict[str, object] | None = None,
+        kraftwire_extra: dict[str, object] | None = None,
     ) -> None:
         """``kinds``: node id -> "kafka" or "kraftwire" for the voters; ``observers`` the same for nodes
         formatted without initial controllers (dynamic quorums only); ``extra`` settings for every
-        member (Kafka's names, so both kinds read them), ``kafka_extra`` for Kafka's only."""
+        member (Kafka's names, so both kinds read them), ``kafka_extra`` and ``kraftwire_extra`` for one kind's only.
+        """
         self.root = Path(root)
         self.dynamic = dynamic
         self.version = version
         self.extra = dict(extra or {})
         self.kafka_extra = dict(kafka_extra or {})
+        self.kraftwire_extra = dict(kraftwire_extra or {})
         every = {**kinds, **(observers or {})}
         ports = free_ports(len(every))
         self.members = {
@@ -118,7 +121,8 @@ class MixedQuorum:
         if member.kind == "kafka":
             kafka = {**KAFKA_ONLY, "log.dirs": str(self.log_dir(node))}
             return {**common, **kafka, **self.extra, **self.kafka_extra}
-        return {**common, "metadata.log.dir": str(self.log_dir(node)), **self.extra}
+        own = {"metadata.log.dir": str(self.log_dir(node))}
+        return {**common, **own, **self.extra, **self.kraftwire_extra}
 
     def write_config(self, node: int) -> None:
         text = "".join(f"{key}={value}\n" for key, value in self.settings(node).items())

@@ -1,0 +1,106 @@
+"""Snapshots across implementations: a kraftwire follower that fell behind a Kafka leader's log start
+loads the leader's snapshot through FetchSnapshot, and a Kafka controller that fell behind a kraftwire
+leader's log start loads kraftwire's snapshot the same way. Both kinds snapshot every second and keep
+small segments (Kafka's names: metadata.log.max.snapshot.interval.ms, and metadata.log.segment.bytes
+for kraftwire, Kafka's test-only internal.metadata.log.segment.bytes for Kafka), so their log starts
+move within seconds."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from quorum import MixedQuorum, wait_until
+
+pytestmark = pytest.mark.timeout(300)
+
+SNAPSHOTS = {"metadata.log.max.snapshot.interval.ms": 1000}
+KAFKA_SNAPSHOTS = {
+    "internal.metadata.log.segment.bytes": 4096,
+    "metadata.log.segment.ms": 1000,
+    "metadata.max.retention.ms": 1000,
+    "internal.metadata.delete.delay.millis": 0,
+}
+KRAFTWIRE_SNAPSHOTS = {
+    "metadata.log.segment.bytes": 4096,
+    # This test makes kraftwire lead a Kafka metadata log on purpose; by default it would resign.
+    "kraftwire.metadata.leadership": "keep",
+}
+
+
+def log_start(quorum: MixedQuorum, node: int) -> int:
+    """The first offset of the node's oldest segment (its log start once older ones are deleted)."""
+    segments = sorted(quorum.partition_dir(node).glob("*.log"))
+    return int(segments[0].name.split(".")[0]) if segments else 0
+
+
+def log_end(quorum: MixedQuorum, node: int) -> int:
+    """The node's log end offset as the leader last reported it (-1 when unknown)."""
+    answer = quorum.describe()
+    if answer is None:
+        return -1
+    partition = answer.topics[0].partitions[0]
+    for replica in list(partition.current_voters) + list(partition.observers):
+        if replica.replica_id == node:
+            return replica.log_end_offset
+    return -1
+
+
+def snapshots(quorum: MixedQuorum, node: int) -> dict[str, bytes]:
+    """The node's snapshot files above offset 0 (the bootstrap checkpoint is not fetched)."""
+    found = sorted(quorum.partition_dir(node).glob("*.checkpoint"))
+    return {p.name: p.read_bytes() for p in found if not p.name.startswith("00000000000000000000-")}
+
+
+def fall_behind_and_catch_up(quorum: MixedQuorum, behind: int, leader: int) -> str:
+    """Stop ``behind``, wait until ``leader`` deleted the segments holding its log end, restart it,
+    wait until it caught up; the name of the leader's snapshot it now holds, byte for byte."""
+    end = log_end(quorum, behind)
+    quorum.kill(behind, signal.SIGTERM)
+    wait_until(lambda: log_start(quorum, leader) > end, 90, f"node {leader}'s log start past {end}")
+    quorum.start(behind, *(["--capture", str(quorum.root / "again.pcapng")] if behind == 2 else []))
+    wait_until(lambda: log_end(quorum, behind) >= log_start(quorum, leader), 90, "catch-up")
+    fetched = set(snapshots(quorum, behind)) & set(snapshots(quorum, leader))
+    assert fetched, f"node {behind} holds none of node {leader}'s snapshots"
+    name = min(fetched)
+    assert snapshots(quorum, behind)[name] == snapshots(quorum, leader)[name]
+    return name
+
+
+def test_snapshots_cross_between_kafka_and_kraftwire(tmp_path):
+    quorum = MixedQuorum(
+        tmp_path,
+        {1: "kafka", 2: "kraftwire", 3: "kafka"},
+        dynamic=True,
+        extra=SNAPSHOTS,
+        kafka_extra=KAFKA_SNAPSHOTS,
+        kraftwire_extra=KRAFTWIRE_SNAPSHOTS,
+    )
+    quorum.format()
+    try:
+        quorum.start(1)
+        quorum.start(3)
+        kafka_leader = quorum.wait_for_leader(timeout_s=90, kind="kafka")[0]
+        quorum.start(2, "--capture", str(tmp_path / "node2.pcapng"))
+        wait_until(lambda: log_end(quorum, 2) > 0, 60, "kraftwire following")
+        # A kraftwire follower behind a Kafka leader's log start loads the Kafka snapshot.
+        fall_behind_and_catch_up(quorum, behind=2, leader=kafka_leader)
+
+        # A Kafka controller behind a kraftwire leader's log start loads the kraftwire snapshot: the
+        # other Kafka controller steps away, so the kraftwire node (whose log is the longer) leads.
+        other = 3 if kafka_leader == 1 else 1
+        end = log_end(quorum, other)
+        quorum.kill(other, signal.SIGTERM)
+        wait_until(lambda: log_start(quorum, 2) > end, 90, "kraftwire's log start past the lagger")
+        quorum.kill(kafka_leader, signal.SIGTERM)
+        quorum.start(other)
+        assert quorum.wait_for_leader(timeout_s=90)[0] == 2
+        wait_until(lambda: log_end(quorum, other) >= log_start(quorum, 2), 90, "Kafka catch-up")
+        fetched = set(snapshots(quorum, other)) & set(snapshots(quorum, 2))
+        assert fetched, "the Kafka controller holds none of kraftwire's snapshots"
+        name = max(fetched)
+        assert snapshots(quorum, other)[name] == snapshots(quorum, 2)[name]
+        assert "FATAL" not in quorum.output(other).read_text(errors="replace")
+    finally:
+        quorum.stop_all()
