@@ -61,7 +61,8 @@ from .metrics import RaftMetrics
 from .capture import Capture
 from .config import NodeConfig
 from .peers import PeerNetwork
-from .server import InboundRequest, RequestServer
+from .server import InboundRequest, RequestServer, ServerLimits
+from .tls import client_context, server_context
 
 log = logging.getLogger("kraftwire.node")
 # Inputs fed before a Ready is handled, so that one flood cannot delay an fsync unboundedly.
@@ -108,8 +109,16 @@ class KRaftNode:
             self._handle_request,
             self._is_served,
             lambda: local_apis.unsupported_api_versions(self.served),
-            config.max_frame_bytes,
+            ServerLimits(
+                config.max_frame_bytes,
+                config.partial_request_bytes,
+                config.connections_max_idle_ms,
+                config.max_connections,
+                config.max_connections_per_ip,
+                config.max_connections_per_ip_overrides,
+            ),
         )
+        peer_tls = client_context(config.tls) if config.tls and config.peer_tls else None
         self.network = PeerNetwork(
             lambda src, cid, version, body: self._post(
                 ResponseReceived(src, cid, version, body, 0)
@@ -118,6 +127,7 @@ class KRaftNode:
             config.request_timeout_ms,
             config.max_frame_bytes,
             f"raft-client-{config.node_id}",
+            tls=peer_tls,
         )
         # ReadOffset to the leader has connections of its own: on the shared one it would wait behind a
         # Fetch the leader parks for up to its max wait (a connection answers one request at a time).
@@ -127,6 +137,7 @@ class KRaftNode:
             config.request_timeout_ms,
             config.max_frame_bytes,
             self.network.client_id,
+            tls=peer_tls,
         )
 
     # -- lifecycle ---------------------------------------------------------------------------------------
@@ -155,8 +166,9 @@ class KRaftNode:
                     self.capture_path
                 )
                 self._read_network.capture = self.capture
-            for endpoint in cfg.bind.values():
-                await self.server.listen(endpoint.host, endpoint.port)
+            for name, endpoint in cfg.bind.items():
+                tls = server_context(cfg.tls) if cfg.tls and name in cfg.ssl_listeners else None
+                await self.server.listen(endpoint.host, endpoint.port, tls)
         except BaseException:
             storage.close()
             raise
