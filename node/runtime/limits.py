@@ -20,7 +20,9 @@ import asyncio
 import logging
 import struct
 import time
+from dataclasses import dataclass, field
 
+from .config import NodeConfig
 from .wire import FrameError
 
 log = logging.getLogger("kraftwire.node")
@@ -28,6 +30,29 @@ log = logging.getLogger("kraftwire.node")
 _SIZE = struct.Struct(">i")
 CHUNK = 1 << 16
 SMALL_REQUEST = 1 << 16
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """Kafka's socket server limits, with Kafka's defaults (the config module documents each)."""
+
+    max_frame_bytes: int
+    partial_request_bytes: int  # queued.max.request.bytes, or max_frame_bytes for Kafka's -1
+    idle_ms: int = 600_000  # connections.max.idle.ms; -1: never
+    max_connections: int = 2**31 - 1
+    max_connections_per_ip: int = 2**31 - 1
+    per_ip_overrides: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, config: NodeConfig) -> "ServerLimits":
+        return cls(
+            config.max_frame_bytes,
+            config.partial_request_bytes,
+            config.connections_max_idle_ms,
+            config.max_connections,
+            config.max_connections_per_ip,
+            config.max_connections_per_ip_overrides,
+        )
 
 
 class RequestBytes:

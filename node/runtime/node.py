@@ -61,7 +61,8 @@ from .metrics import RaftMetrics
 from .capture import Capture
 from .config import NodeConfig
 from .peers import PeerNetwork
-from .server import InboundRequest, RequestServer, ServerLimits
+from .limits import ServerLimits
+from .server import InboundRequest, RequestServer
 from .tls import client_context, server_context
 
 log = logging.getLogger("kraftwire.node")
@@ -109,17 +110,17 @@ class KRaftNode:
             self._handle_request,
             self._is_served,
             lambda: local_apis.unsupported_api_versions(self.served),
-            ServerLimits(
-                config.max_frame_bytes,
-                config.partial_request_bytes,
-                config.connections_max_idle_ms,
-                config.max_connections,
-                config.max_connections_per_ip,
-                config.max_connections_per_ip_overrides,
-            ),
+            ServerLimits.of(config),
         )
-        peer_tls = client_context(config.tls) if config.tls and config.peer_tls else None
-        self.network = PeerNetwork(
+        self.network = self._peer_network()
+        # ReadOffset to the leader has connections of its own: on the shared one it would wait behind a
+        # Fetch the leader parks for up to its max wait (a connection answers one request at a time).
+        self._read_network = self._peer_network()
+
+    def _peer_network(self) -> PeerNetwork:
+        """Outbound connections feeding the node's inbox; TLS when the controller listener uses SSL."""
+        config = self.config
+        return PeerNetwork(
             lambda src, cid, version, body: self._post(
                 ResponseReceived(src, cid, version, body, 0)
             ),
@@ -127,17 +128,7 @@ class KRaftNode:
             config.request_timeout_ms,
             config.max_frame_bytes,
             f"raft-client-{config.node_id}",
-            tls=peer_tls,
-        )
-        # ReadOffset to the leader has connections of its own: on the shared one it would wait behind a
-        # Fetch the leader parks for up to its max wait (a connection answers one request at a time).
-        self._read_network = PeerNetwork(
-            self.network.on_response,
-            self.network.on_failure,
-            config.request_timeout_ms,
-            config.max_frame_bytes,
-            self.network.client_id,
-            tls=peer_tls,
+            tls=client_context(config.tls) if config.tls and config.peer_tls else None,
         )
 
     # -- lifecycle ---------------------------------------------------------------------------------------

@@ -17,13 +17,12 @@ import itertools
 import logging
 import ssl
 import struct
-from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, NamedTuple
 
 from kraftwire.generated import ProtocolError, decode_request
 
 from .capture import Capture, Stream, addresses
-from .limits import ConnectionLimits, IdleTimeout, RequestBytes, read_request
+from .limits import ConnectionLimits, IdleTimeout, RequestBytes, ServerLimits, read_request
 from .wire import FrameError, frame_response
 
 log = logging.getLogger("kraftwire.node")
@@ -44,18 +43,6 @@ class InboundRequest(NamedTuple):
 
 # handler(request) -> (version, response body) to send, or None to send nothing (acks=0 Produce)
 Handler = Callable[[InboundRequest], Awaitable[tuple[int, Any] | None]]
-
-
-@dataclass(frozen=True)
-class ServerLimits:
-    """Kafka's socket server limits, with Kafka's defaults (the config module documents each)."""
-
-    max_frame_bytes: int
-    partial_request_bytes: int  # queued.max.request.bytes, or max_frame_bytes for Kafka's -1
-    idle_ms: int = 600_000  # connections.max.idle.ms; -1: never
-    max_connections: int = 2**31 - 1
-    max_connections_per_ip: int = 2**31 - 1
-    per_ip_overrides: dict[str, int] = field(default_factory=dict)
 
 
 class RequestServer:
