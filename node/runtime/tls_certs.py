@@ -15,11 +15,12 @@ import shutil
 import subprocess
 
 DAYS = "2"
+LOOPBACK_NAMES = "IP:127.0.0.1,IP:::1,DNS:localhost"
 _EXTENSIONS = (
     "basicConstraints=critical,CA:FALSE\n"
     "keyUsage=critical,digitalSignature,keyEncipherment\n"
     "extendedKeyUsage=serverAuth,clientAuth\n"
-    "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost\n"
+    "subjectAltName={names}\n"
     "subjectKeyIdentifier=hash\n"
     "authorityKeyIdentifier=keyid,issuer\n"
 )
@@ -51,14 +52,17 @@ def make_ca(directory: str, name: str = "kraftwire-test-ca") -> tuple[str, str]:
     return cert, key
 
 
-def make_keystore(directory: str, name: str, ca: tuple[str, str]) -> str:
-    """``directory/NAME.pem``: a new private key and its certificate signed by ``ca``."""
+def make_keystore(
+    directory: str, name: str, ca: tuple[str, str], names: str = LOOPBACK_NAMES
+) -> str:
+    """``directory/NAME.pem``: a new private key and its certificate signed by ``ca``, naming
+    ``names`` (subjectAltName syntax)."""
     key = os.path.join(directory, f"{name}.key")
     request = os.path.join(directory, f"{name}.csr")
     cert = os.path.join(directory, f"{name}.crt")
     extensions = os.path.join(directory, f"{name}.ext")
     with open(extensions, "w") as f:
-        f.write(_EXTENSIONS)
+        f.write(_EXTENSIONS.format(names=names))
     _openssl(
         "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
         "-keyout", key, "-out", request, "-subj", f"/CN={name}",
