@@ -34,8 +34,13 @@ from kraftwire.generated import APIS, ProtocolError  # noqa: E402
 from kraftwire.node.core import messages  # noqa: E402
 from kraftwire.node.core.api import Endpoint, ReplicaKey, SnapshotId  # noqa: E402
 from kraftwire.node.runtime import admin  # noqa: E402
+from kraftwire.node.runtime.client import ClientError  # noqa: E402
 from kraftwire.node.runtime.local_cluster import LocalCluster  # noqa: E402
-from kraftwire.node.runtime.producer import MetadataClient, client_fetch_request  # noqa: E402
+from kraftwire.node.runtime.producer import (  # noqa: E402
+    MetadataClient,
+    ProduceRefused,
+    client_fetch_request,
+)
 from kraftwire.node.runtime.wire import frame_request  # noqa: E402
 from kraftwire.node.storage.layout import read_meta_properties  # noqa: E402
 from kraftwire.records import encode_batch  # noqa: E402
@@ -235,13 +240,8 @@ def run_live_fuzz(
             asyncio.run(fire(endpoints, frames_now))
             dead = [i for i in cluster.ids if i not in cluster.running()]
             assert not dead, f"node(s) {dead} died in round {round_}; see {directory}/node*.log"
-            leader, _ = cluster.wait_for_leader(timeout_s=60)
-            client = MetadataClient(cluster.endpoints[leader], deadline_s=60)
-            try:
-                value = f"acknowledged-{round_}".encode()
-                acknowledged[client.produce([value], -1)] = value
-            finally:
-                client.close()
+            value = f"acknowledged-{round_}".encode()
+            acknowledged[_commit(cluster, value, round_)] = value
         leader, epoch = cluster.wait_for_leader(timeout_s=60)
         _wait_replicated(cluster, max(acknowledged) + 1)
     finally:
@@ -265,6 +265,20 @@ def run_live_fuzz(
         " every node"
     )
     return summary
+
+
+def _commit(cluster: LocalCluster, value: bytes, round_: int) -> int:
+    """``value``'s offset, written with acks=-1 through the leader; AssertionError when the quorum
+    has no leader or does not commit within a minute."""
+    try:
+        leader, _ = cluster.wait_for_leader(timeout_s=60)
+        client = MetadataClient(cluster.endpoints[leader], deadline_s=60)
+        try:
+            return client.produce([value], -1)
+        finally:
+            client.close()
+    except (TimeoutError, ClientError, ProduceRefused) as exc:
+        raise AssertionError(f"the quorum stopped committing after round {round_}: {exc}") from None
 
 
 def _wait_replicated(cluster: LocalCluster, end_offset: int, timeout_s: float = 60) -> None:
