@@ -7,8 +7,8 @@ resynchronises: it looks for the next offset where a frame plausibly starts, as 
 ``plausible(buf, pos, packet_starts)`` function of its direction (True, False, or None when more bytes
 are needed to tell). A frame that a gap or the snaplen
 cut through is still handed on, marked ``gap`` / ``truncated``, so its header can be reported.
-A stream whose first bytes are a TLS handshake record header (content type 0x16, version 0x03xx) is
-encrypted: the reader notes where (``tls_at``) and reads no frames from it, rather than garbage. No
+A stream whose first bytes are a TLS handshake record header (content type 0x16, version 0x03xx,
+then a ClientHello or ServerHello) is encrypted: the reader notes where (``tls_at``) and reads no frames from it, rather than garbage. No
 Kafka frame starts so (its size would be over 360 MB).
 """
 
@@ -74,6 +74,14 @@ class Frame:
         return f"Frame{self.fields()!r}"
 
 
+def opens_tls(data: bytes) -> bool:
+    """Whether ``data`` starts with a TLS record carrying a ClientHello or ServerHello: content type
+    0x16, version 0x0300-0x0304, a length a record may have (2^14 + 2048), handshake type 1 or 2."""
+    if len(data) < 6 or data[0] != _TLS_HANDSHAKE or data[1] != 3 or data[2] > 4:
+        return False
+    return (data[3] << 8 | data[4]) <= 18432 and data[5] in (1, 2)
+
+
 class FrameReader(StreamSink):
     def __init__(
         self, on_frame: Callable[[Frame], None], plausible: Plausible, max_frame: int = MAX_FRAME
@@ -95,9 +103,8 @@ class FrameReader(StreamSink):
     def data(self, payload: bytes, packet: int, ts_ns: int) -> None:
         if self.fresh:
             self.fresh = False
-            if len(payload) >= 3 and payload[0] == _TLS_HANDSHAKE and payload[1] == 3:
-                if payload[2] <= 4:
-                    self.tls_at = (packet, ts_ns)
+            if opens_tls(payload):
+                self.tls_at = (packet, ts_ns)
         if self.tls_at is not None:
             return
         if not self.buf:

@@ -13,6 +13,7 @@ import pytest
 from captures import T0, assert_rows_match, conversation, decode, pcap_of, write
 from kraftwire.node.runtime.tls import client_context, server_context, tls_settings
 from kraftwire.node.runtime.tls_certs import make_pki
+from kraftwire.spark_decoders.framing import opens_tls
 from kraftwire.spark_decoders.synth import Conversation
 from kraftwire.spark_decoders.traffic import kraft_exchanges
 
@@ -88,3 +89,19 @@ def test_a_tls_connection_is_one_tls_row(tmp_path):
     )
     assert shown.returncode == 0, shown.stderr
     assert sum('"status":"tls"' in line for line in shown.stdout.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "data, tls",
+    [
+        (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc", True),  # ClientHello in a TLS 1.0-labelled record
+        (b"\x16\x03\x03\x00\x7a\x02\x00\x00\x76", True),  # ServerHello
+        (b"\x17\x03\x03\x00\x20\x01", False),  # application data: not a stream's first record
+        (b"\x16\x03\x01\xff\xff\x01", False),  # longer than any record
+        (b"\x16\x03\x05\x00\x10\x01", False),  # no such version
+        (API_VERSIONS, False),  # a Kafka frame
+        (b"\x16\x03", False),  # too short to tell
+    ],
+)
+def test_what_counts_as_a_tls_stream_start(data, tls):
+    assert opens_tls(data) is tls
