@@ -56,7 +56,7 @@ class ServerLimits:
 
 
 class RequestBytes:
-    """Bytes held by requests still being read, across every connection of a node."""
+    """Bytes held by large requests being read or handled, across every connection of a node."""
 
     def __init__(self, bound: int) -> None:
         self.bound = bound

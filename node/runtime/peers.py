@@ -59,6 +59,7 @@ class PeerChannel:
         self._task: asyncio.Task[None] | None = None
         self._backoff_ms = 0
         self._retry_at = 0.0
+        self._tls_failure = ""  # the last TLS failure logged
 
     def send(self, message: OutboundRequest) -> None:
         if self._writer is not None:
@@ -116,6 +117,11 @@ class PeerChannel:
             )
             self._retry_at = time.monotonic() + self._backoff_ms / 1000
             queued, self._queue, self._task = self._queue, [], None
+            if isinstance(exc, ssl.SSLError) and str(exc) != self._tls_failure:
+                self._tls_failure = str(
+                    exc
+                )  # logged once until it changes: retries come each second
+                log.warning("TLS to node %s at %s failed: %s", self.destination, self._where(), exc)
             log.debug("cannot reach node %s at %s: %s", self.destination, self._where(), exc)
             for message in queued:
                 self.network.fail(self.destination, message.correlation_id, BROKER_NOT_AVAILABLE)

@@ -183,3 +183,32 @@ def test_a_bad_tls_setting_is_one_line_at_start(tmp_path, settings, message):
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
     assert not (tmp_path / "log").exists()
+
+
+def test_a_node_whose_certificate_no_peer_trusts_takes_no_part(tls_cluster, tmp_path):
+    """Node 3 holds a certificate from another CA: nodes 1 and 2 refuse it both ways (each says so
+    once), elect and commit between themselves, and node 3 receives nothing."""
+    cluster = tls_cluster
+    stranger = make_pki(str(tmp_path / "stranger"), ["node3"])
+    os.replace(stranger["node3"], os.path.join(cluster.directory, "tls", "node3.pem"))
+    cluster.start_all()
+    leader, _ = cluster.wait_for_leader()
+    assert leader in (1, 2)
+    produced = tool(
+        "produce",
+        "--bootstrap-controller",
+        f"127.0.0.1:{cluster.endpoints[leader].port}",
+        "--command-config",
+        cluster.client_properties,
+        stdin="committed without node 3\n",
+    )
+    assert produced.returncode == 0, produced.stderr
+    cluster.stop_all()
+    assert data_records(cluster.partition_dir(3)) == []
+    for node in (1, 2):
+        assert [v for _, _, v in data_records(cluster.partition_dir(node))] == [
+            b"committed without node 3"
+        ]
+        with open(os.path.join(cluster.directory, f"node{node}.log")) as f:
+            warned = [line for line in f if "TLS to node 3 at" in line]
+        assert 1 <= len(warned) <= 2, warned  # once per outbound channel, not once per retry
