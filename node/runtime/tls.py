@@ -208,9 +208,20 @@ def _load_chain(context: ssl.SSLContext, path: str, password: str | None, settin
             raise TlsConfigError(
                 f"{setting}: the private key does not match the certificate"
             ) from None
-        if "bad decrypt" in reason:
-            raise TlsConfigError(f"{setting}: wrong ssl.key.password for the private key") from None
+        if _encrypted(path):
+            problem = "does not open it" if password else "is not set"
+            raise TlsConfigError(
+                f"{setting}: the private key is encrypted and ssl.key.password {problem}"
+            ) from None
         raise TlsConfigError(f"{setting}: cannot load key and certificate: {reason}") from None
+
+
+def _encrypted(path: str) -> bool:
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            return "-----BEGIN ENCRYPTED PRIVATE KEY-----" in f.read()
+    except OSError:
+        return False
 
 
 def _reason(exc: BaseException) -> str:

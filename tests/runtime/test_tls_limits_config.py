@@ -4,6 +4,7 @@ ssl.client.auth, hostname verification, the limits' defaults, and one-line refus
 from __future__ import annotations
 
 import socket
+import subprocess
 import ssl
 import threading
 
@@ -187,3 +188,28 @@ def test_a_certificate_from_another_ca_is_not_trusted(pki, tmp_path):
     with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
         with pytest.raises(ssl.SSLCertVerificationError):
             client.wrap_socket(raw, server_hostname="127.0.0.1")
+
+
+def test_an_encrypted_key_needs_ssl_key_password(pki, tmp_path):
+    """An encrypted PKCS#8 key (ENCRYPTED PRIVATE KEY) in the PEM keystore opens with ssl.key.password;
+    a wrong or missing password is one line naming it."""
+    with open(pki["node"]) as f:
+        key, cert = f.read().split("-----BEGIN CERTIFICATE-----")
+    plain, encrypted = tmp_path / "plain.key", tmp_path / "encrypted.key"
+    plain.write_text(key)
+    subprocess.run(
+        ["openssl", "pkcs8", "-topk8", "-v2", "aes-256-cbc", "-in", str(plain)]
+        + ["-out", str(encrypted), "-passout", "pass:s3cret"],
+        check=True,
+        capture_output=True,
+    )
+    keystore = tmp_path / "encrypted.pem"
+    keystore.write_text(encrypted.read_text() + "-----BEGIN CERTIFICATE-----" + cert)
+    assert "ENCRYPTED PRIVATE KEY" in keystore.read_text()
+    props = ssl_props(pki, **{"ssl.keystore.location": str(keystore)})
+    config = config_from_properties({**props, "ssl.key.password": "s3cret"})
+    assert config.tls is not None and config.tls.key_password == "s3cret"
+    for password in ("wrong", None):
+        attempt = dict(props) if password is None else {**props, "ssl.key.password": password}
+        with pytest.raises(ConfigError, match="ssl.key.password"):
+            config_from_properties(attempt)
