@@ -4,10 +4,12 @@ Like Kafka's socket server, a connection handles one request at a time (the next
 after the answer is written), so answers come back in request order even when the core parks a Fetch.
 A frame that cannot be read or decoded (bad size, over ``max_frame_bytes``, unknown API or version,
 garbage body, bytes left over) closes that connection with one log line; the node and every other
-connection carry on. A listener given an SSL context runs the TLS handshake first: a client that fails
-it (no certificate where one is required, one no trusted CA signed, not TLS at all) is closed with one
-log line before it can send a request. The connection and memory limits are in :mod:`.limits`. An ApiVersions request at a version we do not know is answered, as Kafka does,
+connection carry on. An ApiVersions request at a version we do not know is answered, as Kafka does,
 with a v0 ``UNSUPPORTED_VERSION`` response listing what we serve.
+
+A listener given an SSL context runs the TLS handshake first: a client that fails it (no certificate
+where one is required, one no trusted CA signed, not TLS at all) is closed with one log line before it
+can send a request. The connection and memory limits are in :mod:`.limits`.
 """
 
 from __future__ import annotations
@@ -102,15 +104,18 @@ class RequestServer:
         connection = -(1000 + next(self._ids))
         peer = f"{address[0]}:{address[1]}" if address else "?"
         stream = None
+        secured = tls is None
         try:
             if tls is not None:
                 await writer.start_tls(tls, ssl_handshake_timeout=min(60.0, self.idle_s or 60.0))
+                secured = True
             if self.capture is not None:
                 local, remote = addresses(writer)
                 stream = self.capture.stream(client=remote, server=local)
             await self._serve(connection, peer, reader, _Recorder(writer, stream))
         except ssl.SSLError as exc:
-            log.warning("closing connection from %s: TLS handshake failed: %s", peer, exc.reason)
+            what = "TLS error" if secured else "TLS handshake failed"
+            log.warning("closing connection from %s: %s: %s", peer, what, exc.reason or exc)
         except (FrameError, ProtocolError) as exc:
             log.warning("closing connection from %s: %s", peer, exc)
         except IdleTimeout:
