@@ -25,7 +25,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -48,7 +48,7 @@ from runtime_settings import TEST_SETTINGS  # noqa: E402
 
 BOUNDARY_INT32 = (0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0, 1, 0x7FFFFFFE)
 BOUNDARY_INT64 = (0x7FFFFFFFFFFFFFFF, 0x8000000000000000, 0xFFFFFFFFFFFFFFFF, 0)
-FRAMES_PER_CONNECTION = 20
+ANSWER_S = 3.0  # how long a worker waits for an answer before it reconnects
 
 
 class Target:
@@ -170,46 +170,54 @@ def mutated_frames(rng: random.Random, target: Target, count: int, knows_cluster
         yield struct.pack(">i", len(payload)) + bytes(payload)
 
 
-async def _connection(endpoint: Endpoint, frames: list[bytes]) -> None:
-    try:
-        reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(endpoint.host, endpoint.port), 10
-        )
-    except (OSError, asyncio.TimeoutError):
-        return
-    try:
-        writer.write(b"".join(frames))
-        writer.write_eof()
-        await asyncio.wait_for(reader.read(), 10)  # until the node closes it
-    except (OSError, asyncio.TimeoutError):
-        pass
-    finally:
-        writer.close()
+class Tally:
+    """What became of the frames sent: each was read by the node, which answered it or closed."""
+
+    def __init__(self) -> None:
+        self.sent = self.answered = self.closed = self.unanswered = 0
+        self.connect_failures = 0  # connects refused or timed out (retried; no frame lost to them)
 
 
-async def fire(endpoints: list[Endpoint], frames, concurrency: int = 32) -> int:
-    semaphore = asyncio.Semaphore(concurrency)
-    sent, pending, tasks = 0, [], []
-
-    async def one(endpoint: Endpoint, batch: list[bytes]) -> None:
-        async with semaphore:
-            await _connection(endpoint, batch)
-
+async def _worker(endpoint: Endpoint, frames: Iterator[bytes], tally: Tally) -> None:
+    """Send frames one at a time, each only once the node has answered the last or closed the
+    connection over it, so every frame counted reached the node's reader; reconnect after a close.
+    """
+    connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
     for frame in frames:
-        pending.append(frame)
-        sent += 1
-        if len(pending) == FRAMES_PER_CONNECTION:
-            tasks.append(
-                asyncio.ensure_future(one(endpoints[len(tasks) % len(endpoints)], pending))
-            )
-            pending = []
-        if len(tasks) >= 200:
-            await asyncio.gather(*tasks)
-            tasks = []
-    if pending:
-        tasks.append(asyncio.ensure_future(one(endpoints[0], pending)))
-    await asyncio.gather(*tasks)
-    return sent
+        while connection is None:
+            try:
+                connection = await asyncio.wait_for(
+                    asyncio.open_connection(endpoint.host, endpoint.port), 10
+                )
+            except (OSError, asyncio.TimeoutError) as exc:
+                tally.connect_failures += 1
+                if tally.connect_failures > 1000:
+                    raise AssertionError(f"cannot connect to {endpoint}: {exc}") from None
+                await asyncio.sleep(0.05)
+        reader, writer = connection
+        try:
+            writer.write(frame)
+            tally.sent += 1
+            size = struct.unpack(">i", await asyncio.wait_for(reader.readexactly(4), ANSWER_S))[0]
+            await asyncio.wait_for(reader.readexactly(size), ANSWER_S)
+            tally.answered += 1
+            continue
+        except (OSError, asyncio.IncompleteReadError):
+            tally.closed += 1
+        except asyncio.TimeoutError:  # acks=0 Produce, or a request the node parks: start afresh
+            tally.unanswered += 1
+        writer.close()
+        connection = None
+    if connection is not None:
+        connection[1].close()
+
+
+async def fire(endpoints: list[Endpoint], frames: Iterator[bytes], workers: int = 24) -> Tally:
+    tally = Tally()
+    await asyncio.gather(
+        *(_worker(endpoints[i % len(endpoints)], frames, tally) for i in range(workers))
+    )
+    return tally
 
 
 def run_live_fuzz(
@@ -225,6 +233,7 @@ def run_live_fuzz(
     cluster = LocalCluster(directory, 3, settings=TEST_SETTINGS)
     cluster.format()
     acknowledged: dict[int, bytes] = {}
+    totals = Tally()
     start = time.monotonic()
     try:
         cluster.start_all()
@@ -237,7 +246,9 @@ def run_live_fuzz(
         per_round = max(1, frames // rounds)
         for round_ in range(rounds):
             frames_now = mutated_frames(rng, target, per_round, knows_cluster_id)
-            asyncio.run(fire(endpoints, frames_now))
+            tally = asyncio.run(fire(endpoints, frames_now))
+            for name in ("sent", "answered", "closed", "unanswered", "connect_failures"):
+                setattr(totals, name, getattr(totals, name) + getattr(tally, name))
             dead = [i for i in cluster.ids if i not in cluster.running()]
             assert not dead, f"node(s) {dead} died in round {round_}; see {directory}/node*.log"
             value = f"acknowledged-{round_}".encode()
@@ -253,16 +264,22 @@ def run_live_fuzz(
         lost = {o: v for o, v in acknowledged.items() if log_values.get(o) != v}
         assert not lost, f"node {node} lacks acknowledged records {lost}"
     summary = {
-        "frames": per_round * rounds,
+        "frames": totals.sent,
+        "answered": totals.answered,
+        "closed": totals.closed,
+        "unanswered": totals.unanswered,
+        "connect_failures": totals.connect_failures,
         "seconds": round(time.monotonic() - start),
         "acknowledged": len(acknowledged),
         "leader": leader,
         "epoch": epoch,
     }
     log(
-        f"fuzz-live: {summary['frames']} mutated frames at 3 nodes in {summary['seconds']} s; every"
-        f" node alive, leader {leader} in epoch {epoch}, {len(acknowledged)} acknowledged records on"
-        " every node"
+        f"fuzz-live: {totals.sent} mutated frames read by 3 nodes in {summary['seconds']} s"
+        f" ({totals.answered} answered, {totals.closed} closed their connection,"
+        f" {totals.unanswered} unanswered in {ANSWER_S:.0f} s, {totals.connect_failures} connects"
+        f" retried); every node alive, leader {leader} in"
+        f" epoch {epoch}, {len(acknowledged)} acknowledged records on every node"
     )
     return summary
 
