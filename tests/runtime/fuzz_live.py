@@ -62,6 +62,13 @@ class Target:
         self.voters = voters
         self.directories = directories
 
+    @classmethod
+    def of(cls, cluster: LocalCluster) -> "Target":
+        directories = {
+            i: read_meta_properties(cluster.log_dir(i)).directory_id for i in cluster.ids
+        }
+        return cls(cluster.cluster_id, dict(cluster.endpoints), directories)
+
 
 def _templates(
     rng: random.Random, target: Target, cluster_id: str | None
@@ -177,6 +184,10 @@ class Tally:
         self.sent = self.answered = self.closed = self.unanswered = 0
         self.connect_failures = 0  # connects refused or timed out (retried; no frame lost to them)
 
+    def add(self, other: "Tally") -> None:
+        for name in ("sent", "answered", "closed", "unanswered", "connect_failures"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
 
 async def _worker(endpoint: Endpoint, frames: Iterator[bytes], tally: Tally) -> None:
     """Send frames one at a time, each only once the node has answered the last or closed the
@@ -238,17 +249,12 @@ def run_live_fuzz(
     try:
         cluster.start_all()
         cluster.wait_for_leader()
-        directories = {
-            i: read_meta_properties(cluster.log_dir(i)).directory_id for i in cluster.ids
-        }
-        target = Target(cluster.cluster_id, dict(cluster.endpoints), directories)
+        target = Target.of(cluster)
         endpoints = list(cluster.endpoints.values())
         per_round = max(1, frames // rounds)
         for round_ in range(rounds):
             frames_now = mutated_frames(rng, target, per_round, knows_cluster_id)
-            tally = asyncio.run(fire(endpoints, frames_now))
-            for name in ("sent", "answered", "closed", "unanswered", "connect_failures"):
-                setattr(totals, name, getattr(totals, name) + getattr(tally, name))
+            totals.add(asyncio.run(fire(endpoints, frames_now)))
             dead = [i for i in cluster.ids if i not in cluster.running()]
             assert not dead, f"node(s) {dead} died in round {round_}; see {directory}/node*.log"
             value = f"acknowledged-{round_}".encode()
@@ -257,12 +263,7 @@ def run_live_fuzz(
         _wait_replicated(cluster, max(acknowledged) + 1)
     finally:
         cluster.stop_all()
-    for node in cluster.ids:
-        log_values = {
-            offset: value for offset, _, value in data_records(cluster.partition_dir(node))
-        }
-        lost = {o: v for o, v in acknowledged.items() if log_values.get(o) != v}
-        assert not lost, f"node {node} lacks acknowledged records {lost}"
+    _check_every_node(cluster, acknowledged)
     summary = {
         "frames": totals.sent,
         "answered": totals.answered,
@@ -282,6 +283,16 @@ def run_live_fuzz(
         f" epoch {epoch}, {len(acknowledged)} acknowledged records on every node"
     )
     return summary
+
+
+def _check_every_node(cluster: LocalCluster, acknowledged: dict[int, bytes]) -> None:
+    """Every acknowledged record is in every node's log, at the offset it was acknowledged at."""
+    for node in cluster.ids:
+        log_values = {
+            offset: value for offset, _, value in data_records(cluster.partition_dir(node))
+        }
+        lost = {o: v for o, v in acknowledged.items() if log_values.get(o) != v}
+        assert not lost, f"node {node} lacks acknowledged records {lost}"
 
 
 def _commit(cluster: LocalCluster, value: bytes, round_: int) -> int:
