@@ -24,9 +24,8 @@ class ConfigError(ValueError):
 
 
 DEFAULT_MAX_FRAME = 100 * 1024 * 1024  # socket.request.max.bytes
-UNLIMITED = (
-    2**31 - 1
-)  # Kafka's default max.connections and max.connections.per.ip (Integer.MAX_VALUE)
+# Kafka's default max.connections and max.connections.per.ip (Integer.MAX_VALUE)
+UNLIMITED = 2**31 - 1
 # Kafka's default listener.security.protocol.map: a listener named after a protocol uses it.
 _DEFAULT_PROTOCOLS = {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL"}
 
@@ -59,9 +58,8 @@ class NodeConfig:
     max_connections: int = UNLIMITED
     max_connections_per_ip: int = UNLIMITED
     max_connections_per_ip_overrides: dict[str, int] = field(default_factory=dict)  # ip -> limit
-    queued_max_request_bytes: int = (
-        -1
-    )  # Kafka's default; kraftwire then holds socket.request.max.bytes
+    # Kafka's default -1; kraftwire then bounds partial requests by socket.request.max.bytes
+    queued_max_request_bytes: int = -1
     tls: TlsSettings | None = None  # the ssl.* settings, when a controller listener uses SSL
     ssl_listeners: frozenset[str] = frozenset()  # controller listeners mapped to SSL
     source: str = "<config>"
