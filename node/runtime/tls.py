@@ -24,7 +24,7 @@ import os
 import re
 import ssl
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
 SSL_KEYS = (
@@ -50,10 +50,10 @@ class TlsConfigError(ValueError):
 
 @dataclass(frozen=True)
 class TlsSettings:
-    key_chain_pem: str | None = None  # the certificate chain then the private key, PEM text
-    key_pem: str | None = None
+    # the certificate chain then the private key, PEM text; kept out of repr (and so out of logs)
+    key_chain_pem: str | None = field(default=None, repr=False)
     keystore_location: str | None = None
-    key_password: str | None = None
+    key_password: str | None = field(default=None, repr=False)
     trust_pem: str | None = None
     truststore_location: str | None = None
     client_auth: str = "none"

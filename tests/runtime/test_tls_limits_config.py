@@ -213,3 +213,20 @@ def test_an_encrypted_key_needs_ssl_key_password(pki, tmp_path):
         attempt = dict(props) if password is None else {**props, "ssl.key.password": password}
         with pytest.raises(ConfigError, match="ssl.key.password"):
             config_from_properties(attempt)
+
+
+def test_the_private_key_and_its_password_stay_out_of_repr(pki):
+    with open(pki["node"]) as f:
+        key, cert = f.read().split("-----BEGIN CERTIFICATE-----")
+    settings = tls_settings(
+        {
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.key": key,
+            "ssl.keystore.certificate.chain": "-----BEGIN CERTIFICATE-----" + cert,
+            "ssl.key.password": "s3cret",
+        },
+        "t",
+    )
+    assert settings.key_chain_pem is not None
+    shown = repr(settings)
+    assert "PRIVATE KEY" not in shown and "s3cret" not in shown
