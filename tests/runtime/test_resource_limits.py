@@ -135,6 +135,7 @@ def test_connections_over_the_limits_are_closed(tmp_path):
                 held.append(sock)
             source += 1
         assert refused is not None  # the node's total reached max.connections
+        print(f"max.connections=40: {len(held)} attacker connections held, the next one closed")
         assert len(held) <= 40
         assert client.produce([b"during"], -1) >= 0  # open connections, peers' too, carry on
         for sock in held + [refused]:
