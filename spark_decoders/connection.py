@@ -111,5 +111,8 @@ class Connection:
         for stream, reader in ((self.to_server, self.requests), (self.to_client, self.responses)):
             stream.finish()
             reader.finish()
+        tls = self.requests.tls_at or self.responses.tls_at
+        if tls is not None:
+            self.matcher.tls(*tls)
         self.matcher.finish()
         self.finished = True

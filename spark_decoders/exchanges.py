@@ -86,6 +86,16 @@ class Matcher:
             del self.pending[correlation_id]
             self.emit(self._row(waiting[0], waiting[1], frame, "ok"))
 
+    def tls(self, packet: int, ts_ns: int) -> None:
+        """The one row of a TLS-encrypted connection, at the packet that opened its first record."""
+        row = self._blank_row.copy()
+        row["capture_file"] = self.endpoints.capture_files[packet >> FILE_SHIFT]
+        row["status"] = "tls"
+        row["request_ts"] = utc_datetime(ts_ns)
+        row["request_frame"] = packet & _NUMBER
+        row["decode_error"] = "TLS-encrypted connection: its Kafka frames cannot be read"
+        self.emit(row)
+
     def finish(self) -> None:
         for frame, head in sorted(self.pending.values(), key=lambda item: item[0].last_packet):
             self.emit(self._row(frame, head, None, "no_response"))

@@ -7,6 +7,9 @@ resynchronises: it looks for the next offset where a frame plausibly starts, as 
 ``plausible(buf, pos, packet_starts)`` function of its direction (True, False, or None when more bytes
 are needed to tell). A frame that a gap or the snaplen
 cut through is still handed on, marked ``gap`` / ``truncated``, so its header can be reported.
+A stream whose first bytes are a TLS handshake record header (content type 0x16, version 0x03xx,
+then a ClientHello or ServerHello) is encrypted: the reader notes where (``tls_at``) and reads no frames from it, rather than garbage. No
+Kafka frame starts so (its size would be over 360 MB).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ MAX_FRAME: Final = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
 _SIZE: Final = struct.Struct(">i")
 # Bound once: compiled, ``_SIZE.unpack_from(...)`` would look the method up on every call.
 _unpack_size: Final = _SIZE.unpack_from
+_TLS_HANDSHAKE: Final = 0x16  # a TLS record's content type for handshake messages
 _PACKET_START: Final = frozenset({0})  # where packets start in a buffer holding one packet's bytes
 # Whether this module runs compiled: then a payload's frame sizes are read with librt's typed
 # reader (see ``pipeline.COMPILED``).
@@ -70,6 +74,14 @@ class Frame:
         return f"Frame{self.fields()!r}"
 
 
+def opens_tls(data: bytes) -> bool:
+    """Whether ``data`` starts with a TLS record carrying a ClientHello or ServerHello: content type
+    0x16, version 0x0300-0x0304, a length a record may have (2^14 + 2048), handshake type 1 or 2."""
+    if len(data) < 6 or data[0] != _TLS_HANDSHAKE or data[1] != 3 or data[2] > 4:
+        return False
+    return (data[3] << 8 | data[4]) <= 18432 and data[5] in (1, 2)
+
+
 class FrameReader(StreamSink):
     def __init__(
         self, on_frame: Callable[[Frame], None], plausible: Plausible, max_frame: int = MAX_FRAME
@@ -85,8 +97,16 @@ class FrameReader(StreamSink):
         self.last_packet = 0
         self.last_ts = 0
         self.resyncs = 0
+        self.fresh = True  # no byte of the stream seen yet
+        self.tls_at: tuple[int, int] | None = None  # (packet, ts_ns) of a TLS stream's first record
 
     def data(self, payload: bytes, packet: int, ts_ns: int) -> None:
+        if self.fresh:
+            self.fresh = False
+            if opens_tls(payload):
+                self.tls_at = (packet, ts_ns)
+        if self.tls_at is not None:
+            return
         if not self.buf:
             if self.synced:
                 self._whole_frames(payload, packet, ts_ns)
@@ -102,6 +122,7 @@ class FrameReader(StreamSink):
 
     def gap(self, kind: str) -> None:
         """Bytes are missing here: a frame in progress is damaged, and the next one must be found."""
+        self.fresh = False
         if self.synced and len(self.buf) >= 4:
             (size,) = _unpack_size(self.buf, 0)
             if 0 <= size <= self.max_frame:

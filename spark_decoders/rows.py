@@ -20,6 +20,7 @@ STATUSES: Final = (
     "truncated",
     "unsupported_version",
     "decode_error",
+    "tls",
 )
 
 # name, Spark SQL type, pyarrow type name

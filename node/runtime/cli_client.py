@@ -19,6 +19,7 @@ from typing import Iterator
 from kraftwire.node.core.api import Endpoint
 
 from .client import ClientError, KafkaConnection
+from .command_config import CommandConfigError, add_command_config, apply_command_config
 from .config import parse_endpoint
 from .producer import FetchRefused, MetadataClient, ProduceRefused
 from .read_client import ReadRefused, read_offset
@@ -26,6 +27,7 @@ from .read_client import ReadRefused, read_offset
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--bootstrap-controller", required=True, help="HOST:PORT of any controller")
+    add_command_config(parser)
     if name == "produce":
         parser.add_argument("--acks", type=int, choices=[-1, 0, 1], default=-1)
         parser.add_argument(
@@ -60,6 +62,11 @@ def run(args: argparse.Namespace) -> int:
         bootstrap = parse_endpoint(args.bootstrap_controller)
     except ValueError as exc:
         print(f"kraftwire {args._client_command}: --bootstrap-controller: {exc}", file=sys.stderr)
+        return 2
+    try:
+        apply_command_config(args.command_config)
+    except CommandConfigError as exc:
+        print(f"kraftwire {args._client_command}: --command-config: {exc}", file=sys.stderr)
         return 2
     try:
         if args._client_command == "produce":

@@ -12,7 +12,9 @@ import tempfile
 import time
 
 from .cli_quorum import render_status, status_fields
+from .command_config import CommandConfigError, apply_command_config
 from .local_cluster import LocalCluster
+from .tls_certs import CertificateError
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -24,6 +26,11 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     )
     up.add_argument("--base-port", type=int, help="node N listens on BASE+N (default: free ports)")
     up.add_argument("--duration", type=float, help="stop by itself after this many seconds")
+    up.add_argument(
+        "--tls",
+        action="store_true",
+        help="mutual TLS on every listener, with a throwaway CA made by openssl in DIR/tls",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,8 +44,13 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    cluster = LocalCluster(directory, args.controllers, args.base_port)
-    cluster.format()
+    cluster = LocalCluster(directory, args.controllers, args.base_port, tls=args.tls)
+    try:
+        cluster.format()
+        apply_command_config(cluster.client_properties if args.tls else None)
+    except (CertificateError, CommandConfigError) as exc:
+        print(f"kraftwire cluster up: {exc}", file=sys.stderr)
+        return 1
     stop = {"now": False}
     signal.signal(signal.SIGINT, lambda *_: stop.update(now=True))
     signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
@@ -48,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
     )
     for i in cluster.ids:
         print(f"  node {i}: 127.0.0.1:{cluster.endpoints[i].port}  config {cluster.config_path(i)}")
+    if args.tls:
+        print(f"  mutual TLS; tools connect with --command-config {cluster.client_properties}")
     deadline = None if args.duration is None else time.monotonic() + args.duration
     shown = None
     try:

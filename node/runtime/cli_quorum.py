@@ -27,6 +27,7 @@ from kraftwire.node.storage.layout import uuid_to_str
 from . import admin
 from .admin import describe_quorum, first_answer
 from .client import ClientError
+from .command_config import CommandConfigError, add_command_config, apply_command_config
 from .config import parse_endpoint
 
 NO_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAA"  # Kafka's Uuid.ZERO_UUID as text
@@ -40,18 +41,18 @@ class RelativeTimeError(ValueError):
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    _connection_options(parser, command_config=True)
+    _connection_options(parser)
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     add = sub.add_parser(
         "add-controller", help="make a running observer controller a voter (AddRaftVoter)"
     )
     add.add_argument("--dry-run", action="store_true", help="check and print, change nothing")
-    _connection_options(add, command_config=True)
+    _connection_options(add)
     remove = sub.add_parser("remove-controller", help="remove a voter (RemoveRaftVoter)")
     remove.add_argument("--controller-id", "-i", type=int, required=True)
     remove.add_argument("--controller-directory-id", "-d", required=True)
     remove.add_argument("--dry-run", action="store_true", help="check and print, change nothing")
-    _connection_options(remove, command_config=False)
+    _connection_options(remove)
     describe = sub.add_parser(
         "describe", help="describe the quorum (like kafka-metadata-quorum.sh describe)"
     )
@@ -71,10 +72,10 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         help="how long to keep asking while there is no leader to answer (default %(default)s,"
         " Kafka's default.api.timeout.ms)",
     )
-    _connection_options(describe, command_config=False)
+    _connection_options(describe)
 
 
-def _connection_options(parser: argparse.ArgumentParser, command_config: bool) -> None:
+def _connection_options(parser: argparse.ArgumentParser) -> None:
     """Options taken before or after the action; SUPPRESS keeps an action's parser from resetting a
     value given before it."""
     parser.add_argument(
@@ -82,22 +83,22 @@ def _connection_options(parser: argparse.ArgumentParser, command_config: bool) -
         default=argparse.SUPPRESS,
         help="HOST:PORT[,HOST:PORT...] of controllers to ask, in turn",
     )
-    if command_config:
-        parser.add_argument(
-            "--config",
-            "-c",
-            "--command-config",
-            dest="command_config",
-            default=argparse.SUPPRESS,
-            help="add-controller: the new controller's properties file",
-        )
+    add_command_config(
+        parser,
+        "--config",
+        "-c",
+        default=argparse.SUPPRESS,
+        help="client settings (security.protocol, ssl.*); for add-controller also the new"
+        " controller's properties file, as Kafka's tool reads it",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         bootstrap = _bootstrap_endpoints(args)
         _check_usage(args)
-    except admin.UsageError as exc:
+        apply_command_config(getattr(args, "command_config", None))
+    except (admin.UsageError, CommandConfigError) as exc:
         print(f"kraftwire quorum: {exc}", file=sys.stderr)
         return 2
     try:
@@ -140,8 +141,6 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise admin.UsageError(
             "add-controller needs the new controller's properties file (--config FILE)"
         )
-    if args.action != "add-controller" and has_config:
-        raise admin.UsageError("--command-config is only used by add-controller")
     if args.action == "describe" and args.timeout_ms < 0:
         raise admin.UsageError(f"--timeout-ms must not be negative, not {args.timeout_ms}")
     if args.action == "describe" and args.human_readable and not args.replication:

@@ -1,9 +1,14 @@
 """A small blocking Kafka client for the command-line tools and tests: one connection, ApiVersions
-first, then requests at the highest version both sides support."""
+first, then requests at the highest version both sides support.
+
+A tool process talks to one cluster with one set of client settings (its ``--command-config``), so
+the TLS context is set once for the process with :func:`use_tls`; every connection made after that runs
+the TLS handshake first."""
 
 from __future__ import annotations
 
 import socket
+import ssl
 import struct
 from typing import Any
 
@@ -19,6 +24,16 @@ class ClientError(Exception):
     """The node could not be reached or answered something unreadable."""
 
 
+_tls: ssl.SSLContext | None = None
+
+
+def use_tls(context: ssl.SSLContext | None) -> ssl.SSLContext | None:
+    """Connect with ``context`` from now on (None: plaintext); returns the previous one."""
+    global _tls
+    previous, _tls = _tls, context
+    return previous
+
+
 class KafkaConnection:
     def __init__(
         self, host: str, port: int, timeout_s: float = 10.0, client_id: str = "kraftwire-tool"
@@ -29,6 +44,15 @@ class KafkaConnection:
             self.sock = socket.create_connection((host, port), timeout=timeout_s)
         except OSError as exc:
             raise ClientError(f"cannot connect to {self.address}: {exc.strerror or exc}") from None
+        if _tls is not None:
+            try:
+                self.sock = _tls.wrap_socket(self.sock, server_hostname=host)
+            except (ssl.SSLError, ssl.CertificateError, OSError) as exc:
+                self.sock.close()
+                reason = getattr(exc, "verify_message", None) or getattr(exc, "reason", None)
+                raise ClientError(
+                    f"cannot connect to {self.address}: TLS handshake failed: {reason or exc}"
+                ) from None
         self._next_id = 0
         self.versions: dict[int, tuple[int, int]] = {}
         answer = self.call(api_versions_request(), 3)

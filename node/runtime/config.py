@@ -7,7 +7,9 @@ stops before it touches the disk or the network.
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import socket
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -15,6 +17,7 @@ from kraftwire.node.core.api import Endpoint
 from kraftwire.node.storage.layout import parse_properties
 
 from .metadata_leadership import POLICIES
+from .tls import SSL_KEYS, TlsConfigError, TlsSettings, client_context, server_context, tls_settings
 
 
 class ConfigError(ValueError):
@@ -26,6 +29,10 @@ DEFAULT_SNAPSHOT_MAX_BYTES_BETWEEN = (
     20 * 1024 * 1024
 )  # metadata.log.max.record.bytes.between.snapshots
 DEFAULT_SNAPSHOT_MAX_INTERVAL_MS = 3_600_000  # metadata.log.max.snapshot.interval.ms
+# Kafka's default max.connections and max.connections.per.ip (Integer.MAX_VALUE)
+UNLIMITED = 2**31 - 1
+# Kafka's default listener.security.protocol.map: a listener named after a protocol uses it.
+_DEFAULT_PROTOCOLS = {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL"}
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,14 @@ class NodeConfig:
     metadata_leadership: str = "resign"
     segment_bytes: int = 1 << 30
     max_frame_bytes: int = DEFAULT_MAX_FRAME
+    connections_max_idle_ms: int = 600_000  # Kafka's broker default, 10 minutes; -1: never
+    max_connections: int = UNLIMITED
+    max_connections_per_ip: int = UNLIMITED
+    max_connections_per_ip_overrides: dict[str, int] = field(default_factory=dict)  # ip -> limit
+    # Kafka's default -1; kraftwire then bounds partial requests by socket.request.max.bytes
+    queued_max_request_bytes: int = -1
+    tls: TlsSettings | None = None  # the ssl.* settings, when a controller listener uses SSL
+    ssl_listeners: frozenset[str] = frozenset()  # controller listeners mapped to SSL
     source: str = "<config>"
     # -- Kafka interop (issue 25) -------------------------------------------------------------------
     # The file's settings as written (DescribeConfigs lists them as STATIC_BROKER_CONFIG).
@@ -65,6 +80,21 @@ class NodeConfig:
     @property
     def listener_name(self) -> str:
         return next(iter(self.listeners))
+
+    @property
+    def peer_tls(self) -> bool:
+        """Whether this node dials its peers with TLS: its first controller listener uses SSL, as
+        Kafka's controllers connect through the first of controller.listener.names."""
+        return self.listener_name in self.ssl_listeners
+
+    @property
+    def partial_request_bytes(self) -> int:
+        """The bound on bytes held in requests still arriving, all connections together:
+        queued.max.request.bytes, or socket.request.max.bytes when that is -1 (Kafka's default, which
+        Kafka leaves unbounded)."""
+        if self.queued_max_request_bytes > 0:
+            return self.queued_max_request_bytes
+        return self.max_frame_bytes
 
 
 def _int(low: int, high: int = 2**31 - 1) -> Callable[[str], int]:
@@ -84,6 +114,35 @@ def _choice(choices: tuple[str, ...]) -> Callable[[str], str]:
         return text.strip()
 
     return parse
+
+
+def _minus_one_or(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = int(text)
+        if value != -1 and value < low:
+            raise ValueError(f"{value} is neither -1 nor at least {low}")
+        return value
+
+    return parse
+
+
+def parse_ip_overrides(text: str) -> dict[str, int]:
+    """``host:count,ip:count`` (max.connections.per.ip.overrides); hostnames resolved now."""
+    overrides: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        host, sep, count = item.rpartition(":")
+        if not sep or not host or not count.isdigit():
+            raise ValueError(f"{item!r} is not HOST:COUNT")
+        host = host.strip("[]")
+        try:
+            address = str(ipaddress.ip_address(host))
+        except ValueError:
+            try:
+                address = socket.gethostbyname(host)
+            except OSError:
+                raise ValueError(f"cannot resolve {host!r}") from None
+        overrides[address] = int(count)
+    return overrides
 
 
 def _bool(text: str) -> bool:
@@ -153,6 +212,14 @@ _SETTINGS: dict[str, tuple[str | None, Callable[[str], object]]] = {
         _int(1, 2**63 - 1),
     ),
     "metadata.log.max.snapshot.interval.ms": ("snapshot_max_interval_ms", _int(0, 2**63 - 1)),
+    "connections.max.idle.ms": ("connections_max_idle_ms", _minus_one_or(1)),
+    "max.connections": ("max_connections", _int(0)),
+    "max.connections.per.ip": ("max_connections_per_ip", _int(0)),
+    "max.connections.per.ip.overrides": ("max_connections_per_ip_overrides", parse_ip_overrides),
+    "queued.max.request.bytes": ("queued_max_request_bytes", _minus_one_or(1)),
+    # read by the tools that take this file as --command-config; the node's listeners use the map
+    "security.protocol": (None, str),
+    **{key: (None, str) for key in SSL_KEYS},
 }
 
 
@@ -216,14 +283,10 @@ def _assemble(values: dict[str, object], checked: dict[str, object], source: str
             source,
             f"controller.listener.names names {name!r}, which is not in listeners",
         )
-    protocols = str(checked.get("listener.security.protocol.map", ""))
-    for item in filter(None, (p.strip() for p in protocols.split(","))):
-        listener, _, protocol = item.partition(":")
-        _require(
-            protocol == "PLAINTEXT" or listener not in names,
-            source,
-            f"listener.security.protocol.map: {listener} uses {protocol}; only PLAINTEXT is supported",
-        )
+    ssl_listeners = _ssl_listeners(checked, names, source)
+    if ssl_listeners:
+        values["ssl_listeners"] = ssl_listeners
+        values["tls"] = _tls(checked, source)
     values["listeners"] = {name: advertised.get(name, bound[name]) for name in names}
     values["bind"] = {name: bound[name] for name in names}
     _require(
@@ -233,3 +296,37 @@ def _assemble(values: dict[str, object], checked: dict[str, object], source: str
     )
     values["log_dir"] = os.path.abspath(str(values["log_dir"]))
     return NodeConfig(source=source, **values)  # type: ignore[arg-type]
+
+
+def _ssl_listeners(checked: dict[str, object], names: list[str], source: str) -> frozenset[str]:
+    """The controller listeners listener.security.protocol.map (or Kafka's default map) puts on SSL;
+    an unmapped listener stays PLAINTEXT, as kraftwire has always read it."""
+    protocols = dict(_DEFAULT_PROTOCOLS)
+    text = str(checked.get("listener.security.protocol.map", ""))
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        listener, _, protocol = item.partition(":")
+        protocols[listener.strip()] = protocol.strip().upper()
+    for name in names:
+        _require(
+            protocols.get(name, "PLAINTEXT") in ("PLAINTEXT", "SSL"),
+            source,
+            f"listener.security.protocol.map: {name} uses {protocols.get(name)};"
+            " kraftwire supports PLAINTEXT and SSL",
+        )
+    return frozenset(n for n in names if protocols.get(n) == "SSL")
+
+
+def _tls(checked: dict[str, object], source: str) -> TlsSettings:
+    """The ssl.* settings, loaded once now so that a missing file or a key that does not match its
+    certificate stops the node at start with one line."""
+    props = {k: str(v) for k, v in checked.items() if k in SSL_KEYS}
+    try:
+        settings = tls_settings(props, source)
+        server_context(settings)
+        client_context(settings)
+    except TlsConfigError as exc:
+        message = str(exc)
+        raise ConfigError(
+            message if message.startswith(source) else f"{source}: {message}"
+        ) from None
+    return settings

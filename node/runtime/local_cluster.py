@@ -1,6 +1,8 @@
 """A quorum of real ``kraftwire node start`` processes on 127.0.0.1, for ``kraftwire cluster up``, the
 tests, the chaos run and the benchmark. Every node gets ``<dir>/nodeN.properties``, ``<dir>/nodeN/``
-(its metadata.log.dir) and ``<dir>/nodeN.log`` (its stderr)."""
+(its metadata.log.dir) and ``<dir>/nodeN.log`` (its stderr). With ``tls=True`` every listener is SSL
+with ``ssl.client.auth=required``, certificates from a throwaway CA in ``<dir>/tls/``, and
+``<dir>/client.properties`` is the ``--command-config`` a tool needs to connect."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from kraftwire.node.storage import format_directory, random_uuid, uuid_to_str
 
 from .client import ClientError
 from .admin import describe_quorum
+from .tls_certs import make_ca, make_keystore
 
 LISTENER = "CONTROLLER"
 
@@ -47,6 +50,7 @@ class LocalCluster:
         settings: dict[str, Any] | None = None,
         listen_ports: dict[int, int] | None = None,
         host: str = "127.0.0.1",
+        tls: bool = False,
     ) -> None:
         """``listen_ports``: where node N really listens when its advertised endpoint (``endpoints``,
         used by every peer and client) is a proxy in front of it. ``host``: the loopback address
@@ -59,6 +63,38 @@ class LocalCluster:
         self.listen_ports = listen_ports or {}
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
         self.cluster_id = uuid_to_str(random_uuid())
+        self.tls = tls
+        self.client_properties = os.path.join(self.directory, "client.properties")
+
+    @property
+    def _tls_dir(self) -> str:
+        return os.path.join(self.directory, "tls")
+
+    def _make_certificates(self) -> None:
+        """The CA, a keystore per node and one for tools, and client.properties naming them."""
+        os.makedirs(self._tls_dir, exist_ok=True)
+        ca = make_ca(self._tls_dir)
+        for i in self.ids:
+            make_keystore(self._tls_dir, f"node{i}", ca)
+        client = make_keystore(self._tls_dir, "client", ca)
+        with open(self.client_properties, "w") as f:
+            f.write(
+                "security.protocol=SSL\n"
+                f"ssl.keystore.type=PEM\nssl.keystore.location={client}\n"
+                f"ssl.truststore.type=PEM\nssl.truststore.location={ca[0]}\n"
+            )
+
+    def _tls_settings(self, node_id: int) -> dict[str, str]:
+        if not self.tls:
+            return {}
+        return {
+            "listener.security.protocol.map": f"{LISTENER}:SSL",
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.location": os.path.join(self._tls_dir, f"node{node_id}.pem"),
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": os.path.join(self._tls_dir, "ca.pem"),
+            "ssl.client.auth": "required",
+        }
 
     def config_path(self, node_id: int) -> str:
         return os.path.join(self.directory, f"node{node_id}.properties")
@@ -72,6 +108,8 @@ class LocalCluster:
     def format(self) -> None:
         """Write the configs and format every node's directory with the same initial voters."""
         os.makedirs(self.directory, exist_ok=True)
+        if self.tls:
+            self._make_certificates()
         directories = {i: random_uuid() for i in self.ids}
         voters = [
             VoterSpec(ReplicaKey(i, directories[i]), {LISTENER: self.endpoints[i]})
@@ -87,6 +125,9 @@ class LocalCluster:
         host = self.endpoints[self.ids[0]].host
         self.endpoints[node_id] = Endpoint(host, free_ports(1, host)[0])
         self.ids.append(node_id)
+        if self.tls:
+            ca = os.path.join(self._tls_dir, "ca.pem"), os.path.join(self._tls_dir, "ca.key")
+            make_keystore(self._tls_dir, f"node{node_id}", ca)
         self._write_config(node_id)
         format_directory(self.log_dir(node_id), self.cluster_id, node_id, 1, [])
         return node_id
@@ -112,6 +153,7 @@ class LocalCluster:
             "controller.listener.names": LISTENER,
             "controller.quorum.bootstrap.servers": servers,
             "metadata.log.dir": self.log_dir(node_id),
+            **self._tls_settings(node_id),
             **self.settings,
         }
         with open(self.config_path(node_id), "w") as f:

@@ -65,7 +65,9 @@ from .metadata_leadership import MetadataLeadership
 from .capture import Capture
 from .config import NodeConfig
 from .peers import PeerNetwork
+from .limits import ServerLimits
 from .server import InboundRequest, RequestServer
+from .tls import client_context, server_context
 
 log = logging.getLogger("kraftwire.node")
 # Inputs fed before a Ready is handled, so that one flood cannot delay an fsync unboundedly.
@@ -115,9 +117,17 @@ class KRaftNode:
             self._handle_request,
             self._is_served,
             lambda: local_apis.unsupported_api_versions(self.served),
-            config.max_frame_bytes,
+            ServerLimits.of(config),
         )
-        self.network = PeerNetwork(
+        self.network = self._peer_network()
+        # ReadOffset to the leader has connections of its own: on the shared one it would wait behind a
+        # Fetch the leader parks for up to its max wait (a connection answers one request at a time).
+        self._read_network = self._peer_network()
+
+    def _peer_network(self) -> PeerNetwork:
+        """Outbound connections feeding the node's inbox; TLS when the controller listener uses SSL."""
+        config = self.config
+        return PeerNetwork(
             lambda src, cid, version, body: self._post(
                 ResponseReceived(src, cid, version, body, 0)
             ),
@@ -125,15 +135,7 @@ class KRaftNode:
             config.request_timeout_ms,
             config.max_frame_bytes,
             f"raft-client-{config.node_id}",
-        )
-        # ReadOffset to the leader has connections of its own: on the shared one it would wait behind a
-        # Fetch the leader parks for up to its max wait (a connection answers one request at a time).
-        self._read_network = PeerNetwork(
-            self.network.on_response,
-            self.network.on_failure,
-            config.request_timeout_ms,
-            config.max_frame_bytes,
-            self.network.client_id,
+            tls=client_context(config.tls) if config.tls and config.peer_tls else None,
         )
 
     # -- lifecycle ---------------------------------------------------------------------------------------
@@ -162,8 +164,9 @@ class KRaftNode:
                     self.capture_path
                 )
                 self._read_network.capture = self.capture
-            for endpoint in cfg.bind.values():
-                await self.server.listen(endpoint.host, endpoint.port)
+            for name, endpoint in cfg.bind.items():
+                tls = server_context(cfg.tls) if cfg.tls and name in cfg.ssl_listeners else None
+                await self.server.listen(endpoint.host, endpoint.port, tls)
         except BaseException:
             storage.close()
             raise

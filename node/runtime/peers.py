@@ -6,7 +6,9 @@ request is the highest both sides support; a request the peer cannot take at or 
 ``min_version`` fails at once with ``UNSUPPORTED_VERSION`` (how a prospective node learns that a peer
 has no pre-vote). A failed connect fails the waiting requests with ``BROKER_NOT_AVAILABLE`` and backs
 off (50 ms doubling to 1 s, like Kafka's reconnect.backoff); a request unanswered for the request
-timeout closes the connection, so a hung peer does not hold the destination forever.
+timeout closes the connection, so a hung peer does not hold the destination forever. With a TLS
+context (the node's controller listener uses SSL) every channel runs the handshake as a client,
+presenting the node's own certificate, before ApiVersions; a failed handshake is a failed connect.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import ssl
 import struct
 import time
 from dataclasses import dataclass
@@ -56,6 +59,7 @@ class PeerChannel:
         self._task: asyncio.Task[None] | None = None
         self._backoff_ms = 0
         self._retry_at = 0.0
+        self._tls_failure = ""  # the last TLS failure logged
 
     def send(self, message: OutboundRequest) -> None:
         if self._writer is not None:
@@ -86,8 +90,14 @@ class PeerChannel:
     async def _run(self) -> None:
         writer = None
         try:
+            tls = self.network.tls
             reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(self.endpoint.host, self.endpoint.port),
+                asyncio.open_connection(
+                    self.endpoint.host,
+                    self.endpoint.port,
+                    ssl=tls,
+                    server_hostname=self.endpoint.host if tls is not None else None,
+                ),
                 self.network.request_timeout_s,
             )
             if self.network.capture is not None:
@@ -107,6 +117,11 @@ class PeerChannel:
             )
             self._retry_at = time.monotonic() + self._backoff_ms / 1000
             queued, self._queue, self._task = self._queue, [], None
+            if isinstance(exc, ssl.SSLError) and str(exc) != self._tls_failure:
+                self._tls_failure = str(
+                    exc
+                )  # logged once until it changes: retries come each second
+                log.warning("TLS to node %s at %s failed: %s", self.destination, self._where(), exc)
             log.debug("cannot reach node %s at %s: %s", self.destination, self._where(), exc)
             for message in queued:
                 self.network.fail(self.destination, message.correlation_id, BROKER_NOT_AVAILABLE)
@@ -214,8 +229,10 @@ class PeerNetwork:
         max_frame_bytes: int,
         client_id: str,
         capture: Capture | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.capture = capture
+        self.tls = tls
         self.client_id = client_id  # "raft-client-<node id>", as Kafka's raft client names itself
         self.on_response = on_response
         self.on_failure = on_failure

@@ -6,6 +6,10 @@ A frame that cannot be read or decoded (bad size, over ``max_frame_bytes``, unkn
 garbage body, bytes left over) closes that connection with one log line; the node and every other
 connection carry on. An ApiVersions request at a version we do not know is answered, as Kafka does,
 with a v0 ``UNSUPPORTED_VERSION`` response listing what we serve.
+
+A listener given an SSL context runs the TLS handshake first: a client that fails it (no certificate
+where one is required, one no trusted CA signed, not TLS at all) is closed with one log line before it
+can send a request. The connection and memory limits are in :mod:`.limits`.
 """
 
 from __future__ import annotations
@@ -13,13 +17,15 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import ssl
 import struct
 from typing import Any, Awaitable, Callable, NamedTuple
 
 from kraftwire.generated import ProtocolError, decode_request
 
 from .capture import Capture, Stream, addresses
-from .wire import FrameError, frame_response, read_payload
+from .limits import ConnectionLimits, IdleTimeout, RequestBytes, ServerLimits, read_request
+from .wire import FrameError, frame_response
 
 log = logging.getLogger("kraftwire.node")
 
@@ -47,7 +53,7 @@ class RequestServer:
         handler: Handler,
         served: Callable[[int, int], bool],
         unsupported_api_versions: Callable[[], Any],
-        max_frame_bytes: int,
+        limits: ServerLimits,
         capture: Capture | None = None,
     ) -> None:
         self.handler = handler
@@ -56,15 +62,21 @@ class RequestServer:
         self.unsupported_api_versions = (
             unsupported_api_versions  # the v0 UNSUPPORTED_VERSION answer
         )
-        self.max_frame_bytes = max_frame_bytes
+        self.max_frame_bytes = limits.max_frame_bytes
+        self.idle_s = limits.idle_ms / 1000 if limits.idle_ms > 0 else None
+        self.connections = ConnectionLimits(
+            limits.max_connections, limits.max_connections_per_ip, limits.per_ip_overrides
+        )
+        self.request_bytes = RequestBytes(limits.partial_request_bytes)
         self._ids = itertools.count(1)
         self._servers: list[asyncio.Server] = []
         self._tasks: set[asyncio.Task[None]] = set()
 
-    async def listen(self, host: str, port: int) -> None:
-        self._servers.append(
-            await asyncio.start_server(self._accept, host, port, reuse_address=True)
-        )
+    async def listen(self, host: str, port: int, tls: ssl.SSLContext | None = None) -> None:
+        async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await self._accept(reader, writer, tls)
+
+        self._servers.append(await asyncio.start_server(accept, host, port, reuse_address=True))
 
     async def close(self) -> None:
         for server in self._servers:
@@ -75,21 +87,39 @@ class RequestServer:
         for server in self._servers:
             await server.wait_closed()
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _accept(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        tls: ssl.SSLContext | None,
+    ) -> None:
+        address = writer.get_extra_info("peername")
+        ip = str(address[0]) if address else "?"
+        if not self.connections.admit(ip):
+            writer.close()
+            return
         task = asyncio.current_task()
         assert task is not None  # asyncio runs every connection's callback as a task of its own
         self._tasks.add(task)
         connection = -(1000 + next(self._ids))
-        address = writer.get_extra_info("peername")
         peer = f"{address[0]}:{address[1]}" if address else "?"
         stream = None
-        if self.capture is not None:
-            local, remote = addresses(writer)
-            stream = self.capture.stream(client=remote, server=local)
+        secured = tls is None
         try:
+            if tls is not None:
+                await writer.start_tls(tls, ssl_handshake_timeout=min(60.0, self.idle_s or 60.0))
+                secured = True
+            if self.capture is not None:
+                local, remote = addresses(writer)
+                stream = self.capture.stream(client=remote, server=local)
             await self._serve(connection, peer, reader, _Recorder(writer, stream))
+        except ssl.SSLError as exc:
+            what = "TLS error" if secured else "TLS handshake failed"
+            log.warning("closing connection from %s: %s: %s", peer, what, exc.reason or exc)
         except (FrameError, ProtocolError) as exc:
             log.warning("closing connection from %s: %s", peer, exc)
+        except IdleTimeout:
+            log.debug("closing connection from %s: idle for connections.max.idle.ms", peer)
         except asyncio.TimeoutError:
             log.warning("closing connection from %s: a request went unanswered", peer)
         except (ConnectionError, asyncio.IncompleteReadError):
@@ -98,6 +128,7 @@ class RequestServer:
             pass  # the server is closing; this task belongs to the stream protocol, which must not see it
         finally:
             self._tasks.discard(task)
+            self.connections.release(ip)
             writer.close()
             if stream is not None:
                 stream.close("server")
@@ -106,29 +137,34 @@ class RequestServer:
         self, connection: int, peer: str, reader: asyncio.StreamReader, writer: _Recorder
     ) -> None:
         while True:
-            payload = await read_payload(reader, self.max_frame_bytes)
-            if payload is None:
+            read = await read_request(reader, self.max_frame_bytes, self.request_bytes, self.idle_s)
+            if read is None:
                 return
-            writer.received(payload)
-            if len(payload) < _HEAD.size:
-                raise FrameError(
-                    f"request of {len(payload)} bytes is shorter than a request header"
-                )
-            api_key, version, correlation_id = _HEAD.unpack_from(payload)
-            if not self.served(api_key, version):
-                if api_key != API_VERSIONS:
-                    raise FrameError(f"API key {api_key} v{version} is not served here")
-                writer.write(frame_response(self.unsupported_api_versions(), 0, correlation_id))
-                await writer.drain()
-                continue
-            frame = decode_request(payload)
-            request = InboundRequest(
-                connection, peer, api_key, version, correlation_id, frame.client_id, frame.body
-            )
-            answer = await self.handler(request)
-            if answer is not None:
-                writer.write(frame_response(answer[1], answer[0], correlation_id))
-                await writer.drain()
+            payload, counted = read
+            try:
+                await self._answer(connection, peer, payload, writer)
+            finally:
+                self.request_bytes.give_back(counted)
+
+    async def _answer(self, connection: int, peer: str, payload: bytes, writer: _Recorder) -> None:
+        writer.received(payload)
+        if len(payload) < _HEAD.size:
+            raise FrameError(f"request of {len(payload)} bytes is shorter than a request header")
+        api_key, version, correlation_id = _HEAD.unpack_from(payload)
+        if not self.served(api_key, version):
+            if api_key != API_VERSIONS:
+                raise FrameError(f"API key {api_key} v{version} is not served here")
+            writer.write(frame_response(self.unsupported_api_versions(), 0, correlation_id))
+            await writer.drain()
+            return
+        frame = decode_request(payload)
+        request = InboundRequest(
+            connection, peer, api_key, version, correlation_id, frame.client_id, frame.body
+        )
+        answer = await self.handler(request)
+        if answer is not None:
+            writer.write(frame_response(answer[1], answer[0], correlation_id))
+            await writer.drain()
 
 
 class _Recorder:

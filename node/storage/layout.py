@@ -90,12 +90,20 @@ class MetaProperties:
 
 
 def parse_properties(text: str, where: str) -> dict[str, str]:
-    """``key=value`` lines; '#' and '!' comments and blank lines skipped. Raises ``ValueError``."""
+    """``key=value`` lines; '#' and '!' comments and blank lines skipped. A line ending in an odd
+    number of backslashes goes on with the next one, its leading blanks dropped, as in Java's
+    properties files (how Kafka's inline PEM settings are written). Raises ``ValueError``."""
     out: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
+    lines = text.splitlines()
+    number = 0
+    while number < len(lines):
+        line = lines[number].strip()
+        number += 1
         if not line or line[0] in "#!":
             continue
+        while (len(line) - len(line.rstrip("\\"))) % 2 and number < len(lines):
+            line = line[:-1] + lines[number].strip()
+            number += 1
         key, sep, value = line.partition("=")
         if not sep:
             raise ValueError(f"{where}:{number}: expected key=value, got {line!r}")

@@ -266,7 +266,7 @@ def test_a_refused_change_names_the_error_in_one_line(quorum):
                 "describe",
                 "--status",
             ],
-            "--command-config is only used by add-controller",
+            "cannot read x: No such file or directory",
         ),
         (["--bootstrap-controller", "nowhere", "describe", "--status"], "--bootstrap-controller: "),
     ],
