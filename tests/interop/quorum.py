@@ -59,6 +59,7 @@ class MixedQuorum:
         extra: dict[str, object] | None = None,
         kafka_extra: dict[str, object] | None = None,
         kraftwire_extra: dict[str, object] | None = None,
+        node_extra: dict[int, dict[str, object]] | None = None,
     ) -> None:
         """``kinds``: node id -> "kafka" or "kraftwire" for the voters; ``observers`` the same for nodes
         formatted without initial controllers (dynamic quorums only); ``extra`` settings for every
@@ -70,6 +71,7 @@ class MixedQuorum:
         self.extra = dict(extra or {})
         self.kafka_extra = dict(kafka_extra or {})
         self.kraftwire_extra = dict(kraftwire_extra or {})
+        self.node_extra = dict(node_extra or {})
         every = {**kinds, **(observers or {})}
         ports = free_ports(len(every))
         self.members = {
@@ -120,9 +122,21 @@ class MixedQuorum:
             common["controller.quorum.voters"] = voters
         if member.kind == "kafka":
             kafka = {**KAFKA_ONLY, "log.dirs": str(self.log_dir(node))}
-            return {**common, **kafka, **self.extra, **self.kafka_extra}
+            return {
+                **common,
+                **kafka,
+                **self.extra,
+                **self.kafka_extra,
+                **self.node_extra.get(node, {}),
+            }
         own = {"metadata.log.dir": str(self.log_dir(node))}
-        return {**common, **own, **self.extra, **self.kraftwire_extra}
+        return {
+            **common,
+            **own,
+            **self.extra,
+            **self.kraftwire_extra,
+            **self.node_extra.get(node, {}),
+        }
 
     def write_config(self, node: int) -> None:
         text = "".join(f"{key}={value}\n" for key, value in self.settings(node).items())
