@@ -56,9 +56,7 @@ def _killer_frames(cluster, leader: int, epoch: int):
             frames.append(
                 (
                     target,
-                    vote_request(
-                        cid, _key(cluster, target), INT32_MAX, candidate, 0, 0, pre_vote
-                    ),
+                    vote_request(cid, _key(cluster, target), INT32_MAX, candidate, 0, 0, pre_vote),
                 )
             )
         frames.append(
