@@ -76,6 +76,11 @@ def _append(replica: Replica, st: FollowerState, data: bytes) -> bool:
     for prev, nxt in zip(batches, batches[1:]):
         if nxt.base_offset != prev.next_offset:
             return False
+    epoch = replica.log.last_fetched_epoch()
+    for b in batches:  # the log refuses (raises) an epoch going down: refuse the answer first
+        if b.epoch < epoch:
+            raise PeerRefused(f"records at {b.base_offset} of epoch {b.epoch} follow epoch {epoch}")
+        epoch = b.epoch
     replica.append_to_log(batches)
     return True
 

@@ -26,7 +26,8 @@ from kraftwire.generated import (
     update_raft_voter_request as upd,
     vote_request as vote,
 )
-from kraftwire.node.core.api import METADATA_TOPIC, METADATA_TOPIC_ID
+from kraftwire.node.batches import encode_batches
+from kraftwire.node.core.api import METADATA_TOPIC, METADATA_TOPIC_ID, LogBatch
 from kraftwire.node.core.messages import FETCH_HW_UNSUPPORTED
 
 
@@ -200,6 +201,9 @@ def build_response(api: str, env: Any, dst: int, src: int, kw: dict) -> Any:
             ),
             records=b"",
         )
+        if "batch" in kw:  # batch=E: one data batch of epoch E at the receiver's log end
+            batch = LogBatch(core.log.end_offset(), int(kw["batch"]), (b"x",), False, 0)
+            p.records = encode_batches([batch])
         if "diverging" in kw:
             e, o = (int(x) for x in kw["diverging"].split(","))
             p.diverging_epoch = fetchr.EpochEndOffset(epoch=e, end_offset=o)
