@@ -8,6 +8,8 @@ Now each is refused with an error answer and one log line, every node stays up a
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -110,3 +112,20 @@ def test_lying_frames_are_refused_and_the_quorum_keeps_its_leader(cluster):
         assert "Traceback" not in text and "stopping" not in text, f"node {i}:\n{text[-2000:]}"
         assert "refused Vote from" in text and "epoch 2147483647 is outside" in text, i
         assert "refused BeginQuorumEpoch from" in text and "99 is not a voter" in text, i
+
+
+def test_a_quorum_state_beyond_int32_is_reported_on_start_in_one_line(cluster):
+    """What nodes hit by the old 2^31-1 Vote wrote (e.g. epoch 2147483714) stops the start with one
+    line naming the file and the value, exit status 1 as for other storage errors."""
+    path = os.path.join(cluster.partition_dir(1), "quorum-state")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write('{"leaderId":-1,"leaderEpoch":2147483714,"votedId":-1,"data_version":1}')
+    started = subprocess.run(
+        [sys.executable, "-m", "kraftwire", "node", "start", "--config", cluster.config_path(1)],
+        capture_output=True,
+        timeout=60,
+    )
+    assert started.returncode == 1 and started.stdout == b""
+    [line] = started.stderr.decode().splitlines()
+    assert line.startswith("kraftwire node start: ") and path in line, line
+    assert "leaderEpoch 2147483714 is outside int32" in line, line
