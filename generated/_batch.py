@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ._compression import ATTR_CODEC_MASK, CODEC_NAMES
+from ._control_record import ControlRecord, decode_control_record
 from ._runtime import EncodeError
 from ._v2_write import write_v2_batch
 
@@ -162,6 +163,13 @@ class RecordBatch:
             base_sequence=self.base_sequence,
             compression_level=compression_level,
         )
+
+    def control_records(self, *, package=None) -> list[ControlRecord]:
+        """The decoded :class:`ControlRecord` of each record of a control batch (a DecodeError for one
+        that does not decode, a ValueError for a batch that is not a control batch)."""
+        if not self.is_control:
+            raise ValueError("not a control batch")
+        return [decode_control_record(r.key, r.value, package=package) for r in self.records]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RecordBatch):

@@ -70,7 +70,7 @@ def _int(obj, key: str, path: str, bounds: tuple[int, int], default: int | None 
     where = f"{path}.{key}" if path else key
     # JSON numbers with a fraction, an exponent beyond float range (inf) or NaN are floats: refused.
     if not isinstance(value, int) or isinstance(value, bool):
-        raise _BadValue(where, f"expected an integer, got {_json_type(value)} {value!r:.40}")
+        raise _BadValue(where, f"expected an integer, got {_json_type(value)} {_preview(value)}")
     low, high = bounds
     if not low <= value <= high:
         raise _BadValue(where, f"{value} is outside {low}..{high}")
@@ -104,6 +104,21 @@ def _header_key(value, where: str) -> str:
             where, f"not valid Unicode text ({exc.reason} at index {exc.start})"
         ) from None
     return value
+
+
+def _preview(value, limit: int = 40) -> str:
+    """At most ``limit`` characters of ``value``'s repr, without formatting the whole of it first: a
+    container is named by its size (a deeply nested one would raise RecursionError, a huge one be
+    formatted in full before the cut), any other object but a number, string or bytes by its type."""
+    if isinstance(value, (list, tuple, dict, set, frozenset)):
+        return f"({type(value).__name__} of {len(value)})"
+    if isinstance(value, (str, bytes, bytearray)):
+        return repr(value[: limit + 1])[:limit]
+    if value is None or isinstance(value, (bool, float)):
+        return repr(value)[:limit]
+    if isinstance(value, int):
+        return repr(value)[:limit] if value.bit_length() <= 128 else "(a very large integer)"
+    return f"({type(value).__name__})"
 
 
 def _json_type(value) -> str:
@@ -168,7 +183,9 @@ def batch_to_json(
     metadata records' ``message.to_json(version)``.
     """
     if values not in _VALUES:
-        raise ValueError(f"values must be None, 'metadata' or 'coordinator', not {values!r}")
+        raise ValueError(
+            f"values must be None, 'metadata' or 'coordinator', not {_preview(values)}"
+        )
     out = {json_name: getattr(batch, name) for json_name, name, _ in _HEADER_FIELDS}
     out["compression"] = batch.compression
     out["timestampType"] = batch.timestamp_type
@@ -253,14 +270,16 @@ def _checked_options(
         max_decompressed_bytes = DEFAULT_MAX_DECOMPRESSED_BYTES
     if not isinstance(max_decompressed_bytes, int) or isinstance(max_decompressed_bytes, bool):
         raise TypeError(
-            f"max_decompressed_bytes must be an integer or None, not {max_decompressed_bytes!r:.40}"
+            f"max_decompressed_bytes must be an integer or None, not {_preview(max_decompressed_bytes)}"
         )
     if not isinstance(decode_control, bool):
-        raise TypeError(f"decode_control must be True or False, not {decode_control!r:.40}")
+        raise TypeError(f"decode_control must be True or False, not {_preview(decode_control)}")
     if values is not None and (not isinstance(values, str) or values not in _VALUES):
-        raise ValueError(f"values must be None, 'metadata' or 'coordinator', not {values!r:.40}")
+        raise ValueError(
+            f"values must be None, 'metadata' or 'coordinator', not {_preview(values)}"
+        )
     if family is not None and not isinstance(family, str):
-        raise TypeError(f"family must be a string or None, not {family!r:.40}")
+        raise TypeError(f"family must be a string or None, not {_preview(family)}")
     return max_decompressed_bytes, decode_control, values, family
 
 

@@ -76,6 +76,7 @@ from .values import (
     LeaderConflict,
     LogBatch,
     NotLeaderError,
+    PeerRefused,
     QuorumStatus,
     ReplicaKey,
     ReplicaStatus,
@@ -143,6 +144,7 @@ __all__ = [
     "KRaftVersionUpgradeError",
     "InvariantViolation",
     "LeaderConflict",
+    "PeerRefused",
 ]
 
 # ---------------------------------------------------------------------------------------------------
@@ -437,6 +439,9 @@ class Ready:
     notifications: tuple[Notification, ...] = ()
     shutdown_complete: bool = False
     next_deadline_ms: int | None = None
+    refused: tuple[str, ...] = ()
+    """One line per peer message refused since the previous Ready (see :class:`PeerRefused`), for the
+    driver's log."""
 
     @property
     def committed(self) -> tuple[CommittedBatch, ...]:
@@ -460,6 +465,7 @@ class Ready:
             or self.messages
             or self.notifications
             or self.shutdown_complete
+            or self.refused
         )
 
 

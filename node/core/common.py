@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any, Mapping, NamedTuple
 
 from . import errors
-from .api import Endpoint, InvariantViolation, Role
+from .api import Endpoint, PeerRefused, Role
 from .replica import Replica
+from .states import EPOCH_LIMIT
 from .transitions import maybe_transition
 
 
@@ -15,11 +16,30 @@ def cluster_id_ok(replica: Replica, cluster_id: str | None) -> bool:
     return cluster_id is None or cluster_id == replica.cfg.cluster_id
 
 
-def validate_voter_only(replica: Replica, remote_id: int, epoch: int) -> int:
-    if epoch < replica.state.epoch:
+def refuse(replica: Replica, source: int, what: str, reason: str) -> None:
+    """Log one line for a refused peer message (see :class:`~.api.PeerRefused`)."""
+    replica.out.refuse(f"refused {what} from {source}: {reason}")
+
+
+def validate_voter_only(replica: Replica, source: int, what: str, remote_id: int, epoch: int) -> int:
+    """Vote, BeginQuorumEpoch and EndQuorumEpoch: a stale epoch is fenced and a negative id invalid, as in
+    Kafka. Beyond Kafka, an epoch this node could never step past is invalid, and a remote replica that
+    is not in the latest voter set gets INCONSISTENT_VOTER_SET (what Kafka answered until 3.7; from 3.8
+    it acts on the request, so any replica could bump a voter's epoch or name a leader), unless it is
+    the known leader of the current epoch (a leader that removed itself still resigns with
+    EndQuorumEpoch). Both refusals are logged."""
+    st = replica.state
+    if epoch < st.epoch:
         return errors.FENCED_LEADER_EPOCH
     if remote_id < 0:
         return errors.INVALID_REQUEST
+    if epoch >= EPOCH_LIMIT:
+        refuse(replica, source, what, f"epoch {epoch} is outside 0..{EPOCH_LIMIT - 1}")
+        return errors.INVALID_REQUEST
+    known_leader = epoch == st.epoch and remote_id == st.leader_id
+    if not known_leader and replica.voters().get(remote_id) is None:
+        refuse(replica, source, what, f"replica {remote_id} is not a voter")
+        return errors.INCONSISTENT_VOTER_SET
     return errors.NONE
 
 
@@ -121,5 +141,5 @@ def handle_common_response(replica: Replica, info: PartitionInfo) -> bool | None
     if err == errors.INVALID_VOTER_KEY:
         return True  # Kafka only logs it
     if err == errors.INVALID_REQUEST:
-        raise InvariantViolation("peer says our request was invalid")
+        raise PeerRefused("it says our request was invalid (Kafka stops the process here)")
     return None

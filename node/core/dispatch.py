@@ -6,7 +6,8 @@ from typing import Callable
 
 from . import describe, errors, fetch_follower, fetch_leader, messages as m, quorum_epoch, responses
 from . import read_offset, snapshots, vote, voter_changes, voter_client
-from .api import InvariantViolation, RequestFailed, RequestReceived, ResponseReceived
+from .api import InvariantViolation, PeerRefused, RequestFailed, RequestReceived, ResponseReceived
+from .common import refuse
 from .replica import Replica
 from .requests import InFlight
 
@@ -43,10 +44,20 @@ RESPONSE_HANDLERS: dict[int, Callable[[Replica, ResponseReceived], bool]] = {
 }
 
 
+def _what(message: object) -> str:
+    return type(message).__name__
+
+
 def dispatch_request(replica: Replica, ev: RequestReceived) -> None:
+    """A request the handler refuses without an answer of its own (:class:`PeerRefused`) is logged and
+    left unanswered; the handlers refuse the known cases with an error answer first."""
     handler = REQUEST_HANDLERS.get(ev.request.API_KEY)
-    if handler is not None:
+    if handler is None:
+        return
+    try:
         handler(replica, ev)
+    except PeerRefused as exc:
+        refuse(replica, ev.source, _what(ev.request), str(exc))
 
 
 def dispatch_response(replica: Replica, ev: ResponseReceived) -> None:
@@ -56,7 +67,11 @@ def dispatch_response(replica: Replica, ev: ResponseReceived) -> None:
     if flight is None:
         return  # stale: not the request in flight to that node
     handler = RESPONSE_HANDLERS.get(ev.response.API_KEY)
-    ok = handler(replica, ev) if handler is not None else True
+    try:
+        ok = handler(replica, ev) if handler is not None else True
+    except PeerRefused as exc:  # ignored, logged, and that peer backs off like after any failure
+        refuse(replica, ev.source, _what(ev.response), str(exc))
+        ok = False
     if ok:
         replica.requests.on_success(ev.source)
     else:

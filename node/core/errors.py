@@ -15,6 +15,7 @@ UNSUPPORTED_VERSION = 35
 INVALID_REQUEST = 42
 FENCED_LEADER_EPOCH = 74
 UNKNOWN_LEADER_EPOCH = 75
+INCONSISTENT_VOTER_SET = 94
 SNAPSHOT_NOT_FOUND = 98
 POSITION_OUT_OF_RANGE = 99
 INCONSISTENT_CLUSTER_ID = 104
@@ -52,6 +53,10 @@ _MESSAGES: dict[int, str] = {
     ),
     FENCED_LEADER_EPOCH: "The leader epoch in the request is older than the epoch on the broker.",
     UNKNOWN_LEADER_EPOCH: "The leader epoch in the request is newer than the epoch on the broker.",
+    INCONSISTENT_VOTER_SET: (
+        "Indicates that the either the sender or recipient of a voter-only request is not one of the "
+        "expected voters."
+    ),
     SNAPSHOT_NOT_FOUND: "Requested snapshot was not found.",
     POSITION_OUT_OF_RANGE: (
         "Requested position is not greater than or equal to zero, and less than the size of the snapshot."

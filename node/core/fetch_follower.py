@@ -11,7 +11,7 @@ from __future__ import annotations
 from kraftwire.node import batches as _batches
 
 from . import errors
-from .api import InvariantViolation, ResponseReceived, SnapshotId, SnapshotWrite
+from .api import PeerRefused, ResponseReceived, SnapshotId, SnapshotWrite
 from .common import common_outcome
 from .log_ops import truncation_offset
 from .replica import Replica
@@ -50,10 +50,14 @@ def handle_fetch_response(replica: Replica, ev: ResponseReceived) -> bool:
 
 
 def _truncate(replica: Replica, st: FollowerState, end_offset: int, epoch: int) -> None:
+    """Committed entries are never truncated: a divergence that would cut below our HW is refused
+    (Kafka throws and its process exits)."""
     hw = st.high_watermark
-    if hw is not None and end_offset < hw:
-        raise InvariantViolation(f"leader asks to truncate to {end_offset}, below our HW {hw}")
     target = truncation_offset(replica.log, replica.snapshots, end_offset, epoch)
+    if hw is not None and min(target, end_offset) < hw:
+        raise PeerRefused(
+            f"diverging epoch ({epoch}, {end_offset}) would truncate to {target}, below our HW {hw}"
+        )
     if target < replica.log.end_offset():
         replica.truncate_log(target)
 
@@ -72,6 +76,11 @@ def _append(replica: Replica, st: FollowerState, data: bytes) -> bool:
     for prev, nxt in zip(batches, batches[1:]):
         if nxt.base_offset != prev.next_offset:
             return False
+    epoch = replica.log.last_fetched_epoch()
+    for b in batches:  # the log refuses (raises) an epoch going down: refuse the answer first
+        if b.epoch < epoch:
+            raise PeerRefused(f"records at {b.base_offset} of epoch {b.epoch} follow epoch {epoch}")
+        epoch = b.epoch
     replica.append_to_log(batches)
     return True
 

@@ -21,6 +21,7 @@ class Outbox:
         "messages",
         "notifications",
         "shutdown_reported",
+        "refused",
     )
 
     def __init__(self) -> None:
@@ -36,6 +37,7 @@ class Outbox:
         self.snapshot_writes: list[SnapshotWrite] = []
         self.messages: list[Message] = []
         self.notifications: list[Notification] = []
+        self.refused: list[str] = []
 
     def persist(self, state: ElectionState) -> None:
         self.quorum_state = state
@@ -47,6 +49,11 @@ class Outbox:
 
     def notify(self, n: Notification) -> None:
         self.notifications.append(n)
+        self.dirty = True
+
+    def refuse(self, line: str) -> None:
+        """A peer's message was refused: one line for the driver's log."""
+        self.refused.append(line)
         self.dirty = True
 
     def appended(self, batch: LogBatch) -> None:
@@ -85,6 +92,7 @@ class Outbox:
             tuple(self.notifications),
             report_shutdown,
             next_deadline,
+            tuple(self.refused),
         )
         self._clear()
         return rd

@@ -16,6 +16,7 @@ from .leader_ops import drain, leader_deadline, ping_rounds
 from .replica import Replica
 from .snapshots import send_fetch_snapshot
 from .states import (
+    EPOCH_LIMIT,
     NEVER,
     CandidateState,
     EpochElection,
@@ -36,7 +37,13 @@ def poll_state(replica: Replica) -> None:
 
 
 def _may_campaign(replica: Replica) -> bool:
-    return replica.shutdown_deadline is None and replica.is_voter()
+    """Not while shutting down, only as a voter, and only while the next epoch stays below the int32
+    limit (peers refuse an epoch at it; one past it could not even be sent)."""
+    return (
+        replica.shutdown_deadline is None
+        and replica.is_voter()
+        and replica.state.epoch + 1 < EPOCH_LIMIT
+    )
 
 
 def send_votes(replica: Replica, election: EpochElection, epoch: int, pre_vote: bool) -> None:

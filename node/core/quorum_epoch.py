@@ -1,9 +1,11 @@
 """BeginQuorumEpoch (53) and EndQuorumEpoch (54), both sides (kraft-node.md §4.3, §4.4, §5.4).
 
-Both requests validate cluster id, topic/partition, then the voter-only checks, then move us along
-(``maybe_transition``) *before* the voter-key check. EndQuorumEpoch additionally shortens a follower's
-fetch timer by its rank among the resigning leader's preferred successors, so the best-placed voter
-starts the next election first.
+Both requests validate cluster id, topic/partition, then the voter-only checks (beyond Kafka: an
+epoch at 2^31-1, a leader outside the voter set, a leader that is this node or a second leader of
+the current epoch are refused with an error and no state change, where Kafka would act on the first
+two and exit on the last two), then move us along (``maybe_transition``) *before* the voter-key
+check. EndQuorumEpoch additionally shortens a follower's fetch timer by its rank among the resigning
+leader's preferred successors, so the best-placed voter starts the next election first.
 """
 
 from __future__ import annotations
@@ -12,13 +14,13 @@ from typing import Any, Callable
 
 from . import errors, responses
 from .api import Endpoint, RequestReceived, ResponseReceived
-from .common import cluster_id_ok, common_outcome, validate_voter_only
+from .common import cluster_id_ok, common_outcome, refuse, validate_voter_only
 from .leader import LeaderState
 from .leader_ops import answer_confirmed_reads
 from .messages import key_of, metadata_partition
 from .replica import Replica
 from .states import FollowerState, ResignedState
-from .transitions import maybe_transition
+from .transitions import claim_conflict, maybe_transition
 
 
 ResponseBuilder = Callable[..., Any]
@@ -35,7 +37,13 @@ def _validate(replica: Replica, ev: RequestReceived, build: ResponseBuilder) -> 
     if p is None:
         replica.respond(ev, build(v, errors.INVALID_REQUEST))
         return None
-    err = validate_voter_only(replica, p.leader_id, p.leader_epoch)
+    what = type(req).__name__.removesuffix("Request")
+    err = validate_voter_only(replica, ev.source, what, p.leader_id, p.leader_epoch)
+    if err == errors.NONE:
+        conflict = _leader_claim_conflict(replica, p.leader_epoch, p.leader_id)
+        if conflict is not None:
+            refuse(replica, ev.source, what, conflict)
+            err = errors.INVALID_REQUEST
     if err != errors.NONE:
         _answer(replica, ev, build, err)
         return None
@@ -44,6 +52,14 @@ def _validate(replica: Replica, ev: RequestReceived, build: ResponseBuilder) -> 
         eps = dict(replica.voters().endpoints(p.leader_id))
     maybe_transition(replica, p.leader_epoch, p.leader_id, eps)
     return p
+
+
+def _leader_claim_conflict(replica: Replica, epoch: int, leader_id: int) -> str | None:
+    """A leader announces or resigns its own epoch to the others, so one of these naming this node is
+    never true; any other claim is checked like every peer's (:func:`.transitions.claim_conflict`)."""
+    if leader_id == replica.local_id:
+        return f"names this node leader of epoch {epoch}; a leader never sends that to itself"
+    return claim_conflict(replica, epoch, leader_id)
 
 
 def _answer(replica: Replica, ev: RequestReceived, build: ResponseBuilder, perr: int) -> None:

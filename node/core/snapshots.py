@@ -22,8 +22,8 @@ from .api import (
     BOOTSTRAP_SNAPSHOT_ID,
     CreateSnapshot,
     Endpoint,
-    InvariantViolation,
     LogBatch,
+    PeerRefused,
     RequestReceived,
     ResponseReceived,
     SnapshotId,
@@ -169,8 +169,10 @@ def handle_fetch_snapshot_response(replica: Replica, ev: ResponseReceived) -> bo
     if info.error != errors.NONE:
         return False
     written = replica.snapshots.partial_size(sid)
-    if sid != st.snapshot_download or written != p.position:
-        raise InvariantViolation(f"snapshot chunk {sid}@{p.position} does not continue {st.snapshot_download}@{written}")
+    if sid != st.snapshot_download or written != p.position:  # Kafka throws (the process exits)
+        raise PeerRefused(
+            f"snapshot chunk {sid}@{p.position} does not continue {st.snapshot_download}@{written}"
+        )
     written = replica.snapshots.append_partial(sid, p.unaligned_records or b"")
     st.has_fetched = True
     st.fetch_deadline = replica.now + replica.cfg.fetch_timeout_ms
@@ -180,12 +182,19 @@ def handle_fetch_snapshot_response(replica: Replica, ev: ResponseReceived) -> bo
 
 
 def _finish_download(replica: Replica, st: FollowerState, sid: SnapshotId) -> None:
+    """Freeze the download and start the log at it. A snapshot that does not decode is deleted before the
+    log is touched and refused; the next Fetch starts the download again."""
     replica.snapshots.freeze_partial(sid)
     st.snapshot_download = None
+    try:
+        contents = read_snapshot(replica.snapshots, sid)
+    except Exception as exc:  # noqa: BLE001 - whatever the peer sent, it must not end the process
+        replica.snapshots.delete(sid)
+        reason = f"snapshot {sid} does not decode: {type(exc).__name__}: {exc}"
+        raise PeerRefused(reason[:300]) from exc
     replica.out.snapshot(SnapshotWrite(sid, "frozen"))
     replica.log.truncate_fully_and_start_at(sid)
     replica.out.truncated(sid.end_offset)
-    contents = read_snapshot(replica.snapshots, sid)
     replica.control.reset_from_snapshot(sid.end_offset, contents.control_records)
     for old in list(replica.snapshots.ids()):
         if old < sid and old != BOOTSTRAP_SNAPSHOT_ID:

@@ -16,6 +16,17 @@ from .values import describe_state
 NEVER = 1 << 62
 """A deadline that never comes (observers' election timer)."""
 
+EPOCH_LIMIT = (1 << 31) - 1
+"""The largest int32, the wire type of every epoch. A peer's epoch must be below it (the node could not
+step past an epoch at the limit: its next election would leave int32, so the quorum would be stuck for
+good); the node itself campaigns only while the new epoch stays below it, and never stores or sends an
+epoch above it."""
+
+
+def epoch_in_range(epoch: int) -> bool:
+    """Whether a peer's epoch is one this node could step past (0 <= epoch < 2^31-1)."""
+    return 0 <= epoch < EPOCH_LIMIT
+
 U, P, C, L, F, R = (
     Role.UNATTACHED,
     Role.PROSPECTIVE,

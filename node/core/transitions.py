@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from .api import Endpoint, InvariantViolation, LeaderConflict, ReplicaKey, Role
+from .api import Endpoint, InvariantViolation, PeerRefused, ReplicaKey, Role
 from .leader import LeaderState
 from .leader_ops import abandon_leadership, append_start_of_epoch_records
 from .replica import Replica
 from .states import (
+    EPOCH_LIMIT,
     NEVER,
     CandidateState,
     EpochElection,
@@ -25,6 +26,7 @@ from .states import (
     ResignedState,
     UnattachedState,
     check_transition,
+    epoch_in_range,
 )
 
 
@@ -162,10 +164,36 @@ def become_resigned(replica: Replica) -> None:
     _enter(replica, new, False)
 
 
+def claim_conflict(replica: Replica, epoch: int, leader_id: int | None) -> str | None:
+    """Why a peer's claim "``leader_id`` leads ``epoch``" cannot be accepted, or None if it can.
+
+    Each of these Kafka treats as fatal (``hasConsistentLeader``: IllegalStateException, the process
+    exits). Only a lying or broken peer makes such a claim (or an honest one about a node that lost its
+    disk, which then refuses until the quorum elects again), so the message is refused instead."""
+    st = replica.state
+    if not epoch_in_range(epoch):
+        return f"epoch {epoch} is outside 0..{EPOCH_LIMIT - 1}"
+    if leader_id is None or leader_id < 0 or epoch != st.epoch:
+        return None
+    if leader_id == replica.local_id:
+        if st.role not in (Role.LEADER, Role.RESIGNED):
+            return f"names this node leader of epoch {epoch}, but it is {st.describe()}"
+        return None
+    if st.leader_id is not None and st.leader_id != leader_id:
+        return f"names {leader_id} leader of epoch {epoch}, whose leader is {st.leader_id}"
+    return None
+
+
 def maybe_transition(
     replica: Replica, epoch: int, leader_id: int | None, endpoints: Mapping[str, Endpoint] | None
 ) -> None:
-    """React to a peer naming ``(leader_id, epoch)`` (kraft-node.md §4.3 step 5, §4.9 step 2-3)."""
+    """React to a peer naming ``(leader_id, epoch)`` (kraft-node.md §4.3 step 5, §4.9 step 2-3).
+
+    Raises :class:`PeerRefused`, before changing anything, for a claim :func:`claim_conflict` refuses.
+    """
+    conflict = claim_conflict(replica, epoch, leader_id)
+    if conflict is not None:
+        raise PeerRefused(conflict)
     st = replica.state
     if leader_id is not None and leader_id < 0:
         leader_id = None
@@ -174,8 +202,6 @@ def maybe_transition(
     if leader_id is not None and leader_id == replica.local_id:
         if epoch > st.epoch:
             become_unattached(replica, epoch)  # we lost the state that made us leader (disk loss)
-        elif st.role not in (Role.LEADER, Role.RESIGNED):
-            raise LeaderConflict(f"peer names us leader of epoch {epoch} but we are {st.describe()}")
         return
     if epoch > st.epoch:
         if leader_id is None:
@@ -183,23 +209,20 @@ def maybe_transition(
         else:
             become_follower(replica, epoch, leader_id, endpoints)
         return
-    if leader_id is None:
-        return
-    if st.leader_id is not None and st.leader_id != leader_id:
-        raise InvariantViolation(f"two leaders in epoch {epoch}: {st.leader_id} and {leader_id}")
-    if st.role is Role.LEADER:
+    if leader_id is None or st.role is Role.LEADER:
         return
     if isinstance(st, FollowerState):
         if endpoints and set(endpoints) - set(st.leader_endpoints):
             become_follower(replica, epoch, leader_id, {**st.leader_endpoints, **endpoints})
         return
     if st.leader_id is None or st.role in (Role.UNATTACHED, Role.PROSPECTIVE):
-        if st.role is Role.UNATTACHED and st.leader_id == leader_id and not (
-            endpoints or replica.voters().endpoints(leader_id)
+        if (
+            st.role is Role.UNATTACHED
+            and st.leader_id == leader_id
+            and not (endpoints or replica.voters().endpoints(leader_id))
         ):
             return
         become_follower(replica, epoch, leader_id, endpoints)
-
 
 
 def prospective_lost(replica: Replica, st: ProspectiveState, timed_out: bool) -> None:

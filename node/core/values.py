@@ -249,10 +249,20 @@ class KRaftVersionUpgradeError(KRaftError):
 
 
 class InvariantViolation(KRaftError):
-    """A fatal safety violation (Kafka throws IllegalStateException): e.g. two leaders named for one
-    epoch, truncation below the high watermark, a decreasing follower high watermark."""
+    """A fatal safety violation in a state the node reached by itself (Kafka throws
+    IllegalStateException): e.g. a truncation below its own high watermark, an illegal state change.
+    What a peer claims never raises it: that is a :class:`PeerRefused`."""
+
+
+class PeerRefused(KRaftError):
+    """A peer's request or response claims what this node cannot accept: a second leader of its epoch,
+    this node as a leader it is not, an epoch it could never step past, a truncation below its high
+    watermark, a snapshot chunk that does not continue its download. Only a lying or broken peer sends
+    one, so the message is refused (answered with an error, or ignored), one line is logged
+    (:attr:`Ready.refused`) and the node keeps running. Raised before the refused part changed
+    anything; the dispatcher catches it."""
 
 
 class LeaderConflict(InvariantViolation):
-    """A peer names this node leader of an epoch it does not lead: it lost the state that made it
-    leader (its disk). Kafka's ``hasConsistentLeader`` check makes this fatal; the process exits."""
+    """Kept for callers that catch it; no longer raised. A peer naming this node leader of an epoch it
+    does not lead (Kafka's ``hasConsistentLeader``: the process exits) is now a :class:`PeerRefused`."""

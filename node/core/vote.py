@@ -1,9 +1,11 @@
 """Vote (apiKey 52): standard votes and KIP-996 pre-votes, both sides (kraft-node.md §4.2, §6).
 
 Validation order of a request: cluster id; topic/partition (top-level INVALID_REQUEST); offsets and
-epochs (partition INVALID_REQUEST); voter-only checks; a higher epoch moves us to Unattached (even
-for a pre-vote); voter key (INVALID_VOTER_KEY); then the grant rules of §6.2. A granted standard vote
-is persisted before the answer leaves (same Ready).
+epochs (partition INVALID_REQUEST); voter-only checks (an epoch at 2^31-1 is INVALID_REQUEST, a
+candidate outside the voter set INCONSISTENT_VOTER_SET, a candidate naming this node
+INVALID_REQUEST: each refused without any state change); a higher epoch moves us to Unattached (even
+for a pre-vote); voter key (INVALID_VOTER_KEY); then the grant rules of §6.2. A granted standard
+vote is persisted before the answer leaves (same Ready).
 
 A VoteResponse does not say whether it answered a pre-vote: the round is inferred from our own state
 (Prospective means pre-vote).
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from . import errors, responses
 from .api import ReplicaKey, RequestReceived, ResponseReceived, Role
-from .common import cluster_id_ok, common_outcome, validate_voter_only
+from .common import cluster_id_ok, common_outcome, refuse, validate_voter_only
 from .messages import key_of, metadata_partition
 from .replica import Replica
 from .states import CandidateState, ProspectiveState
@@ -32,7 +34,12 @@ def handle_vote_request(replica: Replica, ev: RequestReceived) -> None:
     illegal_epoch = last_epoch > epoch if pre_vote else last_epoch >= epoch
     if last_offset < 0 or last_epoch < 0 or illegal_epoch:
         return _answer(replica, ev, errors.INVALID_REQUEST, False)
-    err = validate_voter_only(replica, p.replica_id, epoch)
+    what = "PreVote" if pre_vote else "Vote"
+    err = validate_voter_only(replica, ev.source, what, p.replica_id, epoch)
+    if err == errors.NONE and p.replica_id == replica.local_id:
+        # Kafka's transitionToUnattachedVoted throws (the process exits) on a vote for itself
+        refuse(replica, ev.source, what, f"the candidate {p.replica_id} is this node")
+        err = errors.INVALID_REQUEST
     if err != errors.NONE:
         return _answer(replica, ev, err, False)
     if epoch > replica.state.epoch:

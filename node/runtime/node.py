@@ -509,6 +509,8 @@ class KRaftNode:
                         future.set_result((message.api_version, message.response))
             for note in ready.notifications:
                 self._notify(note)
+            for line in ready.refused:  # a peer's lie: one line, and the node keeps running
+                log.warning("node %s: %s", self.config.node_id, line)
             core.advance(ready)
             if self.metrics is not None:
                 self.metrics.on_ready(

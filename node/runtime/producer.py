@@ -59,6 +59,8 @@ class MetadataClient:
         self.timeout_s = timeout_s
         self.leader: KafkaConnection | None = None
         self.epoch = 0  # the leader epoch a Fetch names; corrected from the leader's answers
+        # pinned to a follower that names another leader: why, if that is still so at the deadline
+        self._not_serving: str | None = None
 
     def close(self) -> None:
         if self.leader is not None:
@@ -89,8 +91,22 @@ class MetadataClient:
                     raise
             self.close()
             if time.monotonic() > stop:
-                raise ClientError(f"no leader accepted the request within {self.deadline_s:.0f} s")
+                raise ClientError(
+                    self._not_serving
+                    or f"no leader accepted the request within {self.deadline_s:.0f} s"
+                )
             time.sleep(0.1)
+
+    def _note_not_serving(self, connection: KafkaConnection, error: int, leader: Any) -> None:
+        """A pinned node that answers NOT_LEADER_OR_FOLLOWER naming a leader does not serve client
+        Fetches as a follower: the setting that makes it do so is what to name (issue 26)."""
+        named = leader is not None and leader.leader_id >= 0
+        self._not_serving = (
+            f"{connection.address} does not serve reads as a follower (leader is node "
+            f"{leader.leader_id}): set kraftwire.follower.fetch.enable=true on it, or read from the leader"
+            if self.pinned and error == NOT_LEADER_OR_FOLLOWER and named
+            else None
+        )
 
     def produce(self, values: list[bytes], acks: int = -1, timeout_ms: int = 10000) -> int:
         """Write ``values`` in one batch; returns the base offset (-1 for acks=0)."""
@@ -144,6 +160,7 @@ class MetadataClient:
                 leader = getattr(answer, "current_leader", None)
                 if leader is not None and leader.leader_epoch >= 0:
                     self.epoch = leader.leader_epoch
+                self._note_not_serving(connection, answer.error_code, leader)
                 return None
             if answer.error_code != 0:
                 raise FetchRefused(connection.address, answer.error_code)

@@ -60,6 +60,9 @@ class Checker:
         self.touched: dict[int, Replica] = {}
         self.top: Replica | None = None  # the running leader of the highest epoch
         self._last_leader_check: tuple[int, int, int, int | None] | None = None
+        # False while a peer may claim a voter's identity: a persisted leader is then what a node
+        # was told, possibly a lie, and only the leaders in memory count for SingleLeader
+        self.trust_persisted_leaders = True
 
     # -- hooks called by the nodes ---------------------------------------------------------------------
 
@@ -70,7 +73,7 @@ class Checker:
                 f"MonotonicEpoch: node {node_id} persisted epoch {state.epoch} after {prev}"
             )
         self.persisted_epoch[node_id] = state.epoch
-        if state.leader_id is not None:
+        if state.leader_id is not None and self.trust_persisted_leaders:
             self._claim(state.epoch, state.leader_id, f"persisted by node {node_id}")
 
     def on_restart(self, node_id: int) -> None:

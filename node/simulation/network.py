@@ -21,6 +21,8 @@ from kraftwire.node.core import Endpoint
 
 LISTENER = "CONTROLLER"
 ADMIN_ID = 100
+HOSTILE_ID = 99
+"""The hostile peer of the hostile_peer scenario (:mod:`.hostile`): no member, reaches everyone."""
 """The operator's client (:mod:`.admin`): a network id no node uses."""
 
 

@@ -16,7 +16,6 @@ from kraftwire.node.core import (
     Config,
     KRaftCore,
     KRaftVersionUpgradeError,
-    LeaderConflict,
     NotLeaderError,
     ReadIndex,
     ReplicaKey,
@@ -81,8 +80,8 @@ class NodeHost(Host, Protocol):
         """A graceful shutdown completed: the process exits cleanly."""
         ...
 
-    def fatal_exit(self, node: "SimNode", exc: Exception) -> None:
-        """The core hit a fatal error: the process exits and its supervisor restarts it later."""
+    def refused(self, node: "SimNode", line: str) -> None:
+        """``node`` refused a peer's message (``line`` says which and why): count it, and judge it."""
         ...
 
     def crash_mid_fsync(self, node: "SimNode") -> None: ...
@@ -115,7 +114,6 @@ class SimNode:
         self.fsync_ms = 0
         self.kill_on_next_fsync = False  # crash mid-fsync, losing unflushed data (a targeted fault)
         self.stopping = False  # graceful shutdown requested
-        self.wiped = False  # lost its disk during this run
 
     @property
     def key(self) -> ReplicaKey:
@@ -189,15 +187,7 @@ class SimNode:
         before = (st.role, st.epoch, st.leader_id)
         try:
             result = core.step(event)
-        except LeaderConflict as exc:
-            if not self.wiped:
-                raise Violation(f"node {self.id}: core raised {type(exc).__name__}: {exc}") from exc
-            # A node that lost its disk (quorum-state included) can be named leader of the epoch it
-            # led before the wipe; Kafka treats that as fatal and the process exits. So does this one;
-            # its supervisor restarts it. Any other invariant failure stays a violation.
-            self.host.fatal_exit(self, exc)
-            return None
-        except Exception as exc:
+        except Exception as exc:  # no input, a peer's message least of all, may end the process
             raise Violation(f"node {self.id}: core raised {type(exc).__name__}: {exc}") from exc
         st = core.status()
         if (st.role, st.epoch, st.leader_id) != before:
@@ -355,6 +345,9 @@ class SimNode:
         self._write_disk(rd)
         self._send(rd)
         self._notify(rd)
+        for line in rd.refused:
+            self._note("refused", line.removeprefix("refused "))
+            self.host.refused(self, line)
         self.host.core_event(self)
         self._core().advance(rd)
         self._after_advance(rd)

@@ -19,7 +19,7 @@ from .simulation import SimOptions, Simulation
 from .violation import Violation
 
 FAULT_PHASE_LIMIT_MS = 300_000
-COUNTED_OBSERVATIONS = ("fatal_exits", "epoch_bumped")
+COUNTED_OBSERVATIONS = ("refused", "epoch_bumped")
 CONVERGE_LIMIT_MS = 120_000
 
 

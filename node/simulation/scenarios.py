@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from .hostile import INT32_MAX, HostilePeer
 from .script import Until
 from .simulation import Simulation
 from .violation import Violation
@@ -323,19 +324,49 @@ def graceful_shutdown(sim: Simulation) -> Script:
         sim.restart(target)
 
 
+class LeaderWatch:
+    """Counts leader changes: every change of the (leader, epoch) the cluster shows, polled each
+    ``every_ms`` virtual ms (read-only, so a watched run is the run unwatched)."""
+
+    def __init__(self, sim: Simulation, every_ms: int = 10) -> None:
+        self.sim, self.every_ms = sim, every_ms
+        self.last = (sim.leader(), sim.epoch())
+        self.changes: list[str] = []
+        self.highest_epoch = self.last[1]
+        self.stopped = False
+        sim.queue.after(every_ms, self._poll)
+
+    def _poll(self, _: Any = None) -> None:
+        if self.stopped:
+            return
+        now = (self.sim.leader(), self.sim.epoch())
+        self.highest_epoch = max(self.highest_epoch, now[1])
+        if now != self.last:
+            self.changes.append(f"{self.last} -> {now} at {self.sim.queue.now} ms")
+            self.last = now
+        self.sim.queue.after(self.every_ms, self._poll)
+
+    def stop(self) -> list[str]:
+        self.stopped = True
+        return self.changes
+
+
 def _rejoin(sim: Simulation) -> Script:
     r = sim.rng
     yield leader_elected(sim)
     yield 1000
     lid, epoch = sim.leader(), sim.epoch()
     cut = r.choice(followers(sim))
+    watch = LeaderWatch(sim)
     sim.isolate(cut)
     yield r.randint(4000, 10000)  # several election timeouts
     sim.heal()
     yield 3000
+    changes = watch.stop()
     sim.observations.update(
         leader_before=lid, epoch_before=epoch, leader_after=sim.leader(), epoch_after=sim.epoch()
     )
+    sim.observations["leader_changes"] = len(changes)
     if sim.epoch() > epoch:
         sim.observations["epoch_bumped"] = 1
 
@@ -345,7 +376,8 @@ def prevote_rejoin(sim: Simulation) -> Script:
     """Pre-vote: a partitioned voter heals without bumping the epoch or unseating the leader."""
     yield from _rejoin(sim)
     o = sim.observations
-    if (o["leader_after"], o["epoch_after"]) != (o["leader_before"], o["epoch_before"]):
+    changed = (o["leader_after"], o["epoch_after"]) != (o["leader_before"], o["epoch_before"])
+    if changed or o["leader_changes"]:
         raise Violation(
             f"StableLeadership: healed voter disrupted leader {o['leader_before']} epoch {o['epoch_before']} "
             f"(now leader {o['leader_after']} epoch {o['epoch_after']})"
@@ -504,3 +536,39 @@ def read_restarts(sim: Simulation) -> Script:
         yield r.randint(200, 2000)
         sim.restart(victim)
         yield r.randint(500, 2000)
+
+
+ELECTION_TIMEOUT_MS = 1000  # the nodes' controller.quorum.election.timeout.ms (the core's default)
+
+
+@scenario(hostile=True)
+def hostile_peer(sim: Simulation) -> Script:
+    """A non-member lies (any epoch up to 2^31-1, leader claims, stranger votes, replays), then spoofs voters."""
+    r = sim.rng
+    yield leader_elected(sim)
+    yield 1000
+    peer = HostilePeer(sim)
+    sim.add_party(peer, f"hostile peer n{peer.id}")
+    watch = LeaderWatch(sim)
+    peer.start(r.randint(5000, 15000))
+    yield Until(lambda: not peer.active(), 20_000, "the hostile peer to stop")
+    unexplained = watch.stop()
+    if unexplained:  # nothing but lies a node can detect: no leader may have moved
+        raise Violation(f"UnexplainedLeaderChange: {len(unexplained)}, first {unexplained[0]}")
+    sim.inject("hostile peer now claims voters' identities")
+    sim.checker.trust_persisted_leaders = False  # a node may now persist a spoofed leader
+    watch = LeaderWatch(sim)
+    peer.start(r.randint(2000, 6000), spoof=True)
+    yield Until(lambda: not peer.active(), 20_000, "the hostile peer to stop")
+    sim.inject("hostile peer stops")
+    yield leader_elected(sim, 5 * 2 * ELECTION_TIMEOUT_MS)  # a few election timeouts
+    spoofed = watch.stop()
+    epochs = [watch.highest_epoch] + [n.status().epoch for n in sim.running]
+    if max(epochs) >= INT32_MAX:
+        raise Violation(f"EpochInRange: epoch {max(epochs)} reached")
+    sim.observations.update(
+        hostile_sent=sum(peer.sent.values()),
+        leader_changes_unexplained=0,
+        leader_changes_spoofed=len(spoofed),
+        hostile_answers=dict(sorted(peer.answers.items())),
+    )

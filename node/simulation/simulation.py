@@ -23,7 +23,7 @@ from .invariants import Checker
 from .linearizability import History
 from .linearizability import check as check_history
 from .liveness import WATCHDOG_MS, Liveness
-from .network import ADMIN_ID, LISTENER, LinkFaults, Network, endpoint_of
+from .network import ADMIN_ID, HOSTILE_ID, LISTENER, LinkFaults, Network, endpoint_of
 from .node import SimNode
 from .script import ScriptRunner
 from .trace import Trace, TraceFilter
@@ -31,6 +31,10 @@ from .violation import Violation
 from .wire import Envelope, WireCodec
 
 VOTE_API_KEY = 52
+
+
+EXPLAINED_REFUSALS = (" is not a voter", ": names this node leader of epoch ")
+"""Refusals honest peers cause too (see :meth:`Simulation.refused`)."""
 
 
 @dataclass
@@ -54,6 +58,8 @@ class SimOptions:
     """Run the linearizable-read workload (issue #13) and check the history at the end."""
     read_interval_ms: tuple[int, int] = (5, 40)
     read_timeout_ms: int = 5000
+    hostile: bool = False
+    """A hostile peer is on the network: refused messages are expected, not a violation."""
 
 
 class Simulation:
@@ -62,7 +68,7 @@ class Simulation:
         self.options = opts = options or SimOptions()
         self.rng = rng = random.Random(seed)
         self.queue = EventQueue()
-        self.net = Network(rng, exempt=(ADMIN_ID,))
+        self.net = Network(rng, exempt=(ADMIN_ID, HOSTILE_ID))
         self.codec = WireCodec(opts.encode)
         self.trace = Trace(
             opts.trace_limit, TraceFilter(opts.trace_filter) if opts.trace_filter else None
@@ -214,13 +220,14 @@ class Simulation:
         node.stop(lose_unflushed=False)
         self.liveness.disrupted()
 
-    def fatal_exit(self, node: SimNode, exc: Exception) -> None:
-        """The core hit a fatal error: the process exits and its supervisor restarts it later."""
-        self.trace.note(self.queue.now, "fatal", f"n{node.id}", "FATAL (process exits):", str(exc))
-        self.observations["fatal_exits"] = self.observations.get("fatal_exits", 0) + 1
-        node.stop(lose_unflushed=False)
-        self.liveness.disrupted()
-        self.queue.after(self.rng.randint(1000, 3000), self.restart, node.id)
+    def refused(self, node: SimNode, line: str) -> None:
+        """Among honest peers a refusal means a node lied, i.e. a bug, unless it is one the faults
+        explain: a voter set not yet caught up (a voter change) or a node whose disk was wiped being
+        named leader of an epoch it led before."""
+        self.observations["refused"] = self.observations.get("refused", 0) + 1
+        if self.options.hostile or any(reason in line for reason in EXPLAINED_REFUSALS):
+            return
+        raise Violation(f"HonestPeers: node {node.id} {line}")
 
     def crash_mid_fsync(self, node: SimNode) -> None:
         self.trace.note(
@@ -357,6 +364,15 @@ class Simulation:
         self.trace.note(self.queue.now, "fault", "FAULT", *words)
         self.liveness.disrupted()
 
+    def add_party(self, party: Party, *what: Any) -> None:
+        """Put another party on the network (the hostile peer); traced as a fault."""
+        self.endpoints[party.id] = party
+        self._fault("party joins:", *what)
+
+    def inject(self, *what: Any) -> None:
+        """A fault a party of the scenario's own injects (traced; restarts the liveness clock)."""
+        self._fault(*what)
+
     def set_faults(self, **changes: Any) -> None:
         f = self.net.faults
         self.net.faults = LinkFaults(**{**f.__dict__, **changes})
@@ -404,7 +420,6 @@ class Simulation:
         self.kill(node_id, lose_unflushed=True)
         node.disk = Disk(self._new_directory_id())
         node.config = {**node.config, "auto_join": auto_join}
-        node.wiped = True
         self.checker.on_wipe(node_id, old)
         self._fault(
             "wipe disk of", f"n{node_id}", f"new directory {str(node.disk.directory_id)[:8]}"

@@ -36,7 +36,7 @@ NOTE_KINDS = (
     "leader-change",
     "shutdown",
     "crash",
-    "fatal",
+    "refused",
     "fault",
     "admin",
     "violation",
@@ -62,13 +62,13 @@ LEGEND = """\
 #   truncate       the log cut back to an offset (a diverging suffix)
 #   snapshots      snapshots written (kind(end offset,epoch))
 #   leader-change  the application told of a new leader
-#   start, shutdown, crash, fatal   a process starts, exits cleanly, crashes, or exits on a fatal core
-#                  error (its supervisor restarts it)
+#   start, shutdown, crash   a process starts, exits cleanly, or crashes
+#   refused        a peer's message the node refused (one line each; the node keeps running)
 #   fault          what the scenario injects; admin: a voter change finished; setup; violation
 # Summary line: the scenario; voters = quorum size; runs; events = core inputs handled (steps,
 #   appends, advances); violations = runs that broke an invariant; virtual_time = simulated seconds;
-#   wall = real seconds; when nonzero, fatal_exits = processes restarted after a fatal core error (a
-#   node whose disk was wiped is named leader of an epoch it led before) and epoch_bumped = runs in
+#   wall = real seconds; when nonzero, refused = peer messages refused (e.g. a node whose disk was
+#   wiped named leader of an epoch it led before, or a hostile peer's lies) and epoch_bumped = runs in
 #   which a healed voter raised the epoch (expected without pre-vote)\
 """
 

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 from kraftwire.node.core.api import ZERO_UUID, ElectionState, ReplicaKey
 
 from . import layout
 from .files import FileOps, StorageError, write_atomically
+
+INT32_MAX = (1 << 31) - 1
 
 
 class FileQuorumStateStore:
@@ -70,8 +73,9 @@ def parse_quorum_state(text: bytes) -> ElectionState:
     version = fields.get("data_version")
     if version not in (0, 1):
         raise ValueError(f"data_version {version!r} is outside 0..1")
-    leader_id = int(fields.get("leaderId", -1))
-    voted_id = int(fields.get("votedId", -1))
+    leader_id = _int32(fields, "leaderId", -1)
+    voted_id = _int32(fields, "votedId", -1)
+    epoch = _int32(fields, "leaderEpoch", 0)
     directory = None
     if version == 1 and fields.get("votedDirectoryId"):
         directory = layout.uuid_from_str(fields["votedDirectoryId"])
@@ -81,8 +85,17 @@ def parse_quorum_state(text: bytes) -> ElectionState:
         else ReplicaKey(voted_id, None if directory == ZERO_UUID else directory)
     )
     return ElectionState(
-        epoch=max(0, int(fields.get("leaderEpoch", 0))),
+        epoch=max(0, epoch),
         leader_id=None if leader_id < 0 else leader_id,
         voted_key=voted,
         kraft_version=version,
     )
+
+
+def _int32(fields: dict[str, Any], name: str, default: int) -> int:
+    """Every field is an int32 on the wire: a value outside (an epoch a peer once drove past the
+    range) could never be sent, so the node would stay leaderless; it is reported, not used."""
+    value = int(fields.get(name, default))
+    if not -INT32_MAX - 1 <= value <= INT32_MAX:
+        raise ValueError(f"{name} {value} is outside int32 (-2147483648..{INT32_MAX})")
+    return value

@@ -155,6 +155,8 @@ class Env:
                 self.net.append((nid, m))
             for n in rd.notifications:
                 out.append(f"{nid}: {self._notification(node, n)}")
+            for line in rd.refused:
+                out.append(f"{nid}: {line}")
             if rd.shutdown_complete:
                 out.append(f"{nid}: shutdown complete")
             core.advance(rd)

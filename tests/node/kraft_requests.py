@@ -20,12 +20,14 @@ from kraftwire.generated import (
     fetch_request as fetch,
     fetch_response as fetchr,
     fetch_snapshot_request as fs,
+    fetch_snapshot_response as fsr,
     read_offset_request as ro,
     remove_raft_voter_request as rem,
     update_raft_voter_request as upd,
     vote_request as vote,
 )
-from kraftwire.node.core.api import METADATA_TOPIC, METADATA_TOPIC_ID
+from kraftwire.node.batches import encode_batches
+from kraftwire.node.core.api import METADATA_TOPIC, METADATA_TOPIC_ID, LogBatch
 from kraftwire.node.core.messages import FETCH_HW_UNSUPPORTED
 
 
@@ -199,6 +201,9 @@ def build_response(api: str, env: Any, dst: int, src: int, kw: dict) -> Any:
             ),
             records=b"",
         )
+        if "batch" in kw:  # batch=E: one data batch of epoch E at the receiver's log end
+            batch = LogBatch(core.log.end_offset(), int(kw["batch"]), (b"x",), False, 0)
+            p.records = encode_batches([batch])
         if "diverging" in kw:
             e, o = (int(x) for x in kw["diverging"].split(","))
             p.diverging_epoch = fetchr.EpochEndOffset(epoch=e, end_offset=o)
@@ -208,4 +213,19 @@ def build_response(api: str, env: Any, dst: int, src: int, kw: dict) -> Any:
         return fetchr.FetchResponse(
             responses=[fetchr.FetchableTopicResponse(topic=METADATA_TOPIC, topic_id=METADATA_TOPIC_ID, partitions=[p])]
         )
+    if api == "FetchSnapshot":  # snapshot=O,E position=P size=S data=TEXT
+        o, e = (int(x) for x in kw.get("snapshot", "0,0").split(","))
+        sp = fsr.PartitionSnapshot(
+            index=0,
+            error_code=_int(kw, "perr", 0),
+            snapshot_id=fsr.SnapshotId(end_offset=o, epoch=e),
+            current_leader=fsr.LeaderIdAndEpoch(
+                leader_id=_int(kw, "leader", src), leader_epoch=_int(kw, "epoch", core.state.epoch)
+            ),
+            size=_int(kw, "size", 0),
+            position=_int(kw, "position", 0),
+            unaligned_records=kw.get("data", "").encode(),
+        )
+        topic = fsr.TopicSnapshot(name=METADATA_TOPIC, partitions=[sp])
+        return fsr.FetchSnapshotResponse(topics=[topic])
     raise ValueError(f"unknown response api {api}")

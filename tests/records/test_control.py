@@ -15,6 +15,7 @@ from kraftwire.records import (
     control_record,
     decode_batches,
     decode_control_record,
+    encode_batch,
     encode_control_batch,
     end_txn_marker_batch,
 )
@@ -137,6 +138,26 @@ def test_snapshot_header_and_footer_batches():
     types = [decode_control_record(r.key, r.value).type_name for b in batches for r in b.records]
     assert types == ["SNAPSHOT_HEADER", "KRAFT_VERSION", "KRAFT_VOTERS", "SNAPSHOT_FOOTER"]
     assert [r.offset for b in batches for r in b.records] == [0, 1, 2, 3]
+
+
+def test_record_batch_control_records_decodes_each_record():
+    """RecordBatch.control_records() is public API (it was dropped as "dead code" in a commit titled
+    "behaviour unchanged"; issue 26 restores it)."""
+    header = [control_record(3, DOC_EXAMPLES[2][3]()), control_record(6, _voters_record())]
+    data = encode_control_batch(header, timestamp=5) + encode_control_batch(
+        [control_record(4)], base_offset=2, timestamp=5
+    )
+    batches, _ = decode_batches(data)
+    decoded = [batch.control_records() for batch in batches]
+    assert [[c.type_name for c in controls] for controls in decoded] == [
+        ["SNAPSHOT_HEADER", "KRAFT_VOTERS"],
+        ["SNAPSHOT_FOOTER"],
+    ]
+    assert all(isinstance(c, ControlRecord) for controls in decoded for c in controls)
+    assert decoded[0][1].value == _voters_record()
+    (data_batch,), _ = decode_batches(encode_batch([(b"k", b"v", [], 0)]))
+    with pytest.raises(ValueError, match="not a control batch"):
+        data_batch.control_records()
 
 
 def test_unknown_types_are_kept_raw_and_odd_keys():

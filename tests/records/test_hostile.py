@@ -301,6 +301,26 @@ def test_batch_json_bad_values_name_the_field(path, value, field):
         batch_from_json(view)
 
 
+@pytest.mark.parametrize("field", ["baseOffset", "crc"])
+def test_batch_json_deeply_nested_value_is_a_bounded_decode_error(field):
+    """Issue 26: the error message used to format the whole value's repr before cutting it, so a
+    deeply nested value raised RecursionError (and a huge one was formatted in full)."""
+    nested: list = []
+    for _ in range(100_000):
+        nested = [nested]
+    view = json.loads(json.dumps(_batch_json()))
+    view[field] = nested
+    with pytest.raises(DecodeError) as failure:
+        batch_from_json(view)
+    assert str(failure.value) == (
+        f"invalid record batch JSON: {field}: expected an integer, got array (list of 1)"
+    )
+    view[field] = "x" * 10_000_000
+    with pytest.raises(DecodeError) as failure:
+        batch_from_json(view)
+    assert len(str(failure.value)) < 120
+
+
 def test_batch_json_issue_reproducer():
     with pytest.raises(DecodeError, match="batchLength"):
         batch_from_json(json.loads('{"baseOffset": 0, "batchLength": 1e400}'))

@@ -166,3 +166,20 @@ def test_partitioned_follower_never_serves_a_stale_read(tmp_path):
             assert consume.stdout.split(b"\n")[:2] == [b"before", b"during"]
         finally:
             cluster.stop_all(graceful_s=5)
+
+
+def test_linearizable_consume_from_a_follower_without_follower_reads_names_the_setting(cluster):
+    """Issue 26: it said "no leader accepted the request within 10 s"; the follower answers every client
+    Fetch NOT_LEADER_OR_FOLLOWER because kraftwire.follower.fetch.enable is off (the default)."""
+    cluster.start_all()
+    leader, _ = cluster.wait_for_leader()
+    follower = next(i for i in cluster.ids if i != leader)
+    endpoint = cluster.endpoints[follower]
+    consume = kraftwire(
+        "consume", "--bootstrap-controller", f"{endpoint.host}:{endpoint.port}", "--linearizable",
+        "--timeout-ms", "2000",
+    )  # fmt: skip
+    assert consume.returncode == 1 and consume.stdout == b""
+    [line] = consume.stderr.decode().splitlines()
+    assert "set kraftwire.follower.fetch.enable=true" in line, line
+    assert f"leader is node {leader}" in line and "no leader accepted" not in line, line

@@ -337,7 +337,7 @@ def _follower_reads_locally(mp: pytest.MonkeyPatch) -> None:
 
 BUGS = {
     "elections: refused votes count as grants": Bug(
-        "elections", _rejections_count_as_grants, "split_brain", "InvariantViolation"
+        "elections", _rejections_count_as_grants, "split_brain", "HonestPeers"
     ),
     "elections: majority is half the voters": Bug(
         "elections", _majority_off_by_one, "split_brain", "SingleLeader", voters=5
@@ -361,7 +361,7 @@ BUGS = {
         "truncation", _divergence_ignored, "leader_isolation", "Liveness", slow=True
     ),
     "truncation: a follower truncates to 0": Bug(
-        "truncation", _truncate_to_zero, "leader_isolation", "below the high watermark"
+        "truncation", _truncate_to_zero, "leader_isolation", "below our HW"
     ),
     "snapshots: a loaded snapshot's value is off by one": Bug(
         "snapshots", _snapshot_value_off_by_one, "restarts", "ConsistentCommittedData"

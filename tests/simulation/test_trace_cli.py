@@ -42,7 +42,7 @@ def test_a_trace_opens_with_the_legend(capsys: pytest.CaptureFixture[str]) -> No
     code, out, _ = simulate(capsys, "--scenario", "steady", "--trace")
     assert code == 0 and out.startswith(LEGEND + "\nTRACE scenario=steady")
     assert out.count("# How to read a trace") == 1
-    for explained in ("virtual milliseconds", "n-2", "admin", "fatal_exits", "epoch_bumped"):
+    for explained in ("virtual milliseconds", "n-2", "admin", "refused", "epoch_bumped"):
         assert explained in LEGEND, explained
 
 

@@ -201,6 +201,26 @@ def test_quorum_state_file_format(part):
         store.read()
 
 
+@pytest.mark.parametrize("field", ["leaderEpoch", "leaderId", "votedId"])
+def test_quorum_state_outside_int32_is_reported(part, field):
+    """Issue 26: a Vote at epoch 2^31-1 once drove nodes to write epochs like 2147483714; such a file
+    is reported on start (one line naming the file and the field), not loaded."""
+    store = FileQuorumStateStore(part)
+    fields = {"leaderId": 1, "leaderEpoch": 7, "votedId": 1, "data_version": 1}
+    fields[field] = 2147483714
+    with open(os.path.join(part, "quorum-state"), "w") as f:
+        f.write(json.dumps(fields))
+    with pytest.raises(StorageError) as failure:
+        store.read()
+    message = str(failure.value)
+    assert "\n" not in message and "quorum-state" in message
+    assert f"{field} 2147483714 is outside int32 (-2147483648..2147483647)" in message
+    fields[field] = 2147483647  # the largest int32 still loads
+    with open(os.path.join(part, "quorum-state"), "w") as f:
+        f.write(json.dumps(fields))
+    assert store.read() is not None
+
+
 def test_kafka_uuid_text_form():
     assert uuid_to_str(uuid.UUID(int=1)) == "AAAAAAAAAAAAAAAAAAAAAQ"
     assert uuid_from_str("AAAAAAAAAAAAAAAAAAAAAQ") == uuid.UUID(int=1)
