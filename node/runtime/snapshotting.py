@@ -6,8 +6,10 @@ by the log's data records up to E (control records left out; the core writes the
 kraft.version and voters records and the footer, under Kafka's file name ``%020d-%010d.checkpoint``).
 Replayed in order it gives what replaying the log gives, which is also how Kafka's ``MetadataLoader``
 loads a snapshot (every record of every batch into one ``MetadataDelta``, then ``finishSnapshot``).
-A snapshot never ends inside an open Kafka metadata transaction (a ``BeginTransactionRecord`` without
-its ``EndTransactionRecord``/``AbortTransactionRecord``): that try is put off to a later commit.
+In a Kafka metadata log (see ``kafka_metadata.py``) the metadata transactions (KIP-868) are resolved
+first, as Kafka's log replay resolves them: the Begin/End/Abort markers are left out (Kafka 4.4.0's
+snapshot loader stops at one) and so are the records of an aborted transaction; while a transaction is
+open at the end offset, the snapshot waits for a later commit.
 
 Triggers, with Kafka's names and defaults: ``metadata.log.max.record.bytes.between.snapshots`` (20 MiB)
 of committed data batches since the last snapshot, or ``metadata.log.max.snapshot.interval.ms`` (1 hour;
@@ -49,13 +51,27 @@ def transaction_marker(value: bytes) -> int | None:
     return None
 
 
-def ends_in_open_transaction(records: Iterable[bytes]) -> bool:
-    open_ = False
+def resolve_transactions(records: Iterable[bytes]) -> list[bytes] | None:
+    """A Kafka metadata log's records as a snapshot must hold them: the transaction markers left out
+    (Kafka 4.4.0's loader stops at one in a snapshot: "Unknown metadata record type
+    BEGIN_TRANSACTION_RECORD"), the records of an aborted transaction too (its log replay drops them).
+    None while a transaction is still open at the end."""
+    out: list[bytes] = []
+    pending: list[bytes] | None = None  # the records of the open transaction
     for record in records:
         marker = transaction_marker(record)
-        if marker is not None:
-            open_ = marker == _BEGIN
-    return open_
+        if marker == _BEGIN:
+            pending = [] if pending is None else pending
+        elif marker == _END:
+            out.extend(pending or ())
+            pending = None
+        elif marker == _ABORT:
+            pending = None
+        elif pending is not None:
+            pending.append(record)
+        else:
+            out.append(record)
+    return None if pending is not None else out
 
 
 class AutoSnapshots:
@@ -97,14 +113,19 @@ class AutoSnapshots:
             return True
         return self.max_interval_ms > 0 and now_ms - self.last_snapshot_ms >= self.max_interval_ms
 
-    def maybe_snapshot(self, core: KRaftCore, storage: NodeStorage, now_ms: int) -> bool:
-        """Snapshot at the last committed batch if a trigger fired; whether one was written."""
+    def maybe_snapshot(
+        self, core: KRaftCore, storage: NodeStorage, now_ms: int, kafka_metadata: bool
+    ) -> bool:
+        """Snapshot at the last committed batch if a trigger fired; whether one was written.
+        ``kafka_metadata``: the log is a Kafka metadata log (its transactions are resolved)."""
         if not self.due(now_ms):
             return False
         end = self.committed_end
         assert end is not None  # due() checked
         records = snapshot_records(storage, end)
-        if records is None or ends_in_open_transaction(records):
+        if records is not None and kafka_metadata:
+            records = resolve_transactions(records)
+        if records is None:
             return False
         sid = core.step(CreateSnapshot(end, tuple(records), now_ms, self.last_timestamp))
         if sid is not None:
