@@ -76,10 +76,10 @@ def _render(value: Any) -> str:
 def defaults() -> dict[str, str | None]:
     """Every listed key's default value (None: kraftwire has none)."""
     unset = NodeConfig(node_id=0, log_dir="", listeners={})  # every optional field at its default
-    return {
-        key: None if name is None else _render(getattr(unset, name))
-        for key, (_, name) in SETTINGS.items()
+    values = {
+        key: None if name is None else getattr(unset, name) for key, (_, name) in SETTINGS.items()
     }
+    return {key: None if value is None else _render(value) for key, value in values.items()}
 
 
 def describe_configs_response(version: int, request: Any, config: NodeConfig) -> Any:

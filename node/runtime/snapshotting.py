@@ -11,11 +11,14 @@ first, as Kafka's log replay resolves them: the Begin/End/Abort markers are left
 snapshot loader stops at one) and so are the records of an aborted transaction; while a transaction is
 open at the end offset, the snapshot waits for a later commit.
 
-Triggers, with Kafka's names and defaults: ``metadata.log.max.record.bytes.between.snapshots`` (20 MiB)
-of committed data batches since the last snapshot, or ``metadata.log.max.snapshot.interval.ms`` (1 hour;
-0 turns it off) since the last snapshot with at least one committed data record since. Creating one
-moves the log start there: the core deletes the segments wholly below it and older snapshots, and
-followers that fall behind fetch the snapshot (FetchSnapshot).
+Triggers, with Kafka's names: ``metadata.log.max.record.bytes.between.snapshots`` (bytes of committed
+data records since the last snapshot) and ``metadata.log.max.snapshot.interval.ms`` (time since the last
+snapshot, with at least one committed data record since; 0 is off). Unlike Kafka's, each is off unless
+set in the node's file: Kafka's snapshot is its compact metadata image, this one the whole history,
+which grows without bound and is written on the node's loop (200,000 records of 100 bytes took 2.6 s,
+longer than the default fetch timeout), so Kafka's defaults (20 MiB, 1 hour) would slow every node.
+Creating one moves the log start there: the core deletes the segments wholly below it and older
+snapshots, and followers that fall behind fetch the snapshot (FetchSnapshot).
 
 A node with an application (a :class:`Listener`) leaves snapshots to it (``KRaftNode.create_snapshot``).
 """
@@ -76,7 +79,7 @@ def resolve_transactions(records: Iterable[bytes]) -> list[bytes] | None:
 
 class AutoSnapshots:
     def __init__(
-        self, node_id: int, max_bytes_between: int, max_interval_ms: int, now_ms: int
+        self, node_id: int, max_bytes_between: int | None, max_interval_ms: int | None, now_ms: int
     ) -> None:
         self.node_id = node_id
         self.max_bytes_between = max_bytes_between
@@ -109,9 +112,10 @@ class AutoSnapshots:
     def due(self, now_ms: int) -> bool:
         if self.committed_end is None or self.records_since == 0:
             return False
-        if self.bytes_since >= self.max_bytes_between:
+        if self.max_bytes_between is not None and self.bytes_since >= self.max_bytes_between:
             return True
-        return self.max_interval_ms > 0 and now_ms - self.last_snapshot_ms >= self.max_interval_ms
+        interval = self.max_interval_ms or 0  # unset or 0: off
+        return interval > 0 and now_ms - self.last_snapshot_ms >= interval
 
     def maybe_snapshot(
         self, core: KRaftCore, storage: NodeStorage, now_ms: int, kafka_metadata: bool

@@ -35,6 +35,9 @@ def test_the_bytes_trigger_fires_at_the_limit_and_the_time_trigger_needs_new_rec
     off = AutoSnapshots(1, max_bytes_between=100, max_interval_ms=0, now_ms=0)
     off.on_notification(_committed(0, (b"x",)), 1)
     assert not off.due(10**9)  # 0 turns the time trigger off
+    unset = AutoSnapshots(1, max_bytes_between=None, max_interval_ms=None, now_ms=0)
+    unset.on_notification(_committed(0, (b"x" * 10**8,)), 1)
+    assert not unset.due(10**12)  # neither set: no snapshots
     control_only = AutoSnapshots(1, max_bytes_between=1, max_interval_ms=1, now_ms=0)
     control_only.on_notification(_committed(0, ()), 1)
     assert not control_only.due(10)
