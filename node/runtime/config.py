@@ -73,9 +73,10 @@ class NodeConfig:
     # -- Kafka interop (issue 25) -------------------------------------------------------------------
     # The file's settings as written (DescribeConfigs lists them as STATIC_BROKER_CONFIG).
     properties: tuple[tuple[str, str], ...] = ()
-    # Snapshots of a node without an application (see snapshotting.py), on Kafka's triggers.
-    snapshot_max_bytes_between: int = DEFAULT_SNAPSHOT_MAX_BYTES_BETWEEN
-    snapshot_max_interval_ms: int = DEFAULT_SNAPSHOT_MAX_INTERVAL_MS
+    # Snapshots of a node without an application (see snapshotting.py), on Kafka's triggers; each
+    # trigger is on only when set (Kafka's defaults, 20 MiB and 1 hour, are not applied: see there).
+    snapshot_max_bytes_between: int | None = None
+    snapshot_max_interval_ms: int | None = None
 
     @property
     def listener_name(self) -> str:

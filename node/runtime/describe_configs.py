@@ -9,7 +9,8 @@ entries. Another broker id, a name that is no integer, an invalid topic name and
 type get the error and message Kafka's controller gives them; a valid topic name is
 UNKNOWN_TOPIC_OR_PARTITION (a kraftwire quorum has no topics). BROKER_LOGGER, CLIENT_METRICS and GROUP
 resources, which Kafka's controller serves from its broker code, are INVALID_REQUEST with a message.
-Every value is read-only (kraftwire changes none at run time) and none is sensitive.
+Every value is read-only (kraftwire changes none at run time); Kafka's PASSWORD settings (the ssl
+passwords and inline PEM keys and certificates) are described as sensitive, with no value.
 """
 
 from __future__ import annotations
@@ -20,12 +21,24 @@ from typing import Any
 from kraftwire.generated import describe_configs_response as _dc
 
 from .config import NodeConfig
+from .tls import SSL_KEYS
 
 DESCRIBE_CONFIGS = 32
 NONE, UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION, INVALID_REQUEST = 0, 3, 17, 42
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
 STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 4, 5
-BOOLEAN, STRING, INT, LONG, LIST = 1, 2, 3, 5, 7
+BOOLEAN, STRING, INT, LONG, LIST, PASSWORD = 1, 2, 3, 5, 7, 9
+# Kafka's PASSWORD settings: described with no value and marked sensitive, as Kafka describes them.
+SENSITIVE = frozenset(
+    (
+        "ssl.keystore.password",
+        "ssl.key.password",
+        "ssl.truststore.password",
+        "ssl.keystore.key",
+        "ssl.keystore.certificate.chain",
+        "ssl.truststore.certificates",
+    )
+)
 INVALID_REQUEST_MESSAGE = (
     "This most likely occurs because of a request being malformed by the client library or the "
     "message was sent to an incompatible broker. See the broker logs for more details."
@@ -59,6 +72,13 @@ SETTINGS: dict[str, tuple[int, str | None]] = {
     "kraftwire.follower.fetch.enable": (BOOLEAN, "follower_fetch"),
     "metadata.log.segment.bytes": (INT, "segment_bytes"),
     "socket.request.max.bytes": (INT, "max_frame_bytes"),
+    "kraftwire.metadata.leadership": (STRING, "metadata_leadership"),
+    "connections.max.idle.ms": (LONG, "connections_max_idle_ms"),
+    "max.connections": (INT, "max_connections"),
+    "max.connections.per.ip": (INT, "max_connections_per_ip"),
+    "max.connections.per.ip.overrides": (STRING, None),
+    "queued.max.request.bytes": (LONG, "queued_max_request_bytes"),
+    **{key: (PASSWORD if key in SENSITIVE else STRING, None) for key in SSL_KEYS},
     "metadata.log.max.record.bytes.between.snapshots": (LONG, "snapshot_max_bytes_between"),
     "metadata.log.max.snapshot.interval.ms": (LONG, "snapshot_max_interval_ms"),
 }
@@ -69,6 +89,11 @@ KAFKA_DEFAULTS = {
     "listener.security.protocol.map": (
         "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
     ),
+    "max.connections.per.ip.overrides": "",
+    "ssl.keystore.type": "JKS",
+    "ssl.truststore.type": "JKS",
+    "ssl.client.auth": "none",
+    "ssl.endpoint.identification.algorithm": "https",
 }
 
 
@@ -84,10 +109,11 @@ def _render(value: Any) -> str:
 def defaults() -> dict[str, str | None]:
     """Every listed key's default value (None: kraftwire has none)."""
     unset = NodeConfig(node_id=0, log_dir="", listeners={})  # every optional field at its default
-    return {
-        key: KAFKA_DEFAULTS.get(key) if name is None else _render(getattr(unset, name))
+    values = {
+        key: KAFKA_DEFAULTS.get(key) if name is None else getattr(unset, name)
         for key, (_, name) in SETTINGS.items()
     }
+    return {key: None if value is None else _render(value) for key, value in values.items()}
 
 
 def describe_configs_response(version: int, request: Any, config: NodeConfig) -> Any:
@@ -162,14 +188,16 @@ def _broker_configs(
         fallback = default[key]
         if fallback is not None:
             chain.append((fallback, DEFAULT_CONFIG))
-        value: str | None = chain[0][0] if chain else None
+        sensitive = key in SENSITIVE
+        value: str | None = chain[0][0] if chain and not sensitive else None
         source = chain[0][1] if chain else DEFAULT_CONFIG
         entry = _dc.DescribeConfigsResourceResult(
-            name=key, value=value, read_only=True, config_source=source, is_sensitive=False
+            name=key, value=value, read_only=True, config_source=source, is_sensitive=sensitive
         )
         if synonyms:
             entry.synonyms = [
-                _dc.DescribeConfigsSynonym(name=key, value=v, source=s) for v, s in chain
+                _dc.DescribeConfigsSynonym(name=key, value=None if sensitive else v, source=s)
+                for v, s in chain
             ]
         if version >= 3:
             entry.config_type = kind

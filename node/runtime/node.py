@@ -395,7 +395,7 @@ class KRaftNode:
                     core.step(Tick(self._now()))
                 await self._drain()
                 if self.listener is None and self._snapshots.maybe_snapshot(
-                    core, self.running_storage(), self._now()
+                    core, self.running_storage(), self._now(), self.is_kafka_metadata_log()
                 ):
                     await self._drain()
                 self._log_state()

@@ -6,14 +6,19 @@ by the log's data records up to E (control records left out; the core writes the
 kraft.version and voters records and the footer, under Kafka's file name ``%020d-%010d.checkpoint``).
 Replayed in order it gives what replaying the log gives, which is also how Kafka's ``MetadataLoader``
 loads a snapshot (every record of every batch into one ``MetadataDelta``, then ``finishSnapshot``).
-A snapshot never ends inside an open Kafka metadata transaction (a ``BeginTransactionRecord`` without
-its ``EndTransactionRecord``/``AbortTransactionRecord``): that try is put off to a later commit.
+In a Kafka metadata log (see ``kafka_metadata.py``) the metadata transactions (KIP-868) are resolved
+first, as Kafka's log replay resolves them: the Begin/End/Abort markers are left out (Kafka 4.4.0's
+snapshot loader stops at one) and so are the records of an aborted transaction; while a transaction is
+open at the end offset, the snapshot waits for a later commit.
 
-Triggers, with Kafka's names and defaults: ``metadata.log.max.record.bytes.between.snapshots`` (20 MiB)
-of committed data batches since the last snapshot, or ``metadata.log.max.snapshot.interval.ms`` (1 hour;
-0 turns it off) since the last snapshot with at least one committed data record since. Creating one
-moves the log start there: the core deletes the segments wholly below it and older snapshots, and
-followers that fall behind fetch the snapshot (FetchSnapshot).
+Triggers, with Kafka's names: ``metadata.log.max.record.bytes.between.snapshots`` (bytes of committed
+data records since the last snapshot) and ``metadata.log.max.snapshot.interval.ms`` (time since the last
+snapshot, with at least one committed data record since; 0 is off). Unlike Kafka's, each is off unless
+set in the node's file: Kafka's snapshot is its compact metadata image, this one the whole history,
+which grows without bound and is written on the node's loop (200,000 records of 100 bytes took 2.6 s,
+longer than the default fetch timeout), so Kafka's defaults (20 MiB, 1 hour) would slow every node.
+Creating one moves the log start there: the core deletes the segments wholly below it and older
+snapshots, and followers that fall behind fetch the snapshot (FetchSnapshot).
 
 A node with an application (a :class:`Listener`) leaves snapshots to it (``KRaftNode.create_snapshot``).
 """
@@ -49,18 +54,32 @@ def transaction_marker(value: bytes) -> int | None:
     return None
 
 
-def ends_in_open_transaction(records: Iterable[bytes]) -> bool:
-    open_ = False
+def resolve_transactions(records: Iterable[bytes]) -> list[bytes] | None:
+    """A Kafka metadata log's records as a snapshot must hold them: the transaction markers left out
+    (Kafka 4.4.0's loader stops at one in a snapshot: "Unknown metadata record type
+    BEGIN_TRANSACTION_RECORD"), the records of an aborted transaction too (its log replay drops them).
+    None while a transaction is still open at the end."""
+    out: list[bytes] = []
+    pending: list[bytes] | None = None  # the records of the open transaction
     for record in records:
         marker = transaction_marker(record)
-        if marker is not None:
-            open_ = marker == _BEGIN
-    return open_
+        if marker == _BEGIN:
+            pending = [] if pending is None else pending
+        elif marker == _END:
+            out.extend(pending or ())
+            pending = None
+        elif marker == _ABORT:
+            pending = None
+        elif pending is not None:
+            pending.append(record)
+        else:
+            out.append(record)
+    return None if pending is not None else out
 
 
 class AutoSnapshots:
     def __init__(
-        self, node_id: int, max_bytes_between: int, max_interval_ms: int, now_ms: int
+        self, node_id: int, max_bytes_between: int | None, max_interval_ms: int | None, now_ms: int
     ) -> None:
         self.node_id = node_id
         self.max_bytes_between = max_bytes_between
@@ -93,12 +112,16 @@ class AutoSnapshots:
     def due(self, now_ms: int) -> bool:
         if self.committed_end is None or self.records_since == 0:
             return False
-        if self.bytes_since >= self.max_bytes_between:
+        if self.max_bytes_between is not None and self.bytes_since >= self.max_bytes_between:
             return True
-        return self.max_interval_ms > 0 and now_ms - self.last_snapshot_ms >= self.max_interval_ms
+        interval = self.max_interval_ms or 0  # unset or 0: off
+        return interval > 0 and now_ms - self.last_snapshot_ms >= interval
 
-    def maybe_snapshot(self, core: KRaftCore, storage: NodeStorage, now_ms: int) -> bool:
-        """Snapshot at the last committed batch if a trigger fired; whether one was written."""
+    def maybe_snapshot(
+        self, core: KRaftCore, storage: NodeStorage, now_ms: int, kafka_metadata: bool
+    ) -> bool:
+        """Snapshot at the last committed batch if a trigger fired; whether one was written.
+        ``kafka_metadata``: the log is a Kafka metadata log (its transactions are resolved)."""
         if not self.due(now_ms):
             return False
         end = self.committed_end
@@ -109,7 +132,9 @@ class AutoSnapshots:
             # commits; what it committed as a follower waits until then.
             return False
         records = snapshot_records(storage, end)
-        if records is None or ends_in_open_transaction(records):
+        if records is not None and kafka_metadata:
+            records = resolve_transactions(records)
+        if records is None:
             return False
         sid = core.step(CreateSnapshot(end, tuple(records), now_ms, self.last_timestamp))
         if sid is not None:

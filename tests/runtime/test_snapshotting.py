@@ -12,7 +12,7 @@ from kraftwire.node.core import Config, KRaftCore, MemoryQuorumStateStore
 from kraftwire.node.core.api import CommittedBatch, Endpoint, LogBatch, ReplicaKey, VoterSpec
 from kraftwire.node.runtime.snapshotting import (
     AutoSnapshots,
-    ends_in_open_transaction,
+    resolve_transactions,
     snapshot_records,
 )
 from kraftwire.node.storage import format_directory, open_directory
@@ -35,17 +35,21 @@ def test_the_bytes_trigger_fires_at_the_limit_and_the_time_trigger_needs_new_rec
     off = AutoSnapshots(1, max_bytes_between=100, max_interval_ms=0, now_ms=0)
     off.on_notification(_committed(0, (b"x",)), 1)
     assert not off.due(10**9)  # 0 turns the time trigger off
+    unset = AutoSnapshots(1, max_bytes_between=None, max_interval_ms=None, now_ms=0)
+    unset.on_notification(_committed(0, (b"x" * 10**8,)), 1)
+    assert not unset.due(10**12)  # neither set: no snapshots
     control_only = AutoSnapshots(1, max_bytes_between=1, max_interval_ms=1, now_ms=0)
     control_only.on_notification(_committed(0, ()), 1)
     assert not control_only.due(10)
 
 
-def test_no_snapshot_ends_inside_an_open_metadata_transaction() -> None:
-    begin, end, abort, other = b"\x01\x17\x00", b"\x01\x18\x00", b"\x01\x19\x00", b"\x01\x02\x00"
-    assert ends_in_open_transaction([other, begin, other])
-    assert not ends_in_open_transaction([begin, other, end])
-    assert not ends_in_open_transaction([begin, abort, other])
-    assert not ends_in_open_transaction([b"\x17", b"plain"])
+def test_kafka_metadata_transactions_are_resolved_as_kafkas_log_replay_resolves_them() -> None:
+    begin, end, abort = b"\x01\x17\x00", b"\x01\x18\x00", b"\x01\x19\x00"
+    a, b, c, d = (b"\x01\x02\x00" + bytes([i]) for i in range(4))
+    assert resolve_transactions([a, begin, b, c, end, d]) == [a, b, c, d]  # markers left out
+    assert resolve_transactions([a, begin, b, abort, c]) == [a, c]  # aborted records too
+    assert resolve_transactions([a, begin, b]) is None  # open at the end: no snapshot yet
+    assert resolve_transactions([a, b"\x17", b"plain"]) == [a, b"\x17", b"plain"]
 
 
 def _key(node_id: int) -> ReplicaKey:
@@ -92,12 +96,12 @@ def test_a_snapshot_holds_the_previous_snapshot_then_the_logs_data_records(tmp_p
             core.advance(ready)
         first = [b"a" * 30, b"b" * 30, b"c" * 30, b"d" * 30]
         commit(first)
-        assert auto.maybe_snapshot(core, storage, 1)
+        assert auto.maybe_snapshot(core, storage, 1, False)
         start = storage.log.start_offset()
         assert start > 0 and storage.snapshots.latest().end_offset == start
         commit([b"e", b"f"])
         assert snapshot_records(storage, storage.log.end_offset()) == first + [b"e", b"f"]
-        assert auto.maybe_snapshot(core, storage, 2)
+        assert auto.maybe_snapshot(core, storage, 2, False)
         latest = storage.snapshots.latest()
         data = storage.snapshots.read(latest, 0, storage.snapshots.size(latest))
         found = batch_codec.decode_batches(data)

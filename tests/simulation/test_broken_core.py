@@ -336,8 +336,10 @@ def _follower_reads_locally(mp: pytest.MonkeyPatch) -> None:
 
 
 BUGS = {
+    # Two leaders in one epoch; since unattached voters back off a peer that knows no leader, the
+    # checker's SingleLeader sees it before a core's own InvariantViolation does.
     "elections: refused votes count as grants": Bug(
-        "elections", _rejections_count_as_grants, "split_brain", "HonestPeers"
+        "elections", _rejections_count_as_grants, "split_brain", "SingleLeader"
     ),
     "elections: majority is half the voters": Bug(
         "elections", _majority_off_by_one, "split_brain", "SingleLeader", voters=5
@@ -372,15 +374,16 @@ BUGS = {
     "ReadOffset: no quorum check (a deposed leader answers)": Bug(
         "ReadOffset", _reads_without_quorum, "read_partition", "Linearizability"
     ),
+    # These two are caught at seeds 12 and 10 since unattached voters back off (64 s and 53 s).
     "ReadOffset: one ping answer is enough": Bug(
-        "ReadOffset", _one_ping_answer_suffices, "read_partition", "Linearizability", 8, 5, True
+        "ReadOffset", _one_ping_answer_suffices, "read_partition", "Linearizability", 13, 5, True
     ),
     "ReadOffset: answers before a batch of the epoch commits": Bug(
         "ReadOffset",
         _reads_before_the_epoch_commits,
         "read_leader_isolation",
         "Linearizability",
-        6,
+        11,
         slow=True,
     ),
     "ReadOffset: the answer is one short": Bug(
@@ -389,8 +392,9 @@ BUGS = {
     "ReadOffset: a resigning leader answers with its noted HW": Bug(
         "ReadOffset", _resigned_leader_answers, "read_leader_isolation", "Linearizability"
     ),
+    # Caught from seed 5 on (seeds 5, 18, 21, 24, ... of 0-29) since unattached voters back off.
     "ReadOffset: a non-leader answers with its own HW": Bug(
-        "ReadOffset", _non_leader_answers, "read_leader_isolation", "Linearizability"
+        "ReadOffset", _non_leader_answers, "read_leader_isolation", "Linearizability", max_seeds=10
     ),
     "ReadOffset: ReadReady before the batches are applied": Bug(
         "ReadOffset", _served_before_applied, "read_message_loss", "Linearizability"
