@@ -62,7 +62,10 @@ def dispatch_request(replica: Replica, ev: RequestReceived) -> None:
 
 def dispatch_response(replica: Replica, ev: ResponseReceived) -> None:
     if read_offset.is_read_offset_answer(replica, ev.correlation_id):
-        return read_offset.handle_read_offset_response(replica, ev)
+        try:
+            return read_offset.handle_read_offset_response(replica, ev)
+        except PeerRefused as exc:  # a lie in a leader's ReadOffset answer: ignored and logged
+            return refuse(replica, ev.source, _what(ev.response), str(exc))
     flight = replica.requests.accept(ev.source, ev.correlation_id)
     if flight is None:
         return  # stale: not the request in flight to that node

@@ -52,6 +52,7 @@ from typing import Any
 from . import errors, responses
 from .api import (
     OutboundRequest,
+    PeerRefused,
     ReadFailed,
     ReadIndex,
     RequestFailed,
@@ -152,7 +153,12 @@ def handle_read_offset_response(replica: Replica, ev: ResponseReceived) -> None:
     """An answer: reads asked with it learn their offset; an error (after the common handling has
     followed any new leader) sends them back to be asked again."""
     waiting = [r for r in replica.local_reads.values() if r.asked == ev.correlation_id]
-    outcome = common_outcome(replica, ev.response)
+    try:
+        outcome = common_outcome(replica, ev.response)
+    except PeerRefused:  # the answer lied: its reads ask again after the back-off
+        for read in waiting:
+            read.asked, read.retry_at = None, replica.now + replica.cfg.retry_backoff_ms
+        raise
     offset = None
     if not isinstance(outcome, bool) and outcome.error == errors.NONE:
         offset = ev.response.topics[0].partitions[0].applied_offset

@@ -102,16 +102,16 @@ def tls_settings(props: dict[str, str], source: str) -> TlsSettings:
         )
     if get("ssl.truststore.password"):
         raise fail("ssl.truststore.password cannot be specified with PEM format")
-    chain, key, location = (
+    chain, key_pem, location = (
         get("ssl.keystore.certificate.chain"),
         get("ssl.keystore.key"),
         get("ssl.keystore.location"),
     )
-    if key and not chain:
+    if key_pem and not chain:
         raise fail("SSL private key is specified, but certificate chain is not specified")
-    if chain and not key:
+    if chain and not key_pem:
         raise fail("SSL certificate chain is specified, but private key is not specified")
-    if key and location:
+    if key_pem and location:
         raise fail("Both SSL key store location and separate private key are specified")
     trust, trust_location = get("ssl.truststore.certificates"), get("ssl.truststore.location")
     if trust and trust_location:
@@ -124,7 +124,7 @@ def tls_settings(props: dict[str, str], source: str) -> TlsSettings:
         raise fail(f"invalid ssl.endpoint.identification.algorithm={algorithm!r}: https or empty")
     try:
         return TlsSettings(
-            key_chain_pem=normalise_pem(chain) + normalise_pem(key) if chain and key else None,
+            key_chain_pem=normalise_pem(chain) + normalise_pem(key_pem) if chain and key_pem else None,
             keystore_location=location or None,
             key_password=get("ssl.key.password") or None,
             trust_pem=normalise_pem(trust) if trust else None,
