@@ -24,7 +24,9 @@ from pathlib import Path
 from kraftwire.codegen.loader import load_raw
 
 REQUEST, RESPONSE = "request", "response"
-BAD_STATUSES = ("decode_error", "unsupported_version", "gap", "truncated", "no_request")
+HEADERS = ("RequestHeader", "ResponseHeader")  # framing needs them beside the APIs' bodies
+# "truncated" is not here: the tests kill Kafka processes with -9, which can cut a response mid-send.
+BAD_STATUSES = ("decode_error", "unsupported_version", "gap", "no_request")
 
 
 class LoopbackCapture:
@@ -66,18 +68,28 @@ class LoopbackCapture:
 
 
 def tshark_counts(capture: Path, server_ports: list[int]) -> Counter[tuple[int, str]]:
-    """(api key, request/response) -> how many Kafka PDUs tshark dissects in ``capture``."""
+    """(api key, request/response) -> how many whole Kafka PDUs tshark frames in ``capture``.
+
+    A response's API is its request's, found by TCP stream and correlation id: tshark names it on a
+    response only when it could dissect the request's body, and its dissector (Wireshark 4.0 here)
+    stops at older versions than Kafka 4.4 sends (Metadata v9, Fetch v11, ...)."""
     command = ["tshark", "-r", str(capture), "-Y", "kafka"]
     for port in server_ports:
         command += ["-d", f"tcp.port=={port},kafka"]
-    command += ["-T", "fields", "-e", "tcp.dstport", "-e", "kafka.api_key"]
+    fields = ("tcp.stream", "tcp.dstport", "kafka.api_key", "kafka.correlation_id")
+    command += ["-T", "fields", *(arg for field in fields for arg in ("-e", field))]
     out = subprocess.run(command, capture_output=True, text=True, timeout=300, check=True).stdout
-    counts: Counter[tuple[int, str]] = Counter()
+    requests: dict[tuple[str, str], int] = {}
+    responses: list[tuple[str, str]] = []
     for line in out.splitlines():
-        port, _, keys = line.partition("\t")
-        side = REQUEST if int(port) in server_ports else RESPONSE
-        for key in filter(None, keys.split(",")):
-            counts[int(key), side] += 1
+        stream, port, keys, correlations = line.split("\t")
+        if int(port) in server_ports:
+            for key, correlation in zip(keys.split(","), correlations.split(",")):
+                requests[stream, correlation] = int(key)
+        else:
+            responses += [(stream, c) for c in correlations.split(",")]
+    counts: Counter[tuple[int, str]] = Counter((key, REQUEST) for key in requests.values())
+    counts.update((requests[r], RESPONSE) for r in responses if r in requests)
     return counts
 
 
@@ -93,11 +105,13 @@ def decode_rows(capture: Path, server_ports: list[int], schemas: Path | None = N
 
 
 def api_counts(rows: list[dict]) -> Counter[tuple[int, str]]:
+    """(api key, request/response) -> how many whole PDUs kraftwire decoded; a response cut short
+    (its process was killed mid-send: status ``truncated``) is not a whole one."""
     counts: Counter[tuple[int, str]] = Counter()
     for row in rows:
         if row["request_frame"] is not None:
             counts[row["api_key"], REQUEST] += 1
-        if row["response_frame"] is not None:
+        if row["response_frame"] is not None and row["status"] != "truncated":
             counts[row["api_key"], RESPONSE] += 1
     return counts
 
@@ -107,11 +121,13 @@ def bad_rows(rows: list[dict]) -> list[dict]:
 
 
 def schemas_for(api_keys: set[int], message_dir: Path, into: Path) -> Path:
-    """A directory with the request and response specs of ``api_keys`` from ``message_dir``."""
+    """A directory with the request and response specs of ``api_keys`` (and the headers) from
+    ``message_dir``."""
     into.mkdir(parents=True, exist_ok=True)
     for path in sorted(message_dir.glob("*.json")):
-        if not path.stem.endswith(("Request", "Response")):
-            continue
-        if load_raw(path).data.get("apiKey") in api_keys:
+        if path.stem in HEADERS:
             shutil.copy(path, into / path.name)
+        elif path.stem.endswith(("Request", "Response")):
+            if load_raw(path).data.get("apiKey") in api_keys:
+                shutil.copy(path, into / path.name)
     return into
