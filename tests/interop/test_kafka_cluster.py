@@ -6,6 +6,9 @@ Kafka's own clients create a topic and move records through the broker; kraftwir
 and ``kraftwire dump-log --cluster-metadata-decoder`` must print each record line as Kafka's
 DumpLogSegments does. As a voter, kraftwire resigns any leadership it wins (it cannot run Kafka's
 QuorumController), so a Kafka controller becomes active again and the broker keeps working.
+``kraftwire produce`` cannot write into this log. Last, the run's loopback captures (kraftwire's own
+``--capture`` and tcpdump's of the Kafka processes' ports) decode with ``kraftwire decode`` and count
+the same requests and responses per API as tshark.
 
 One cluster serves the whole module (the tests run in file order: the second adds the observer
 of the first as a voter), to keep the interop suite within its time budget.
@@ -248,11 +251,11 @@ def test_kraftwire_produce_is_refused_by_the_kafka_metadata_quorum(cluster):
         assert "cannot connect" not in result.stderr, result.stderr
         print(f"kraftwire produce to node {node}: {result.stderr.strip()}")
     schemas = str(shared_path("kafka-schemas", "metadata"))
-    for node in (leader, KRAFTWIRE):
-        text = kraftwire_dump(
-            cluster.segments(node)[0], "--cluster-metadata-decoder", "--schemas", schemas
-        )
-        assert "not a metadata record" not in text, node
+    # kraftwire's copy holds the controllers' batches (the first test): every record decodes.
+    text = kraftwire_dump(
+        cluster.segments(KRAFTWIRE)[0], "--cluster-metadata-decoder", "--schemas", schemas
+    )
+    assert "not a metadata record" not in text
 
 
 def capture_tools_missing() -> str | None:
