@@ -261,6 +261,8 @@ class KafkaCluster(MixedQuorum):
             timeout_s=90,
             check=False,
         )
+        if result.returncode != 0:
+            raise AssertionError(f"{CONSOLE_CONSUMER} exited {result.returncode}: {result.stderr}")
         return result.stdout.splitlines()
 
     # -- the metadata log ----------------------------------------------------------------------
@@ -280,7 +282,8 @@ def run_client(
         text=True,
         timeout=timeout_s,
     )
-    if result.returncode != 0:
+    # The console producer logs a failed send and still exits 0.
+    if result.returncode != 0 or "Error when sending message" in result.stderr:
         raise AssertionError(f"{main_class} exited {result.returncode}:\n{result.stderr[-3000:]}")
     return result
 
