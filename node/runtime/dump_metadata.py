@@ -15,9 +15,8 @@ import argparse
 import importlib
 import json
 import re
-from typing import Any
-
 from types import ModuleType
+from typing import Any
 
 from kraftwire.generated import ProtocolError
 from kraftwire.records import decode_metadata_record
