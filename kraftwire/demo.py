@@ -93,7 +93,17 @@ def show_status(cluster) -> dict[str, Any]:
     shown = {k: v for k, v in fields.items() if k not in ("ClusterId", "CurrentObservers")}
     shown["CurrentVoters"] = [{"id": voter["id"]} for voter in fields["CurrentVoters"]]
     print(_indent(render_status(shown)))
+    if fields["HighWatermark"] == -1:
+        print(_indent(UNKNOWN_HIGH_WATERMARK))
     return fields
+
+
+# Why a leader just elected shows -1: in KRaft (as in Raft) a leader knows its high watermark only
+# once a majority holds an entry of its own epoch; it appends one (LeaderChange) when elected.
+UNKNOWN_HIGH_WATERMARK = (
+    "(HighWatermark -1: a new leader knows its high watermark only once an entry of its own\n"
+    " epoch is committed; nothing acknowledged is lost, it is not known yet)"
+)
 
 
 def replication(cluster) -> list[dict[str, Any]]:
