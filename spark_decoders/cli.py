@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 
 from .capture import shown_name
+from .extras import missing_extra
 from .tables import EXCHANGES, TABLES
 
 
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"--ports must be comma-separated numbers, not {args.ports!r}", 2)
     if args.format == "parquet" and args.out is None:
         return _fail("--format parquet needs --out PATH", 2)
-    problem = path_problem(args.captures, args.out)
+    problem = path_problem(args.captures, args.out) or _missing_extra(args)
     if problem:
         return _fail(problem, 2)
     try:
@@ -70,6 +71,14 @@ def run(args: argparse.Namespace) -> int:
     for path in unreadable:
         print(f"kraftwire: {shown_name(path)}: not a pcap or pcapng file", file=sys.stderr)
     return 1 if unreadable else 0
+
+
+def _missing_extra(args: argparse.Namespace) -> str | None:
+    if args.spark:
+        return missing_extra("decode --spark", "spark", "pyspark", "pyarrow")
+    if args.format == "parquet":
+        return missing_extra("decode --format parquet", "parquet", "pyarrow")
+    return None
 
 
 def _silence_stdout() -> None:

@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from .capture import shown_name
+from .extras import missing_extra
 from .kafka_errors import error_label
 
 ELECTION_APIS = ("Vote", "BeginQuorumEpoch", "EndQuorumEpoch")
@@ -35,7 +36,9 @@ def run(args: argparse.Namespace) -> int:
     from .cli import path_problem, unreadable_captures
     from .pipeline import decode_files
 
-    problem = path_problem(args.captures, args.out)
+    problem = path_problem(args.captures, args.out) or missing_extra(
+        "report", "report", "matplotlib"
+    )
     if problem:
         print(f"kraftwire: {problem}", file=sys.stderr)
         return 2
