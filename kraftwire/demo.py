@@ -243,17 +243,11 @@ def run_story(cluster) -> None:
 
 def captured_exchanges(cluster) -> list[dict]:
     """Every exchange once: each node's capture holds both ends of its connections, so a connection
-    between two nodes is in both their files; only the server's copy is kept."""
+    between two nodes is in both their files; decoded together, their sightings are merged."""
     from kraftwire.spark_decoders.api import decode_local
 
     ports = frozenset(endpoint.port for endpoint in cluster.endpoints.values())
-    rows = []
-    for node, capture in cluster.captures:
-        own_port = cluster.endpoints[node].port
-        rows += [
-            row for row in decode_local([capture], ports=ports) if row["server_port"] == own_port
-        ]
-    return rows
+    return decode_local([capture for _, capture in cluster.captures], ports=ports)
 
 
 def exchange_table(rows: list[dict]) -> list[tuple[str, int, int, str]]:

@@ -14,6 +14,7 @@ import orjson
 
 from .capture import shown_name
 from .extras import missing_extra
+from .sightings import merge_sightings
 from .tables import EXCHANGES, TABLES
 
 
@@ -99,6 +100,8 @@ def _local_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[d
     rows, stats = decode_files(args.captures, bodies, options, progress)
     if progress:
         progress.done()
+    if args.table == EXCHANGES:
+        rows = merge_sightings(rows)
     return rows, unreadable_captures(stats)
 
 
@@ -217,6 +220,7 @@ def jsonl_line(row: dict, table: str = EXCHANGES) -> bytes:
 # The columns a terminal table shows, per table.
 _SHOWN = {
     "exchanges": (
+        "capture",
         "request_frame",
         "response_frame",
         "client_port",
@@ -248,18 +252,20 @@ _SHOWN = {
 
 def _table(rows: list[dict], out, table: str) -> None:
     shown = _SHOWN[table]
-    texts = [
-        [
-            ("" if row[c] is None else str(row[c] if c != "api_name" or row[c] else row["api_key"]))
-            for c in shown
-        ]
-        for row in rows
-    ]
+    texts = [[_cell(row, c) for c in shown] for row in rows]
     widths = [max([len(c)] + [len(t[i]) for t in texts]) for i, c in enumerate(shown)]
     out.write("  ".join(c.ljust(w) for c, w in zip(shown, widths)) + "\n")
     for text in texts:
         out.write("  ".join(t.ljust(w) for t, w in zip(text, widths)) + "\n")
     out.write(f"{len(rows)} {table}\n")
+
+
+def _cell(row: dict, column: str) -> str:
+    if column == "capture":  # the file names (frame numbers are the first one's), not the folders
+        return ",".join(os.path.basename(name) for name in row["capture_files"])
+    if column == "api_name" and not row[column]:
+        column = "api_key"
+    return "" if row[column] is None else str(row[column])
 
 
 class _Progress:

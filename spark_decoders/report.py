@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .capture import shown_name
 from .extras import missing_extra
+from .sightings import merge_sightings
 from .kafka_errors import error_label
 
 ELECTION_APIS = ("Vote", "BeginQuorumEpoch", "EndQuorumEpoch")
@@ -44,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         rows, stats = decode_files(args.captures, local_decoder(args.schemas))
+        rows = merge_sightings(rows)  # an exchange two nodes' captures saw counts once
     except (OSError, ValueError) as exc:
         print(f"kraftwire: {exc}", file=sys.stderr)
         return 1
