@@ -99,12 +99,13 @@ def keep_segment(ops: FileOps, segment_path: str) -> CutData:
 
 def kept_cuts(directory: str) -> list[CutData]:
     """Every side file in ``directory`` (from this start or an earlier one), oldest first."""
-    names = sorted(
-        (n for n in os.listdir(directory) if SIDE_FILE_RE.match(n)),
-        key=lambda n: (int(SIDE_FILE_RE.match(n)[2]), n),  # type: ignore[index]
-    )
+    stamped = []
+    for name in os.listdir(directory):
+        match = SIDE_FILE_RE.match(name)
+        if match:
+            stamped.append((int(match[2]), name))
     cuts = []
-    for name in names:
+    for _, name in sorted(stamped):
         with open(os.path.join(directory, name), "rb") as f:
             cuts.append(count_batches(f.read(), name))
     return cuts
