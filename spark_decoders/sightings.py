@@ -18,8 +18,10 @@ Two rows are sightings of one exchange when all of these hold:
   a correlation id used again by a later connection come much later.
 
 The row kept is the most complete sighting (an answered exchange before one that missed the
-response, before a damaged one), the earliest in the rows' order among equals; its
-``capture_file`` and frame numbers are those of the capture it came from.
+response, before a damaged one); among answered ones the one with the shortest latency, which is
+the server's own view (it sees the request last and the response first), as a broker measures its
+request time; then the earliest in the rows' order. Its ``capture_file`` and frame numbers are
+those of the capture it came from.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def merge_sightings(rows: list[dict], window_us: int = MERGE_WINDOW_US) -> list[
         group.append(index)
     kept: dict[int, dict] = {}
     for group in groups:
-        best = min(group, key=lambda i: (_rank(rows[i]), i))
+        best = min(group, key=lambda i: (_rank(rows[i]), _latency(rows[i]), i))
         merged = dict(rows[best])
         files: list[str] = [rows[best]["capture_file"]]
         files += [rows[i]["capture_file"] for i in group if rows[i]["capture_file"] not in files]
@@ -93,3 +95,8 @@ def _joins(rows: list[dict], group: list[int], row: dict, at: float | None, wind
 
 def _rank(row: dict) -> int:
     return _STATUS_RANK.get(row["status"], _OTHER_STATUS)
+
+
+def _latency(row: dict) -> float:
+    latency = row["latency_us"]
+    return float("inf") if latency is None else latency

@@ -80,3 +80,13 @@ def test_two_rows_of_one_capture_never_merge(two_nodes):
     twice = [dict(rows[0]), dict(rows[0], capture_file="other.pcap", capture_files=["other.pcap"])]
     assert len(merge_sightings(twice)) == 1
     assert len(merge_sightings([rows[0], dict(rows[0]), twice[1]])) == 2
+
+
+def test_among_answered_sightings_the_servers_shorter_latency_is_kept(two_nodes):
+    client_view = decode_local(two_nodes[:1])[0]
+    server_view = dict(
+        client_view, capture_file="server.pcap", capture_files=["server.pcap"], latency_us=120.0
+    )
+    [merged] = merge_sightings([client_view, server_view])
+    assert merged["capture_file"] == "server.pcap" and merged["latency_us"] == 120.0
+    assert merged["capture_files"] == ["server.pcap", client_view["capture_file"]]
