@@ -12,7 +12,7 @@ import struct
 from typing import TYPE_CHECKING, NamedTuple
 
 from ._base import Message, generated_package
-from ._runtime import DecodeError, EncodeError, UnsupportedVersionError
+from ._runtime import DecodeError, EncodeError, ProtocolError, UnsupportedVersionError
 
 if TYPE_CHECKING:  # every package has the header specs; looked up at run time through the package
     from .request_header import RequestHeader
@@ -91,9 +91,51 @@ def encode_request(
 
 
 def decode_request(payload: bytes) -> RequestFrame:
-    """Decode a request frame's payload (without the size prefix): header and body."""
-    package = generated_package()
+    """Decode a request: its frame's payload (header and body), or the whole frame.
+
+    ``payload`` is what ``read_frame`` returns, without the size prefix. A whole frame (what
+    ``encode_request`` returns, what ``kraftwire decode-frame`` reads) is accepted too: when the
+    buffer does not decode as a payload and its first four bytes are a size equal to the length
+    of the bytes after them, those bytes are decoded (and their error, if any, is raised). A buffer
+    whose first four bytes could be the size of a shorter frame gets an error that says to split
+    it with ``read_frame`` first.
+    """
     payload = bytes(payload)
+    try:
+        return _decode_request_payload(payload)
+    except (DecodeError, UnsupportedVersionError) as exc:
+        framed = _unframed(payload)
+        if framed is None:
+            raise _with_frame_hint(exc, payload) from None
+    return _decode_request_payload(framed)  # a whole frame: its own error is the one to tell
+
+
+def _unframed(buffer: bytes) -> bytes | None:
+    """The bytes after the size prefix when ``buffer`` is one whole frame, else None."""
+    if len(buffer) < 4 or _SIZE.unpack_from(buffer, 0)[0] != len(buffer) - 4:
+        return None
+    return buffer[4:]
+
+
+def _with_frame_hint(exc: ProtocolError, buffer: bytes) -> ProtocolError:
+    """``exc``, told that the buffer may start with a size prefix when its first four bytes could be
+    one (a size that ends inside the buffer: several frames, or a frame with bytes after it)."""
+    size = _SIZE.unpack_from(buffer, 0)[0] if len(buffer) >= 4 else -1
+    if not 0 <= size < len(buffer) - 4:
+        return exc
+    hint = (
+        f"{exc} (if the buffer starts with a frame's size prefix ({size} bytes follow it), "
+        "split it with read_frame and decode each payload)"
+    )
+    if not isinstance(exc, DecodeError):
+        return type(exc)(hint)
+    hinted = DecodeError(hint)  # the message names the offset already
+    hinted.offset = exc.offset
+    return hinted
+
+
+def _decode_request_payload(payload: bytes) -> RequestFrame:
+    package = generated_package()
     if len(payload) < 4:
         raise DecodeError("request shorter than its API key and version", 0)
     api_key, api_version = _KEY_AND_VERSION.unpack_from(payload, 0)
@@ -126,9 +168,23 @@ def encode_response(body: Message, version: int, correlation_id: int) -> bytes:
 
 
 def decode_response(payload: bytes, api_key: int, api_version: int) -> ResponseFrame:
-    """Decode a response frame's payload, given the API key and version of its request."""
-    package = generated_package()
+    """Decode a response, given the API key and version of its request.
+
+    As ``decode_request``: the frame's payload, or the whole frame with its size prefix (tried
+    when the buffer does not decode as a payload and its prefix equals the length after it).
+    """
     payload = bytes(payload)
+    try:
+        return _decode_response_payload(payload, api_key, api_version)
+    except DecodeError as exc:
+        framed = _unframed(payload)
+        if framed is None:
+            raise _with_frame_hint(exc, payload) from None
+    return _decode_response_payload(framed, api_key, api_version)
+
+
+def _decode_response_payload(payload: bytes, api_key: int, api_version: int) -> ResponseFrame:
+    package = generated_package()
     body_class = package.response_class(api_key)
     header_version = package.response_header_version(api_key, api_version)
     header, pos = package.lookup("ResponseHeader").read(payload, 0, header_version)

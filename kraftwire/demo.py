@@ -93,7 +93,17 @@ def show_status(cluster) -> dict[str, Any]:
     shown = {k: v for k, v in fields.items() if k not in ("ClusterId", "CurrentObservers")}
     shown["CurrentVoters"] = [{"id": voter["id"]} for voter in fields["CurrentVoters"]]
     print(_indent(render_status(shown)))
+    if fields["HighWatermark"] == -1:
+        print(_indent(UNKNOWN_HIGH_WATERMARK))
     return fields
+
+
+# Why a leader just elected shows -1: in KRaft (as in Raft) a leader knows its high watermark only
+# once a majority holds an entry of its own epoch; it appends one (LeaderChange) when elected.
+UNKNOWN_HIGH_WATERMARK = (
+    "(HighWatermark -1: a new leader knows its high watermark only once an entry of its own\n"
+    " epoch is committed; nothing acknowledged is lost, it is not known yet)"
+)
 
 
 def replication(cluster) -> list[dict[str, Any]]:
@@ -233,17 +243,11 @@ def run_story(cluster) -> None:
 
 def captured_exchanges(cluster) -> list[dict]:
     """Every exchange once: each node's capture holds both ends of its connections, so a connection
-    between two nodes is in both their files; only the server's copy is kept."""
+    between two nodes is in both their files; decoded together, their sightings are merged."""
     from kraftwire.spark_decoders.api import decode_local
 
     ports = frozenset(endpoint.port for endpoint in cluster.endpoints.values())
-    rows = []
-    for node, capture in cluster.captures:
-        own_port = cluster.endpoints[node].port
-        rows += [
-            row for row in decode_local([capture], ports=ports) if row["server_port"] == own_port
-        ]
-    return rows
+    return decode_local([capture for _, capture in cluster.captures], ports=ports)
 
 
 def exchange_table(rows: list[dict]) -> list[tuple[str, int, int, str]]:

@@ -31,6 +31,7 @@ from .pipeline import (
 from .capture import CaptureError, CaptureStats, shown_name
 from .ownership import ShardOwnership
 from .rows import OrderedRows
+from .sightings import merge_sightings
 from .tables import EXCHANGES, check_table, sort_key, utc_aware
 
 # Bundles built in this process, by the fingerprint of their specs: Spark plans every read in a
@@ -64,10 +65,11 @@ def decode_local(
     ports: frozenset[int] = DEFAULT_SERVER_PORTS,
     table: str = EXCHANGES,
 ) -> list[dict]:
-    """Rows of ``table`` (exchanges, frames or connections) of the captures, decoded in this process."""
+    """Rows of ``table`` (exchanges, frames or connections) of the captures, decoded in this process.
+    An exchange several of the captures saw is one row (``sightings.merge_sightings``)."""
     options = DecodeOptions(server_ports=ports, table=check_table(table))
     rows, _ = decode_files(paths, local_decoder(schemas), options)
-    return rows
+    return merge_sightings(rows) if table == EXCHANGES else rows
 
 
 def decode_shard(
@@ -250,7 +252,9 @@ def _total_bytes(paths: list[str]) -> int:
 
 
 def spark_rows_as_dicts(frame, table: str = EXCHANGES) -> list[dict]:
-    """Collected rows as local mode's dicts (UTC-aware timestamps), in local mode's order."""
+    """Collected rows as local mode's dicts (UTC-aware timestamps), in local mode's order, the
+    sightings of an exchange merged as ``decode_local`` merges them (the DataFrame itself has a
+    row per capture that saw an exchange)."""
     rows = [utc_aware(row, table) for row in frame.toArrow().to_pylist()]
     rows.sort(key=sort_key(table))
-    return rows
+    return merge_sightings(rows) if table == EXCHANGES else rows

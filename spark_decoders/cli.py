@@ -13,6 +13,8 @@ from pathlib import Path
 import orjson
 
 from .capture import shown_name
+from .extras import missing_extra
+from .sightings import merge_sightings
 from .tables import EXCHANGES, TABLES
 
 
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"--ports must be comma-separated numbers, not {args.ports!r}", 2)
     if args.format == "parquet" and args.out is None:
         return _fail("--format parquet needs --out PATH", 2)
-    problem = path_problem(args.captures, args.out)
+    problem = path_problem(args.captures, args.out) or _missing_extra(args)
     if problem:
         return _fail(problem, 2)
     try:
@@ -72,6 +74,14 @@ def run(args: argparse.Namespace) -> int:
     return 1 if unreadable else 0
 
 
+def _missing_extra(args: argparse.Namespace) -> str | None:
+    if args.spark:
+        return missing_extra("decode --spark", "spark", "pyspark", "pyarrow")
+    if args.format == "parquet":
+        return missing_extra("decode --format parquet", "parquet", "pyarrow")
+    return None
+
+
 def _silence_stdout() -> None:
     """Point standard output at /dev/null, so that the interpreter's last flush at exit does not
     raise the broken pipe a second time."""
@@ -90,6 +100,8 @@ def _local_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[d
     rows, stats = decode_files(args.captures, bodies, options, progress)
     if progress:
         progress.done()
+    if args.table == EXCHANGES:
+        rows = merge_sightings(rows)
     return rows, unreadable_captures(stats)
 
 
@@ -208,6 +220,7 @@ def jsonl_line(row: dict, table: str = EXCHANGES) -> bytes:
 # The columns a terminal table shows, per table.
 _SHOWN = {
     "exchanges": (
+        "capture",
         "request_frame",
         "response_frame",
         "client_port",
@@ -239,18 +252,20 @@ _SHOWN = {
 
 def _table(rows: list[dict], out, table: str) -> None:
     shown = _SHOWN[table]
-    texts = [
-        [
-            ("" if row[c] is None else str(row[c] if c != "api_name" or row[c] else row["api_key"]))
-            for c in shown
-        ]
-        for row in rows
-    ]
+    texts = [[_cell(row, c) for c in shown] for row in rows]
     widths = [max([len(c)] + [len(t[i]) for t in texts]) for i, c in enumerate(shown)]
     out.write("  ".join(c.ljust(w) for c, w in zip(shown, widths)) + "\n")
     for text in texts:
         out.write("  ".join(t.ljust(w) for t, w in zip(text, widths)) + "\n")
     out.write(f"{len(rows)} {table}\n")
+
+
+def _cell(row: dict, column: str) -> str:
+    if column == "capture":  # the file names (frame numbers are the first one's), not the folders
+        return ",".join(os.path.basename(name) for name in row["capture_files"])
+    if column == "api_name" and not row[column]:
+        column = "api_key"
+    return "" if row[column] is None else str(row[column])
 
 
 class _Progress:

@@ -112,7 +112,9 @@ class Matcher:
         first = request if request is not None else response
         assert first is not None, "an exchange has a request or a response"
         row = self._blank_row.copy()
-        row["capture_file"] = self.endpoints.capture_files[first.last_packet >> FILE_SHIFT]
+        capture_file = self.endpoints.capture_files[first.last_packet >> FILE_SHIFT]
+        row["capture_file"] = capture_file
+        row["capture_files"] = [capture_file]  # more when sightings merge (``sightings``)
         row["status"] = status
         problems: list[str] = []
         out_of_range = False  # a timestamp no datetime can hold

@@ -17,6 +17,7 @@ from pathlib import Path
 from .capture import shown_name
 from .report_data import ROW_LIMIT, build
 from .report_page import page
+from .sightings import merge_sightings
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -38,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         rows, stats = decode_files(args.captures, local_decoder(args.schemas))
+        rows = merge_sightings(rows)  # an exchange two nodes' captures saw counts once
     except (OSError, ValueError) as exc:
         print(f"kraftwire: {exc}", file=sys.stderr)
         return 1

@@ -26,6 +26,8 @@ STATUSES: Final = (
 # name, Spark SQL type, pyarrow type name
 _COLUMNS: Final[tuple[tuple[str, str, str], ...]] = (
     ("capture_file", "STRING", "string"),
+    # every capture that saw the exchange (``sightings.merge_sightings``), capture_file first
+    ("capture_files", "ARRAY<STRING>", "list<string>"),
     ("conn_id", "STRING", "string"),
     ("client_ip", "STRING", "string"),
     ("client_port", "INT", "int32"),
@@ -72,6 +74,7 @@ def arrow_schema():
         "float64": pa.float64(),
         "timestamp": pa.timestamp("us", tz="UTC"),
         "list<int16>": pa.list_(pa.int16()),
+        "list<string>": pa.list_(pa.string()),
     }
     return pa.schema([pa.field(name, types[kind]) for name, _, kind in _COLUMNS])
 

@@ -96,3 +96,21 @@ def test_demo_removes_only_the_directory_it_created(tmp_path):
         result.stderr.strip().count("\n") == 0 and "not a new or empty directory" in result.stderr
     )
     assert (occupied / "mine.txt").read_text() == "not the demo's"
+
+
+class _DescribedCluster:
+    def describe(self):
+        return ("cluster", None)
+
+
+@pytest.mark.parametrize("high_watermark, explained", [(-1, True), (40, False)])
+def test_status_explains_an_unknown_high_watermark(monkeypatch, capsys, high_watermark, explained):
+    from kraftwire import demo
+    from kraftwire.node.runtime import cli_quorum
+
+    fields = {"ClusterId": "c", "LeaderId": 2, "LeaderEpoch": 3, "HighWatermark": high_watermark}
+    monkeypatch.setattr(cli_quorum, "status_fields", lambda *_: dict(fields, CurrentVoters=[]))
+    demo.show_status(_DescribedCluster())
+    out = capsys.readouterr().out
+    assert f"HighWatermark:          {high_watermark}\n" in out
+    assert ("knows its high watermark only once an entry of its own" in out) is explained

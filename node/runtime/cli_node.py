@@ -13,6 +13,8 @@ from kraftwire.node.storage import StorageError
 from .config import ConfigError, NodeConfig, load_config
 from .node import KRaftNode
 
+log = logging.getLogger("kraftwire.node")
+
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -57,9 +59,10 @@ async def _serve(config: NodeConfig, metrics_port: int | None, capture: str | No
         serve_prometheus(node.enable_metrics(), metrics_port)
     await node.start()
     stop = asyncio.Event()
+    received: list[signal.Signals] = []
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, _on_signal, sig, received, stop)
     stopper = asyncio.ensure_future(stop.wait())
     failed = asyncio.ensure_future(node.wait_stopped())
     await asyncio.wait([stopper, failed], return_when=asyncio.FIRST_COMPLETED)
@@ -69,4 +72,17 @@ async def _serve(config: NodeConfig, metrics_port: int | None, capture: str | No
     if node.failure:
         print(f"kraftwire node: stopped: {node.failure}", file=sys.stderr)
         return 1
+    _log_clean_stop(node, received[0].name if received else "the node stopped itself")
     return 0
+
+
+def _on_signal(sig: signal.Signals, received: list[signal.Signals], stop: asyncio.Event) -> None:
+    received.append(sig)
+    stop.set()
+
+
+def _log_clean_stop(node: KRaftNode, reason: str) -> None:
+    """One INFO line, so that a stop is not taken for a crash when the log is read later."""
+    status = node.core.status() if node.core is not None else None
+    end = "unknown" if status is None else status.log_end_offset
+    log.info("node %s: shut down cleanly (%s): log end offset %s", node.config.node_id, reason, end)

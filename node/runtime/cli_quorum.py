@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from kraftwire.node.core.api import Endpoint
 from kraftwire.node.storage.layout import uuid_to_str
 
-from . import admin
+from . import admin, recovery_notice
 from .admin import describe_quorum, first_answer
 from .client import ClientError
 from .command_config import CommandConfigError, add_command_config, apply_command_config
@@ -171,12 +171,19 @@ def until_a_leader_answers(
 
 
 def describe_text(args: argparse.Namespace, cluster_id: str, quorum: Any) -> str:
+    """Kafka's output; when the leader's log recovery cut records, a line per cut after it (text)
+    or a ``LogRecoveryCuts`` field (``--status --json``)."""
+    cuts = recovery_notice.read(quorum)
     if args.status:
         status = status_fields(cluster_id, quorum)
-        return json.dumps(status) if args.json else render_status(status)
+        if args.json:
+            return json.dumps({**status, "LogRecoveryCuts": cuts} if cuts else status)
+        return "\n".join([render_status(status), *recovery_notice.notice_lines(cuts)])
     now_ms = int(time.time() * 1000) if args.human_readable else None
     rows = replication_rows(quorum, now_ms)
-    return json.dumps(rows) if args.json else render_table(rows)
+    if args.json:
+        return json.dumps(rows)
+    return "\n".join([render_table(rows), *recovery_notice.notice_lines(cuts)])
 
 
 def _node(replica: Any, endpoints: dict[int, list[str]]) -> dict[str, Any]:

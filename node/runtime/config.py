@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from kraftwire.node.core.api import Endpoint
-from kraftwire.node.storage.layout import parse_properties
+from kraftwire.node.storage.properties import decode_properties, parse_properties
 
 from .metadata_leadership import POLICIES
 from .tls import SSL_KEYS, TlsConfigError, TlsSettings, client_context, server_context, tls_settings
@@ -226,12 +226,12 @@ _SETTINGS: dict[str, tuple[str | None, Callable[[str], object]]] = {
 
 def load_config(path: str) -> NodeConfig:
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
     try:
-        props = parse_properties(text, path)
+        props = parse_properties(decode_properties(data, path), path)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     return config_from_properties(props, path)
@@ -244,6 +244,7 @@ def config_from_properties(props: dict[str, str], source: str = "<config>") -> N
         if key not in _SETTINGS:
             raise ConfigError(f"{source}: unknown setting {key!r}")
         name, parse = _SETTINGS[key]
+        text = text.strip()  # as Kafka's ConfigDef trims every value it parses (none is a password)
         try:
             parsed = parse(text)
         except ValueError as exc:

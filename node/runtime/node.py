@@ -54,7 +54,7 @@ from kraftwire.node.core.api import (
 from kraftwire.node.storage import FileOps, NodeStorage, StorageError, open_directory
 from kraftwire.node.storage.kafka_metadata import KafkaMetadataLogDetector
 
-from . import client_path, describe_configs, local_apis, reads
+from . import client_path, describe_configs, local_apis, reads, recovery_notice
 from .snapshotting import AutoSnapshots
 from .core_config import core_config
 from .appends import PendingAppends, fail, resolve
@@ -147,6 +147,8 @@ class KRaftNode:
         try:
             for line in storage.repairs:
                 log.warning("node %s: log recovery: %s", cfg.node_id, line)
+            for line in storage.losses:
+                log.error("node %s: log recovery: %s", cfg.node_id, line)
             if storage.meta.node_id != cfg.node_id:
                 raise StorageError(
                     f"{cfg.log_dir} was formatted for node.id {storage.meta.node_id}, not {cfg.node_id}"
@@ -356,11 +358,14 @@ class KRaftNode:
             )
         )
         try:
-            return await asyncio.wait_for(
+            answer = await asyncio.wait_for(
                 future, max(30.0, self.config.request_timeout_ms / 1000 * 4)
             )
         finally:
             self._answers.pop(key, None)
+        if request.api_key == recovery_notice.DESCRIBE_QUORUM and self.storage is not None:
+            recovery_notice.attach(answer[1], self.storage.kept_cuts, self.config.node_id)
+        return answer
 
     def _is_served(self, api_key: int, version: int) -> bool:
         versions = self.served.get(api_key)

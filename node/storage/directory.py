@@ -33,6 +33,7 @@ from . import layout
 from .files import DirectoryLock, FileOps, StorageError, write_atomically
 from .log import DEFAULT_SEGMENT_BYTES, FileLog
 from .quorum_state import FileQuorumStateStore
+from .recovery import CutData, kept_cuts
 from .snapshots import FileSnapshotStore
 
 
@@ -146,7 +147,9 @@ class NodeStorage:
     quorum_state: FileQuorumStateStore
     snapshots: FileSnapshotStore
     lock: DirectoryLock
-    repairs: list[str] = field(default_factory=list)
+    repairs: list[str] = field(default_factory=list)  # torn tails recovery cut
+    losses: list[str] = field(default_factory=list)  # whole batches recovery cut: records lost
+    kept_cuts: list[CutData] = field(default_factory=list)  # every side file of cut bytes
 
     def bootstrap(self) -> Bootstrap:
         """The bootstrap checkpoint's kraft.version and voters (kraft.version 0 when it is absent)."""
@@ -190,7 +193,10 @@ def open_directory(
         snapshots = FileSnapshotStore(part, ops)
         log = FileLog.open(part, snapshots.ids(), ops, segment_bytes)
         store = FileQuorumStateStore(part, ops)
+        cuts = kept_cuts(part)
     except BaseException:
         lock.release()
         raise
-    return NodeStorage(log_dir, meta, log, store, snapshots, lock, list(log.repairs))
+    return NodeStorage(
+        log_dir, meta, log, store, snapshots, lock, list(log.repairs), list(log.losses), cuts
+    )

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from kraftwire.node.core.api import METADATA_TOPIC_ID, ZERO_UUID, SnapshotId
 
 from .files import StorageError
+from .properties import decode_properties, parse_properties
 
 PARTITION_DIR = "__cluster_metadata-0"
 META_PROPERTIES = "meta.properties"
@@ -89,39 +90,19 @@ class MetaProperties:
         ).encode()
 
 
-def parse_properties(text: str, where: str) -> dict[str, str]:
-    """``key=value`` lines; '#' and '!' comments and blank lines skipped. A line ending in an odd
-    number of backslashes goes on with the next one, its leading blanks dropped, as in Java's
-    properties files (how Kafka's inline PEM settings are written). Raises ``ValueError``."""
-    out: dict[str, str] = {}
-    lines = text.splitlines()
-    number = 0
-    while number < len(lines):
-        line = lines[number].strip()
-        number += 1
-        if not line or line[0] in "#!":
-            continue
-        while (len(line) - len(line.rstrip("\\"))) % 2 and number < len(lines):
-            line = line[:-1] + lines[number].strip()
-            number += 1
-        key, sep, value = line.partition("=")
-        if not sep:
-            raise ValueError(f"{where}:{number}: expected key=value, got {line!r}")
-        out[key.strip()] = value.strip()
-    return out
-
-
 def read_meta_properties(log_dir: str) -> MetaProperties:
     path = os.path.join(log_dir, META_PROPERTIES)
     try:
-        with open(path, encoding="utf-8") as f:
-            props = parse_properties(f.read(), path)
+        with open(path, "rb") as f:
+            props = parse_properties(decode_properties(f.read(), path), path)
     except FileNotFoundError:
         raise StorageError(
             f"{log_dir} is not formatted (no {META_PROPERTIES}); run kraftwire storage format"
         ) from None
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise StorageError(f"cannot read {path}: {exc}") from None
+    except ValueError as exc:  # names the file and where in it
+        raise StorageError(str(exc)) from None
     try:
         if props.get("version") != "1":
             raise ValueError(f"version={props.get('version')} (only 1 is supported)")

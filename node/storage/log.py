@@ -9,8 +9,10 @@ directory after a roll); truncation is fsynced immediately so cut data can never
 
 Opening a directory scans every segment: the first batch that is cut short, fails its CRC, has the
 wrong base offset or a decreasing epoch ends the log; the file is cut there and later segments are
-removed (Kafka's recovery does the same). Batches before it were written whole, so nothing flushed is
-lost. The epoch cache (``leader-epoch-checkpoint``) is rebuilt from the batches found.
+moved aside (Kafka's recovery cuts and deletes; here the bytes are kept in side files, see
+:mod:`.recovery`). A cut of whole batches (a CRC mismatch mid-segment) loses records, which the node
+logs as an error with their count. The epoch cache (``leader-epoch-checkpoint``) is rebuilt from the
+batches found.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from kraftwire.node import batches as batch_codec
 from kraftwire.node.core import MemoryLog
 from kraftwire.node.core.api import BOOTSTRAP_SNAPSHOT_ID, LogBatch, SnapshotId
 
-from . import layout
+from . import layout, recovery
 from .files import FileOps, StorageError, write_atomically
 
 DEFAULT_SEGMENT_BYTES = 1 << 30  # metadata.log.segment.bytes
@@ -51,7 +53,8 @@ class FileLog:
         self.directory = directory
         self.ops = ops
         self.segment_bytes = segment_bytes
-        self.repairs: list[str] = []  # what opening cut, one line each (the node logs them)
+        self.repairs: list[str] = []  # torn tails opening cut, one line each (logged as warnings)
+        self.losses: list[str] = []  # cuts of whole batches: records lost (logged as errors)
         self._mem = MemoryLog()
         self._segments: list[_Segment] = []
         self._dirty: set[int] = set()  # indexes of segments written since the last fsync
@@ -269,9 +272,8 @@ class FileLog:
             self._segments.append(segment)
             if not self._scan(segment) or index == len(names) - 1:
                 for later in names[index + 1 :]:
-                    self.repairs.append(f"removed segment {later} after the cut")
-                    self.ops.unlink(os.path.join(self.directory, later))
-                    self._dir_dirty = True
+                    kept = recovery.keep_segment(self.ops, os.path.join(self.directory, later))
+                    self._report(f"segment {later} after the cut moved aside", kept)
                 break
         self._dirty = set(range(len(self._segments)))
         end = self._mem.end_offset()
@@ -297,12 +299,19 @@ class FileLog:
         segment.size = pos
         if problem is None:
             return True
-        self.repairs.append(
-            f"{os.path.basename(segment.path)}: cut {len(data) - pos} bytes at position {pos} ({problem})"
-        )
+        kept = recovery.keep_tail(self.ops, segment.path, data, pos)  # durable before the cut
+        name = os.path.basename(segment.path)
+        self._report(f"{name}: cut {len(data) - pos} bytes at position {pos} ({problem})", kept)
         with open(segment.path, "r+b") as f:
             self.ops.truncate(f, pos)
         return False
+
+    def _report(self, what: str, kept: recovery.CutData) -> None:
+        """A cut that held whole batches lost records: an error; a torn tail alone, a repair."""
+        if kept.batches:
+            self.losses.append(f"{what}; lost {kept.summary()}")
+        else:
+            self.repairs.append(f"{what}; {kept.size} bytes kept in {kept.side_file}")
 
     def _check_batch(self, data: bytes, pos: int) -> tuple[str | None, LogBatch | None, int]:
         """(why the batch at ``pos`` cannot be kept, the batch when it can, its size)."""

@@ -112,3 +112,32 @@ def test_record_families_follow_spec_directories(tmp_path):
     assert {p.relative_to(tmp_path).as_posix(): f for p, f in spec_families(paths).items()} == tree
     single = spec_families(paths[:1])
     assert list(single.values()) == ["metadata"]
+
+
+def test_whole_frames_decode_as_their_payloads():
+    """What encode_request/encode_response return decodes directly, size prefix and all."""
+    body = VoteRequest(cluster_id="c", voter_id=3)
+    frame = kw.encode_request(body, 2, correlation_id=99, client_id="node-1")
+    request = kw.decode_request(frame)
+    assert (request.api_key, request.api_version, request.correlation_id) == (52, 2, 99)
+    assert request.body == body and request == kw.decode_request(frame[4:])
+    reply = ApiVersionsResponse(api_keys=[ApiVersion(api_key=52, min_version=0, max_version=2)])
+    framed_reply = kw.encode_response(reply, 3, correlation_id=5)
+    response = kw.decode_response(framed_reply, 18, 3)
+    assert response.correlation_id == 5 and response.body == reply
+
+
+def test_a_buffer_that_is_neither_payload_nor_frame_keeps_the_payload_error():
+    payload = kw.encode_request(VoteRequest(), 2, correlation_id=1)[4:] + b"\x00"
+    with pytest.raises(DecodeError, match="1 bytes left over"):
+        kw.decode_request(payload)
+    framed = len(payload).to_bytes(4, "big") + payload  # the prefix fits, the bytes after it do not
+    with pytest.raises(DecodeError, match="1 bytes left over") as caught:
+        kw.decode_request(framed)
+    assert caught.value.offset == len(payload) - 1  # the frame's error, at its payload's offset
+
+
+def test_frames_with_bytes_after_them_are_told_to_be_split_first():
+    frames = kw.encode_request(VoteRequest(), 2, correlation_id=1) * 2
+    with pytest.raises(UnsupportedVersionError, match="split it with read_frame"):
+        kw.decode_request(frames)

@@ -124,7 +124,10 @@ def test_flipped_byte_in_tail_batch_fails_crc_and_is_cut(part):
         f.write(data)
     again = FileLog.open(part)
     assert [b.epoch for b in again.batches()] == [1, 2, 2]
-    assert "CRC" in again.repairs[0]
+    assert (
+        "CRC" in again.losses[0] and "lost 1 batches, 3 records (offsets 9..11)" in again.losses[0]
+    )
+    assert again.repairs == []  # a whole batch lost is no torn tail
 
 
 def test_corrupt_batch_in_an_older_segment_drops_later_segments(part):
@@ -133,6 +136,7 @@ def test_corrupt_batch_in_an_older_segment_drops_later_segments(part):
     log.close()
     names = sorted(n for n in os.listdir(part) if n.endswith(".log"))
     assert len(names) >= 3
+    contents = {name: open(os.path.join(part, name), "rb").read() for name in names}
     with open(os.path.join(part, names[1]), "r+b") as f:
         f.seek(30)
         f.write(b"\xff\xff")
@@ -140,6 +144,14 @@ def test_corrupt_batch_in_an_older_segment_drops_later_segments(part):
     kept = sorted(n for n in os.listdir(part) if n.endswith(".log"))
     assert kept == names[:2]
     assert again.end_offset() == int(names[1][:20])
+    # nothing deleted: the cut segment's bytes (its first batch failed) and every later segment
+    # are kept beside the log
+    contents[names[1]] = contents[names[1]][:30] + b"\xff\xff" + contents[names[1]][32:]
+    assert os.path.getsize(os.path.join(part, names[1])) == 0
+    for name in names[1:]:
+        [side] = [n for n in os.listdir(part) if n.startswith(name + ".corrupt-")]
+        assert open(os.path.join(part, side), "rb").read() == contents[name]
+    assert len(again.losses) == len(names) - 1 and again.repairs == []
 
 
 def test_snapshot_store_files_and_leftovers(part):
