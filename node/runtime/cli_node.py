@@ -37,6 +37,13 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s"
     )
+    if args.metrics_port is not None and not _metrics_installed():
+        print(
+            "kraftwire node start: --metrics-port needs prometheus-client, which is not installed:"
+            " pip install 'kraftwire[metrics]'",
+            file=sys.stderr,
+        )
+        return 2
     try:
         config = load_config(args.config)
     except ConfigError as exc:
@@ -47,6 +54,15 @@ def run(args: argparse.Namespace) -> int:
     except (StorageError, OSError) as exc:
         print(f"kraftwire node start: {exc}", file=sys.stderr)
         return 1
+
+
+def _metrics_installed() -> bool:
+    """Whether the metrics extra is importable; asked before the node starts, not when it serves."""
+    try:
+        import prometheus_client  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 async def _serve(config: NodeConfig, metrics_port: int | None, capture: str | None) -> int:
