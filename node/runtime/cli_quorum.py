@@ -27,7 +27,7 @@ from kraftwire.node.storage.layout import uuid_to_str
 from . import admin
 from .admin import describe_quorum, first_answer
 from .client import ClientError
-from .config import parse_endpoint
+from .config import parse_endpoints
 
 NO_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAA"  # Kafka's Uuid.ZERO_UUID as text
 DEFAULT_TIMEOUT_MS = 60_000
@@ -129,7 +129,7 @@ def _bootstrap_endpoints(args: argparse.Namespace) -> list[Endpoint]:
     if text is None:
         raise admin.UsageError("--bootstrap-controller HOST:PORT is required")
     try:
-        return [parse_endpoint(part.strip()) for part in text.split(",")]
+        return parse_endpoints(text)
     except ValueError as exc:
         raise admin.UsageError(f"--bootstrap-controller: {exc}") from None
 
