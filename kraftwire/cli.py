@@ -102,6 +102,14 @@ def main(argv: list[str] | None = None) -> int:
         return INTERRUPTED
 
 
+def command_name(args: argparse.Namespace) -> str:
+    """How every problem line starts: ``kraftwire`` and the command's words as typed, its action
+    included (``kraftwire node start``, ``kraftwire quorum describe``), then ``: `` and the problem,
+    which names a file once."""
+    action = getattr(args, "action", None)
+    return f"kraftwire {args.command}" + (f" {action}" if action else "")
+
+
 def _dispatch(argv: list[str]) -> int:
     name = argv[0] if argv else None
     if name not in COMMANDS:  # no command (or --help, --version, a typo): argparse says what
@@ -116,7 +124,7 @@ def _dispatch(argv: list[str]) -> int:
     try:
         return int(args._run(args) or 0)
     except CliError as exc:
-        print(f"kraftwire {args.command}: {exc}", file=sys.stderr)
+        print(f"{command_name(args)}: {exc}", file=sys.stderr)
         return exc.status
     except BrokenPipeError:  # the reader went away (`kraftwire ... | head`): not an error of ours
         sys.stdout = None  # type: ignore[assignment]  # nothing more can be written; skip the flush

@@ -20,6 +20,7 @@ from .kafka_errors import error_label
 
 ELECTION_APIS = ("Vote", "BeginQuorumEpoch", "EndQuorumEpoch")
 REPLICATION_APIS = ("Fetch", "FetchSnapshot")
+PREFIX = "kraftwire report"  # every problem line starts with the command's name
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -37,16 +38,16 @@ def run(args: argparse.Namespace) -> int:
 
     problem = path_problem(args.captures, args.out)
     if problem:
-        print(f"kraftwire: {problem}", file=sys.stderr)
+        print(f"{PREFIX}: {problem}", file=sys.stderr)
         return 2
     try:
         rows, stats = decode_files(args.captures, local_decoder(args.schemas))
     except (OSError, ValueError) as exc:
-        print(f"kraftwire: {exc}", file=sys.stderr)
+        print(f"{PREFIX}: {exc}", file=sys.stderr)
         return 1
-    unreadable = unreadable_captures(stats)
+    unreadable = unreadable_captures(stats, PREFIX)
     for path in unreadable:
-        print(f"kraftwire: {shown_name(path)}: not a pcap or pcapng file", file=sys.stderr)
+        print(f"{PREFIX}: {shown_name(path)}: not a pcap or pcapng file", file=sys.stderr)
     if len(unreadable) == len(args.captures):
         return 1  # nothing to report on: write no file
     page = render(rows, [str(c) for c in args.captures])
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         with open(args.out, "x", encoding="utf-8") as out:  # never replace a file made meanwhile
             out.write(page)
     except OSError as exc:
-        print(f"kraftwire: --out {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"{PREFIX}: --out {args.out}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     return 1 if unreadable else 0
 

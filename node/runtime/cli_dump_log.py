@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
             with open(path, "rb") as f:
                 data = f.read()
         except OSError as exc:
-            print(f"kraftwire dump-log: cannot read {path}: {exc.strerror}", file=sys.stderr)
+            print(f"kraftwire dump-log: {path}: cannot read it: {exc.strerror}", file=sys.stderr)
             status = 1
             continue
         dump = dump_file(path, data)

@@ -83,6 +83,6 @@ async def _serve(config: NodeConfig, metrics_port: int | None, capture: str | No
     stopper.cancel()
     failed.cancel()
     if node.failure:
-        print(f"kraftwire node: stopped: {node.failure}", file=sys.stderr)
+        print(f"kraftwire node start: stopped: {node.failure}", file=sys.stderr)
         return 1
     return 0

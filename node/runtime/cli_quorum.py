@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         bootstrap = _bootstrap_endpoints(args)
         _check_usage(args)
     except admin.UsageError as exc:
-        print(f"kraftwire quorum: {exc}", file=sys.stderr)
+        print(f"kraftwire quorum {args.action}: {exc}", file=sys.stderr)
         return 2
     try:
         if args.action == "add-controller":
@@ -116,10 +116,10 @@ def run(args: argparse.Namespace) -> int:
             )
             print(describe_text(args, *described))
     except admin.UsageError as exc:
-        print(f"kraftwire quorum: {exc}", file=sys.stderr)
+        print(f"kraftwire quorum {args.action}: {exc}", file=sys.stderr)
         return 2
     except (ClientError, RelativeTimeError) as exc:
-        print(f"kraftwire quorum: {exc}", file=sys.stderr)
+        print(f"kraftwire quorum {args.action}: {exc}", file=sys.stderr)
         return 1
     return 0
 
