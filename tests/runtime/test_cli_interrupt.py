@@ -145,3 +145,11 @@ def test_codegen_stops_on_ctrl_c(tmp_path):
     out, err = ctrl_c(process)
     assert_quiet_130(process, err)
     assert not out_dir.exists() or not any(out_dir.iterdir())  # nothing half-written
+
+
+def test_simulate_stops_on_ctrl_c():
+    process = start("simulate", "--scenario", "all", "--runs", "500", "--jobs", "2")
+    wait_until(lambda: len(_children(process.pid)) >= 2, process)  # the workers are simulating
+    time.sleep(0.5)
+    out, err = ctrl_c(process)
+    assert_quiet_130(process, err)
