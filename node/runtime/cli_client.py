@@ -70,16 +70,20 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 
 def _offset(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
-    return value
+    return _at_least(0, text)
 
 
 def _count(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return _at_least(1, text)
+
+
+def _at_least(low: int, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be {low} or more, not {value}")
     return value
 
 
