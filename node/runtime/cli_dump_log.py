@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             status = 1
             continue
         dump = dump_file(path, data)
-        if data and not dump["batches"]:
+        if data and not dump["batches"] and not _begins_like_a_batch(data):
             print(
                 f"kraftwire dump-log: {path}: not a log segment or snapshot "
                 "(no record batch at position 0)",
@@ -130,6 +130,15 @@ def _plausible_batch_at(data: bytes, pos: int) -> bool:
         return False
     size = _BATCH_SIZE.unpack_from(data, pos + 8)[0] + 12
     return _MIN_BATCH <= size <= len(data) - pos and data[pos + 16] == 2
+
+
+def _begins_like_a_batch(data: bytes) -> bool:
+    """Whether ``data`` starts with what a v2 batch starts with (a length of a whole header, magic 2),
+    even if the batch is torn: a segment whose only batch was cut short is a log with a torn tail.
+    """
+    return (
+        len(data) >= 17 and _BATCH_SIZE.unpack_from(data, 8)[0] + 12 >= _MIN_BATCH and data[16] == 2
+    )
 
 
 def _invalid_batch(data: bytes, position: int, size: int, problem: str) -> dict[str, Any]:

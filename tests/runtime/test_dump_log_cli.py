@@ -103,3 +103,11 @@ def test_an_empty_segment_is_a_log(tmp_path):
     path.write_bytes(b"")
     result = kraftwire("dump-log", str(path))
     assert result.returncode == 0 and "Log starting offset: 0" in result.stdout
+
+
+def test_a_segment_whose_only_batch_is_torn_is_a_log_with_a_torn_tail(segment):
+    path, starts = segment
+    path.write_bytes(path.read_bytes()[: starts[1] - 5])
+    result = kraftwire("dump-log", str(path))
+    assert result.returncode == 0 and result.stderr == ""
+    assert f"Found {starts[1] - 5} invalid bytes at the end" in result.stdout
