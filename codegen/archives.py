@@ -49,9 +49,9 @@ def archive_specs(path: Path) -> list[ArchiveSpec]:
             return _jar_specs(path.read_bytes(), path)
         return _tarball_specs(path)
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as exc:
-        raise ArchiveError(f"{path}: cannot read the archive: {exc}") from None
+        raise ArchiveError(f"cannot read the archive: {exc}") from None
     except UnicodeDecodeError as exc:
-        raise ArchiveError(f"{path}: a spec in it is not UTF-8 text: {exc}") from None
+        raise ArchiveError(f"a spec in it is not UTF-8 text: {exc}") from None
 
 
 def _jar_specs(data: bytes, where: Path) -> list[ArchiveSpec]:

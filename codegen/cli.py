@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc), 2)
     except SpecSetError as exc:
         for line in exc.errors:
-            print(line, file=sys.stderr)
+            print(f"kraftwire codegen: {line}", file=sys.stderr)
         return 1
     finally:
         bar.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import signal
 import textwrap
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -123,7 +124,9 @@ def _py_type(field_type) -> str:
 
 def annotation(fld: Field) -> str:
     text = _py_type(fld.type)
-    return f"{text} | None" if not fld.nullable_versions.empty or fld.type.kind == "records" else text
+    return (
+        f"{text} | None" if not fld.nullable_versions.empty or fld.type.kind == "records" else text
+    )
 
 
 def may_be_null(fld: Field) -> bool:
@@ -163,7 +166,10 @@ def _field_line(fld: Field) -> str:
     head = f"{fld.attr} ({fld.type.spec}; {', '.join(facts)})"
     about = _escape(fld.about)
     return textwrap.fill(
-        f"{head}: {about}" if about else head, width=96, initial_indent="    ", subsequent_indent="        "
+        f"{head}: {about}" if about else head,
+        width=96,
+        initial_indent="    ",
+        subsequent_indent="        ",
     )
 
 
@@ -195,7 +201,9 @@ def json_layout(table: JsonTable) -> str:
     """A ``JsonLayout`` call: modes, nullability flags and nested layouts of one JSON table."""
     modes = "".join(mode[0].upper() for _, mode, _, _ in table.entries)
     flags = "".join("1" if nullable else "0" for _, _, _, nullable in table.entries)
-    children = ", ".join(f"{i}: {child}" for i, (_, _, child, _) in enumerate(table.entries) if child)
+    children = ", ".join(
+        f"{i}: {child}" for i, (_, _, child, _) in enumerate(table.entries) if child
+    )
     args = [table.class_name, f"_FIELDS_{snake_case(table.class_name)}", f'"{modes}"']
     optional = [
         f'"{flags}"' if "1" in flags else '""',
@@ -291,7 +299,9 @@ def _package_imports(source: str) -> str:
     for alias in sorted(used):
         module, name = RUNTIME_NAMES[alias]
         by_module.setdefault(module, []).append(f"{name} as {alias}")
-    return "\n".join(f"from .{module} import {', '.join(names)}" for module, names in sorted(by_module.items()))
+    return "\n".join(
+        f"from .{module} import {', '.join(names)}" for module, names in sorted(by_module.items())
+    )
 
 
 def format_source(source: str, name: str) -> str:
@@ -311,6 +321,12 @@ def _render_and_format(spec: MessageSpec) -> GeneratedFile:
     return GeneratedFile(f"{spec.module}.py", format_source(render_module(spec), spec.stem))
 
 
+def _leave_interrupts_to_parent() -> None:
+    """In a rendering worker: ignore SIGINT. Ctrl-C reaches every process of the terminal's group;
+    the parent stops the pool, and a worker's KeyboardInterrupt traceback would only be noise."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def generate_package(
     specs: list[MessageSpec],
     package: str,
@@ -324,23 +340,27 @@ def generate_package(
     real = [spec for spec in specs if not spec.is_placeholder]
     jobs = jobs or min(len(real), os.cpu_count() or 1)
     if jobs > 1 and len(real) > 8:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_leave_interrupts_to_parent)
+        try:
             rendered = pool.map(_render_and_format, real, chunksize=4)
             modules = _collect(rendered, len(real), progress)
+        finally:  # on Ctrl-C: drop the modules not started rather than render them all first
+            pool.shutdown(cancel_futures=True)
     else:
         modules = _collect(map(_render_and_format, real), len(real), progress)
     runtime = [
         GeneratedFile(path.name, path.read_text(encoding="utf-8"))
         for path in sorted([*RUNTIME.glob("*.py"), NATIVE_LOADER])
     ]
-    init = _environment().get_template("package_init.py.j2").render(
-        package=package, specs=sorted(specs, key=lambda s: s.stem), count=len(specs)
+    init = (
+        _environment()
+        .get_template("package_init.py.j2")
+        .render(package=package, specs=sorted(specs, key=lambda s: s.stem), count=len(specs))
     )
     init_file = GeneratedFile("__init__.py", format_source(init, "__init__"))
     # PEP 561 marker: type checkers use the package's own annotations (empty: nothing is partial).
     marker = GeneratedFile(TYPED_MARKER, "")
     return sorted(modules + runtime, key=lambda f: f.name) + [init_file, marker]
-
 
 
 def _collect(

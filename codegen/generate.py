@@ -107,7 +107,7 @@ def _load_archives(
         try:
             entries = archive_specs(archive)
         except ArchiveError as exc:
-            errors.append(SpecError(archive.name, "", "unreadable", str(exc)))
+            errors.append(SpecError(str(archive), "", "unreadable", str(exc)))  # named once
             continue
         if not entries:
             errors.append(SpecError(archive.name, "", "unreadable", "holds no Kafka spec JSON"))

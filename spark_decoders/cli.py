@@ -17,6 +17,8 @@ from .extras import missing_extra
 from .sightings import merge_sightings
 from .tables import EXCHANGES, TABLES
 
+PREFIX = "kraftwire decode"  # every problem line starts with the command's name
+
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("captures", nargs="+", metavar="CAPTURE", help="pcap or pcapng files")
@@ -41,7 +43,9 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     )
     parser.add_argument("--ports", default="9092,9093", help="server ports, comma-separated")
     parser.add_argument("--spark", action="store_true", help="decode with Spark instead of locally")
-    parser.add_argument("--master", default="local[*]", help="Spark master URL (with --spark)")
+    parser.add_argument(
+        "--master", default=None, help="Spark master URL (with --spark; default local[*])"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
         ports = frozenset(int(p) for p in args.ports.split(",") if p.strip())
     except ValueError:
         return _fail(f"--ports must be comma-separated numbers, not {args.ports!r}", 2)
+    if args.master is not None and not args.spark:
+        return _fail("--master is used only with --spark", 2)
     if args.format == "parquet" and args.out is None:
         return _fail("--format parquet needs --out PATH", 2)
     problem = path_problem(args.captures, args.out) or _missing_extra(args)
@@ -70,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
             where = f"--out {args.out}" if args.out else "standard output"
             return _fail(f"{where}: {exc.strerror or exc}", 1)
     for path in unreadable:
-        print(f"kraftwire: {shown_name(path)}: not a pcap or pcapng file", file=sys.stderr)
+        print(f"{PREFIX}: {shown_name(path)}: not a pcap or pcapng file", file=sys.stderr)
     return 1 if unreadable else 0
 
 
@@ -124,23 +130,23 @@ def path_problem(captures: list[str], out: Path | None) -> str | None:
     return None
 
 
-def unreadable_captures(stats: dict) -> list[str]:
-    """The files that are no capture at all; the other files' first problems are printed as warnings."""
+def unreadable_captures(stats: dict, prefix: str = "kraftwire decode") -> list[str]:
+    """The files that are no capture at all; the other files' first problems are printed as warnings
+    (after ``prefix``, the command's name)."""
     unreadable = []
     for path, file_stats in stats.items():
         if file_stats.problems and file_stats.problems[0].startswith("not a pcap"):
             unreadable.append(path)
             continue
         for problem in file_stats.problems[:3]:
-            print(f"kraftwire: warning: {path}: {problem}", file=sys.stderr)
+            print(f"{prefix}: warning: {path}: {problem}", file=sys.stderr)
     return unreadable
 
 
 def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[dict], list[str]]:
-    from pyspark.sql import SparkSession
-
     from .api import check_spark_paths, read_exchanges, spark_rows_as_dicts
     from .capture import MIN_CAPTURE_HEADER, CaptureError, capture_format
+    from .quiet_spark import quiet_session
 
     check_spark_paths(args.captures)  # before a session is started for nothing
     unreadable = []
@@ -150,15 +156,7 @@ def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[d
                 capture_format(handle.read(MIN_CAPTURE_HEADER))
             except CaptureError:
                 unreadable.append(path)
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    spark = (
-        SparkSession.builder.master(args.master)
-        .appName("kraftwire decode")
-        .config("spark.ui.enabled", "false")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    try:
+    with quiet_session(args.master or "local[*]", "kraftwire decode", "kraftwire decode") as spark:
         frame = read_exchanges(
             spark, args.captures, schemas=args.schemas, ports=ports, table=args.table
         )
@@ -166,8 +164,6 @@ def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[d
             frame.write.parquet(str(args.out))
             return [], unreadable
         return spark_rows_as_dicts(frame, args.table), unreadable
-    finally:
-        spark.stop()
 
 
 def _write(rows: list[dict], args: argparse.Namespace) -> None:
@@ -277,5 +273,5 @@ class _Progress:
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"kraftwire: {message}", file=sys.stderr)
+    print(f"{PREFIX}: {message}", file=sys.stderr)
     return code

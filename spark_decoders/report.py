@@ -19,6 +19,8 @@ from .report_data import ROW_LIMIT, build
 from .report_page import page
 from .sightings import merge_sightings
 
+PREFIX = "kraftwire report"  # every problem line starts with the command's name
+
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("captures", nargs="+", metavar="CAPTURE")
@@ -35,17 +37,17 @@ def run(args: argparse.Namespace) -> int:
 
     problem = path_problem(args.captures, args.out)
     if problem:
-        print(f"kraftwire: {problem}", file=sys.stderr)
+        print(f"{PREFIX}: {problem}", file=sys.stderr)
         return 2
     try:
         rows, stats = decode_files(args.captures, local_decoder(args.schemas))
         rows = merge_sightings(rows)  # an exchange two nodes' captures saw counts once
     except (OSError, ValueError) as exc:
-        print(f"kraftwire: {exc}", file=sys.stderr)
+        print(f"{PREFIX}: {exc}", file=sys.stderr)
         return 1
-    unreadable = unreadable_captures(stats)
+    unreadable = unreadable_captures(stats, PREFIX)
     for path in unreadable:
-        print(f"kraftwire: {shown_name(path)}: not a pcap or pcapng file", file=sys.stderr)
+        print(f"{PREFIX}: {shown_name(path)}: not a pcap or pcapng file", file=sys.stderr)
     if len(unreadable) == len(args.captures):
         return 1  # nothing to report on: write no file
     page = render(rows, [str(c) for c in args.captures])
@@ -53,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         with open(args.out, "x", encoding="utf-8") as out:  # never replace a file made meanwhile
             out.write(page)
     except OSError as exc:
-        print(f"kraftwire: --out {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"{PREFIX}: --out {args.out}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     return 1 if unreadable else 0
 

@@ -37,13 +37,15 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.controllers <= 9:
         print("kraftwire cluster up: --controllers must be 1..9", file=sys.stderr)
         return 2
+    if args.dir is not None and os.path.exists(args.dir):
+        # never write into a folder we did not make (a --dir /etc left node folders there)
+        if not os.path.isdir(args.dir) or os.listdir(args.dir):
+            print(
+                f"kraftwire cluster up: --dir {args.dir} is not a new or empty directory",
+                file=sys.stderr,
+            )
+            return 2
     directory = args.dir or tempfile.mkdtemp(prefix="kraftwire-cluster-")
-    if os.path.exists(os.path.join(directory, "node1.properties")):
-        print(
-            f"kraftwire cluster up: {directory} already holds a cluster; use a new --dir",
-            file=sys.stderr,
-        )
-        return 1
     cluster = LocalCluster(directory, args.controllers, args.base_port, tls=args.tls)
     try:
         cluster.format()
@@ -79,13 +81,14 @@ def run(args: argparse.Namespace) -> int:
                     shown = key
                     print(time.strftime("%H:%M:%S"), "quorum:")
                     print(render_status(fields), flush=True)
-            for i in cluster.ids:
-                if i not in cluster.running():
+            for i, process in list(cluster.processes.items()):
+                if process.poll() is not None:  # said once: the node is then no longer watched
                     print(
-                        f"node {i} exited; see {os.path.join(directory, f'node{i}.log')}",
+                        f"node {i} exited with status {process.returncode}; "
+                        f"see {os.path.join(directory, f'node{i}.log')}",
                         flush=True,
                     )
-                    cluster.processes.pop(i, None)
+                    cluster.processes.pop(i)
             time.sleep(0.5)
     finally:
         cluster.stop_all()

@@ -3,7 +3,9 @@ record by record, in the layout of ``kafka-dump-log.sh --deep-iteration`` (kraft
 
 Control records print with their type and JSON, data records with their payload (text when it is
 UTF-8, else base64). ``--json`` prints one JSON document with the same facts. Bytes after the last
-whole batch are reported, not guessed at.
+whole batch are reported, not guessed at. A batch that fails its CRC is printed with ``isvalid: false``
+(Kafka's word), the walk goes on past it, and the exit status is 1; so it is for a file with no batch
+at all (not a log).
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import base64
 import json
 import os
 import re
+import struct
 import sys
 from types import ModuleType
-from typing import Any
+from typing import Any, Iterator
 
 from kraftwire.generated import ProtocolError
 from kraftwire.records import decode_batches, decode_control_record
@@ -30,6 +33,12 @@ _CONTROL_LABELS = {
     6: "KRaftVoters",
 }
 _MIN_BATCH = 61  # the v2 batch header
+_BATCH_SIZE = struct.Struct(">i")  # the length field at byte 8: the bytes after it
+# baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
+# baseTimestamp, maxTimestamp: the v2 header up to the producer fields
+_V2_HEAD = struct.Struct(">qiibIhiqq")
+_COUNT = struct.Struct(">i")  # the record count, the header's last field
+_CONTROL_FLAG = 0x20
 _SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 
 
@@ -55,14 +64,28 @@ def run(args: argparse.Namespace) -> int:
             with open(path, "rb") as f:
                 data = f.read()
         except OSError as exc:
-            print(f"kraftwire dump-log: cannot read {path}: {exc.strerror}", file=sys.stderr)
+            print(f"kraftwire dump-log: {path}: cannot read it: {exc.strerror}", file=sys.stderr)
             status = 1
             continue
         try:
-            dumps.append(dump_file(path, data, values))
+            dump = dump_file(path, data, values)
         except ProtocolError as exc:
             print(f"kraftwire dump-log: {path}: {exc}", file=sys.stderr)
             status = 1
+            continue
+        if data and not dump["batches"] and not _begins_like_a_batch(data):
+            print(
+                f"kraftwire dump-log: {path}: not a log segment or snapshot "
+                "(no record batch at position 0)",
+                file=sys.stderr,
+            )
+            status = 1
+            continue
+        dumps.append(dump)
+        for batch in dump["batches"]:
+            if not batch["isValid"]:
+                print(f"kraftwire dump-log: {path}: {batch['problem']}", file=sys.stderr)
+                status = 1
     if args.json:
         print(json.dumps(dumps, indent=1))
     else:
@@ -73,17 +96,23 @@ def run(args: argparse.Namespace) -> int:
 
 def dump_file(path: str, data: bytes, metadata: ModuleType | None = None) -> dict[str, Any]:
     """The batches and records of one file, as plain data (with ``metadata``, a generated package
-    holding the metadata records, data records decoded as KRaft metadata records)."""
-    spans, tail = _whole_batches(data)
-    batches = []
-    for start, stop in spans:
-        (batch,), _ = decode_batches(data[start:stop])
-        batches.append(_batch(batch, start, stop - start, metadata))
+    holding the metadata records, data records decoded as KRaft metadata records). A batch that fails
+    its CRC (or does not decode) is listed with ``isValid`` false and without records, and the walk
+    goes on past it when its length field leads to the next batch, as Kafka's DumpLogSegments prints
+    ``isvalid: false`` for a batch and carries on."""
+    batches, end = [], 0
+    for start, stop, problem in _batch_spans(data):
+        if problem is None:
+            (batch,), _ = decode_batches(data[start:stop])
+            batches.append(_batch(batch, start, stop - start, metadata))
+        else:
+            batches.append(_invalid_batch(data, start, stop - start, problem))
+        end = stop
     name = os.path.basename(path)
     out: dict[str, Any] = {
         "path": path,
         "batches": batches,
-        "invalidTrailingBytes": len(data) - tail,
+        "invalidTrailingBytes": len(data) - end,
     }
     match = _SNAPSHOT.match(name)
     if match:
@@ -93,20 +122,62 @@ def dump_file(path: str, data: bytes, metadata: ModuleType | None = None) -> dic
     return out
 
 
-def _whole_batches(data: bytes) -> tuple[list[tuple[int, int]], int]:
-    """Spans of the whole, valid batches and where they end (a torn or corrupt tail stops the walk)."""
-    good, pos = [], 0
-    while len(data) - pos >= 12:
-        size = 12 + int.from_bytes(data[pos + 8 : pos + 12], "big", signed=True)
-        if size < _MIN_BATCH or pos + size > len(data):
-            break
+def _batch_spans(data: bytes) -> Iterator[tuple[int, int, str | None]]:
+    """(start, stop, problem or None) of each batch; stops at a torn tail, or at a batch that does
+    not decode and whose length does not lead to another batch (or to the end): then its length
+    itself may be what is corrupt, and nothing after it can be placed."""
+    pos = 0
+    while _plausible_batch_at(data, pos):
+        stop = pos + _BATCH_SIZE.unpack_from(data, pos + 8)[0] + 12
         try:
-            decode_batches(data[pos : pos + size])
-        except ProtocolError:
-            break
-        good.append((pos, pos + size))
-        pos += size
-    return good, pos
+            decode_batches(data[pos:stop])
+        except ProtocolError as exc:
+            if stop != len(data) and not _plausible_batch_at(data, stop):
+                return
+            yield pos, stop, f"batch at position {pos}: {exc}"
+        else:
+            yield pos, stop, None
+        pos = stop
+
+
+def _plausible_batch_at(data: bytes, pos: int) -> bool:
+    """Whether the bytes at ``pos`` begin a whole v2 batch: its length fits the file, and its magic
+    byte is 2."""
+    if len(data) - pos < _MIN_BATCH:
+        return False
+    size = _BATCH_SIZE.unpack_from(data, pos + 8)[0] + 12
+    return _MIN_BATCH <= size <= len(data) - pos and data[pos + 16] == 2
+
+
+def _begins_like_a_batch(data: bytes) -> bool:
+    """Whether ``data`` starts with what a v2 batch starts with (a length of a whole header, magic 2),
+    even if the batch is torn: a segment whose only batch was cut short is a log with a torn tail.
+    """
+    return (
+        len(data) >= 17 and _BATCH_SIZE.unpack_from(data, 8)[0] + 12 >= _MIN_BATCH and data[16] == 2
+    )
+
+
+def _invalid_batch(data: bytes, position: int, size: int, problem: str) -> dict[str, Any]:
+    """What the header of a batch that failed its check says (its records are not trusted)."""
+    base_offset, _, epoch, _, crc, attributes, last_delta, _, max_ts = _V2_HEAD.unpack_from(
+        data, position
+    )
+    count = _COUNT.unpack_from(data, position + _MIN_BATCH - 4)[0]
+    return {
+        "baseOffset": base_offset,
+        "lastOffset": base_offset + last_delta,
+        "count": count,
+        "partitionLeaderEpoch": epoch,
+        "isControl": bool(attributes & _CONTROL_FLAG),
+        "position": position,
+        "maxTimestamp": max_ts,
+        "size": size,
+        "crc": crc,
+        "isValid": False,
+        "problem": problem,
+        "records": [],
+    }
 
 
 def _batch(batch: Any, position: int, size: int, metadata: ModuleType | None) -> dict[str, Any]:
@@ -120,6 +191,7 @@ def _batch(batch: Any, position: int, size: int, metadata: ModuleType | None) ->
         "maxTimestamp": batch.max_timestamp,
         "size": size,
         "crc": batch.crc,
+        "isValid": True,
         "records": [],
     }
     controls = (
@@ -166,7 +238,7 @@ def render(dump: dict[str, Any]) -> str:
             f"lastSequence: -1 producerId: -1 producerEpoch: -1 partitionLeaderEpoch: {b['partitionLeaderEpoch']} "
             f"isTransactional: false isControl: {str(b['isControl']).lower()} deleteHorizonMs: OptionalLong.empty "
             f"position: {b['position']} CreateTime: {b['maxTimestamp']} size: {b['size']} magic: 2 "
-            f"compresscodec: none crc: {b['crc']} isvalid: true"
+            f"compresscodec: none crc: {b['crc']} isvalid: {str(b['isValid']).lower()}"
         )
         for r in b["records"]:
             prefix = (

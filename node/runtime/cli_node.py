@@ -39,6 +39,13 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s"
     )
+    if args.metrics_port is not None and not _metrics_installed():
+        print(
+            "kraftwire node start: --metrics-port needs prometheus-client, which is not installed:"
+            " pip install 'kraftwire[metrics]'",
+            file=sys.stderr,
+        )
+        return 2
     try:
         config = load_config(args.config)
     except ConfigError as exc:
@@ -49,6 +56,15 @@ def run(args: argparse.Namespace) -> int:
     except (StorageError, OSError) as exc:
         print(f"kraftwire node start: {exc}", file=sys.stderr)
         return 1
+
+
+def _metrics_installed() -> bool:
+    """Whether the metrics extra is importable; asked before the node starts, not when it serves."""
+    try:
+        import prometheus_client  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 async def _serve(config: NodeConfig, metrics_port: int | None, capture: str | None) -> int:
@@ -70,7 +86,7 @@ async def _serve(config: NodeConfig, metrics_port: int | None, capture: str | No
     stopper.cancel()
     failed.cancel()
     if node.failure:
-        print(f"kraftwire node: stopped: {node.failure}", file=sys.stderr)
+        print(f"kraftwire node start: stopped: {node.failure}", file=sys.stderr)
         return 1
     _log_clean_stop(node, received[0].name if received else "the node stopped itself")
     return 0

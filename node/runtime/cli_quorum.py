@@ -28,7 +28,7 @@ from . import admin, recovery_notice
 from .admin import describe_quorum, first_answer
 from .client import ClientError
 from .command_config import CommandConfigError, add_command_config, apply_command_config
-from .config import parse_endpoint
+from .config import parse_endpoints
 
 NO_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAA"  # Kafka's Uuid.ZERO_UUID as text
 DEFAULT_TIMEOUT_MS = 60_000
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         _check_usage(args)
         apply_command_config(getattr(args, "command_config", None))
     except (admin.UsageError, CommandConfigError) as exc:
-        print(f"kraftwire quorum: {exc}", file=sys.stderr)
+        print(f"kraftwire quorum {args.action}: {exc}", file=sys.stderr)
         return 2
     try:
         if args.action == "add-controller":
@@ -117,10 +117,10 @@ def run(args: argparse.Namespace) -> int:
             )
             print(describe_text(args, *described))
     except admin.UsageError as exc:
-        print(f"kraftwire quorum: {exc}", file=sys.stderr)
+        print(f"kraftwire quorum {args.action}: {exc}", file=sys.stderr)
         return 2
     except (ClientError, RelativeTimeError) as exc:
-        print(f"kraftwire quorum: {exc}", file=sys.stderr)
+        print(f"kraftwire quorum {args.action}: {exc}", file=sys.stderr)
         return 1
     return 0
 
@@ -130,7 +130,7 @@ def _bootstrap_endpoints(args: argparse.Namespace) -> list[Endpoint]:
     if text is None:
         raise admin.UsageError("--bootstrap-controller HOST:PORT is required")
     try:
-        return [parse_endpoint(part.strip()) for part in text.split(",")]
+        return parse_endpoints(text)
     except ValueError as exc:
         raise admin.UsageError(f"--bootstrap-controller: {exc}") from None
 

@@ -159,6 +159,15 @@ def parse_endpoint(text: str) -> Endpoint:
     return Endpoint(host.strip("[]"), int(port))
 
 
+def parse_endpoints(text: str) -> list[Endpoint]:
+    """``HOST:PORT[,HOST:PORT...]``, as Kafka's tools take ``--bootstrap-controller``; empty items are
+    skipped, as Kafka's client skips them in ``bootstrap.servers``."""
+    endpoints = [parse_endpoint(item) for item in text.split(",") if item.strip()]
+    if not endpoints:
+        raise ValueError(f"{text!r} names no HOST:PORT")
+    return endpoints
+
+
 def parse_voters(text: str) -> dict[int, Endpoint]:
     voters: dict[int, Endpoint] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):

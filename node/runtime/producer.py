@@ -12,6 +12,7 @@ names. :meth:`MetadataClient.fetch_committed` raises :class:`FetchRefused` for a
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any, Callable, TypeVar
 
 from kraftwire.generated import fetch_request as _fq
@@ -19,10 +20,10 @@ from kraftwire.generated import produce_request as _pq
 from kraftwire.node.core.api import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID, Endpoint
 from kraftwire.records import decode_batches, encode_batch
 
-from .admin import find_leader
+from .admin import find_leader, first_answer
 from .client import ClientError, KafkaConnection
 
-NOT_LEADER_OR_FOLLOWER = 6
+OFFSET_OUT_OF_RANGE, NOT_LEADER_OR_FOLLOWER = 1, 6
 FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH = 74, 75
 _Result = TypeVar("_Result")
 
@@ -47,13 +48,16 @@ class OutcomeUnknown(ClientError):
 class MetadataClient:
     def __init__(
         self,
-        bootstrap: Endpoint,
+        bootstrap: Endpoint | Sequence[Endpoint],
         deadline_s: float = 30.0,
         timeout_s: float = 10.0,
         pinned: bool = False,
     ) -> None:
-        """``pinned``: talk to ``bootstrap`` itself instead of the leader (reading from a follower)."""
-        self.bootstrap = bootstrap
+        """``bootstrap``: one controller, or several asked in turn (the next when one cannot be
+        reached or fails), as Kafka's clients go through their bootstrap servers. ``pinned``: talk
+        to the first bootstrap controller that answers instead of the leader (reading from a
+        follower)."""
+        self.bootstrap = [bootstrap] if isinstance(bootstrap, Endpoint) else list(bootstrap)
         self.pinned = pinned
         self.deadline_s = deadline_s
         self.timeout_s = timeout_s
@@ -69,11 +73,16 @@ class MetadataClient:
 
     def _leader(self) -> KafkaConnection:
         if self.leader is None and self.pinned:
-            self.leader = KafkaConnection(self.bootstrap.host, self.bootstrap.port, self.timeout_s)
+            self.leader = first_answer(self.bootstrap, self._connect)
         if self.leader is None:
-            _, leader = find_leader(self.bootstrap.host, self.bootstrap.port, self.timeout_s)
-            self.leader = KafkaConnection(leader.host, leader.port, self.timeout_s)
+            _, leader = first_answer(
+                self.bootstrap, lambda e: find_leader(e.host, e.port, self.timeout_s)
+            )
+            self.leader = self._connect(leader)
         return self.leader
+
+    def _connect(self, endpoint: Any) -> KafkaConnection:
+        return KafkaConnection(endpoint.host, endpoint.port, self.timeout_s)
 
     def _retrying(self, attempt: Callable[[KafkaConnection], _Result | None]) -> _Result:
         """Run ``attempt(connection)`` until it returns non-None; a NOT_LEADER answer returns None."""
@@ -142,6 +151,36 @@ class MetadataClient:
     ) -> tuple[list[tuple[int, bytes]], int]:
         """Committed data records from ``offset``: ([(offset, value)], next offset). With
         ``max_wait_ms`` the leader holds the fetch that long for records to commit."""
+        answer = self._fetch(offset, max_bytes, max_wait_ms)
+        batches, _ = decode_batches(answer.records or b"")
+        out: list[tuple[int, bytes]] = []
+        next_offset = offset
+        # Kafka's leader serves a replica -1 Fetch uncommitted records too: keep those below its HW.
+        for batch in batches:
+            if batch.last_offset >= answer.high_watermark:
+                break
+            next_offset = batch.last_offset + 1
+            if not batch.is_control:
+                out.extend((r.offset, r.value or b"") for r in batch.records if r.offset >= offset)
+        return out, next_offset
+
+    def log_offsets(self) -> tuple[int, int]:
+        """(log start offset, high watermark) of the leader (or the pinned node): where "earliest"
+        and "latest" are for a reader. A Fetch of one byte answers both; one below the log start
+        is answered OFFSET_OUT_OF_RANGE with the log start, and asked again there."""
+        offset = 0
+        for _ in range(3):
+            answer = self._fetch(offset, 1, 0, allowed=(OFFSET_OUT_OF_RANGE,))
+            if answer.error_code == 0:
+                return answer.log_start_offset, answer.high_watermark
+            offset = answer.log_start_offset
+        raise FetchRefused("the leader", OFFSET_OUT_OF_RANGE)
+
+    def _fetch(
+        self, offset: int, max_bytes: int, max_wait_ms: int, allowed: tuple[int, ...] = ()
+    ) -> Any:
+        """The leader's Fetch answer for ``offset``; errors other than ``allowed`` and a leader or
+        epoch change (asked again) raise FetchRefused."""
 
         def attempt(connection: KafkaConnection) -> Any:
             version = connection.version_for(1)
@@ -162,22 +201,11 @@ class MetadataClient:
                     self.epoch = leader.leader_epoch
                 self._note_not_serving(connection, answer.error_code, leader)
                 return None
-            if answer.error_code != 0:
+            if answer.error_code != 0 and answer.error_code not in allowed:
                 raise FetchRefused(connection.address, answer.error_code)
             return answer
 
-        answer = self._retrying(attempt)
-        batches, _ = decode_batches(answer.records or b"")
-        out: list[tuple[int, bytes]] = []
-        next_offset = offset
-        # Kafka's leader serves a replica -1 Fetch uncommitted records too: keep those below its HW.
-        for batch in batches:
-            if batch.last_offset >= answer.high_watermark:
-                break
-            next_offset = batch.last_offset + 1
-            if not batch.is_control:
-                out.extend((r.offset, r.value or b"") for r in batch.records if r.offset >= offset)
-        return out, next_offset
+        return self._retrying(attempt)
 
 
 def client_fetch_request(

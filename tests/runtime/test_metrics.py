@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
 import urllib.request
 import uuid
@@ -150,3 +152,27 @@ def test_poll_idle_ratio_is_the_idle_share_of_the_window():
         "poll-idle-ratio-avg"
     ]
     assert 0.49 < ratio <= 0.5
+
+
+def test_metrics_port_without_the_extra_names_it_in_one_line(tmp_path):
+    """prometheus-client hidden (as if the extra was not installed): one line naming the extra, exit 2,
+    before the node starts (it printed a 20-line ModuleNotFoundError from inside the running node).
+    """
+    from runtime_settings import formatted_cluster
+
+    hide_and_run = (
+        "import sys; sys.modules['prometheus_client'] = None;"  # import of it raises ImportError
+        "from kraftwire.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    port = free_ports(1)[0]
+    with formatted_cluster(tmp_path / "cluster", controllers=1) as cluster:
+        done = subprocess.run(
+            [sys.executable, "-c", hide_and_run, "node", "start"]
+            + ["--config", cluster.config_path(1), "--metrics-port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "pip install 'kraftwire[metrics]'" in done.stderr
+    assert done.stderr.startswith("kraftwire node start: --metrics-port")

@@ -192,7 +192,7 @@ def test_human_readable_and_json(quorum):
     )
     assert refused.returncode == 2
     assert refused.stderr.strip() == (
-        "kraftwire quorum: The option --human-readable is only supported along with --replication"
+        "kraftwire quorum describe: The option --human-readable is only supported along with --replication"
     )
 
 
@@ -244,7 +244,7 @@ def test_a_refused_change_names_the_error_in_one_line(quorum):
     assert result.returncode == 1
     assert result.stdout == ""
     assert result.stderr.startswith(
-        "kraftwire quorum: the leader refused with VOTER_NOT_FOUND (127)"
+        "kraftwire quorum remove-controller: the leader refused with VOTER_NOT_FOUND (127)"
     )
     assert result.stderr.count("\n") == 1
 
@@ -274,7 +274,8 @@ def test_a_refused_change_names_the_error_in_one_line(quorum):
 def test_usage_errors_are_one_line_exit_2(args, message):
     result = quorum_cli(*args)
     assert result.returncode == 2
-    assert result.stderr.startswith(f"kraftwire quorum: {message}")
+    action = next(a for a in ("describe", "add-controller", "remove-controller") if a in args)
+    assert result.stderr.startswith(f"kraftwire quorum {action}: {message}")
     assert result.stderr.count("\n") == 1
 
 
@@ -374,6 +375,6 @@ def test_describe_without_a_majority_gives_up_after_its_timeout(cluster):
         "1500",
     )
     assert result.returncode == 1 and result.stdout == ""
-    assert result.stderr.startswith("kraftwire quorum: ")
+    assert result.stderr.startswith("kraftwire quorum describe: ")
     assert result.stderr.rstrip().endswith("(still so after 1500 ms)")
     assert result.stderr.count("\n") == 1

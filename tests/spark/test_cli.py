@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -92,6 +94,7 @@ def test_a_capture_name_that_is_not_utf8_is_shown_escaped(capture, tmp_path, cap
         (["decode", "{capture}", "--out", "{text}/missing/rows.jsonl"], 2, "no such folder"),
         (["report", "{capture}", "--out", "{text}/missing/report.html"], 2, "no such folder"),
         (["decode", "{capture}", "--ports", "x"], 2, "--ports"),
+        (["decode", "{capture}", "--master", "local[2]"], 2, "--master is used only with --spark"),
         (["decode", "{text}"], 1, "not a pcap or pcapng file"),
         (["decode", "{capture}", "--schemas", "/nonexistent-dir"], 1, "does not exist"),
     ],
@@ -116,7 +119,7 @@ def test_file_shorter_than_any_capture_header_is_no_capture(command, content, tm
     out = tmp_path / "out"
     assert main([command, short, "--out", str(out)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"kraftwire: {short}: not a pcap or pcapng file"]
+    assert err == [f"kraftwire {command}: {short}: not a pcap or pcapng file"]
     assert not out.exists()
 
 
@@ -205,3 +208,20 @@ def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path):
         err = child.stderr.read()
         assert child.wait(timeout=120) == 1
     assert err == b""
+
+
+@pytest.mark.timeout(1200)  # a JVM starts: minutes on a loaded 2-core machine
+def test_spark_decode_writes_only_our_own_lines_to_stderr(capture, tmp_path):
+    """One Spark run (slow: a JVM starts): stderr held the JVM's notes, log4j's profile and WARN
+    lines and progress bars; now the JVM's output goes to a log file that is removed on success."""
+    out = tmp_path / "rows.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "kraftwire", "decode", capture, "--spark"]
+        + ["--master", "local[1]", "--format", "jsonl", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1100,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert len(out.read_text().splitlines()) == 7
