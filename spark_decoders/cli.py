@@ -82,9 +82,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _missing_extra(args: argparse.Namespace) -> str | None:
     if args.spark:
-        return missing_extra("decode --spark", "spark", "pyspark", "pyarrow")
+        return missing_extra("--spark", "spark", "pyspark", "pyarrow")
     if args.format == "parquet":
-        return missing_extra("decode --format parquet", "parquet", "pyarrow")
+        return missing_extra("--format parquet", "parquet", "pyarrow")
     return None
 
 

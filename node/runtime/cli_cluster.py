@@ -33,18 +33,21 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def _usage_problem(args: argparse.Namespace) -> str | None:
     if not 1 <= args.controllers <= 9:
-        print("kraftwire cluster up: --controllers must be 1..9", file=sys.stderr)
-        return 2
+        return "--controllers must be 1..9"
     if args.dir is not None and os.path.exists(args.dir):
         # never write into a folder we did not make (a --dir /etc left node folders there)
         if not os.path.isdir(args.dir) or os.listdir(args.dir):
-            print(
-                f"kraftwire cluster up: --dir {args.dir} is not a new or empty directory",
-                file=sys.stderr,
-            )
-            return 2
+            return f"--dir {args.dir} is not a new or empty directory"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    problem = _usage_problem(args)
+    if problem is not None:
+        print(f"kraftwire cluster up: {problem}", file=sys.stderr)
+        return 2
     directory = args.dir or tempfile.mkdtemp(prefix="kraftwire-cluster-")
     cluster = LocalCluster(directory, args.controllers, args.base_port, tls=args.tls)
     try:

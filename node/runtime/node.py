@@ -341,14 +341,10 @@ class KRaftNode:
                 request.api_version, request.body, self.config
             )
         if request.api_key == local_apis.DESCRIBE_CLUSTER:
-            body = local_apis.describe_cluster_response(
-                request.api_version,
-                request.body,
-                self.running_storage().meta.cluster_id,
-                self.status(),
-                self.config.listener_name,
+            cluster_id, listener = self.running_storage().meta.cluster_id, self.config.listener_name
+            return request.api_version, local_apis.describe_cluster_response(
+                request.api_version, request.body, cluster_id, self.status(), listener
             )
-            return request.api_version, body
         future: asyncio.Future[tuple[int, Any]] = asyncio.get_running_loop().create_future()
         key = (request.connection, request.correlation_id)
         self._answers[key] = future
@@ -358,9 +354,7 @@ class KRaftNode:
             )
         )
         try:
-            answer = await asyncio.wait_for(
-                future, max(30.0, self.config.request_timeout_ms / 1000 * 4)
-            )
+            answer = await asyncio.wait_for(future, max(30.0, self.config.request_timeout_ms / 250))
         finally:
             self._answers.pop(key, None)
         if request.api_key == recovery_notice.DESCRIBE_QUORUM and self.storage is not None:

@@ -131,11 +131,11 @@ def test_core_paths_import_none_of_the_extras(tmp_path, capture):
     [
         (
             ["decode", "--spark"],
-            "decode --spark needs pyspark and pyarrow: pip install 'kraftwire[spark]'",
+            "--spark needs pyspark and pyarrow: pip install 'kraftwire[spark]'",
         ),
         (
             ["decode", "--format", "parquet", "--out", "{out}"],
-            "decode --format parquet needs pyarrow: pip install 'kraftwire[parquet]'",
+            "--format parquet needs pyarrow: pip install 'kraftwire[parquet]'",
         ),
     ],
 )
@@ -145,7 +145,7 @@ def test_a_command_without_its_extra_names_the_extra_in_one_line(
     env = blocked_env(tmp_path)
     args = [arg.format(out=tmp_path / "out") for arg in command]
     result = run_blocked(env, "-m", "kraftwire", args[0], capture, *args[1:])
-    assert (result.returncode, result.stderr) == (2, f"kraftwire: {message}\n")
+    assert (result.returncode, result.stderr) == (2, f"kraftwire decode: {message}\n")
     assert not (tmp_path / "out").exists()
 
 
