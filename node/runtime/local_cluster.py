@@ -41,7 +41,35 @@ def _bracketed(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-class LocalCluster:
+class NodeProcesses:
+    """Node processes by node id, each stopped by its pid (shared with the interop tests' quorums)."""
+
+    processes: dict[int, subprocess.Popen[bytes]]
+
+    def running(self) -> list[int]:
+        return [i for i, p in self.processes.items() if p.poll() is None]
+
+    def kill(self, node_id: int, sig: int = signal.SIGKILL) -> None:
+        process = self.processes.get(node_id)
+        if process is not None and process.poll() is None:
+            process.send_signal(sig)
+            process.wait(timeout=60)
+
+    def stop_all(self, graceful_s: float = 10.0) -> None:
+        """SIGTERM everyone, wait up to ``graceful_s``, then SIGKILL whatever is left."""
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        stop = time.monotonic() + graceful_s
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=max(0.1, stop - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=30)
+
+
+class LocalCluster(NodeProcesses):
     def __init__(
         self,
         directory: str,
@@ -173,28 +201,6 @@ class LocalCluster:
     def start_all(self) -> None:
         for i in self.ids:
             self.start(i)
-
-    def running(self) -> list[int]:
-        return [i for i, p in self.processes.items() if p.poll() is None]
-
-    def kill(self, node_id: int, sig: int = signal.SIGKILL) -> None:
-        process = self.processes.get(node_id)
-        if process is not None and process.poll() is None:
-            process.send_signal(sig)
-            process.wait(timeout=30)
-
-    def stop_all(self, graceful_s: float = 10.0) -> None:
-        """SIGTERM everyone, wait up to ``graceful_s``, then SIGKILL whatever is left."""
-        for process in self.processes.values():
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        stop = time.monotonic() + graceful_s
-        for process in self.processes.values():
-            try:
-                process.wait(timeout=max(0.1, stop - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=30)
 
     def describe(self) -> tuple[str, Any] | None:
         """(cluster id, DescribeQuorum response) from whichever running node answers, else None."""

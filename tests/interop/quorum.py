@@ -9,7 +9,6 @@ the process printed), kept for the failure report. Every process is stopped by i
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ from pathlib import Path
 from kafka_jars import KAFKA, SERVER, STORAGE_TOOL, java_command, run_tool
 from kraftwire.node.runtime.admin import describe_quorum
 from kraftwire.node.runtime.client import ClientError
-from kraftwire.node.runtime.local_cluster import free_ports
+from kraftwire.node.runtime.local_cluster import NodeProcesses, free_ports
 from kraftwire.node.storage import random_uuid, uuid_to_str
 
 LISTENER = "CONTROLLER"
@@ -48,7 +47,7 @@ class Member:
     voter: bool = True
 
 
-class MixedQuorum:
+class MixedQuorum(NodeProcesses):
     def __init__(
         self,
         root: Path,
@@ -206,28 +205,6 @@ class MixedQuorum:
     def start_all(self) -> None:
         for node in self.members:
             self.start(node)
-
-    def running(self) -> list[int]:
-        return [n for n, p in self.processes.items() if p.poll() is None]
-
-    def kill(self, node: int, sig: int = signal.SIGKILL) -> None:
-        process = self.processes.get(node)
-        if process is not None and process.poll() is None:
-            process.send_signal(sig)
-            process.wait(timeout=60)
-
-    def stop_all(self, graceful_s: float = 10.0) -> None:
-        """SIGTERM every process, wait up to ``graceful_s``, then SIGKILL what is left."""
-        for process in self.processes.values():
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        stop = time.monotonic() + graceful_s
-        for process in self.processes.values():
-            try:
-                process.wait(timeout=max(0.1, stop - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=30)
 
     # -- observing ---------------------------------------------------------------------------
 
