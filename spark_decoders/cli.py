@@ -1,6 +1,7 @@
 """``kraftwire decode CAPTURE... [--schemas DIR[,DIR...]] [--format table|jsonl|parquet] [--out PATH]
 [--table exchanges|frames|connections] [--spark [--master URL]]``: one row per Kafka exchange in the
-captures (or per frame, or per TCP connection)."""
+captures (or per frame, or per TCP connection). ``kraftwire decode -`` reads a capture from standard
+input and prints each row as it is made (``live``)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,12 @@ PREFIX = "kraftwire decode"  # every problem line starts with the command's name
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    parser.add_argument("captures", nargs="+", metavar="CAPTURE", help="pcap or pcapng files")
+    parser.add_argument(
+        "captures",
+        nargs="+",
+        metavar="CAPTURE",
+        help="pcap or pcapng files; - alone: a capture on standard input, rows printed as made",
+    )
     parser.add_argument(
         "--schemas",
         default=None,
@@ -55,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"--ports must be comma-separated numbers, not {args.ports!r}", 2)
     if args.master is not None and not args.spark:
         return _fail("--master is used only with --spark", 2)
+    if "-" in args.captures:
+        return _run_stream(args, ports)
     if args.format == "parquet" and args.out is None:
         return _fail("--format parquet needs --out PATH", 2)
     problem = path_problem(args.captures, args.out) or _missing_extra(args)
@@ -86,6 +94,58 @@ def _missing_extra(args: argparse.Namespace) -> str | None:
     if args.format == "parquet":
         return missing_extra("--format parquet", "parquet", "pyarrow")
     return None
+
+
+def _run_stream(args: argparse.Namespace, ports: frozenset[int]) -> int:
+    """``kraftwire decode -``: each row printed (and flushed) as soon as it is made."""
+    from .api import local_decoder
+    from .capture import CaptureError
+    from .live import decode_stream
+    from .pipeline import DecodeOptions
+
+    if args.captures != ["-"] or args.spark or args.format == "parquet" or args.out is not None:
+        return _fail(
+            "- (standard input) is read alone, locally, as jsonl or table to standard output", 2
+        )
+    shown = _SHOWN[args.table]
+    widths = [max(len(column), 8) for column in shown]
+    if args.format == "table":
+        sys.stdout.write("  ".join(c.ljust(w) for c, w in zip(shown, widths)).rstrip() + "\n")
+    out = sys.stdout.buffer
+
+    def emit(row: dict) -> None:
+        if args.format == "jsonl":
+            out.write(jsonl_line(row, args.table))
+        else:
+            out.write(_table_line(row, shown, widths).encode())
+        out.flush()
+
+    try:
+        sys.stdout.flush()
+        options = DecodeOptions(server_ports=ports, table=args.table)
+        stats = decode_stream(sys.stdin.buffer, local_decoder(args.schemas), emit, options)
+    except BrokenPipeError:  # standard output's reader left: nothing to say
+        _silence_stdout()
+        return 1
+    except (CaptureError, OSError, ValueError) as exc:
+        return _fail(f"standard input: {exc}", 1)
+    except KeyboardInterrupt:
+        return 130
+    for problem in stats.problems[:3]:
+        print(f"{PREFIX}: warning: standard input: {problem}", file=sys.stderr)
+    return 0
+
+
+def _table_line(row: dict, shown: tuple[str, ...], widths: list[int]) -> str:
+    texts = [_cell(row, column) for column in shown]
+    return "  ".join(t.ljust(w) for t, w in zip(texts, widths)).rstrip() + "\n"
+
+
+def _cell(row: dict, column: str) -> str:
+    value = row[column]
+    if column == "api_name" and not value:
+        value = row["api_key"]
+    return "" if value is None else str(value)
 
 
 def _silence_stdout() -> None:

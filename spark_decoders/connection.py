@@ -15,11 +15,22 @@ from typing import Callable, Final
 from .bodies import BodyDecoder
 from .exchanges import Endpoints, Matcher
 from .framing import FrameReader
-from .headers import plausible_request, plausible_response
+from .headers import plausible_request, plausible_response, request_check, request_in_rules
 from .layers import ACK, RST, SYN, Segment
 from .reassembly import TcpStream
 
 DEFAULT_SERVER_PORTS: Final = frozenset({9092, 9093})
+# The API keys of each codec package in use, found once (a package is a module: kept for good).
+_API_KEYS: Final[dict[object, frozenset[int]]] = {}
+
+
+def codec_api_keys(bodies: BodyDecoder) -> frozenset[int]:
+    """The API keys ``bodies``' codec set knows (kraftwire's ReadOffset, 1000, among them)."""
+    package = bodies.package
+    keys = _API_KEYS.get(package)
+    if keys is None:
+        keys = _API_KEYS[package] = frozenset(getattr(package, "APIS", {}))
+    return keys
 
 
 def client_side(seg: Segment, server_ports: frozenset[int]) -> bool:
@@ -55,7 +66,11 @@ class Connection:
         self.conn_id = connection_id(self.client, self.server, ts_ns)
         endpoints = Endpoints(capture_files, self.conn_id, *self.client, *self.server)
         self.matcher = Matcher(endpoints, bodies, emit)
-        self.requests = FrameReader(self.matcher.request, plausible_request)
+        self.requests = FrameReader(
+            self.matcher.request,
+            request_check(codec_api_keys(bodies)),
+            in_rules=request_in_rules,
+        )
         self.responses = FrameReader(
             self.matcher.response, plausible_response(self.matcher.pending)
         )
@@ -110,7 +125,7 @@ class Connection:
     def finish(self) -> None:
         for stream, reader in ((self.to_server, self.requests), (self.to_client, self.responses)):
             stream.finish()
-            reader.finish()
+            reader.finish(stream.fin)
         tls = self.requests.tls_at or self.responses.tls_at
         if tls is not None:
             self.matcher.tls(*tls)

@@ -3,7 +3,8 @@
 Requests wait by correlation id; a response takes the latest request with its id (ids may be reused,
 as tshark also assumes). Pairing reads only the headers (``headers``), so a body that does not decode
 keeps its pair. Produce with acks=0 gets no response and is reported at once. Bodies are decoded when
-the row is built.
+the row is built; of an exchange with a damaged frame (one that never completed), the other frame's
+body still is, and the damaged frame has no frame number or time (no packet completed it).
 """
 
 from __future__ import annotations
@@ -11,9 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Final
 
-from .bodies import BodyDecoder
+from .bodies import BodyDecoder, Decoded
 from .framing import Frame
-from .headers import RequestHead, produce_acks, read_correlation_id, read_request_head
+from .headers import (
+    RequestHead,
+    produce_acks,
+    read_correlation_id,
+    read_cut_request_head,
+    read_request_head,
+)
 from .reassembly import GAP, TRUNCATED
 from .rows import COLUMNS, utc_datetime
 
@@ -58,6 +65,8 @@ class Matcher:
 
     def request(self, frame: Frame) -> None:
         head = read_request_head(frame.payload)
+        if head is None and frame.damage is not None:
+            head = read_cut_request_head(frame.payload)  # its numbers pair it still
         if head is None:
             self.unreadable_frames += 1
             return
@@ -119,24 +128,26 @@ class Matcher:
         problems: list[str] = []
         out_of_range = False  # a timestamp no datetime can hold
         if request is not None and head is not None:  # a request always comes with its head
-            request_ts = row["request_ts"] = utc_datetime(request.ts_ns)
-            out_of_range = request_ts is None
             row["api_key"] = head.api_key
             row["api_name"] = self._api_name(head.api_key)
             row["api_version"] = head.api_version
             row["correlation_id"] = head.correlation_id
             row["client_id"] = head.client_id
             row["request_size"] = request.size
-            row["request_frame"] = request.last_packet & _NUMBER
+            if request.damage is None:
+                request_ts = row["request_ts"] = utc_datetime(request.ts_ns)
+                out_of_range = request_ts is None
+                row["request_frame"] = request.last_packet & _NUMBER
         else:
             row["correlation_id"] = correlation_id
         if response is not None:
-            response_ts = row["response_ts"] = utc_datetime(response.ts_ns)
-            out_of_range = out_of_range or response_ts is None
             row["response_size"] = response.size
-            row["response_frame"] = response.last_packet & _NUMBER
-            if request is not None:
-                row["latency_us"] = (response.ts_ns - request.ts_ns) / 1000.0
+            if response.damage is None:
+                response_ts = row["response_ts"] = utc_datetime(response.ts_ns)
+                out_of_range = out_of_range or response_ts is None
+                row["response_frame"] = response.last_packet & _NUMBER
+                if request is not None and request.damage is None:
+                    row["latency_us"] = (response.ts_ns - request.ts_ns) / 1000.0
         if out_of_range:
             problems.append("a packet timestamp past the year 9999 (a damaged capture?) left out")
         request_damage = request.damage if request is not None else None
@@ -144,13 +155,43 @@ class Matcher:
         if request_damage or response_damage:
             truncated = TRUNCATED in (request_damage, response_damage)
             row["status"] = TRUNCATED if truncated else GAP
-            problems.append(f"frame cut by a {'snaplen truncation' if truncated else 'stream gap'}")
+            if request is not None and request_damage:
+                problems.append(f"request frame incomplete: {request.note}")
+            if response is not None and response_damage:
+                problems.append(f"response frame incomplete: {response.note}")
+            if head is not None:
+                self._intact_bodies(row, problems, request, head, response)
         elif request is not None and head is not None:
             answer = response.payload if response is not None else None
             self.bodies.fill(row, problems, request.payload, head, answer)
         if problems:
             row["decode_error"] = "; ".join(problems)
         return row
+
+    def _intact_bodies(
+        self,
+        row: dict,
+        problems: list[str],
+        request: Frame | None,
+        head: RequestHead,
+        response: Frame | None,
+    ) -> None:
+        """The bodies of the frames of a damaged exchange that did complete (the damaged one's
+        header, intact, says which API and version they are)."""
+        api_key, version = head.api_key, head.api_version
+        if not self.bodies.knows(api_key, version):
+            return
+        if request is not None and request.damage is None:
+            decoded = self.bodies.request(request.payload, api_key, version)
+            row["request_json"] = decoded.json_text
+            _note(problems, decoded)
+        if response is not None and response.damage is None:
+            decoded = self.bodies.response(response.payload, api_key, version)
+            row["response_json"] = decoded.json_text
+            row["error_code"] = decoded.error_code
+            row["error_codes"] = decoded.error_codes
+            row["throttle_time_ms"] = decoded.throttle_time_ms
+            _note(problems, decoded)
 
     def _api_name(self, api_key: int) -> str | None:
         """``bodies.api_name``, asked once per API key of the connection."""
@@ -159,3 +200,8 @@ class Matcher:
         if name is None and api_key not in names:
             name = names[api_key] = self.bodies.api_name(api_key)
         return name
+
+
+def _note(problems: list[str], decoded: Decoded) -> None:
+    if decoded.message is not None:
+        problems.append(decoded.message)

@@ -2,14 +2,25 @@
 
 ``FrameReader`` is a reassembly sink (``data`` / ``gap``) and hands each complete frame to a callback
 with the number of the packet that brought its first byte and of the one that completed it (tshark's
-frame number for the PDU) and that packet's timestamp. After a gap, or at a mid-stream start, it
-resynchronises: it looks for the next offset where a frame plausibly starts, as judged by the
-``plausible(buf, pos, packet_starts)`` function of its direction (True, False, or None when more bytes
-are needed to tell). A frame that a gap or the snaplen
-cut through is still handed on, marked ``gap`` / ``truncated``, so its header can be reported.
+frame number for the PDU) and that packet's timestamp.
+
+In sync, each frame's size says where the next one starts, and a frame is taken whatever its header
+holds, as long as it keeps the rules every frame of its direction keeps (``in_rules``: for requests,
+Kafka's rules for any request header, ``headers.request_in_rules``); a size no frame can have
+(negative, or above ``max_frame``) or a frame that breaks those rules means the frame boundaries
+were lost (a damaged size).
+A gap whose length the stream knows (missing segments, bytes the snap length cut) inside a frame
+leaves the reader in sync: it goes on at that frame's end. A gap of unknown length (a mid-stream
+start), one that reaches past the frame's end, or a lost boundary make it resynchronise: it looks for
+the next offset where a frame plausibly starts, as judged by the ``plausible(buf, pos,
+packet_starts)`` function of its direction (True, False, or None when more bytes are needed to tell).
+
+A frame that a gap, the snap length or the end of the capture cut through is still handed on, marked
+``gap`` / ``truncated`` with a note saying which and how many bytes, so its header can be reported.
+
 A stream whose first bytes are a TLS handshake record header (content type 0x16, version 0x03xx,
-then a ClientHello or ServerHello) is encrypted: the reader notes where (``tls_at``) and reads no frames from it, rather than garbage. No
-Kafka frame starts so (its size would be over 360 MB).
+then a ClientHello or ServerHello) is encrypted: the reader notes where (``tls_at``) and reads no
+frames from it, rather than garbage. No Kafka frame starts so (its size would be over 360 MB).
 """
 
 from __future__ import annotations
@@ -18,7 +29,7 @@ import struct
 from typing import Callable, Final
 
 from .headers import Plausible
-from .reassembly import TRUNCATED, StreamSink
+from .reassembly import CAPTURE_END, CLOSED, TRUNCATED, StreamSink
 
 MAX_FRAME: Final = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
 _SIZE: Final = struct.Struct(">i")
@@ -39,7 +50,7 @@ class Frame:
     took two tuples and a Python int for each number, and its readers (``exchanges``) read fields
     straight from it."""
 
-    __slots__ = ("payload", "size", "first_packet", "last_packet", "ts_ns", "damage")
+    __slots__ = ("payload", "size", "first_packet", "last_packet", "ts_ns", "damage", "note")
 
     def __init__(
         self,
@@ -49,15 +60,19 @@ class Frame:
         last_packet: int,
         ts_ns: int,
         damage: str | None,
+        note: str | None = None,
     ) -> None:
         self.payload = payload  # without the size prefix; shorter than ``size`` when damaged
         self.size = size
         self.first_packet = first_packet  # the packet that brought its first byte
-        self.last_packet = last_packet  # the packet that completed it (tshark's frame number)
+        # The packet that completed it (tshark's frame number); of a damaged frame, which never
+        # completed, the last packet that brought bytes of it.
+        self.last_packet = last_packet
         self.ts_ns = ts_ns  # that packet's timestamp
         self.damage = damage  # None, "gap" or "truncated"
+        self.note = note  # of a damaged frame: what cut it, and where
 
-    def fields(self) -> tuple[bytes, int, int, int, int, str | None]:
+    def fields(self) -> tuple[bytes, int, int, int, int, str | None, str | None]:
         return (
             self.payload,
             self.size,
@@ -65,6 +80,7 @@ class Frame:
             self.last_packet,
             self.ts_ns,
             self.damage,
+            self.note,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -84,13 +100,21 @@ def opens_tls(data: bytes) -> bool:
 
 class FrameReader(StreamSink):
     def __init__(
-        self, on_frame: Callable[[Frame], None], plausible: Plausible, max_frame: int = MAX_FRAME
+        self,
+        on_frame: Callable[[Frame], None],
+        plausible: Plausible,
+        max_frame: int = MAX_FRAME,
+        in_rules: Plausible | None = None,
     ) -> None:
         self.on_frame = on_frame
-        self.plausible = plausible
+        self.plausible = plausible  # where a frame may start, to find the frames again
+        self.in_rules = in_rules  # what every frame keeps (None: any frame of a sane size)
         self.max_frame = max_frame
         self.buf = bytearray()
         self.synced = True
+        # Bytes of a damaged frame still to pass over before the next frame starts (a gap of
+        # known length inside it); while there are, ``synced`` is False and ``buf`` empty.
+        self.skip = 0
         self.first_packet = 0  # packet that brought the buffer's first byte
         # (buffer offset, packet number) where each delivered packet's bytes begin
         self.packet_starts: list[tuple[int, int]] = []
@@ -111,6 +135,9 @@ class FrameReader(StreamSink):
             if self.synced:
                 self._whole_frames(payload, packet, ts_ns)
                 return
+            if self.skip:
+                self._pass_over(payload, packet, ts_ns)
+                return
             self.first_packet = packet
         self.packet_starts.append((len(self.buf), packet))
         self.buf += payload
@@ -120,43 +147,76 @@ class FrameReader(StreamSink):
         if self.synced:
             self._frames()
 
-    def gap(self, kind: str) -> None:
-        """Bytes are missing here: a frame in progress is damaged, and the next one must be found."""
+    def _pass_over(self, payload: bytes, packet: int, ts_ns: int) -> None:
+        """Bytes that go on a damaged frame: passed over up to its end, frames read after it."""
+        skip = self.skip
+        self.last_packet, self.last_ts = packet, ts_ns
+        if len(payload) < skip:
+            self.skip = skip - len(payload)
+            return
+        self.skip = 0
+        self.synced = True
+        if len(payload) > skip:
+            self._whole_frames(payload[skip:], packet, ts_ns)
+
+    def gap(self, kind: str, missing: int = -1) -> None:
+        """``missing`` bytes are missing here (-1: how many is not known): a frame in progress is
+        damaged; the reader goes on at its end when the gap ends inside it, else finds the next
+        frame by its plausibility."""
         self.fresh = False
-        if self.synced and len(self.buf) >= 4:
-            (size,) = _unpack_size(self.buf, 0)
-            if 0 <= size <= self.max_frame:
-                damage = "truncated" if kind == TRUNCATED else "gap"
+        skip = self.skip
+        if skip:  # another gap in the damaged frame, already handed on
+            self.skip = skip - missing if 0 <= missing <= skip else 0
+            self.synced = missing == skip
+            return
+        buf = self.buf
+        if self.synced and len(buf) >= 4:
+            (size,) = _unpack_size(buf, 0)
+            if 0 <= size <= self.max_frame:  # always so in sync: a frame in progress
+                left = 4 + size - len(buf)  # of the frame, from here
+                note = _damage_note(kind, missing, left, len(buf) - 4, size)
+                damage = "truncated" if kind in _CUTS else "gap"
+                payload = bytes(buf[4:])
                 self.on_frame(
                     Frame(
-                        bytes(self.buf[4:]),
+                        payload,
                         size,
                         self.first_packet,
                         self.last_packet,
                         self.last_ts,
                         damage,
+                        note,
                     )
                 )
-        self.buf.clear()
+                if 0 <= missing <= left:
+                    buf.clear()
+                    self.packet_starts.clear()
+                    self.skip = left - missing
+                    self.synced = self.skip == 0
+                    return
+        buf.clear()
         self.packet_starts.clear()
         self.synced = False
 
-    def finish(self) -> None:
-        """The stream ended; a frame in progress is reported as cut off by the end of the capture."""
+    def finish(self, closed: bool = False) -> None:
+        """The stream ended (``closed``: the connection was closed, else the capture ended); a
+        frame in progress is reported as cut off there."""
         if self.buf and self.synced:
-            self.gap(TRUNCATED)
+            self.gap(CLOSED if closed else CAPTURE_END)
         self.buf.clear()
 
     def _frames(self) -> None:
         buf = self.buf
         pos, end = 0, len(buf)
-        starts = self._starts()
+        in_rules = self.in_rules
         while end - pos >= 4:
             (size,) = _unpack_size(buf, pos)
-            verdict = self.plausible(buf, pos, starts) if size <= self.max_frame else False
+            verdict: bool | None = 0 <= size <= self.max_frame
+            if verdict and in_rules is not None:
+                verdict = in_rules(buf, pos, _PACKET_START)
             if verdict is None:
-                break  # too few bytes yet to judge this frame's header
-            if not verdict:  # lost the frame boundaries (a damaged size): find them again
+                break  # too few bytes yet to tell
+            if not verdict:  # no frame is like this: the frame boundaries are lost
                 self._trim(pos)
                 self.synced = False
                 self._resync(skip_first=True)
@@ -173,10 +233,10 @@ class FrameReader(StreamSink):
     def _whole_frames(self, payload: bytes, packet: int, ts_ns: int) -> None:
         """``data`` into an empty buffer, the common case: the loop of ``_frames`` over the payload
         itself, so frames that lie wholly in it are sliced straight from it and only a remainder is
-        copied into the buffer. Verdicts are the same, the packet's one start being offset 0."""
+        copied into the buffer."""
         self.last_packet, self.last_ts = packet, ts_ns
         pos, end = 0, len(payload)
-        max_frame, plausible, on_frame = self.max_frame, self.plausible, self.on_frame
+        max_frame, on_frame, in_rules = self.max_frame, self.on_frame, self.in_rules
         verdict: bool | None = True
         size: int
         while end - pos >= 4:
@@ -184,7 +244,9 @@ class FrameReader(StreamSink):
                 size = int(read_i32_be(payload, pos))
             else:
                 (size,) = _unpack_size(payload, pos)
-            verdict = plausible(payload, pos, _PACKET_START) if size <= max_frame else False
+            verdict = 0 <= size <= max_frame
+            if verdict and in_rules is not None:
+                verdict = in_rules(payload, pos, _PACKET_START)
             stop = pos + 4 + size
             if not verdict or stop > end:
                 break
@@ -251,3 +313,19 @@ class _Offsets:
         if self._set is None:
             self._set = frozenset(start for start, _ in self.starts)
         return offset in self._set
+
+
+_CUTS: Final = frozenset({TRUNCATED, CAPTURE_END, CLOSED})  # kinds of gap that truncate a frame
+
+
+def _damage_note(kind: str, missing: int, left: int, captured: int, size: int) -> str:
+    """What cut a frame of ``size`` bytes after its first ``captured``, ``left`` bytes before its
+    end: a gap of ``missing`` bytes (-1: unknown) of ``kind``."""
+    if kind == CAPTURE_END:
+        return f"the capture ended after its first {captured} of {size} bytes"
+    if kind == CLOSED:
+        return f"the connection closed after its first {captured} of {size} bytes"
+    lost = f"{min(missing, left)} bytes" if missing >= 0 else "bytes"
+    if kind == TRUNCATED:
+        return f"the snap length cut {lost} after its first {captured}"
+    return f"{lost} missing from the capture after its first {captured}"

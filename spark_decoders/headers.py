@@ -3,8 +3,13 @@
 Pairing needs only the header: a request header always starts ``int16 api key, int16 api version,
 int32 correlation id, int16-length client id`` (the client id keeps its classic encoding even in
 flexible versions), and a response header starts with the correlation id. So pairing never depends on
-whether a body decodes. This module also judges where a frame plausibly starts (for resynchronising
-after a gap) and reads Produce's ``acks`` (acks=0 gets no response).
+whether a body decodes. This module also judges where a frame plausibly starts (only to find the
+frames again after a gap of unknown length or a mid-stream start: a frame read in sync is taken
+whatever its header holds) and reads Produce's ``acks`` (acks=0 gets no response).
+
+Kafka's rule for the client id is that of a nullable string: an int16 length, -1 for null, then
+that many bytes of UTF-8 (so any text up to 32,767 bytes); its header reader refuses other negative
+lengths and, here as in kraftwire's codecs, bytes that are not UTF-8.
 """
 
 from __future__ import annotations
@@ -22,16 +27,18 @@ _SIZE_AND_ID: Final = struct.Struct(">ii")  # a response frame's size, then its 
 # Bound once: compiled, ``_INT16.unpack_from(...)`` would look the method up on every call.
 _unpack_int16: Final = _INT16.unpack_from
 _unpack_request_head: Final = _REQUEST_HEAD.unpack_from
+_unpack_numbers: Final = struct.Struct(">hhi").unpack_from  # key, version, correlation id
 _unpack_int32: Final = _INT32.unpack_from
 _unpack_request_start: Final = _REQUEST_START.unpack_from
 _unpack_size_and_id: Final = _SIZE_AND_ID.unpack_from
-_PRINTABLE: Final = re.compile(rb"[\x20-\x7e]*")
+# Bytes no client id plausibly holds when looking for a frame start: control characters.
+_CONTROL: Final = re.compile(rb"[\x00-\x1f\x7f]")
 # Whether this module runs compiled: then a header's fields are read from bytes with librt's typed
 # readers (see ``pipeline.COMPILED``).
 COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 if COMPILED:
     from librt.strings import read_i16_be, read_i32_be
-MAX_API_KEY: Final = 127
+MAX_API_KEY: Final = 127  # Kafka numbers its APIs from 0 up; a codec set may add its own keys
 MAX_API_VERSION: Final = 40
 PRODUCE: Final = 0
 
@@ -57,8 +64,9 @@ class RequestHead:
         self.correlation_id = correlation_id
         self.client_id = client_id
         self.end = end  # offset after the client id (the tagged fields of header v2 follow)
-        # The client id is null (length -1) or ASCII: a header codec certainly reads it to
-        # ``end`` (see ``request_body_start``). False for an invalid negative length or other bytes.
+        # The client id is null (length -1) or UTF-8, as Kafka's rule has it: a header codec
+        # certainly reads it to ``end`` (see ``request_body_start``). False for an invalid
+        # negative length or bytes that are not UTF-8 (then ``client_id`` has them replaced).
         self.plain = plain
 
 
@@ -81,13 +89,27 @@ def read_request_head(payload: bytes) -> RequestHead | None:
         if end > len(payload):
             return None
         raw = payload[10:end]
-        client_id, plain = raw.decode("utf-8", "replace"), raw.isascii()
+        try:
+            client_id, plain = raw.decode(), True
+        except UnicodeDecodeError:
+            client_id, plain = raw.decode("utf-8", "replace"), False
     return RequestHead(api_key, api_version, correlation_id, client_id, end, plain)
+
+
+def read_cut_request_head(payload: bytes) -> RequestHead | None:
+    """``read_request_head`` of a frame cut short: when its client id goes on past the bytes
+    there are, its API key, version and correlation id still (no client id); None when even
+    those are cut."""
+    head = read_request_head(payload)
+    if head is None and len(payload) >= 8:
+        api_key, api_version, correlation_id = _unpack_numbers(payload, 0)
+        head = RequestHead(api_key, api_version, correlation_id, None, len(payload), False)
+    return head
 
 
 def request_body_start(payload: bytes, header_version: int) -> int | None:
     """Where the body starts after a request header of ``header_version``, when the header is the
-    plain kind the codec's header reader certainly reads to that same offset: an ASCII (or null)
+    plain kind the codec's header reader certainly reads to that same offset: a null or UTF-8
     client id and, in version 2, no tagged fields. None otherwise: the codec must read it (and
     report what is wrong with it; Kafka's header spec no longer has version 0, for one)."""
     head = read_request_head(payload)
@@ -131,9 +153,27 @@ Boundaries = Container[int]
 Plausible = Callable[[Buffer, int, Boundaries], "bool | None"]
 
 
+def request_check(api_keys: Container[int]) -> Plausible:
+    """Whether a request frame can start at ``pos`` (None: not enough bytes yet to tell): a sane
+    size, an API key of Kafka's or of ``api_keys`` (the codec set's), a version Kafka could have,
+    a correlation id, and a client id that is null or UTF-8 text without control characters.
+    Only for finding frames again: a frame read in sync is never judged."""
+
+    def check(buf: Buffer, pos: int, boundaries: Boundaries = frozenset()) -> bool | None:
+        return _plausible_request(buf, pos, api_keys)
+
+    return check
+
+
+_NO_KEYS: Final[frozenset[int]] = frozenset()
+
+
 def plausible_request(buf: Buffer, pos: int, boundaries: Boundaries = frozenset()) -> bool | None:
-    """Whether a request frame can start at ``pos``: sane size, API key, version and client id
-    (None: not enough bytes yet to tell)."""
+    """``request_check`` of Kafka's own API keys."""
+    return _plausible_request(buf, pos, _NO_KEYS)
+
+
+def _plausible_request(buf: Buffer, pos: int, api_keys: Container[int]) -> bool | None:
     if len(buf) - pos < 14:
         return None
     size: int
@@ -149,7 +189,9 @@ def plausible_request(buf: Buffer, pos: int, boundaries: Boundaries = frozenset(
         length = int(read_i16_be(buf, pos + 12))
     else:
         size, api_key, api_version, correlation_id, length = _unpack_request_start(buf, pos)
-    if size < 10 or size > 100 * 1024 * 1024 or not 0 <= api_key <= MAX_API_KEY:
+    if size < 10 or size > 100 * 1024 * 1024:
+        return False
+    if not 0 <= api_key <= MAX_API_KEY and api_key not in api_keys:
         return False
     if not 0 <= api_version <= MAX_API_VERSION or correlation_id < 0:
         return False
@@ -157,28 +199,72 @@ def plausible_request(buf: Buffer, pos: int, boundaries: Boundaries = frozenset(
         return True
     if length < 0 or length > size - 10:
         return False
-    return _printable(buf, pos + 14, pos + 14 + length)
+    if pos + 14 + length > len(buf):
+        return None  # the client id goes on past the bytes there are
+    return _plausible_client_id(buf, pos + 14, pos + 14 + length)
 
 
-# Client ids judged by ``_printable``: a connection sends the same few again and again, and a
-# dictionary look-up costs a third of the regular expression's match. Short ids only, and a bounded
-# number of them, so that hostile traffic cannot make the memo large.
-_PRINTABLE_MEMO: Final[dict[bytes, bool]] = {}
+def request_in_rules(buf: Buffer, pos: int, boundaries: Boundaries = frozenset()) -> bool | None:
+    """Whether the request frame at ``pos`` keeps Kafka's rules for every request header (None:
+    not enough bytes yet to tell): room for its fixed fields, and a client id that is null or
+    UTF-8 and lies inside the frame. A frame read in sync that breaks them means the frame
+    boundaries were lost (a damaged size): Kafka's own reader could not read it. Its API key and
+    version are not judged: a key no codec knows is a frame all the same."""
+    if len(buf) - pos < 14:
+        return None
+    size: int
+    length: int
+    if COMPILED and isinstance(buf, bytes):
+        size, length = int(read_i32_be(buf, pos)), int(read_i16_be(buf, pos + 12))
+    else:
+        (size,) = _unpack_int32(buf, pos)
+        (length,) = _unpack_int16(buf, pos + 12)
+    if size < 10:
+        return False
+    if length == -1:
+        return True
+    if length < 0 or length > size - 10:
+        return False
+    if pos + 14 + length > len(buf):
+        return None
+    return _client_id_kind(buf, pos + 14, pos + 14 + length) != _NOT_UTF8
+
+
+def _plausible_client_id(buf: Buffer, start: int, end: int) -> bool:
+    """Whether ``buf[start:end]`` is UTF-8 text without control characters."""
+    return _client_id_kind(buf, start, end) == _TEXT
+
+
+# What a client id's bytes are: not UTF-8, UTF-8 with control characters, or text without them.
+_NOT_UTF8: Final = 0
+_CONTROLS: Final = 1
+_TEXT: Final = 2
+# Client ids judged by ``_client_id_kind``: a connection sends the same few again and again, and a
+# dictionary look-up costs less than decoding. Short ids only, and a bounded number of them, so
+# that hostile traffic cannot make the memo large.
+_CLIENT_ID_MEMO: Final[dict[bytes, int]] = {}
 _MEMO_ID_BYTES: Final = 64
 _MEMO_IDS: Final = 4096
 
 
-def _printable(buf: Buffer, start: int, end: int) -> bool:
-    """Whether ``buf[start:end]`` is all printable ASCII."""
-    if end - start > _MEMO_ID_BYTES or not isinstance(buf, bytes):
-        return _PRINTABLE.fullmatch(buf, start, end) is not None
-    client_id = buf[start:end]
-    known = _PRINTABLE_MEMO.get(client_id)
+def _client_id_kind(buf: Buffer, start: int, end: int) -> int:
+    client_id = bytes(buf[start:end])
+    if end - start > _MEMO_ID_BYTES:
+        return _kind_of(client_id)
+    known = _CLIENT_ID_MEMO.get(client_id)
     if known is None:
-        if len(_PRINTABLE_MEMO) >= _MEMO_IDS:
-            _PRINTABLE_MEMO.clear()
-        known = _PRINTABLE_MEMO[client_id] = _PRINTABLE.fullmatch(client_id) is not None
+        if len(_CLIENT_ID_MEMO) >= _MEMO_IDS:
+            _CLIENT_ID_MEMO.clear()
+        known = _CLIENT_ID_MEMO[client_id] = _kind_of(client_id)
     return known
+
+
+def _kind_of(client_id: bytes) -> int:
+    try:
+        client_id.decode()
+    except UnicodeDecodeError:
+        return _NOT_UTF8
+    return _CONTROLS if _CONTROL.search(client_id) is not None else _TEXT
 
 
 WEAK_RESPONSE_MAX: Final = 64 * 1024

@@ -7,13 +7,18 @@ acknowledgements; it hands its ``sink`` the payload bytes in sequence order exac
 * retransmissions and overlaps are cut to the bytes not yet delivered;
 * segments from the future wait in a bounded buffer until the hole fills, the peer acknowledges past
   the hole (the capture missed those bytes, the receiver did not), the buffer is full, or the stream
-  ends; then the hole is reported as a gap and delivery resumes after it;
-* a stream whose SYN was not captured starts mid-stream (reported like a gap: the sink resynchronises);
-* bytes the snaplen cut off are reported as a ``truncated`` gap.
+  ends; then the hole is reported as a gap, with its length, and delivery resumes after it;
+* bytes that wait for a hole are handed on, when the segment that fills it arrives, with that
+  segment's packet number and time: the frames they complete were completed by it (as tshark's
+  out-of-order reassembly has it);
+* a stream whose SYN was not captured starts mid-stream (reported like a gap of unknown length: the
+  sink resynchronises);
+* bytes the snaplen cut off are reported as a ``truncated`` gap, with their count.
 
-The sink has two methods: ``data(payload, packet_number, ts_ns)`` and ``gap(kind)``. The package's
-own sinks derive from ``StreamSink``, so that the compiled build calls them directly; any other
-object with those methods is wrapped (``_AnySink``).
+The sink has two methods: ``data(payload, packet_number, ts_ns)`` and ``gap(kind, missing)``, the
+count of missing bytes -1 when it is not known. The package's own sinks derive from ``StreamSink``,
+so that the compiled build calls them directly; any other object with ``data`` and ``gap(kind)`` is
+wrapped (``_AnySink``).
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ MAX_BUFFERED_BYTES: Final = 8 * 1024 * 1024
 GAP: Final = "gap"
 MIDSTREAM: Final = "midstream"
 TRUNCATED: Final = "truncated"
+# Not from a stream: what a frame reader is told when its stream ends (``framing``).
+CAPTURE_END: Final = "capture_end"
+CLOSED: Final = "closed"
 _SYN_RST: Final = SYN | RST
 _SYN_RST_FIN: Final = SYN | RST | FIN
 # ``next_seq`` before the stream starts and ``peer_acked`` before the peer acknowledged anything: no
@@ -47,7 +55,7 @@ class StreamSink:
     def data(self, payload: bytes, packet: int, ts_ns: int) -> None:
         raise NotImplementedError
 
-    def gap(self, kind: str) -> None:
+    def gap(self, kind: str, missing: int = -1) -> None:
         raise NotImplementedError
 
 
@@ -60,7 +68,7 @@ class _AnySink(StreamSink):
     def data(self, payload: bytes, packet: int, ts_ns: int) -> None:
         self.target.data(payload, packet, ts_ns)
 
-    def gap(self, kind: str) -> None:
+    def gap(self, kind: str, missing: int = -1) -> None:
         self.target.gap(kind)
 
 
@@ -135,7 +143,7 @@ class TcpStream:
         if ahead > 0:
             self._skip_to(seq)
         self._deliver(seq, payload, missing, packet, ts_ns, flags)
-        self._drain()
+        self._drain(packet, ts_ns)
 
     def peer_ack(self, ack: int) -> None:
         """The other side acknowledged ``ack``: everything before it reached the receiver."""
@@ -184,12 +192,12 @@ class TcpStream:
         return min(self.pending, key=lambda s: seq_diff(s, base))
 
     def _skip_to(self, seq: int) -> None:
-        self._gap(GAP)
+        self._gap(GAP, seq_diff(seq, self._expected()))
         self.next_seq = seq
 
-    def _gap(self, kind: str) -> None:
+    def _gap(self, kind: str, missing: int = -1) -> None:
         self.gaps += 1
-        self.sink.gap(kind)
+        self.sink.gap(kind, missing)
 
     def _deliver(
         self, seq: int, payload: bytes, missing: int, packet: int, ts_ns: int, flags: int
@@ -211,12 +219,15 @@ class TcpStream:
         else:
             overlap -= len(payload)
         if missing > overlap:
-            self._gap(TRUNCATED)
+            self._gap(TRUNCATED, missing - overlap)
             self.next_seq = (expected + missing - overlap) & 0xFFFFFFFF
         if flags & FIN:
             self.fin = True
 
-    def _drain(self) -> None:
+    def _drain(self, filler: int = -1, filler_ts_ns: int = 0) -> None:
+        """Hands on the waiting segments that are next now: with the number and time of
+        ``filler``, the packet whose bytes made them next, when there is one (-1: a gap was
+        skipped, and each keeps its own)."""
         while self.pending:
             expected = self._expected()
             ready = [s for s in self.pending if seq_diff(s, expected) <= 0]
@@ -225,4 +236,6 @@ class TcpStream:
             for seq in sorted(ready, key=lambda s: seq_diff(s, expected)):
                 payload, missing, packet, ts_ns, flags = self.pending.pop(seq)
                 self.pending_bytes -= len(payload)
+                if filler >= 0:
+                    packet, ts_ns = filler, filler_ts_ns
                 self._deliver(seq, payload, missing, packet, ts_ns, flags)

@@ -169,6 +169,19 @@ class Conversation:
             self.emit(ts_ns, self.segment_packet(from_client, seq, chunk))
             ts_ns += 1000
 
+    def send_in_order(
+        self, from_client: bool, data: bytes, ts_ns: int, mss: int, order: list[int]
+    ) -> None:
+        """``data`` cut into segments of ``mss`` bytes and captured in ``order`` (indexes into
+        the cut, one packet every microsecond): out of order when the indexes are, and a segment
+        whose index is left out is one the capture missed (the peer got it: later packets
+        acknowledge it)."""
+        planned = self.segments(from_client, data, mss)
+        for index in order:
+            seq, chunk = planned[index]
+            self.emit(ts_ns, self.segment_packet(from_client, seq, chunk))
+            ts_ns += 1000
+
     def close(self, ts_ns: int) -> None:
         self.emit(ts_ns, self._packet(True, ts_ns, FIN | ACK))
         self.seq[True] += 1

@@ -112,10 +112,10 @@ class _Tally(StreamSink):
         self.delivered += len(payload)
         self.reader.data(payload, packet, ts_ns)
 
-    def gap(self, kind: str) -> None:
+    def gap(self, kind: str, missing: int = -1) -> None:
         self.gap_kinds.add(kind)
         self.gaps += kind == GAP
-        self.reader.gap(kind)
+        self.reader.gap(kind, missing)
 
 
 class ObservedConnection(Connection):

@@ -49,21 +49,30 @@ request_headers = st.one_of(
 )
 
 
-@settings(max_examples=800, deadline=None)
 def _plain_header_end(payload: bytes, header_version: int) -> int | None:
-    """The rule, spelled out on its own: after a null or ASCII client id, header v1 ends there and
-    v2 one byte later when that byte is a zero tagged-field count; anything else is the codec's."""
+    """The rule, spelled out on its own: Kafka's client id is a nullable string (int16 length, -1
+    for null, then that many bytes of UTF-8); after one, header v1 ends there and v2 one byte
+    later when that byte is a zero tagged-field count; anything else is the codec's."""
     if len(payload) < 10 or header_version not in (1, 2):
         return None
     length = int.from_bytes(payload[8:10], "big", signed=True)
     end = 10 + max(length, 0)
-    if length < -1 or end > len(payload) or not payload[10:end].isascii():
+    if length < -1 or end > len(payload) or not _is_utf8(payload[10:end]):
         return None
     if header_version == 1:
         return end
     return end + 1 if end < len(payload) and payload[end] == 0 else None
 
 
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+@settings(max_examples=800, deadline=None)
 @given(payload=request_headers, header_version=st.integers(0, 3))
 def test_body_start_after_a_read_head_equals_reading_the_header_again(payload, header_version):
     """The exchange path reads a request's head once: where its body starts is then found from

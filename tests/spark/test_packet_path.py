@@ -81,15 +81,15 @@ def test_the_first_acknowledgement_is_kept_whatever_its_value(first_ack, behind)
     assert stream.peer_acked == first_ack
 
 
-FRAME_FIELDS = (b"body", 4, 7 | 1 << 40, 9 | 1 << 40, 1_700_000_000_123_456_789, None)
+FRAME_FIELDS = (b"body", 4, 7 | 1 << 40, 9 | 1 << 40, 1_700_000_000_123_456_789, None, None)
 
 
 def test_frames_are_equal_exactly_when_every_field_is():
     """The frame readers' equality tests (shortcut against general path) compare frames: a frame
-    equals another only when all six fields do, and never a plain tuple of them."""
+    equals another only when all seven fields do, and never a plain tuple of them."""
     frame = Frame(*FRAME_FIELDS)
     assert frame == Frame(*FRAME_FIELDS) and frame.fields() == FRAME_FIELDS
-    changed = (b"bodx", 5, 8, 10, 1, "gap")
+    changed = (b"bodx", 5, 8, 10, 1, "gap", "3 bytes missing from the capture after its first 4")
     for index, value in enumerate(changed):
         other = list(FRAME_FIELDS)
         other[index] = value
