@@ -71,7 +71,7 @@ def test_a_stream_read_a_few_bytes_at_a_time_gives_the_files_rows(tmp_path, kind
     stats = decode_stream(_Trickle(data, size), BodyDecoder(package), rows.append)
     assert stats.problems == []
     for row in expected:
-        row["capture_file"] = "-"
+        row["capture_file"], row["capture_files"] = "-", ["-"]
     assert rows == expected
 
 
@@ -136,12 +136,12 @@ def test_decode_dash_table_and_refusals(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.decode().splitlines()
-    assert lines[0].split()[:2] == ["request_frame", "response_frame"]
-    assert [line.split()[:2] for line in lines[1:]] == [["4", "5"], ["6", "7"]]
+    assert lines[0].split()[:3] == ["capture", "request_frame", "response_frame"]
+    assert [line.split()[:3] for line in lines[1:]] == [["-", "4", "5"], ["-", "6", "7"]]
     for extra in (["--format", "parquet"], ["--spark"], ["x.pcap"]):
         refused = subprocess.run(
             [KRAFTWIRE, "decode", "-", *extra], input=data, capture_output=True, timeout=60
         )
         assert refused.returncode == 2 and refused.stderr.count(b"\n") == 1, refused.stderr
     empty = subprocess.run([KRAFTWIRE, "decode", "-"], input=b"", capture_output=True, timeout=60)
-    assert empty.returncode == 1 and empty.stderr.startswith(b"kraftwire: standard input: not a")
+    assert empty.returncode == 1 and empty.stderr.startswith(b"kraftwire decode: standard input: not a")
