@@ -18,13 +18,6 @@ def test_mutated_frames_naming_a_wrong_cluster_id(tmp_path):
     assert summary["frames"] == 2000 and summary["acknowledged"] == 4
 
 
-@pytest.mark.xfail(
-    raises=AssertionError,
-    strict=True,
-    reason="issue 26 items 2 and 3, fixed on another branch: a peer's BeginQuorumEpoch ends a node"
-    " (LeaderConflict), a Vote or BeginQuorumEpoch at epoch 2^31-1 steps the quorum past int32."
-    " Strict: once those fixes are merged this passes, and the mark must go.",
-)
 def test_mutated_frames_knowing_the_cluster_id(tmp_path):
     summary = run_live_fuzz(str(tmp_path / "cluster"), 2000, seed=26, rounds=4)
     assert summary["frames"] == 2000 and summary["acknowledged"] == 4
