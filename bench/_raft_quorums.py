@@ -112,7 +112,9 @@ class _Quorum:
                 return node, epoch, at
             self._check_alive()
             time.sleep(0.05)
-        raise TimeoutError(f"{self.kind}: no leader after epoch {after_epoch} in {timeout_s} s")
+        raise TimeoutError(
+            f"{self.kind}: no leader after epoch {after_epoch} in {timeout_s} s\n{self.tails()}"
+        )
 
     def wait_follower(self, node: int, epoch: int, timeout_s: float = 120.0) -> None:
         """Until ``node`` (restarted) follows with a known high watermark in ``epoch`` or later."""
@@ -122,7 +124,14 @@ class _Quorum:
                 return
             self._check_alive()
             time.sleep(0.1)
-        raise TimeoutError(f"{self.kind}: node {node} did not rejoin epoch {epoch}")
+        raise TimeoutError(f"{self.kind}: node {node} did not rejoin epoch {epoch}\n{self.tails()}")
+
+    def tails(self, lines: int = 8) -> str:
+        """The last lines each node printed, for the error that stops the bench."""
+        return "\n".join(
+            f"--- {self.kind} node {node} ---\n" + "\n".join(out.lines()[-lines:])
+            for node, out in self.outputs.items()
+        )
 
     def _check_alive(self) -> None:
         for node, process in self.processes.items():
