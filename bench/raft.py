@@ -238,7 +238,7 @@ def summary(ours_rows, theirs_rows, ours_fail, theirs_fail) -> None:
     ratio = ours_fixed["p99"] / theirs_fixed["p99"]
     print(
         f"verdict p99 commit latency at {shared:,} records/s: kraftwire {ours_fixed['p99']:.1f} ms / "
-        f"Kafka {theirs_fixed['p99']:.1f} ms = {ratio:.2f}x (goal <= 1.0x): {verdict(ratio <= 1.0)}"
+        f"Kafka {theirs_fixed['p99']:.1f} ms = {ratio:.2f}x (goal <= 1.0x): {latency_verdict(ratio, theirs_fixed)}"
     )
     ours_mb = statistics.median(ours_fixed["rss_mb"].values())
     theirs_mb = statistics.median(theirs_fixed["rss_mb"].values())
@@ -254,19 +254,38 @@ def summary(ours_rows, theirs_rows, ours_fail, theirs_fail) -> None:
         f"{ours_median:.2f} s / Kafka {theirs_median:.2f} s = {ratio:.2f}x (goal <= 1.0x): "
         f"{verdict(ratio <= 1.0)}"
     )
-    projection(ours, theirs)
+    projection(ours_rows, theirs_rows)
 
 
-def projection(ours: dict, theirs: dict) -> None:
-    """What a leader with a core of its own would commit, from its CPU per record in this run."""
+def latency_verdict(ratio: float, theirs: dict) -> str:
+    if ratio > 1.0 and theirs["p99"] >= KAFKA_CEILING_MS:
+        return "inconclusive (Kafka's figure is its histogram's ceiling, a lower bound)"
+    return verdict(ratio <= 1.0)
+
+
+def projection(ours_rows, theirs_rows) -> None:
+    """What a leader with a core of its own would commit, from its CPU per record at the highest rate
+    both sustained (CPU per record falls as the rate rises: each batch and fsync carries more)."""
     cores, load = os.cpu_count() or 1, os.getloadavg()[0]
-    ours_core = 1e4 / ours["cpu_per_10k"][ours["leader"]]
-    theirs_core = 1e4 / theirs["cpu_per_10k"][theirs["leader"]]
+    theirs_by_rate = dict(theirs_rows)
+    both = [
+        rate
+        for rate, r in ours_rows
+        if rate in theirs_by_rate
+        and r["records_per_s"] >= SUSTAINED * rate
+        and theirs_by_rate[rate]["records_per_s"] >= SUSTAINED * rate
+    ]
+    rate = max(both) if both else ours_rows[0][0]
+    ours, theirs = dict(ours_rows)[rate], theirs_by_rate[rate]
+    ours_core = 1e4 / max(ours["cpu_per_10k"][ours["leader"]], 1e-9)
+    theirs_core = 1e4 / max(theirs["cpu_per_10k"][theirs["leader"]], 1e-9)
     print(
         f"machine: {cores} cores, load average {load:.1f}; three nodes, their disks and whatever else "
-        f"runs share them, so the sweep's ceiling is partly the machine's. Projection, records/s a "
-        f"leader would commit with one core of its own (10,000 / its CPU s per 10,000 records): "
-        f"kraftwire {ours_core:,.0f}, Kafka {theirs_core:,.0f} = {ours_core / theirs_core:.2f}x"
+        f"runs share them (a JVM's many threads get more of a crowded scheduler than one Python "
+        f"thread), so the sweep's ceiling is partly the machine's. Projection at {rate:,} records/s, "
+        f"the highest rate both sustained: records/s a leader would commit with one core of its own "
+        f"(10,000 / its CPU s per 10,000 records): kraftwire {ours_core:,.0f}, Kafka "
+        f"{theirs_core:,.0f} = {ours_core / theirs_core:.2f}x"
     )
 
 
