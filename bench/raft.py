@@ -2,7 +2,7 @@
 latency, CPU per record, resident memory and failover of three kraftwire nodes and of three
 ``kafka.tools.TestRaftServer`` processes, measured in one run with the same workload and timers.
 
-    .venv/bin/python bench/raft.py [--rates 2000,5000,10000,20000] [--record-size 256]
+    .venv/bin/python bench/raft.py [--rates 2000,5000,10000,20000,40000] [--record-size 256]
                                    [--warmup 5] [--window 10] [--trials 20] [--kafka-heap-mb 1024]
     .venv/bin/python bench/raft.py --quick        # smoke run: tiny, figures meaningless
 
@@ -291,7 +291,9 @@ def projection(ours_rows, theirs_rows) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rates", default="2000,5000,10000,20000", help="records/s, ascending")
+    parser.add_argument(
+        "--rates", default="2000,5000,10000,20000,40000", help="records/s, ascending"
+    )
     parser.add_argument("--record-size", type=int, default=256)
     parser.add_argument("--warmup", type=float, default=5.0)
     parser.add_argument("--window", type=float, default=10.0)
