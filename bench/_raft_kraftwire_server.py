@@ -1,0 +1,182 @@
+"""One kraftwire node driven as Kafka's ``kafka.tools.TestRaftServer`` drives its own: a process of its
+own that runs a :class:`KRaftNode` and, while it leads, appends ``--record-size``-byte records at
+``--throughput`` records/s, one record per append call (TestRaftServer's generator schedules one
+record per ``scheduleAppend`` too; both leaders batch what arrives within their linger).
+
+    python bench/_raft_kraftwire_server.py --config node1.properties --throughput 2000 \
+        --record-size 256 [--warmup 5 --window 10]
+
+What it prints (one line each, flushed, for bench/raft.py to read):
+
+* ``LEADER epoch=E hw_time=T``: this node leads epoch E and its high watermark is known; T is the
+  wall clock (time.time()) at which it saw so, the first commit of the epoch (failover's end mark);
+* ``Throughput (bytes/second): X, Latency (ms): ...`` every ``--report-s`` seconds while leading, as
+  TestRaftServer prints (percentiles over the records committed since the line before);
+* ``WINDOW start`` / ``WINDOW {json}``: ``--warmup`` seconds after it first leads, the measured window
+  of ``--window`` seconds: commit latency (append call to commit) of the records appended in it, in
+  milliseconds from time.perf_counter, and the records committed in it. Once only.
+
+It stops on SIGTERM (graceful shutdown) or SIGKILL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import time
+
+from kraftwire.node.runtime import KRaftNode, load_config
+
+FETCH = 1  # Kafka's api key of Fetch
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    if not ordered:
+        return {q: float("nan") for q in ("p50", "p75", "p99", "p999")}
+    pick = lambda q: ordered[min(len(ordered) - 1, int(len(ordered) * q))]  # noqa: E731
+    return {"p50": pick(0.5), "p75": pick(0.75), "p99": pick(0.99), "p999": pick(0.999)}
+
+
+class Workload:
+    """Appends at a fixed rate while leading and times each record from its append call to its commit."""
+
+    def __init__(self, node: KRaftNode, args: argparse.Namespace) -> None:
+        self.node = node
+        self.rate = args.throughput
+        self.payload = b"x" * args.record_size
+        self.max_in_flight = max(1000, self.rate)
+        self.in_flight = 0
+        self.committed = 0
+        self.interval: list[float] = []  # latencies (ms) since the last report line
+        self.window: list[float] | None = None  # latencies of records appended in the window
+        self.window_committed = 0
+        self.window_open = False
+        self.epoch = -1  # the epoch it appends in
+        self.fetches = 0  # Fetch requests this node has served (its followers' replication)
+
+    def count_fetches(self, node: KRaftNode) -> None:
+        """Count the Fetch requests the node's request server hands to its handler."""
+        handler = node.server.handler
+
+        async def counting(request):
+            if request.api_key == FETCH:
+                self.fetches += 1
+            return await handler(request)
+
+        node.server.handler = counting
+
+    def _done(self, started: float, in_window: bool, future: asyncio.Future[int]) -> None:
+        self.in_flight -= 1
+        if future.cancelled() or future.exception() is not None:
+            return
+        latency_ms = 1000 * (time.perf_counter() - started)
+        self.committed += 1
+        self.interval.append(latency_ms)
+        if in_window and self.window is not None:
+            self.window.append(latency_ms)
+        if self.window_open:
+            self.window_committed += 1
+
+    async def run_epoch(self, epoch: int) -> None:
+        """Append at the target rate for as long as this node leads ``epoch``."""
+        start = time.perf_counter()
+        sent = 0
+        while self._leads(epoch):
+            due = int((time.perf_counter() - start) * self.rate) - sent
+            for _ in range(max(0, min(due, self.max_in_flight - self.in_flight))):
+                _, committed = self.node.submit([self.payload])
+                self.in_flight += 1
+                in_window = self.window_open
+                committed.add_done_callback(
+                    lambda f, s=time.perf_counter(), w=in_window: self._done(s, w, f)
+                )
+            sent += max(0, due)  # like TestRaftServer, a record it could not append is not retried
+            await asyncio.sleep(0.001)
+
+    def _leads(self, epoch: int) -> bool:
+        status = self.node.status()
+        return status.role.value == "leader" and status.epoch == epoch
+
+
+async def report(workload: Workload, size: int, every_s: float) -> None:
+    while True:
+        await asyncio.sleep(every_s)
+        if not workload.interval:
+            continue
+        values, workload.interval = workload.interval, []
+        q = percentiles(values)
+        print(
+            f"Throughput (bytes/second): {len(values) * size / every_s:.2f}, "
+            f"Latency (ms): {q['p75']:.1f} p75 {q['p99']:.1f} p99 {q['p999']:.1f} p999",
+            flush=True,
+        )
+
+
+async def measure_window(workload: Workload, warmup_s: float, window_s: float) -> None:
+    await asyncio.sleep(warmup_s)
+    workload.window, workload.window_open = [], True
+    print("WINDOW start", flush=True)
+    began, fetches = time.perf_counter(), workload.fetches
+    await asyncio.sleep(window_s)
+    workload.window_open = False
+    elapsed = time.perf_counter() - began
+    committed, fetches = workload.window_committed, workload.fetches - fetches
+    await asyncio.sleep(min(5.0, window_s))  # the window's last appends commit
+    result = {"records_per_s": committed / elapsed, "committed": committed, "seconds": elapsed,
+              "fetches": fetches}  # fmt: skip
+    result.update(percentiles(workload.window))
+    print("WINDOW " + json.dumps(result), flush=True)
+
+
+async def serve(args: argparse.Namespace) -> None:
+    node = KRaftNode(load_config(args.config))
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    await node.start()
+    workload = Workload(node, args)
+    workload.count_fetches(node)
+    tasks = [asyncio.create_task(report(workload, args.record_size, args.report_s))]
+    seen_epoch = {"leader": -1, "follower": -1}
+    try:
+        while not stop.is_set():
+            status = node.status()
+            role = status.role.value
+            known = status.high_watermark is not None
+            if known and role in seen_epoch and status.epoch > seen_epoch[role]:
+                seen_epoch[role] = status.epoch
+                mark = f"{role.upper()} epoch={status.epoch} hw_time={time.time():.6f}"
+                print(mark, flush=True)
+            if role == "leader" and known and workload.epoch != status.epoch:
+                workload.epoch = status.epoch
+                tasks.append(asyncio.create_task(workload.run_epoch(status.epoch)))
+                if len(tasks) == 2 and args.window > 0:
+                    tasks.append(
+                        asyncio.create_task(measure_window(workload, args.warmup, args.window))
+                    )
+            await node.wait_for_commit(0.05)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await node.shutdown(timeout_ms=2000)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--throughput", type=int, default=5000, help="records/s (default 5000)")
+    parser.add_argument("--record-size", type=int, default=256, help="bytes (default 256)")
+    parser.add_argument("--report-s", type=float, default=5.0)
+    parser.add_argument("--warmup", type=float, default=5.0)
+    parser.add_argument("--window", type=float, default=0.0, help="0: no measured window")
+    args = parser.parse_args()
+    try:
+        asyncio.run(serve(args))
+    except KeyboardInterrupt:
+        raise SystemExit(130)
+
+
+if __name__ == "__main__":
+    main()
