@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import ssl
 
-from kraftwire.node.storage.layout import parse_properties
+from kraftwire.node.storage.properties import parse_properties
 
 from .client import use_tls
 from .tls import TlsConfigError, client_context, tls_settings

@@ -354,12 +354,12 @@ class KRaftNode:
             )
         )
         try:
-            answer = await asyncio.wait_for(future, max(30.0, self.config.request_timeout_ms / 250))
+            reply = await asyncio.wait_for(future, max(30.0, self.config.request_timeout_ms / 250))
         finally:
             self._answers.pop(key, None)
         if request.api_key == recovery_notice.DESCRIBE_QUORUM and self.storage is not None:
-            recovery_notice.attach(answer[1], self.storage.kept_cuts, self.config.node_id)
-        return answer
+            recovery_notice.attach(reply[1], self.storage.kept_cuts, self.config.node_id)
+        return reply
 
     def _is_served(self, api_key: int, version: int) -> bool:
         versions = self.served.get(api_key)

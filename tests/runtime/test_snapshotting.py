@@ -135,5 +135,5 @@ def test_no_snapshot_above_the_high_watermark_a_new_leader_does_not_know_yet(tmp
     assert auto.due(2)
     for hw in (None, 0):
         core = _NewLeader(hw)
-        assert auto.maybe_snapshot(core, storage=None, now_ms=2) is False  # type: ignore[arg-type]
+        assert auto.maybe_snapshot(core, None, 2, False) is False  # type: ignore[arg-type]
         assert core.steps == []
