@@ -12,9 +12,8 @@ active controller. ``kraftwire.metadata.leadership`` says what it does then:
 
 A Kafka metadata log is one that holds the ``metadata.version`` FeatureLevelRecord: Kafka's first
 active controller writes it with the bootstrap records, and every snapshot of the log holds it.
-The check reads the record's framing bytes, so the node needs no codecs for the metadata records:
-frame version 1, record type 12 (FeatureLevelRecord), its version, then the compact string
-``metadata.version`` (length + 1 as one varint byte).
+The check is the storage layer's (:func:`kraftwire.node.storage.kafka_metadata.is_metadata_version_record`),
+which Produce's refusal uses too: it reads the record's framing bytes, so no metadata codecs are needed.
 """
 
 from __future__ import annotations
@@ -22,26 +21,11 @@ from __future__ import annotations
 from typing import Any
 
 from kraftwire.node.core.api import CommittedBatch, LeaderChanged, SnapshotLoaded
+from kraftwire.node.storage.kafka_metadata import is_metadata_version_record
 
 RESIGN = "resign"
 KEEP = "keep"
 POLICIES = (RESIGN, KEEP)
-
-_FRAME_VERSION = 1
-_FEATURE_LEVEL_RECORD = 12
-_NAME = b"metadata.version"
-_NAME_FIELD = bytes([len(_NAME) + 1]) + _NAME
-
-
-def is_metadata_version_record(value: bytes) -> bool:
-    """Whether ``value`` is a FeatureLevelRecord of ``metadata.version`` (any record version < 128)."""
-    return (
-        len(value) > 3 + len(_NAME_FIELD)
-        and value[0] == _FRAME_VERSION
-        and value[1] == _FEATURE_LEVEL_RECORD
-        and value[2] < 0x80
-        and value.startswith(_NAME_FIELD, 3)
-    )
 
 
 class MetadataLeadership:
