@@ -19,12 +19,14 @@ import re
 from typing import Any
 
 from kraftwire.generated import describe_configs_response as _dc
+from kraftwire.node.core import errors
+from kraftwire.node.core.errors import INVALID_REQUEST, NONE, UNKNOWN_TOPIC_OR_PARTITION
 
 from .config import NodeConfig
 from .tls import SSL_KEYS
 
-DESCRIBE_CONFIGS = 32
-NONE, UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION, INVALID_REQUEST = 0, 3, 17, 42
+DESCRIBE_CONFIGS = _dc.DescribeConfigsResponse.API_KEY
+INVALID_TOPIC_EXCEPTION = 17  # the one code here the core's error table does not hold
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
 STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 4, 5
 BOOLEAN, STRING, INT, LONG, LIST, PASSWORD = 1, 2, 3, 5, 7, 9
@@ -39,10 +41,7 @@ SENSITIVE = frozenset(
         "ssl.truststore.certificates",
     )
 )
-INVALID_REQUEST_MESSAGE = (
-    "This most likely occurs because of a request being malformed by the client library or the "
-    "message was sent to an incompatible broker. See the broker logs for more details."
-)
+INVALID_REQUEST_MESSAGE = errors.message(INVALID_REQUEST)
 _NOT_KEPT = {BROKER_LOGGER: "BROKER_LOGGER", CLIENT_METRICS: "CLIENT_METRICS", GROUP: "GROUP"}
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _TOPIC_CHARS = re.compile(r"[a-zA-Z0-9._-]+")
