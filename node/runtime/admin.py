@@ -128,7 +128,7 @@ def describe_quorum(host: str, port: int) -> tuple[str, Any]:
     return cluster_id, response
 
 
-def _leader_call(bootstrap: list[Endpoint], request: Any) -> Any:
+def leader_call(bootstrap: list[Endpoint], request: Any) -> Any:
     """Send a voter change to the leader, once: only the DescribeCluster that finds the leader moves on
     to the next bootstrap controller (a change sent twice could be refused after it was made)."""
     _, leader = first_answer(bootstrap, lambda e: find_leader(e.host, e.port))
@@ -153,7 +153,7 @@ def add_controller(bootstrap: list[Endpoint], config_path: str, dry_run: bool = 
         raise UsageError(str(exc)) from None
     request = add_raft_voter_request(config.node_id, meta.directory_id, config.listeners)
     if not dry_run:
-        _leader_call(bootstrap, request)
+        leader_call(bootstrap, request)
     endpoints = ", ".join(endpoint_text(n, e.host, e.port) for n, e in config.listeners.items())
     done = "DRY RUN of adding" if dry_run else "Added"
     return f"{done} controller {config.node_id} with directory id {uuid_to_str(meta.directory_id)} and endpoints: {endpoints}"
@@ -176,7 +176,7 @@ def remove_controller(
         raise UsageError(f"Failed to parse --controller-directory-id: {exc}") from None
     request = remove_raft_voter_request(node_id, directory)
     if not dry_run:
-        _leader_call(bootstrap, request)
+        leader_call(bootstrap, request)
     # Kafka's tool prints "Removed " + " KRaft ..." (two spaces); scripts written against it match that.
     done = "DRY RUN of removing " if dry_run else "Removed "
     return f"{done} KRaft controller {node_id} with directory id {directory_id}"

@@ -13,7 +13,7 @@ import pytest
 
 from kafka_jars import DUMP_LOG, METADATA_QUORUM, run_tool
 from kraftwire.node.core.api import Endpoint
-from kraftwire.node.runtime.admin import _leader_call as leader_call
+from kraftwire.node.runtime.admin import leader_call
 from kraftwire.node.runtime.admin import add_raft_voter_request, remove_raft_voter_request
 from kraftwire.node.runtime.config import load_config, parse_endpoint
 from kraftwire.node.storage import uuid_from_str
