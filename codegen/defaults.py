@@ -1,4 +1,4 @@
-"""Field defaults of the spec language (spec-language.md §9), checked the way Kafka's generator checks them.
+"""Field defaults of the spec language (docs/wire-format.md §5), checked as Kafka's generator checks them.
 
 ``parse_default(type_name, text, nullable_in_all_versions)`` returns the Python value of a default:
 

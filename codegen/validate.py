@@ -1,4 +1,4 @@
-"""Spec validation: every rule of Kafka's generator (docs/spec-language.md §12), all reported at once.
+"""Spec validation: every rule of Kafka's generator (docs/wire-format.md §12), all reported at once.
 
 Stage 1 checks the JSON structure against ``spec_schema.json`` (unknown keys, value shapes, enums).
 When it fails, stage 2 is skipped, because the semantic rules rely on that shape. Stage 2 applies

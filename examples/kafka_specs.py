@@ -1,9 +1,9 @@
-"""Shared by the examples that need APIs the bundled package leaves out (Produce, Metadata, ...).
+"""Shared by the examples that build codecs from Kafka's own spec files (Metadata, Produce, ...).
 
-The bundled ``kraftwire.generated`` holds only the KRaft APIs. These examples generate the few specs
-they need from Kafka's own spec files into a temporary folder and import the result. Kafka's specs
-are looked for in ``$KRAFTWIRE_SHARED/kafka-schemas`` (default: ``../shared`` beside the clone); a
-jar (``kafka-clients-*.jar``) works as well with ``kraftwire codegen --schemas``.
+The bundled ``kraftwire.generated`` holds the KRaft APIs and Produce, but not Metadata. These examples
+generate the few specs they need from Kafka's own spec files into a temporary folder and import the
+result. Kafka's specs are looked for in ``$KRAFTWIRE_SHARED/kafka-schemas`` (default: ``../shared``
+beside the clone); a jar (``kafka-clients-*.jar``) works as well with ``kraftwire codegen --schemas``.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ SPEC_NAMES = (
     "EndTxnMarker",
 )
 
-# Keys the spec language accepts (spec-language.md §3 and §5); anything else is a Kafka parse error.
+# Keys the spec language accepts (docs/wire-format.md §3 and §4); anything else is a Kafka parse error.
 TOP_LEVEL_KEYS = {
     "name", "type", "apiKey", "validVersions", "flexibleVersions", "fields", "commonStructs",
     "listeners", "deprecatedVersions", "latestVersionUnstable",
@@ -113,7 +113,7 @@ def field_facts(field: dict) -> dict[str, object]:
         "nullableVersions": _versions(field.get("nullableVersions")) or "none",
         "taggedVersions": tagged or "none",
         "tag": _scalar(field.get("tag")),
-        # A JSON-null default is the same as no default (spec-language.md §1).
+        # A JSON-null default is the same as no default (docs/wire-format.md §1).
         "default": _scalar(field.get("default")) or "",
         "ignorable": _bool(field.get("ignorable")),
         "mapKey": _bool(field.get("mapKey")),

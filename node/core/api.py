@@ -23,13 +23,13 @@ simulator) feeds it :data:`Event` values and drains :class:`Ready` batches of ou
 The same configuration, storage contents and input sequence always give the same outputs: this is what
 lets the simulator replay a failing seed exactly.
 
-Durability rule (Kafka's ``durableTransitionTo`` plus the fsync rules of kraft-node.md §15/§16): every
+Durability rule (Kafka's ``durableTransitionTo`` plus the fsync rules of docs/kraft.md §14): every
 output in :attr:`Ready.messages` may be released only after :attr:`Ready.quorum_state` and
 :attr:`Ready.flush_log_to` of *the same* Ready are durable. So a granted vote never leaves before the
 vote is persisted, a candidate's Vote requests never leave before its self-vote is persisted, and a
 follower's next Fetch (its acknowledgement) never leaves before the records it appended are fsynced.
 The leader counts its own log end offset toward the high watermark only in :meth:`advance`, i.e. after
-the driver has flushed (kraft-node.md §16, last item).
+the driver has flushed (docs/kraft.md §14, third item).
 
 Mutation ownership: the core appends to and truncates the :class:`RaftLog` itself (the writes may sit in
 an unflushed buffer until :meth:`RaftLog.flush`), writes snapshots through :class:`SnapshotStore` (a
@@ -221,7 +221,7 @@ class CreateSnapshot:
     """The application's snapshot of its state at committed ``end_offset`` (exclusive).
 
     ``records`` are the state machine's data records (opaque bytes). The core wraps them in the header
-    (plus kraft.version and voters when kraft.version ≥ 1) and footer control batches (kraft-node.md §8).
+    (plus kraft.version and voters when kraft.version ≥ 1) and footer control batches (docs/kraft.md §8).
     """
 
     end_offset: int
@@ -256,7 +256,7 @@ class UpgradeKRaftVersion:
 
     Only 0 → 1 exists. It needs every voter to have reported its directory id, listeners and supported
     range through UpdateRaftVoter, and every voter to support the new version; then one control batch
-    is appended: ``KRaftVersionRecord`` plus the first ``VotersRecord`` (kraft-node.md §7.6). A request
+    is appended: ``KRaftVersionRecord`` plus the first ``VotersRecord`` (docs/kraft.md §7.6). A request
     for the current version changes nothing. ``epoch``, when given, must be the leader's epoch.
     With ``validate_only`` nothing is appended. Prefer :meth:`KRaftCore.upgrade_kraft_version`.
     """
@@ -375,7 +375,7 @@ class SnapshotLoaded:
 @dataclass(slots=True)
 class LeaderChanged:
     """Leadership changed. For the local node becoming leader, this is delivered only once the
-    application has consumed everything committed before the leader's epoch start (kraft-node.md §5.1);
+    application has consumed everything committed before the leader's epoch start (docs/kraft.md §5.1);
     from then on :meth:`KRaftCore.append` is accepted. A resigned node never announces itself."""
 
     leader: LeaderAndEpoch

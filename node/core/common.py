@@ -1,4 +1,4 @@
-"""Validation shared by the request handlers and the common response handling (kraft-node.md §4.1, §4.9)."""
+"""Validation shared by the request handlers and the common response handling (docs/kraft.md §4.1, §4.9)."""
 
 from __future__ import annotations
 

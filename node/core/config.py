@@ -23,7 +23,7 @@ class RandomSource(Protocol):
 @dataclass(frozen=True)
 class Config:
     """Node identity, quorum membership and timers. Timer names and defaults follow Kafka's
-    ``QuorumConfig`` (``controller.quorum.*``, kraft-node.md §1).
+    ``QuorumConfig`` (``controller.quorum.*``, docs/kraft.md §1).
 
     Membership: with ``kraft_version == 0`` the voters are the static ``controller.quorum.voters``
     (ids plus endpoints; directory ids ignored). With ``kraft_version == 1`` they are the bootstrap

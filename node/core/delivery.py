@@ -6,7 +6,7 @@
   offset.
 * A linearizable read is ready once the batches below its read offset are delivered (issue #13).
 * Leader changes fire whenever (leader, epoch) changes, except that the local node's own leadership is
-  announced only after the application has consumed everything before the epoch start (§5.1), and a
+  announced only once the application has consumed all before the epoch start (docs/kraft.md §5.1), and a
   Resigned node never announces itself (KAFKA-17333).
 """
 

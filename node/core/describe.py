@@ -1,4 +1,4 @@
-"""DescribeQuorum (55): the leader's view of replica progress (kraft-node.md §4.8).
+"""DescribeQuorum (55): the leader's view of replica progress (docs/kraft.md §4.8).
 
 A partition other than ``__cluster_metadata``-0 is answered UNKNOWN_TOPIC_OR_PARTITION for every
 partition asked; a non-leader answers NOT_LEADER_OR_FOLLOWER, both with Kafka's default message and no

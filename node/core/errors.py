@@ -1,4 +1,4 @@
-"""Kafka error codes used by the KRaft core (``Errors.java``; kraft-apis.md §5), by name, and the default
+"""Kafka error codes the KRaft core uses (``Errors.java``; docs/wire-format.md §11), by name, and the default
 message Kafka's ``Errors.message()`` gives each (what its answers carry where a handler names no text)."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def name(code: int) -> str:
     return NAMES.get(code, str(code))
 
 
-# The default message of each error above but NONE, word for word (kraft-apis.md, "Default message").
+# The default message of each error above but NONE, word for word (``Errors.java``).
 _MESSAGES: dict[int, str] = {
     UNKNOWN_SERVER_ERROR: "The server experienced an unexpected error when processing the request.",
     UNKNOWN_TOPIC_OR_PARTITION: "This server does not host this topic-partition.",

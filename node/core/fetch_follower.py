@@ -1,5 +1,5 @@
 """Fetch (apiKey 1), follower side: truncation on divergence, switching to a snapshot download, and
-appending records (kraft-node.md §4.5 "Fetch-response handling", §4.6 truncation).
+appending records (docs/kraft.md §4.5 "Fetch-response handling", §4.6 truncation).
 
 Any ``NONE`` answer from the leader, including a divergence or a snapshot redirect, resets the fetch
 timer and marks that we fetched from this leader (which stops us granting pre-votes in this epoch).

@@ -1,5 +1,5 @@
 """Fetch (apiKey 1), leader side: validation, divergence and snapshot redirects, replica progress and the
-fetch purgatory (kraft-node.md §4.5, §4.6, §5.2).
+fetch purgatory (docs/kraft.md §4.5, §4.6, §5.2).
 
 Validation order: cluster id; topic id and partition (top-level INVALID_REQUEST); partition
 INVALID_REQUEST for a negative MaxWaitMs, FetchOffset or LastFetchedEpoch or LastFetchedEpoch above
@@ -122,7 +122,7 @@ def _try_complete(replica: Replica, st: LeaderState, fetch: ParkedFetch, force: 
 
 
 def _read(replica: Replica, fetch_offset: int, last_fetched_epoch: int, max_bytes: int) -> _Answer:
-    """Judge the follower's position (kraft-node.md §4.6) and read from it when it is valid."""
+    """Judge the follower's position (docs/kraft.md §4.6) and read from it when it is valid."""
     log = replica.log
     latest = latest_snapshot(replica.snapshots)
     if fetch_offset == 0 and latest is not None:

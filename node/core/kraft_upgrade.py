@@ -1,5 +1,5 @@
 """The kraft.version upgrade, 0 → 1 (Kafka's ``LeaderState.maybeAppendUpgradedKRaftVersion``,
-kraft-node.md §7.6).
+docs/kraft.md §7.6).
 
 Under kraft.version 0 the voters are the static ``controller.quorum.voters`` ids. Each follower reports
 its directory id, listeners and supported range once per leader with UpdateRaftVoter; the leader keeps

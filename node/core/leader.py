@@ -1,5 +1,5 @@
 """The leader's epoch state: replica progress, high watermark, check-quorum and the append accumulator
-(kraft-node.md §5).
+(docs/kraft.md §5).
 
 High watermark rule (§5.2): sort the end offsets of the *latest* voter set in descending order (unknown
 last) and take index ``len // 2``. It becomes the HW only if it is strictly greater than

@@ -1,4 +1,4 @@
-"""The leader's log operations and the answers it owes (kraft-node.md §5, §7.2-§7.4).
+"""The leader's log operations and the answers it owes (docs/kraft.md §5, §7.2-§7.4).
 
 Appending: the start-of-epoch records, draining the append accumulator, one control batch at a time.
 Answering: a Fetch that ends in an error, a voter change once it is decided, the waiters of a
@@ -204,7 +204,7 @@ def on_leader_commit(replica: Replica, st: LeaderState) -> None:
 
 
 def maybe_resign_removed_leader(replica: Replica, st: LeaderState) -> None:
-    """The leader resigns once the VotersRecord that removed it is committed (kraft-node.md §7.4).
+    """The leader resigns once the VotersRecord that removed it is committed (docs/kraft.md §7.4).
 
     This follows the committed voter set, not the RemoveRaftVoter request: that request may have expired
     (REQUEST_TIMED_OUT) or been sent to an earlier leader, yet its record still commits here later.

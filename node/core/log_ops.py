@@ -1,4 +1,4 @@
-"""Questions asked of the log and the snapshot store (kraft-node.md §4.6, §8).
+"""Questions asked of the log and the snapshot store (docs/kraft.md §4.6, §8).
 
 :func:`validate_offset_and_epoch` is the leader's judgement of a follower position (Kafka's
 ``RaftLog.validateOffsetAndEpoch``); :func:`truncation_offset` is the follower's reaction to a

@@ -1,4 +1,4 @@
-"""Timed work per state (Kafka's ``pollCurrentState``, kraft-node.md §3).
+"""Timed work per state (Kafka's ``pollCurrentState``, docs/kraft.md §3).
 
 A node that is shutting down starts no election: it stays put until the shutdown completes or an epoch
 bump moves it along.
@@ -151,7 +151,7 @@ def poll_follower(replica: Replica, st: FollowerState) -> None:
 
 
 def fetch_from_best_node(replica: Replica, st: FollowerState) -> None:
-    """Kafka's ``maybeSendFetchToBestNode`` (kraft-node.md §3): the leader, unless the last request to it
+    """Kafka's ``maybeSendFetchToBestNode`` (docs/kraft.md §3): the leader, unless the last request to it
     timed out or it is backing off after a failure; then a random ready bootstrap server (or voter), whose
     answer names the current leader and epoch. That is how an observer, which never campaigns, finds a new
     leader after its own died (KAFKA-19354). The caller checked that nothing is in flight."""

@@ -1,4 +1,4 @@
-"""BeginQuorumEpoch (53) and EndQuorumEpoch (54), both sides (kraft-node.md §4.3, §4.4, §5.4).
+"""BeginQuorumEpoch (53) and EndQuorumEpoch (54), both sides (docs/kraft.md §4.3, §4.4, §5.4).
 
 Both requests validate cluster id, topic/partition, then the voter-only checks (beyond Kafka: an
 epoch at 2^31-1, a leader outside the voter set, a leader that is this node or a second leader of

@@ -1,4 +1,4 @@
-"""Outbound request bookkeeping (Kafka's RequestManager, kraft-node.md §3).
+"""Outbound request bookkeeping (Kafka's RequestManager, docs/kraft.md §3).
 
 At most one request is in flight per destination. A response is accepted only if its correlation id is
 the one in flight to that destination; anything else is stale and dropped. After an error response the

@@ -1,5 +1,5 @@
 """Snapshots (KIP-630): creating one, serving it over FetchSnapshot (59), downloading it as a follower,
-and reading one back (kraft-node.md §4.7, §8).
+and reading one back (docs/kraft.md §4.7, §8).
 
 A snapshot's bytes are record batches with base offsets from 0 and the snapshot epoch: a control
 batch with ``SnapshotHeaderRecord`` (+ ``KRaftVersionRecord`` and ``VotersRecord`` when kraft.version

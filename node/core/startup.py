@@ -1,4 +1,4 @@
-"""Startup: storage recovery, control-record replay and the initial epoch state (kraft-node.md §2.2, §8).
+"""Startup: storage recovery, control-record replay and the initial epoch state (docs/kraft.md §2.2, §8).
 
 Initial state from the stored election state:
 1. a vote without a local id is an error;

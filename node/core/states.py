@@ -1,4 +1,4 @@
-"""Epoch states and the table of legal transitions (kraft-node.md §2, §2.1).
+"""Epoch states and the table of legal transitions (docs/kraft.md §2, §2.1).
 
 ``TRANSITIONS`` is the single source of truth: :func:`check_transition` is called by every
 ``become_*`` in :mod:`.transitions`, and a test asserts each edge is exercised by a scenario.
@@ -36,7 +36,7 @@ U, P, C, L, F, R = (
     Role.RESIGNED,
 )
 
-# (from, to) -> (trigger, durable?). Mirrors the table of kraft-node.md §2.1. "unattached-voted" and
+# (from, to) -> (trigger, durable?). Mirrors the table of docs/kraft.md §2.1. "unattached-voted" and
 # "prospective-voted" are the same-epoch "record a vote" edges.
 TRANSITIONS: dict[tuple[Role, Role], tuple[str, bool]] = {
     # Unattached(e' > e): any state on a higher epoch without a leader.

@@ -64,7 +64,7 @@ class RaftLog(Protocol):
         """All held batches in order (used on startup and after truncation to re-read control records)."""
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int] | None:
-        """Epoch-cache lookup (kraft-node.md §4.6): ``(end_offset, epoch')`` where epoch' is the largest
+        """Epoch-cache lookup (docs/kraft.md §4.6): ``(end_offset, epoch')`` where epoch' is the largest
         known epoch ≤ ``epoch`` and end_offset the start of the next higher epoch (LEO for the latest).
         For an epoch below every known epoch: ``(start of the first epoch, epoch)``. ``None`` when the
         epoch is above every known epoch or the cache is empty."""

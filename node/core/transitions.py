@@ -1,4 +1,4 @@
-"""Every state change of the core: ``become_*`` plus ``maybe_transition`` (kraft-node.md §2.1, §4.9).
+"""Every state change of the core: ``become_*`` plus ``maybe_transition`` (docs/kraft.md §2.1, §4.9).
 
 Each change is checked against :data:`.states.TRANSITIONS`, resets all connections (so responses to
 earlier requests are dropped), and, when durable, queues the new election state; the driver persists it
@@ -187,7 +187,7 @@ def claim_conflict(replica: Replica, epoch: int, leader_id: int | None) -> str |
 def maybe_transition(
     replica: Replica, epoch: int, leader_id: int | None, endpoints: Mapping[str, Endpoint] | None
 ) -> None:
-    """React to a peer naming ``(leader_id, epoch)`` (kraft-node.md §4.3 step 5, §4.9 step 2-3).
+    """React to a peer naming ``(leader_id, epoch)`` (docs/kraft.md §4.3, §4.9 items 2-3).
 
     Raises :class:`PeerRefused`, before changing anything, for a claim :func:`claim_conflict` refuses.
     """

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 # ---------------------------------------------------------------------------------------------------
 
 ZERO_UUID = uuid.UUID(int=0)
-"""The "no directory id" value (kraft-node.md §1)."""
+"""The "no directory id" value (docs/kraft.md §1)."""
 
 METADATA_TOPIC = "__cluster_metadata"
 METADATA_PARTITION = 0
@@ -38,7 +38,7 @@ class ReplicaKey:
     """A replica's identity: node id plus optional directory id (``None`` means "unknown/any").
 
     A voter entry without a directory id matches any replica with the same id; one with a directory id
-    matches only that exact id (kraft-node.md §1). Ordering is by id, then directory id.
+    matches only that exact id (docs/kraft.md §1). Ordering is by id, then directory id.
     """
 
     id: int
@@ -89,7 +89,7 @@ class LeaderAndEpoch:
 
 @dataclass(frozen=True, slots=True)
 class ElectionState:
-    """The persisted quorum state (``QuorumStateData`` / the ``quorum-state`` file, kraft-node.md §9).
+    """The persisted quorum state (``QuorumStateData`` / the ``quorum-state`` file, docs/kraft.md §9).
 
     ``leader_id`` and ``voted_key`` are ``None`` when absent (the file stores -1 / the zero UUID).
     ``kraft_version`` selects the file's ``data_version`` (1 writes ``votedDirectoryId``; 0 writes the
@@ -140,7 +140,7 @@ class LogBatch:
 
 
 class Role(enum.Enum):
-    """The epoch states of kraft-node.md §2. Observers use only UNATTACHED and FOLLOWER."""
+    """The epoch states of docs/kraft.md §2. Observers use only UNATTACHED and FOLLOWER."""
 
     UNATTACHED = "unattached"
     PROSPECTIVE = "prospective"
@@ -179,7 +179,7 @@ class QuorumStatus:
     ``voter_progress`` and ``observer_progress`` are known on a leader only (else empty); observers idle
     longer than ``observer_session_timeout_ms`` are left out, as DescribeQuorum does.
 
-    For Kafka's raft metrics (kraft-operations.md §6): ``current_vote`` is the replica a
+    For Kafka's raft metrics (docs/operations.md §6): ``current_vote`` is the replica a
     ``current-vote`` / ``current-vote-directory-id`` gauge reports (itself as leader or candidate, else
     the replica it voted for, if any); ``log_end_epoch`` the epoch of the last batch at the log end (the
     snapshot's for an empty log). Two are leader-only, ``None`` elsewhere, as Kafka adds those gauges on

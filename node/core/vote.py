@@ -1,4 +1,4 @@
-"""Vote (apiKey 52): standard votes and KIP-996 pre-votes, both sides (kraft-node.md §4.2, §6).
+"""Vote (apiKey 52): standard votes and KIP-996 pre-votes, both sides (docs/kraft.md §4.2, §6).
 
 Validation order of a request: cluster id; topic/partition (top-level INVALID_REQUEST); offsets and
 epochs (partition INVALID_REQUEST); voter-only checks (an epoch at 2^31-1 is INVALID_REQUEST, a
@@ -70,7 +70,7 @@ def _answer(replica: Replica, ev: RequestReceived, perr: int, granted: bool) -> 
 
 
 def can_grant(replica: Replica, candidate: ReplicaKey, pre_vote: bool, up_to_date: bool) -> bool:
-    """The grant table of kraft-node.md §6.2."""
+    """The grant table of docs/kraft.md §6.2."""
     st = replica.state
     role = st.role
     if role is Role.LEADER:

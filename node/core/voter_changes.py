@@ -1,4 +1,4 @@
-"""AddRaftVoter (80), RemoveRaftVoter (81), UpdateRaftVoter (82): the leader side (kraft-node.md §7.2-§7.5).
+"""AddRaftVoter (80), RemoveRaftVoter (81), UpdateRaftVoter (82): the leader side (docs/kraft.md §7.2-§7.5).
 
 One change at a time. Shared preconditions, in order: nothing pending, the leader has an HW,
 kraft.version ≥ 1 (else UNSUPPORTED_VERSION), the last VotersRecord committed (else

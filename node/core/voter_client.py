@@ -1,4 +1,4 @@
-"""The follower/observer side of voter changes (kraft-node.md §7.5, §7.6).
+"""The follower/observer side of voter changes (docs/kraft.md §7.5, §7.6).
 
 Every ``2 x fetch.timeout`` a voter sends UpdateRaftVoter when its entry in the voter set differs from
 its own listeners or supported kraft.version range (kraft.version 1), or when it has not yet updated

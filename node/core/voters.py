@@ -1,4 +1,4 @@
-"""Voter sets and the control-record state machine (kraft-node.md §7.1).
+"""Voter sets and the control-record state machine (docs/kraft.md §7.1).
 
 The node reads the whole partition: the control records of the snapshot at the log start, then every
 control record in the log up to LEO, committed or not. Two offset-indexed histories result:

@@ -1,6 +1,6 @@
 """What ``kraftwire quorum`` asks a quorum, as Kafka's admin client asks it: DescribeCluster to find
 the leader, then DescribeQuorum, AddRaftVoter or RemoveRaftVoter there, with the inputs and messages of
-``kafka-metadata-quorum.sh`` (kraft-operations.md §2-3).
+``kafka-metadata-quorum.sh`` (docs/operations.md §2-§3).
 
 ``add-controller`` reads the new controller's properties file and the directory id from the
 ``meta.properties`` of its metadata.log.dir, as Kafka's tool does on the machine it runs on.

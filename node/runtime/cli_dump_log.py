@@ -1,5 +1,5 @@
 """``kraftwire dump-log PATH...``: print segments (``.log``) and snapshots (``.checkpoint``) batch by batch,
-record by record, in the layout of ``kafka-dump-log.sh --deep-iteration`` (kraft-operations.md §4).
+record by record, in the layout of ``kafka-dump-log.sh --deep-iteration`` (docs/operations.md §4).
 
 Control records print with their type and JSON, data records with their payload (text when it is
 UTF-8, else base64). ``--json`` prints one JSON document with the same facts. Bytes after the last

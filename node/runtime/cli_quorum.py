@@ -1,5 +1,5 @@
 """``kraftwire quorum describe --bootstrap-controller HOST:PORT (--status | --replication) [--json]``,
-printing what ``kafka-metadata-quorum.sh`` prints (kraft-operations.md §2), and ``add-controller`` /
+printing what ``kafka-metadata-quorum.sh`` prints (docs/operations.md §2), and ``add-controller`` /
 ``remove-controller``.
 
 The output was compared line by line with Kafka's own ``MetadataQuorumCommand`` run against the same

@@ -1,4 +1,4 @@
-"""A node's properties file, with Kafka's controller config names (kraft-node.md §1, kraft-operations.md).
+"""A node's properties file, with Kafka's controller config names (docs/kraft.md §1, docs/operations.md §5).
 
 :func:`load_config` reads ``key=value`` lines and returns a :class:`NodeConfig`; an unknown key or an
 invalid value raises :class:`ConfigError` naming the key and the file, so ``kraftwire node start``

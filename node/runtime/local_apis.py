@@ -12,7 +12,7 @@ from kraftwire.generated import describe_cluster_response as _dc
 from kraftwire.node.core.api import QuorumStatus
 
 API_VERSIONS, DESCRIBE_CLUSTER = 18, 60
-# What a KRaft controller serves (kraft-node.md §11), at the versions our codecs know.
+# What a KRaft controller serves (docs/kraft.md §11), at the versions our codecs know.
 SERVED_KEYS = (1, 18, 32, 52, 53, 54, 55, 59, 60, 80, 81, 82)
 SUPPORTED_KRAFT_VERSION = (0, 1)
 NONE, INVALID_REQUEST, UNSUPPORTED_VERSION = 0, 42, 35
@@ -78,7 +78,7 @@ def unsupported_api_versions(served: dict[int, tuple[int, int]]) -> Any:
 def describe_cluster_response(
     version: int, request: Any, cluster_id: str, status: QuorumStatus, listener: str
 ) -> Any:
-    """As ``ControllerApis.handleDescribeCluster``: controllers only (kraft-operations.md §3.2)."""
+    """As ``ControllerApis.handleDescribeCluster``: controllers only (docs/operations.md §3.2)."""
     endpoint_type = getattr(request, "endpoint_type", 1)
     if version == 0 or endpoint_type not in (1, CONTROLLER_ENDPOINT):
         error = INVALID_REQUEST if version == 0 else UNSUPPORTED_ENDPOINT_TYPE

@@ -1,4 +1,4 @@
-"""Kafka's raft metrics (group ``raft-metrics``, kraft-operations.md §6) for one node, and an optional
+"""Kafka's raft metrics (group ``raft-metrics``, docs/operations.md §6) for one node, and an optional
 Prometheus endpoint serving them (``kraftwire node start --metrics-port P``; off by default, loopback).
 
 The node's loop calls :meth:`RaftMetrics.on_ready` for every Ready it handles; the figures that need a

@@ -13,7 +13,7 @@ Messages travel through :mod:`.network` (loss, delay, duplication, reordering, p
 default, through the generated wire codecs (:mod:`.wire`) at the versions a real client would negotiate.
 The application is a replicated counter (:mod:`.counter`) that snapshots every N records; an operator
 (:mod:`.admin`) adds and removes voters. After every event :mod:`.invariants` checks the safety
-properties of kraft-node.md §12 and a watchdog (:mod:`.liveness`) checks that a connected majority keeps
+properties of docs/kraft.md §12 and a watchdog (:mod:`.liveness`) checks that a connected majority keeps
 committing. Scenarios (:mod:`.scenarios`) are generator scripts of faults; :mod:`.runner` runs them by
 seed, and ``kraftwire simulate`` (:mod:`.cli`) prints a summary line per scenario.
 

@@ -1,4 +1,4 @@
-"""Safety invariants, checked after every simulator event (kraft-node.md §12).
+"""Safety invariants, checked after every simulator event (docs/kraft.md §12).
 
 1. MonotonicHighWatermark: a leader's HW never decreases within its epoch, is never below the HW any
    leader of an earlier epoch exposed (so it never decreases across leaders either), and no node's HW

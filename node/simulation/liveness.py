@@ -4,7 +4,7 @@ A watchdog runs every ``WATCHDOG_MS``. The clock restarts at every fault action 
 restart, wipe, shutdown, change of loss rate): from then on, if some majority of the current voters is
 running and pairwise connected, a newly committed data record must appear within ``bound_ms``. Random
 message loss does not count as disconnection, so the bound must cover elections under the heaviest
-loss a scenario uses (kraft-node.md §14: detection <= 2 s, then pre-vote, vote, and a random
+loss a scenario uses (docs/kraft.md §13: detection <= 2 s, then pre-vote, vote, and a random
 [1, 2) s timeout per split vote).
 """
 

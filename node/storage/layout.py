@@ -1,4 +1,4 @@
-"""Names and small text formats of Kafka's metadata log directory (kraft-node.md §9).
+"""Names and small text formats of Kafka's metadata log directory (docs/kraft.md §9).
 
 ::
 

@@ -41,7 +41,7 @@ def test_header_versions_with_all_upstream_apis(upstream):
 
 
 def test_request_header_bytes_match_kafka():
-    # spec-language.md §13: v2 {apiKey 52, ver 1, corr 7, clientId "raft-client-1"}
+    # docs/wire-format.md §8: v2 {apiKey 52, ver 1, corr 7, clientId "raft-client-1"}
     header = RequestHeader(request_api_key=52, request_api_version=1, correlation_id=7, client_id="raft-client-1")
     assert header.encode(2).hex() == "0034000100000007000d" + b"raft-client-1".hex() + "00"
     header.client_id = None

@@ -325,7 +325,7 @@ class Env:
 
     def cmd_stabilize(self, cmd: Command, out: list[str]) -> None:
         """stabilize [rounds=N]: deliver everything, and what that sends, until the network is quiet.
-        Nodes that know no leader keep asking each other (a refusal is no reason to back off, §4.9),
+        Nodes that know no leader keep asking each other (a refusal is no cause for backoff, docs/kraft.md §4.9),
         which never ends at one instant; ``rounds`` then bounds the delivery rounds shown."""
         rounds = int(cmd.kwargs.get("rounds", "200"))
         for _ in range(rounds):

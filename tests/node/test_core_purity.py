@@ -1,5 +1,5 @@
 """The core is sans-IO: no module under node/core imports I/O, threading, clocks or global randomness,
-and hand-written node modules stay small (style.md examples 1 and 11)."""
+and hand-written node modules stay small (a pure core is what lets the simulator replay a seed)."""
 
 from __future__ import annotations
 

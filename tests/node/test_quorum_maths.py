@@ -2,7 +2,7 @@
 
 - majorities: ``VoterSet.majority``, the election tally (``EpochElection``), check-quorum's count of
   followers a leader must hear from;
-- the leader's high watermark (kraft-node.md §5.2) from the replicas' reported end offsets while
+- the leader's high watermark (docs/kraft.md §5.2) from the replicas' reported end offsets while
   voters come and go: the largest offset a majority of the *latest* voter set has reached, only once it
   is above the epoch start offset, and never going back;
 - voter-set history (``ControlState``): the set in effect at any offset, across appends, truncations

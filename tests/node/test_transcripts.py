@@ -1,6 +1,6 @@
 """Runs every transcript in testdata/ (see kraft_datadriven.py for the format; ``pytest --rewrite``
 rewrites the expected output), then checks that together they exercise every edge of the transition
-table in node/core/states.py (style.md example 4)."""
+table in node/core/states.py (legal state changes are one table, so each edge can be checked)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_every_transcript_opens_with_a_paragraph() -> None:
         assert path.read_text().startswith("# "), path.name
 
 
-# Every error a handler of kraft-node.md §4 and §7 can answer, per response: each must appear in some
+# Every error a handler of docs/kraft.md §4 and §7 can answer, per response: each must appear in some
 # transcript's expected output ("<src>-><dst> <Response> <ERROR>" for a partition-level error,
 # "... <Response> error=<ERROR>" for a top-level one).
 _LEADER_ONLY = ("FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH", "NOT_LEADER_OR_FOLLOWER", "BROKER_NOT_AVAILABLE")

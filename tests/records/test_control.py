@@ -1,5 +1,5 @@
 """Control records: keys, every value type (decoded into the generated classes), builders, and the
-exact bytes given in ../shared/docs/kraft-apis.md §4 and the vectors."""
+exact bytes of docs/wire-format.md §10 (as Kafka writes them) and the vectors."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def _voters_record():
     )
 
 
-# (type, key hex, value hex, value object factory) — bytes verified against Kafka (kraft-apis.md §4)
+# (type, key hex, value hex, value object factory) — bytes verified against Kafka (docs/wire-format.md §10)
 DOC_EXAMPLES = [
     (
         5,

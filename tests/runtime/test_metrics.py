@@ -22,7 +22,7 @@ from kraftwire.node.storage.layout import parse_properties, uuid_to_str
 OPERATIONS_DOC = (
     Path(__file__).resolve().parents[2].parent / "shared" / "docs" / "kraft-operations.md"
 )
-# Kafka's raft-metrics (kraft-operations.md §6); the last two exist only while the node leads.
+# Kafka's raft-metrics (docs/operations.md §6); the last two exist only while the node leads.
 KAFKA_RAFT_METRICS = (
     "current-state current-leader current-vote current-vote-directory-id current-epoch "
     "high-watermark log-end-offset log-end-epoch number-unknown-voter-connections number-of-voters "

@@ -34,7 +34,7 @@ def test_an_api_outside_the_bundled_codecs_is_named_and_its_error_says_so():
 
 
 def test_the_error_names_are_kafkas():
-    # kraft-apis.md §5 lists Kafka's Errors enum as "| code | `NAME` | ..." table rows.
+    # The notes in ../shared list Kafka's Errors enum as "| code | `NAME` | ..." table rows.
     table = shared_path("docs", "kraft-apis.md").read_text()
     listed = {
         int(code): name
