@@ -41,12 +41,12 @@ MAY_IMPORT = {
 
 
 def layer_of(module: str) -> str:
-    """``root`` is kraftwire/__init__ (every module runs it: it imports nothing of ours). The public
-    ``kraftwire.records`` re-exports the generated records runtime and is part of that layer."""
+    """``root`` is kraftwire/__init__ (every module runs it: it imports nothing of ours). The modules
+    beside it are the command line and the public re-exports for users (``kraftwire.records``): the
+    layers below import what those re-export from where it lives (``kraftwire.generated.records``).
+    """
     if module == "kraftwire":
         return "root"
-    if module == "kraftwire.records":
-        return "generated"
     part = module.split(".")[1]
     return part if part in MAY_IMPORT and part != "root" else "command line"
 
@@ -183,7 +183,7 @@ CORE_LAYERS = [
         "reads",
     ],
     ["api"],
-    ["config", "storage"],
+    ["config", "storage", "batches"],
     ["values", "errors"],
 ]
 """node/core from the top down (core.py's docstring names the layers). A module imports

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from kraftwire.generated import ProtocolError
 from kraftwire.generated import fetch_response as _fr
 from kraftwire.generated import produce_response as _pr
-from kraftwire.node import batches as batch_codec
+from kraftwire.node.core import batches as batch_codec
 from kraftwire.node.core.api import (
     METADATA_PARTITION,
     METADATA_TOPIC,
