@@ -16,7 +16,7 @@ the current leader (and from v10 its endpoint) so a client can go there.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from kraftwire.generated import ProtocolError
 from kraftwire.generated import fetch_response as _fr
@@ -29,9 +29,10 @@ from kraftwire.node.core.api import (
     QuorumStatus,
     Role,
 )
+from kraftwire.node.storage import NodeStorage
 
-if TYPE_CHECKING:
-    from .node import KRaftNode
+from .config import NodeConfig
+from .node_view import ProduceTarget, QuorumView
 
 NONE, OFFSET_OUT_OF_RANGE, CORRUPT_MESSAGE, UNKNOWN_TOPIC_OR_PARTITION = 0, 1, 2, 3
 NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, INVALID_REQUIRED_ACKS, INVALID_REQUEST = 6, 7, 21, 42
@@ -51,7 +52,17 @@ def _is_metadata_topic(topic: Any, version: int) -> bool:
     return named
 
 
-async def handle_produce(node: "KRaftNode", version: int, request: Any) -> Any | None:
+class FetchSource(QuorumView, Protocol):
+    """What a client Fetch reads: the node's log, and its commits to wait for."""
+
+    config: NodeConfig
+
+    def running_storage(self) -> NodeStorage: ...
+
+    async def wait_for_commit(self, timeout_s: float) -> None: ...
+
+
+async def handle_produce(node: ProduceTarget, version: int, request: Any) -> Any | None:
     """The ProduceResponse to send, or None (acks=0)."""
     partitions = [(t, p) for t in request.topic_data for p in t.partition_data]
 
@@ -95,7 +106,7 @@ def _data_records(raw: bytes | None) -> tuple[bytes, ...]:
 
 
 def _produce_answer(
-    node: "KRaftNode",
+    node: QuorumView,
     version: int,
     partitions: list[tuple[Any, Any]],
     error: int,
@@ -134,7 +145,7 @@ def _produce_answer(
     return _pr.ProduceResponse(responses=responses, node_endpoints=nodes)
 
 
-async def handle_client_fetch(node: "KRaftNode", version: int, request: Any) -> Any:
+async def handle_client_fetch(node: FetchSource, version: int, request: Any) -> Any:
     """A Fetch from a non-replica client: committed batches only, from the leader (or a follower
     with kraftwire.follower.fetch.enable). As Kafka's broker does, a fetch that finds fewer than
     MinBytes of committed records (and no error) is held until more commit, leadership changes or
@@ -156,7 +167,7 @@ def _worth_waiting(response: Any, min_bytes: int) -> bool:
     return sum(len(p.records or b"") for p in partitions) < min_bytes
 
 
-def _client_fetch_response(node: "KRaftNode", version: int, request: Any) -> Any:
+def _client_fetch_response(node: FetchSource, version: int, request: Any) -> Any:
     status = node.status()
     topics = []
     for topic in request.topics:
@@ -176,7 +187,7 @@ def _client_fetch_response(node: "KRaftNode", version: int, request: Any) -> Any
 
 
 def _client_partition(
-    node: "KRaftNode", status: QuorumStatus, version: int, topic: Any, p: Any, request: Any
+    node: FetchSource, status: QuorumStatus, version: int, topic: Any, p: Any, request: Any
 ) -> Any:
     def answer(error: int, records: bytes | None = None) -> Any:
         out = _fr.PartitionData(

@@ -300,6 +300,10 @@ class KRaftNode:
         if self._stopped.is_set():
             raise NodeFailed(self.failure or "the node is not running")
 
+    def cluster_id(self) -> str:
+        """The cluster id the log directory was formatted with."""
+        return self.running_storage().meta.cluster_id
+
     def running_storage(self) -> NodeStorage:
         """The open log directory, for the request handlers (the node closes it when it stops)."""
         if self.storage is None:
