@@ -164,7 +164,8 @@ def test_every_allowed_late_import_is_still_there() -> None:
 CORE_LAYERS = [
     ["core"],
     ["dispatch", "poll", "startup", "delivery"],
-    ["vote", "quorum_epoch", "fetch_leader", "fetch_follower", "snapshots", "describe"]
+    ["vote", "quorum_epoch", "fetch_leader", "fetch_client", "fetch_follower", "snapshots"]
+    + ["describe"]
     + ["voter_changes", "voter_client", "kraft_upgrade", "read_offset"],
     ["common"],
     ["transitions"],

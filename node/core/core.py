@@ -57,6 +57,7 @@ from .api import (
 )
 from .delivery import Delivery
 from .dispatch import dispatch_failure, dispatch_request, dispatch_response, on_request_timeout
+from .fetch_client import answer_client_fetches, client_fetch_deadline
 from .fetch_leader import on_flushed
 from .kraft_upgrade import upgrade_kraft_version
 from .leader import LeaderState
@@ -201,7 +202,8 @@ class KRaftCore:
         replica = self._replica
         now = replica.now
         d = state_deadline(replica)
-        for w in (replica.requests.next_wakeup(now), read_deadline(replica)):
+        waits = (replica.requests.next_wakeup(now), read_deadline(replica), client_fetch_deadline(replica))
+        for w in waits:
             if w is not None and w < d:
                 d = w
         shutdown = replica.shutdown_deadline
@@ -333,5 +335,6 @@ class KRaftCore:
         self._delivery.deliver_committed(replica)
         self._delivery.deliver_reads(replica)
         self._delivery.maybe_fire_leader_change(replica)
+        answer_client_fetches(replica)
         if replica.shutdown_deadline is not None and not self._shutdown_done:
             self._shutdown_done = shutdown_complete(replica)

@@ -1,6 +1,7 @@
 """What the runtime's own request handlers see of the node: the few calls each one makes.
 
-The Produce and client ReadOffset handlers (:mod:`.client_path`, :mod:`.reads`) are called by
+The handlers of :mod:`.local_routes` (Produce in :mod:`.client_path`, a client's ReadOffset in
+:mod:`.reads`, ApiVersions, DescribeConfigs, DescribeCluster) are called by
 :class:`~.node.KRaftNode` and call back into it. Naming the node's whole class in their annotations
 made them depend on the module that imports them (a circle, however hidden behind ``TYPE_CHECKING``);
 these protocols sit below both, and ``KRaftNode`` satisfies them as it is.
@@ -12,6 +13,8 @@ import asyncio
 from typing import Protocol, Sequence
 
 from kraftwire.node.core.api import AppendResult, Endpoint, QuorumStatus
+
+from .config import NodeConfig
 
 
 class QuorumView(Protocol):
@@ -40,3 +43,10 @@ class ReadTarget(QuorumView, Protocol):
     async def read(
         self, consistency: str = "linearizable", timeout_ms: int | None = None
     ) -> int: ...
+
+
+class LocalNode(ProduceTarget, ReadTarget, Protocol):
+    """What the requests the runtime answers itself read (:mod:`.local_routes`)."""
+
+    config: NodeConfig
+    served: dict[int, tuple[int, int]]
