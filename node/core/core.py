@@ -14,8 +14,9 @@ The modules stack top-down; each imports only modules below it (``tests/test_lay
 * ``core``: this class, the only importer of the four below;
 * ``dispatch`` (requests, responses, failures by API key), ``poll`` (timed work per state),
   ``startup`` (recovery and the initial state), ``delivery`` (application notifications);
-* the handlers: ``vote``, ``quorum_epoch``, ``fetch_leader``, ``fetch_follower``, ``snapshots``,
-  ``describe``, ``voter_changes``, ``voter_client``, ``kraft_upgrade``, ``read_offset``;
+* the handlers: ``vote``, ``quorum_epoch``, ``fetch_leader``, ``fetch_client`` (a client's Fetch),
+  ``fetch_follower``, ``snapshots``, ``describe``, ``voter_changes``, ``voter_client``,
+  ``kraft_upgrade``, ``read_offset``;
 * ``common``: validation and response handling shared by the handlers;
 * ``transitions``: every state change;
 * ``leader_ops``: the leader's appends and the answers it owes;
@@ -23,7 +24,8 @@ The modules stack top-down; each imports only modules below it (``tests/test_lay
 * ``leader``: the leader's epoch state, over the other state and value modules: ``states``,
   ``voters``, ``requests``, ``outbox``, ``log_ops``, ``messages``, ``responses``, ``memory``,
   ``reads``;
-* ``api``, the public contract, over ``config`` and ``storage``, over ``values`` and ``errors``.
+* ``api``, the public contract, over ``config``, ``storage`` and ``batches`` (log batches to and from
+  record-batch bytes), over ``values`` and ``errors``.
 """
 
 from __future__ import annotations
