@@ -1,39 +1,58 @@
-"""The first-party import graph of a source tree, read with ``ast`` (nothing is imported or run).
+"""The first-party import graph of the installed packages, read with ``ast`` (nothing is imported or run).
 
-Used by ``test_layering.py``; also a small command for the numbers of a layering change::
+Used by ``test_layering.py``; also a small command that prints the graph's numbers::
 
-    python tests/import_graph.py node/core
+    python tests/import_graph.py            # circles, arrows across layers, late imports
 
-A *module* is a ``.py`` file named by its dotted path below the tree's parent (``node/core/vote.py`` is
-``node.core.vote``; a package's ``__init__.py`` is the package itself). Only imports that resolve to a
-module of the tree are edges: relative imports, and absolute ones spelled through the installed names
-(``kraftwire.node.core.api`` is ``node.core.api``). Lazy imports of optional third-party accelerators
-are no layering question and are not looked at.
+Modules carry their installed names: pyproject.toml's ``[tool.setuptools.package-dir]`` maps each
+installed package to its folder (``kraftwire.node`` is ``node/``), so ``node/core/vote.py`` is
+``kraftwire.node.core.vote`` and a package's ``__init__.py`` is the package itself. Every ``.py`` file
+under a mapped folder is a module. Edges are what loading a module makes Python run:
 
-Each edge records where its import statement sits:
+* ``import`` -- an ``import``/``from ... import`` statement naming one of our modules, wherever it sits
+  (module top, ``if TYPE_CHECKING:``, a function body: a module annotated with a class depends on its
+  module all the same, and a late import runs as surely as an early one, only later);
+* ``parent`` -- the ``__init__`` of every package the import runs on the way: importing ``a.b.c`` runs
+  ``a/__init__`` and ``a/b/__init__`` first, unless the importer is itself inside them (a module's own
+  packages are already running when it runs);
+* ``importlib`` -- ``importlib.import_module(...)`` or ``__import__(...)`` whose name is a literal, a
+  module-level string constant, or an f-string or ``+`` concatenation whose leading literal part names
+  one of our modules (an edge to the longest module it names). A module that imports by a name
+  computed some other way (the CLI's table of subcommands) depends on every module it names in a
+  string constant.
 
-* ``top``: in the leading run of the module (docstring, imports, ``if TYPE_CHECKING:`` blocks);
-* ``type_checking``: inside an ``if TYPE_CHECKING:`` block (annotations only, never executed);
-* ``bottom``: at module level, but after other code (the "import last to break a cycle" trick);
-* ``nested``: inside a function, class or other block.
+Each edge records where its statement sits: ``top`` (the leading run of the module: docstring,
+imports, ``if TYPE_CHECKING:`` blocks), ``type_checking`` (inside such a block), ``bottom`` (module
+level after other code, the "import last to break a cycle" trick) or ``nested`` (inside a function,
+class or other block).
 """
 
 from __future__ import annotations
 
 import ast
 import sys
+import tomllib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-INSTALLED_PREFIX = {
-    "kraftwire.node": "node",
-    "kraftwire.codegen": "codegen",
-    "kraftwire.records": None,
-}
-"""Installed dotted names -> names in the source tree (``None``: outside every tree we walk)."""
+IMPORTERS = {"import_module", "__import__"}
+"""Calls that import the module their first argument names."""
+
+
+def installed_packages(root: Path = ROOT) -> dict[str, Path]:
+    """Installed top package name -> its folder, as pyproject.toml maps them."""
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text())
+    package_dir = pyproject["tool"]["setuptools"]["package-dir"]
+    return {name: root / folder for name, folder in package_dir.items()}
+
+
+def listed_packages(root: Path = ROOT) -> list[str]:
+    """The packages pyproject.toml tells setuptools to install (``[tool.setuptools] packages``)."""
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text())
+    return list(pyproject["tool"]["setuptools"]["packages"])
 
 
 @dataclass(frozen=True)
@@ -42,35 +61,36 @@ class Edge:
     target: str
     line: int
     where: str  # "top" | "type_checking" | "bottom" | "nested"
+    how: str = "import"  # "import" | "parent" | "importlib"
 
     def __str__(self) -> str:
-        return f"{self.source}:{self.line} -> {self.target} ({self.where})"
+        how = "" if self.how == "import" else f", {self.how}"
+        return f"{self.source}:{self.line} -> {self.target} ({self.where}{how})"
 
 
 class ImportGraph:
-    """Modules of one tree and the first-party imports between them."""
+    """Modules of some installed packages and the first-party imports between them."""
 
-    def __init__(self, tree: Path, root: Path = ROOT) -> None:
-        self.tree = tree if tree.is_absolute() else root / tree
-        self.base = self.tree.parent
-        self.files = {self._module_name(p): p for p in sorted(self.tree.rglob("*.py"))}
-        self.package = self._module_name(self.tree / "__init__.py")
+    def __init__(self, packages: dict[str, Path] | None = None) -> None:
+        self.folders = installed_packages() if packages is None else packages
+        self.files: dict[str, Path] = {}
+        for installed, folder in self.folders.items():
+            nested = [f for f in self.folders.values() if f != folder and f.is_relative_to(folder)]
+            for path in sorted(folder.rglob("*.py")):
+                if not any(path.is_relative_to(n) for n in nested):
+                    self.files[_module_name(installed, folder, path)] = path
         self.edges: list[Edge] = []
         for name, path in self.files.items():
-            self.edges.extend(self._edges_of(name, path))
+            self.edges.extend(_ModuleReader(self, name, path).edges())
 
-    # -- reading ---------------------------------------------------------------------------------------
-
-    def _module_name(self, path: Path) -> str:
-        parts = list(path.relative_to(self.base).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        return ".".join(parts)
-
-    def _is_package(self, name: str) -> bool:
+    def is_package(self, name: str) -> bool:
         return self.files[name].name == "__init__.py"
 
-    def _resolve(self, name: str) -> str | None:
+    def package_of(self, module: str) -> str:
+        """The package a module belongs to: itself for an ``__init__``, else the folder's."""
+        return module if self.is_package(module) else module.rpartition(".")[0]
+
+    def resolve(self, name: str) -> str | None:
         """The module ``name`` refers to, if it is one of ours (``a.b.c`` may name ``a.b``'s attribute)."""
         while name:
             if name in self.files:
@@ -78,84 +98,33 @@ class ImportGraph:
             name = name.rpartition(".")[0]
         return None
 
-    def _targets(self, module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
-        if isinstance(node, ast.Import):
-            names = [self._absolute(a.name) for a in node.names]
-        else:
-            if node.level:
-                package = module if self._is_package(module) else module.rpartition(".")[0]
-                for _ in range(node.level - 1):
-                    package = package.rpartition(".")[0]
-                stem = f"{package}.{node.module}" if node.module else package
-            else:
-                stem = self._absolute(node.module or "")
-            # ``from pkg import mod`` imports the module ``pkg.mod`` when there is one.
-            names = [
-                f"{stem}.{a.name}" if f"{stem}.{a.name}" in self.files else stem for a in node.names
-            ]
-        found = {self._resolve(n) for n in names if n}
-        return sorted(t for t in found if t is not None and t != module)
-
-    @staticmethod
-    def _absolute(name: str) -> str:
-        for installed, local in INSTALLED_PREFIX.items():
-            if name == installed or name.startswith(installed + "."):
-                return "" if local is None else local + name[len(installed) :]
-        return name
-
-    def _edges_of(self, module: str, path: Path) -> list[Edge]:
-        tree = ast.parse(path.read_text(), str(path))
-        edges: list[Edge] = []
-        leading = True
-        for stmt in tree.body:
-            if _is_type_checking_block(stmt):
-                edges += self._collect(module, stmt.body, "type_checking")  # type: ignore[attr-defined]
-                edges += self._collect(module, stmt.orelse, "nested")  # type: ignore[attr-defined]
-                continue
-            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                edges += self._edge_list(module, stmt, "top" if leading else "bottom")
-                continue
-            if not (leading and _is_docstring(stmt)):
-                leading = False
-            edges += self._collect(module, [stmt], "nested")
-        return edges
-
-    def _collect(self, module: str, stmts: list[ast.stmt], where: str) -> list[Edge]:
-        edges: list[Edge] = []
-        for stmt in stmts:
-            for node in ast.walk(stmt):
-                if isinstance(node, (ast.Import, ast.ImportFrom)):
-                    edges += self._edge_list(module, node, where)
-        return edges
-
-    def _edge_list(self, module: str, node: ast.Import | ast.ImportFrom, where: str) -> list[Edge]:
-        return [Edge(module, t, node.lineno, where) for t in self._targets(module, node)]
+    def runs(self, source: str, target: str) -> list[str]:
+        """The package ``__init__`` modules importing ``target`` from ``source`` runs first: the
+        target's enclosing packages, except those that enclose ``source`` (already running)."""
+        own = _ancestors(source) | ({source} if self.is_package(source) else set())
+        return [p for p in sorted(_ancestors(target)) if p in self.files and p not in own]
 
     # -- questions -------------------------------------------------------------------------------------
 
     def modules_of(self, package: str) -> list[str]:
         """The modules of ``package`` itself (its ``__init__`` included, its subpackages' not)."""
-        return [m for m in self.files if _parent(m, self) == package]
+        return [m for m in self.files if self.package_of(m) == package]
 
     def arrows(self, within: str | None = None) -> set[tuple[str, str]]:
-        """Module -> imported module, optionally only among modules of the package ``within`` itself
-        (not its subpackages). ``TYPE_CHECKING`` imports count: a handler that names ``KRaftCore`` in its
-        annotations depends on it as much as one that calls it."""
+        """Module -> module it makes run, optionally only among the modules of the package ``within``
+        itself (not its subpackages)."""
         pairs = {(e.source, e.target) for e in self.edges}
         if within is None:
             return pairs
         return {
-            (s, t) for s, t in pairs if _parent(s, self) == within and _parent(t, self) == within
+            (s, t)
+            for s, t in pairs
+            if self.package_of(s) == within and self.package_of(t) == within
         }
 
-    def misplaced(self, within: str | None = None) -> list[Edge]:
-        """Imports that are not at the top of their module (``TYPE_CHECKING`` blocks allowed)."""
-        return [
-            e
-            for e in self.edges
-            if e.where in ("bottom", "nested")
-            and (within is None or _parent(e.source, self) == within)
-        ]
+    def late(self) -> list[Edge]:
+        """Imports that are not at the top of their module (``TYPE_CHECKING`` blocks there are)."""
+        return [e for e in self.edges if e.where in ("bottom", "nested") and e.how != "parent"]
 
     def adjacency(self, within: str | None = None) -> dict[str, list[str]]:
         adjacency: dict[str, list[str]] = {}
@@ -168,14 +137,9 @@ class ImportGraph:
         return strongly_connected(self.adjacency(within))
 
     def cycles(self, within: str | None = None) -> list[list[str]]:
-        """One cycle path (first module repeated at the end) per import circle."""
+        """One shortest cycle path (first module repeated at the end) per import circle."""
         adjacency = self.adjacency(within)
         return [_cycle_through(component, adjacency) for component in strongly_connected(adjacency)]
-
-    def cross_package_cycles(self) -> list[list[str]]:
-        """Cycles whose modules are not all in one package (each package's own cycles are asked for
-        separately, with :meth:`cycles`)."""
-        return [c for c in self.cycles() if len({_parent(m, self) for m in c}) > 1]
 
     def back_edges(self, within: str | None = None) -> list[tuple[str, str]]:
         """Edges that point back up a depth-first walk (visiting modules and imports in name order):
@@ -202,8 +166,159 @@ class ImportGraph:
         return back
 
 
-def _parent(module: str, graph: ImportGraph) -> str:
-    return module if graph._is_package(module) else module.rpartition(".")[0]
+class _ModuleReader:
+    """The edges of one module."""
+
+    def __init__(self, graph: ImportGraph, module: str, path: Path) -> None:
+        self.graph = graph
+        self.module = module
+        self.tree = ast.parse(path.read_text(), str(path))
+        self.constants = _string_constants(self.tree)
+
+    def edges(self) -> list[Edge]:
+        edges: list[Edge] = []
+        leading = True
+        for stmt in self.tree.body:
+            if _is_type_checking_block(stmt):
+                assert isinstance(stmt, ast.If)
+                edges += self._collect(stmt.body, "type_checking")
+                edges += self._collect(stmt.orelse, "nested")
+                continue
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                edges += self._collect([stmt], "top" if leading else "bottom")
+                continue
+            if not (leading and _is_docstring(stmt)):
+                leading = False
+            edges += self._collect([stmt], "nested" if _is_block(stmt) else "bottom")
+        return edges
+
+    def _collect(self, stmts: list[ast.stmt], where: str) -> list[Edge]:
+        edges: list[Edge] = []
+        for stmt in stmts:
+            for node in ast.walk(stmt):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    targets, how = self._statement_targets(node), "import"
+                elif isinstance(node, ast.Call) and _call_name(node) in IMPORTERS:
+                    targets, how = self._call_targets(node), "importlib"
+                else:
+                    continue
+                edges += self._edges_to(targets, node.lineno, where, how)
+        return edges
+
+    def _edges_to(self, targets: set[str], line: int, where: str, how: str) -> list[Edge]:
+        edges = [
+            Edge(self.module, t, line, where, how) for t in sorted(targets) if t != self.module
+        ]
+        parents = {p for t in targets for p in self.graph.runs(self.module, t)} - targets
+        edges += [Edge(self.module, p, line, where, "parent") for p in sorted(parents)]
+        return edges
+
+    def _statement_targets(self, node: ast.Import | ast.ImportFrom) -> set[str]:
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            stem = self._relative(node.level, node.module or "") if node.level else node.module
+            stem = stem or ""
+            # ``from pkg import mod`` imports the module ``pkg.mod`` when there is one.
+            names = [
+                f"{stem}.{a.name}" if f"{stem}.{a.name}" in self.graph.files else stem
+                for a in node.names
+            ]
+        return {t for t in map(self.graph.resolve, names) if t is not None}
+
+    def _relative(self, level: int, name: str, anchor: str | None = None) -> str:
+        package = anchor or self.graph.package_of(self.module)
+        for _ in range(level - 1):
+            package = package.rpartition(".")[0]
+        return f"{package}.{name}" if name else package
+
+    def _call_targets(self, call: ast.Call) -> set[str]:
+        if not call.args:
+            return set()
+        prefix = self._string_prefix(call.args[0])
+        if prefix is None:
+            # A name computed at run time: every module the module names in a string constant
+            # (but its own packages, which are running already).
+            named = {t for t in map(self.graph.resolve, self.constants.names) if t is not None}
+            return named - _ancestors(self.module)
+        if prefix.startswith("."):
+            level = len(prefix) - len(prefix.lstrip("."))
+            anchor = self._string_prefix(call.args[1]) if len(call.args) > 1 else None
+            prefix = self._relative(level, prefix[level:], anchor)
+        target = self.graph.resolve(prefix.rstrip("."))
+        # A package loading its own modules by name (``import_module(f".{name}", __name__)``)
+        # runs nothing that is not running already.
+        return set() if target is None or target in _ancestors(self.module) else {target}
+
+    def _string_prefix(self, node: ast.expr) -> str | None:
+        """The leading text ``node`` evaluates to, as far as it is written in the module."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id == "__name__":
+                return self.module
+            if node.id == "__package__":
+                return self.graph.package_of(self.module)
+            return self.constants.values.get(node.id)
+        if isinstance(node, ast.JoinedStr) and node.values:
+            first = node.values[0]
+            if isinstance(first, ast.FormattedValue):
+                return self._string_prefix(first.value)
+            return self._string_prefix(first)  # type: ignore[arg-type]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return self._string_prefix(node.left)
+        return None
+
+
+@dataclass
+class _Constants:
+    values: dict[str, str]  # module-level NAME = "text"
+    names: list[str]  # every string constant that looks like a dotted module name
+
+
+def _string_constants(tree: ast.Module) -> _Constants:
+    values = {
+        target.id: stmt.value.value
+        for stmt in tree.body
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+        for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+        if isinstance(target, ast.Name)
+    }
+    names = [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and node.value.replace(".", "").replace("_", "").isalnum()
+    ]
+    return _Constants(values, names)
+
+
+def _module_name(installed: str, folder: Path, path: Path) -> str:
+    parts = [*installed.split("."), *path.relative_to(folder).with_suffix("").parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _ancestors(module: str) -> set[str]:
+    parts = module.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))}
+
+
+def _call_name(call: ast.Call) -> str | None:
+    if isinstance(call.func, ast.Name):
+        return call.func.id
+    if isinstance(call.func, ast.Attribute):
+        return call.func.attr
+    return None
+
+
+def _is_block(stmt: ast.stmt) -> bool:
+    """A statement whose body runs later or conditionally (a def, a class, an if, a try ...)."""
+    return not isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign))
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:
@@ -296,27 +411,21 @@ def _cycle_through(component: list[str], adjacency: dict[str, list[str]]) -> lis
     raise AssertionError(f"{component} is not strongly connected")
 
 
-def summary(tree: str) -> str:
-    graph = ImportGraph(Path(tree))
-    package = graph.package
-    edges = graph.arrows(package)
-    cycles = graph.cycles(package)
-    components = graph.components(package)
-    where = Counter(
-        e.where for e in graph.edges if package is None or _parent(e.source, graph) == package
-    )
+def summary(graph: ImportGraph) -> str:
+    components = graph.components()
+    where = Counter(e.where for e in graph.edges if e.how != "parent")
     lines = [
-        f"{tree}: {len(graph.modules_of(package))} modules, "
-        f"{len(edges)} import arrows among them",
-        f"  modules in import circles: {sum(len(c) for c in components)} in {len(components)} circle(s) "
-        f"{[len(c) for c in components]}",
-        f"  arrows pointing back up (depth-first): {len(graph.back_edges(package))}",
+        f"{len(graph.files)} modules in {len({graph.package_of(m) for m in graph.files})} packages, "
+        f"{len(graph.arrows())} arrows ({dict(sorted(Counter(e.how for e in graph.edges).items()))})",
+        f"  modules in import circles: {sum(len(c) for c in components)} in {len(components)} "
+        f"circle(s) {[len(c) for c in components]}",
+        f"  arrows pointing back up (depth-first): {len(graph.back_edges())}",
         f"  imports by place: {dict(sorted(where.items()))}",
     ]
-    lines += [f"  cycle: {' -> '.join(c)}" for c in cycles]
+    lines += [f"  cycle: {' -> '.join(c)}" for c in graph.cycles()]
     return "\n".join(lines)
 
 
 if __name__ == "__main__":
-    for arg in sys.argv[1:] or ["node/core"]:
-        print(summary(arg))
+    print(summary(ImportGraph()))
+    sys.exit(0)

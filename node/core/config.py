@@ -75,6 +75,9 @@ class Config:
     """An observer counts as caught up for AddRaftVoter if it fetched within this window."""
     pre_vote: bool = True
     """Send pre-votes (KIP-996). ``False`` models a 3.9 node for tests."""
+    follower_fetch: bool = False
+    """``kraftwire.follower.fetch.enable``: a follower answers a client's Fetch (replica id -1) from
+    the records it knows are committed; otherwise only the leader does (:mod:`.fetch_client`)."""
 
     @property
     def check_quorum_timeout_ms(self) -> int:

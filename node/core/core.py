@@ -14,8 +14,9 @@ The modules stack top-down; each imports only modules below it (``tests/test_lay
 * ``core``: this class, the only importer of the four below;
 * ``dispatch`` (requests, responses, failures by API key), ``poll`` (timed work per state),
   ``startup`` (recovery and the initial state), ``delivery`` (application notifications);
-* the handlers: ``vote``, ``quorum_epoch``, ``fetch_leader``, ``fetch_follower``, ``snapshots``,
-  ``describe``, ``voter_changes``, ``voter_client``, ``kraft_upgrade``, ``read_offset``;
+* the handlers: ``vote``, ``quorum_epoch``, ``fetch_leader``, ``fetch_client`` (a client's Fetch),
+  ``fetch_follower``, ``snapshots``, ``describe``, ``voter_changes``, ``voter_client``,
+  ``kraft_upgrade``, ``read_offset``;
 * ``common``: validation and response handling shared by the handlers;
 * ``transitions``: every state change;
 * ``leader_ops``: the leader's appends and the answers it owes;
@@ -23,7 +24,8 @@ The modules stack top-down; each imports only modules below it (``tests/test_lay
 * ``leader``: the leader's epoch state, over the other state and value modules: ``states``,
   ``voters``, ``requests``, ``outbox``, ``log_ops``, ``messages``, ``responses``, ``memory``,
   ``reads``;
-* ``api``, the public contract, over ``config`` and ``storage``, over ``values`` and ``errors``.
+* ``api``, the public contract, over ``config``, ``storage`` and ``batches`` (log batches to and from
+  record-batch bytes), over ``values`` and ``errors``.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from .api import (
 )
 from .delivery import Delivery
 from .dispatch import dispatch_failure, dispatch_request, dispatch_response, on_request_timeout
+from .fetch_client import answer_client_fetches, client_fetch_deadline
 from .fetch_leader import on_flushed
 from .kraft_upgrade import upgrade_kraft_version
 from .leader import LeaderState
@@ -201,7 +204,8 @@ class KRaftCore:
         replica = self._replica
         now = replica.now
         d = state_deadline(replica)
-        for w in (replica.requests.next_wakeup(now), read_deadline(replica)):
+        waits = (replica.requests.next_wakeup(now), read_deadline(replica), client_fetch_deadline(replica))
+        for w in waits:
             if w is not None and w < d:
                 d = w
         shutdown = replica.shutdown_deadline
@@ -333,5 +337,6 @@ class KRaftCore:
         self._delivery.deliver_committed(replica)
         self._delivery.deliver_reads(replica)
         self._delivery.maybe_fire_leader_change(replica)
+        answer_client_fetches(replica)
         if replica.shutdown_deadline is not None and not self._shutdown_done:
             self._shutdown_done = shutdown_complete(replica)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import describe, errors, fetch_follower, fetch_leader, messages as m, quorum_epoch, responses
-from . import read_offset, snapshots, vote, voter_changes, voter_client
+from . import describe, errors, fetch_client, fetch_follower, fetch_leader, messages as m
+from . import quorum_epoch, read_offset, responses, snapshots, vote, voter_changes, voter_client
 from .api import InvariantViolation, PeerRefused, RequestFailed, RequestReceived, ResponseReceived
 from .common import refuse
 from .replica import Replica
@@ -17,12 +17,19 @@ def _api_versions(replica: Replica, ev: RequestReceived) -> None:
     replica.respond(ev, responses.api_versions_response(ev.api_version, (lo, hi)))
 
 
+def _fetch(replica: Replica, ev: RequestReceived) -> None:
+    if fetch_client.is_client_fetch(ev):
+        fetch_client.handle_client_fetch(replica, ev)
+    else:
+        fetch_leader.handle_fetch_request(replica, ev)
+
+
 REQUEST_HANDLERS: dict[int, Callable[[Replica, RequestReceived], None]] = {
     m.API_API_VERSIONS: _api_versions,
     m.API_VOTE: vote.handle_vote_request,
     m.API_BEGIN_QUORUM_EPOCH: quorum_epoch.handle_begin_quorum_epoch_request,
     m.API_END_QUORUM_EPOCH: quorum_epoch.handle_end_quorum_epoch_request,
-    m.API_FETCH: fetch_leader.handle_fetch_request,
+    m.API_FETCH: _fetch,
     m.API_FETCH_SNAPSHOT: snapshots.handle_fetch_snapshot_request,
     m.API_DESCRIBE_QUORUM: describe.handle_describe_quorum_request,
     m.API_ADD_RAFT_VOTER: voter_changes.handle_add_raft_voter_request,

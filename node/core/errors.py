@@ -5,6 +5,7 @@ from __future__ import annotations
 
 UNKNOWN_SERVER_ERROR = -1
 NONE = 0
+OFFSET_OUT_OF_RANGE = 1
 UNKNOWN_TOPIC_OR_PARTITION = 3
 NOT_LEADER_OR_FOLLOWER = 6
 REQUEST_TIMED_OUT = 7
@@ -18,6 +19,7 @@ UNKNOWN_LEADER_EPOCH = 75
 INCONSISTENT_VOTER_SET = 94
 SNAPSHOT_NOT_FOUND = 98
 POSITION_OUT_OF_RANGE = 99
+UNKNOWN_TOPIC_ID = 100
 INCONSISTENT_CLUSTER_ID = 104
 INVALID_VOTER_KEY = 125
 DUPLICATE_VOTER = 126
@@ -36,6 +38,7 @@ def name(code: int) -> str:
 # The default message of each error above but NONE, word for word (``Errors.java``).
 _MESSAGES: dict[int, str] = {
     UNKNOWN_SERVER_ERROR: "The server experienced an unexpected error when processing the request.",
+    OFFSET_OUT_OF_RANGE: "The requested offset is not within the range of offsets maintained by the server.",
     UNKNOWN_TOPIC_OR_PARTITION: "This server does not host this topic-partition.",
     NOT_LEADER_OR_FOLLOWER: (
         "For requests intended only for the leader, this error indicates that the broker is not the current "
@@ -61,6 +64,7 @@ _MESSAGES: dict[int, str] = {
     POSITION_OUT_OF_RANGE: (
         "Requested position is not greater than or equal to zero, and less than the size of the snapshot."
     ),
+    UNKNOWN_TOPIC_ID: "This server does not host this topic ID.",
     INCONSISTENT_CLUSTER_ID: "The clusterId in the request does not match that found on the server.",
     INVALID_VOTER_KEY: "The voter key doesn't match the receiving replica's key.",
     DUPLICATE_VOTER: "The voter is already part of the set of voters.",

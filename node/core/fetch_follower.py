@@ -8,7 +8,7 @@ The follower's HW is ``min(leader HW, our LEO)`` and never decreases.
 
 from __future__ import annotations
 
-from kraftwire.node import batches as _batches
+from . import batches as _batches
 
 from . import errors
 from .api import PeerRefused, ResponseReceived, SnapshotId, SnapshotWrite

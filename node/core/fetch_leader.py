@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from kraftwire.node import batches as _batches
+from . import batches as _batches
 
 from . import errors, responses
 from .api import METADATA_TOPIC_ID, InvariantViolation, ReplicaKey, RequestReceived, SnapshotId

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from kraftwire.node import batches as _batches
+from . import batches as _batches
 
 from .api import BOOTSTRAP_SNAPSHOT_ID, RaftLog, SnapshotId, SnapshotLoaded, SnapshotStore
 

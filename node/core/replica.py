@@ -58,6 +58,8 @@ class Replica:
         self.abandoned: list[tuple[list[ParkedFetch], PendingVoterChange | None]] = []
         """Waiters of a leadership just left (parked fetches, the pending voter change). They are
         answered once the new state is in place, so the answers name the new leader and epoch."""
+        self.client_fetches: list[ParkedFetch] = []  # clients' Fetches waiting for commits (.fetch_client)
+        self.client_fetch_view: tuple[Any, ...] | None = None  # what they were last evaluated on
         self.abandoned_reads: list[LeaderRead] = []  # the same, for ReadOffset rounds (.reads)
         self.local_reads: dict[int, LocalRead] = {}  # the application's reads by read id (.reads)
         self.edges_seen: set[tuple[Role, Role]] = set()

@@ -111,7 +111,7 @@ class LogBatch:
 
     ``records`` holds opaque ``bytes`` values for a data batch, or generated control-record objects
     (``LeaderChangeMessage``, ``VotersRecord``, ``KRaftVersionRecord``, ...) for a control batch.
-    ``raw`` caches the encoded record-batch bytes once computed (see ``kraftwire.node.batches``).
+    ``raw`` caches the encoded record-batch bytes once computed (see ``kraftwire.node.core.batches``).
     """
 
     base_offset: int

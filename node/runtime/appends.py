@@ -9,7 +9,13 @@ import asyncio
 from dataclasses import dataclass
 from typing import Callable, Sequence, TypeVar
 
-from kraftwire.node.core.api import AppendResult, CommittedBatch
+from kraftwire.node.core.api import (
+    AppendResult,
+    CommittedBatch,
+    LeaderChanged,
+    Notification,
+    SnapshotLoaded,
+)
 
 from .errors import NodeFailed
 
@@ -102,3 +108,31 @@ def fail(future: asyncio.Future[_Value], error: Exception) -> None:
 def resolve(future: asyncio.Future[_Value], value: _Value) -> None:
     if not future.done():
         future.set_result(value)
+
+
+class CommitWatchers:
+    """Callers of ``KRaftNode.wait_for_commit``: woken by the next commit, snapshot load or leader
+    change (or when the node stops)."""
+
+    def __init__(self) -> None:
+        self._waiting: list[asyncio.Future[None]] = []
+
+    async def wait(self, timeout_s: float) -> None:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(future)
+        try:
+            await asyncio.wait_for(future, timeout_s)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            if future in self._waiting:
+                self._waiting.remove(future)
+
+    def on_notification(self, note: Notification) -> None:
+        if self._waiting and type(note) in (CommittedBatch, SnapshotLoaded, LeaderChanged):
+            self.wake_all()
+
+    def wake_all(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        for future in waiting:
+            resolve(future, None)

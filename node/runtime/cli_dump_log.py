@@ -21,7 +21,7 @@ from types import ModuleType
 from typing import Any, Iterator
 
 from kraftwire.generated import ProtocolError
-from kraftwire.records import decode_batches, decode_control_record
+from kraftwire.generated.records import decode_batches, decode_control_record
 
 from . import dump_metadata
 

@@ -37,6 +37,7 @@ def core_config(cfg: NodeConfig, storage: NodeStorage, start_ms: int) -> Config:
         start_ms=start_ms,
         kraft_version=kraft_version,
         listeners=dict(cfg.listeners),
+        follower_fetch=cfg.follower_fetch,
         supported_kraft_version=SUPPORTED_KRAFT_VERSION,
         bootstrap_servers=tuple(cfg.bootstrap_servers),
         election_timeout_ms=cfg.election_timeout_ms,

@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from kraftwire.generated import ProtocolError
-from kraftwire.records import decode_metadata_record
+from kraftwire.generated.records import decode_metadata_record
 
 METADATA = "metadata"
 _WORD_START = re.compile(r"(?<!^)(?=[A-Z])")

@@ -28,7 +28,7 @@ import time
 from typing import Any, Callable, Sequence, TypeVar, TypeVarTuple
 
 from kraftwire.node.core import KRaftCore
-from kraftwire.node.core.messages import API_READ_OFFSET
+from kraftwire.node.core.messages import API_FETCH, API_READ_OFFSET
 from kraftwire.node.core.api import (
     AppendResult,
     CommittedBatch,
@@ -54,10 +54,11 @@ from kraftwire.node.core.api import (
 from kraftwire.node.storage import FileOps, NodeStorage, StorageError, open_directory
 from kraftwire.node.storage.kafka_metadata import KafkaMetadataLogDetector
 
-from . import client_path, describe_configs, local_apis, reads, recovery_notice
+from . import client_path, local_apis, reads, recovery_notice
+from .local_routes import local_routes
 from .snapshotting import AutoSnapshots
 from .core_config import core_config
-from .appends import PendingAppends, fail, resolve
+from .appends import CommitWatchers, PendingAppends, fail, resolve
 from .errors import NodeFailed, NotLeaderError
 from .inbox import AppendCall, InboxItem, ReadCall, ShutdownCall, SingleInput, SnapshotCall
 from .metrics import RaftMetrics
@@ -99,7 +100,7 @@ class KRaftNode:
         self._wakeup = asyncio.Event()
         self._answers: dict[tuple[int, int], asyncio.Future[tuple[int, Any]]] = {}
         self._appends = PendingAppends()
-        self._commit_watchers: list[asyncio.Future[None]] = []  # held client fetches
+        self._commit_watchers = CommitWatchers()  # wait_for_commit's callers
         self._disk = concurrent.futures.ThreadPoolExecutor(1, f"kraftwire-disk-{config.node_id}")
         self._disk_busy: asyncio.Future[None] | None = None  # the disk thread's current write
         self._reads = reads.ReadTracker(self._leader, lambda: self._post(ReadCall()))
@@ -113,6 +114,7 @@ class KRaftNode:
         self.metrics: RaftMetrics | None = None  # set by enable_metrics()
         self._shutdown_done = False
         self._leadership = MetadataLeadership(config.node_id, config.metadata_leadership)
+        self._local = local_routes(self, self._to_core)  # the rest goes to the core
         self.server = RequestServer(
             self._handle_request,
             self._is_served,
@@ -207,7 +209,7 @@ class KRaftNode:
         stopped = NodeFailed(self.failure or "the node shut down")
         self._appends.fail_all(stopped)
         self._reads.fail_all(stopped)
-        self._wake_commit_watchers()
+        self._commit_watchers.wake_all()
         if self.storage is not None:
             self.storage.close()
             self.storage = None
@@ -276,15 +278,7 @@ class KRaftNode:
     async def wait_for_commit(self, timeout_s: float) -> None:
         """Return once records commit, a snapshot loads or the leader changes; at the latest after
         ``timeout_s`` (or when the node stops)."""
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._commit_watchers.append(future)
-        try:
-            await asyncio.wait_for(future, timeout_s)
-        except asyncio.TimeoutError:
-            pass
-        finally:
-            if future in self._commit_watchers:
-                self._commit_watchers.remove(future)
+        await self._commit_watchers.wait(timeout_s)
 
     def leader_endpoint(self) -> Endpoint | None:
         status = self.status()
@@ -299,6 +293,10 @@ class KRaftNode:
         """A call after the loop stopped fails at once: nothing would ever take it from the inbox."""
         if self._stopped.is_set():
             raise NodeFailed(self.failure or "the node is not running")
+
+    def cluster_id(self) -> str:
+        """The cluster id the log directory was formatted with."""
+        return self.running_storage().meta.cluster_id
 
     def running_storage(self) -> NodeStorage:
         """The open log directory, for the request handlers (the node closes it when it stops)."""
@@ -319,32 +317,10 @@ class KRaftNode:
         self._wakeup.set()
 
     async def _handle_request(self, request: InboundRequest) -> tuple[int, Any] | None:
-        if request.api_key == local_apis.API_VERSIONS:
-            status = self.status()
-            epoch = -1 if status.high_watermark is None else status.high_watermark - 1
-            return request.api_version, local_apis.api_versions_response(
-                request.api_version, request.body, self.served, status.kraft_version, epoch
-            )
-        if request.api_key == client_path.PRODUCE:
-            answer = await client_path.handle_produce(self, request.api_version, request.body)
-            return None if answer is None else (request.api_version, answer)
-        if request.api_key == client_path.FETCH and client_path.is_client_fetch(
-            request.api_version, request.body
-        ):
-            return request.api_version, await client_path.handle_client_fetch(
-                self, request.api_version, request.body
-            )
-        if reads.is_client_read(request.api_key, request.client_id):
-            return request.api_version, await reads.handle_client_read(self, request.body)
-        if request.api_key == describe_configs.DESCRIBE_CONFIGS:
-            return request.api_version, describe_configs.describe_configs_response(
-                request.api_version, request.body, self.config
-            )
-        if request.api_key == local_apis.DESCRIBE_CLUSTER:
-            cluster_id, listener = self.running_storage().meta.cluster_id, self.config.listener_name
-            return request.api_version, local_apis.describe_cluster_response(
-                request.api_version, request.body, cluster_id, self.status(), listener
-            )
+        local = self._local.get(request.api_key)
+        return await (self._to_core(request) if local is None else local(request))
+
+    async def _to_core(self, request: InboundRequest) -> tuple[int, Any] | None:
         future: asyncio.Future[tuple[int, Any]] = asyncio.get_running_loop().create_future()
         key = (request.connection, request.correlation_id)
         self._answers[key] = future
@@ -353,8 +329,12 @@ class KRaftNode:
                 request.connection, request.correlation_id, request.api_version, request.body, 0
             )
         )
+        # A Fetch may be parked for its MaxWaitMs (a client's as long as it asks) before its answer.
+        parked_s = max(0, request.body.max_wait_ms) / 1000 if request.api_key == API_FETCH else 0
         try:
-            reply = await asyncio.wait_for(future, max(30.0, self.config.request_timeout_ms / 250))
+            reply = await asyncio.wait_for(
+                future, max(30.0, self.config.request_timeout_ms / 250) + parked_s
+            )
         finally:
             self._answers.pop(key, None)
         if request.api_key == recovery_notice.DESCRIBE_QUORUM and self.storage is not None:
@@ -527,8 +507,7 @@ class KRaftNode:
             self._appends.on_committed(note)
         elif type(note) is SnapshotLoaded:
             self._appends.fail_below(note.snapshot_id.end_offset)
-        if self._commit_watchers and type(note) in (CommittedBatch, SnapshotLoaded, LeaderChanged):
-            self._wake_commit_watchers()
+        self._commit_watchers.on_notification(note)
         resign = self._leadership.observe(note)
         if resign is not None:
             log.warning(
@@ -553,11 +532,6 @@ class KRaftNode:
                 listener.handle_leader_change(note.leader)
         except Exception:  # the application's bug must not stop replication
             log.exception("node %s: listener raised", self.config.node_id)
-
-    def _wake_commit_watchers(self) -> None:
-        watchers, self._commit_watchers = self._commit_watchers, []
-        for future in watchers:
-            resolve(future, None)
 
     def _endpoint_of(self, node_id: int) -> Endpoint | None:
         voters = self.status().voters

@@ -18,7 +18,7 @@ from typing import Any, Callable, TypeVar
 from kraftwire.generated import fetch_request as _fq
 from kraftwire.generated import produce_request as _pq
 from kraftwire.node.core.api import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID, Endpoint
-from kraftwire.records import decode_batches, encode_batch
+from kraftwire.generated.records import decode_batches, encode_batch
 
 from .admin import find_leader, first_answer
 from .client import ClientError, KafkaConnection

@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from kraftwire.generated import read_offset_response as _ro
 from kraftwire.node.core.api import (
@@ -46,9 +46,7 @@ from kraftwire.node.core.api import (
 from kraftwire.node.core.messages import API_READ_OFFSET
 
 from .errors import NodeFailed
-
-if TYPE_CHECKING:
-    from .node import KRaftNode
+from .node_view import QuorumView, ReadTarget
 
 NONE, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, BROKER_NOT_AVAILABLE = 0, 6, 7, 8
 UNKNOWN_TOPIC_OR_PARTITION, INCONSISTENT_CLUSTER_ID = 3, 104
@@ -196,12 +194,9 @@ def is_client_read(api_key: int, client_id: str | None) -> bool:
     return api_key == API_READ_OFFSET and not (client_id or "").startswith(RAFT_CLIENT_PREFIX)
 
 
-async def handle_client_read(node: "KRaftNode", request: Any) -> Any:
+async def handle_client_read(node: ReadTarget, request: Any) -> Any:
     """The ReadOffsetResponse for a client: this node's linearizable read offset, or an error."""
-    if (
-        request.cluster_id is not None
-        and request.cluster_id != node.running_storage().meta.cluster_id
-    ):
+    if request.cluster_id is not None and request.cluster_id != node.cluster_id():
         return _ro.ReadOffsetResponse(error_code=INCONSISTENT_CLUSTER_ID)
     topics = request.topics
     if not (
@@ -220,7 +215,7 @@ async def handle_client_read(node: "KRaftNode", request: Any) -> Any:
     return _answer(node, NONE, offset)
 
 
-def _answer(node: "KRaftNode", error: int, offset: int = -1) -> Any:
+def _answer(node: QuorumView, error: int, offset: int = -1) -> Any:
     status = node.status()
     leader_id = -1 if status.leader_id is None else status.leader_id
     endpoints = []

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from kraftwire.node.batches import decode_batches
+from kraftwire.node.core.batches import decode_batches
 from kraftwire.node.core.api import (
     BOOTSTRAP_SNAPSHOT_ID,
     CommittedBatch,

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 from kraftwire.generated import lookup
 from kraftwire.generated import voters_record as _vr
-from kraftwire.node import batches as batch_codec
+from kraftwire.node.core import batches as batch_codec
 from kraftwire.node.core.api import (
     BOOTSTRAP_SNAPSHOT_ID,
     ZERO_UUID,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Iterable, Protocol, Sequence
 
 from kraftwire.generated import ProtocolError
-from kraftwire.node import batches as batch_codec
+from kraftwire.node.core import batches as batch_codec
 from kraftwire.node.core.api import LogBatch, SnapshotId
 
 from .snapshots import FileSnapshotStore

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Sequence, TypeVarTuple
 
 from kraftwire.generated import ProtocolError
-from kraftwire.node import batches as batch_codec
+from kraftwire.node.core import batches as batch_codec
 from kraftwire.node.core import MemoryLog
 from kraftwire.node.core.api import BOOTSTRAP_SNAPSHOT_ID, LogBatch, SnapshotId
 

@@ -26,7 +26,7 @@ from kraftwire.generated import (
     update_raft_voter_request as upd,
     vote_request as vote,
 )
-from kraftwire.node.batches import encode_batches
+from kraftwire.node.core.batches import encode_batches
 from kraftwire.node.core.api import METADATA_TOPIC, METADATA_TOPIC_ID, LogBatch
 from kraftwire.node.core.messages import FETCH_HW_UNSUPPORTED
 

@@ -44,7 +44,9 @@ def _spec(node_id: int) -> VoterSpec:
 class Cluster:
     """Cores wired directly to each other (messages passed as objects, at their highest version)."""
 
-    def __init__(self, voter_ids: list[int], observer_ids: tuple[int, ...] = ()) -> None:
+    def __init__(
+        self, voter_ids: list[int], observer_ids: tuple[int, ...] = (), follower_fetch: bool = False
+    ) -> None:
         self.now = 0
         self.logs = {n: MemoryLog() for n in [*voter_ids, *observer_ids]}
         self.cores = {
@@ -57,6 +59,7 @@ class Cluster:
                     rng=random.Random(n),
                     listeners={LISTENER: _spec(n).listeners[LISTENER]},
                     append_linger_ms=0,
+                    follower_fetch=follower_fetch,
                 ),
                 self.logs[n],
                 MemoryQuorumStateStore(),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 import uuid
 
-from kraftwire.node import batches as batch_codec
+from kraftwire.node.core import batches as batch_codec
 from kraftwire.node.core import Config, KRaftCore, MemoryQuorumStateStore
 from kraftwire.node.core.api import CommittedBatch, Endpoint, LogBatch, ReplicaKey, VoterSpec
 from kraftwire.node.runtime.snapshotting import (

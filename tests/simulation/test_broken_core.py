@@ -8,7 +8,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from kraftwire.node import batches
+from kraftwire.node.core import batches
 from kraftwire.node.core import dispatch, states, transitions
 from kraftwire.node.core.leader import LeaderState
 from kraftwire.node.simulation import Simulation, run_one

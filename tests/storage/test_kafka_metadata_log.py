@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from kraftwire.node import batches as batch_codec
+from kraftwire.node.core import batches as batch_codec
 from kraftwire.node.core.api import BOOTSTRAP_SNAPSHOT_ID, LogBatch, SnapshotId
 from kraftwire.node.storage import FileSnapshotStore, format_directory, open_directory
 from kraftwire.node.storage.kafka_metadata import (

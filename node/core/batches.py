@@ -1,4 +1,4 @@
-"""The one adapter between the core's :class:`~kraftwire.node.core.api.LogBatch` values and record-batch
+"""The one adapter between the core's :class:`~kraftwire.node.core.values.LogBatch` values and record-batch
 bytes (Fetch ``Records``, FetchSnapshot ``UnalignedRecords``, snapshot files).
 
 The core keeps its log as batches of Python values (data payloads, or generated control-record
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from kraftwire import records as _records
-from kraftwire.node.core.api import LogBatch
+from kraftwire.generated import records as _records
+
+from .values import LogBatch
 
 _CONTROL_TYPES = {
     "LeaderChangeMessage": 2,
@@ -32,7 +33,9 @@ def _encode(batch: LogBatch) -> bytes:
         )
         return data
     data = _records.encode_batch(
-        [(None, r, None, ts) for r in batch.records], base_offset=batch.base_offset, leader_epoch=batch.epoch
+        [(None, r, None, ts) for r in batch.records],
+        base_offset=batch.base_offset,
+        leader_epoch=batch.epoch,
     )
     return data
 
@@ -67,12 +70,17 @@ def decode_batches(data: bytes) -> list[LogBatch]:
         raw = data[pos : pos + size]
         pos += size
         if rb.is_control:
-            recs = tuple(
-                _records.decode_control_record(r.key, r.value).value for r in rb.records
-            )
+            recs = tuple(_records.decode_control_record(r.key, r.value).value for r in rb.records)
         else:
             recs = tuple(r.value if r.value is not None else b"" for r in rb.records)
         out.append(
-            LogBatch(rb.base_offset, rb.partition_leader_epoch, recs, rb.is_control, rb.base_timestamp, raw)
+            LogBatch(
+                rb.base_offset,
+                rb.partition_leader_epoch,
+                recs,
+                rb.is_control,
+                rb.base_timestamp,
+                raw,
+            )
         )
     return out
