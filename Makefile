@@ -21,8 +21,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python -m kraftwire.demo $(if $(DEMO_DIR),--dir $(DEMO_DIR))
 
+# Two passes: most tests spread over every core (pytest-xdist: much of their time is spent waiting on
+# nodes, timers and sockets), then the tests marked serial alone (Kafka's JVMs, quorums timed under
+# load; tests/conftest.py says which). Both passes always run; the target fails if either failed.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	@status=0; \
+	$(BIN)/python -m pytest -n auto -m "not serial" || status=$$?; \
+	$(BIN)/python -m pytest -m serial || status=$$?; \
+	exit $$status
 
 # Regenerate the bundled codecs after editing schemas/ or codegen/.
 generate: $(STAMP)

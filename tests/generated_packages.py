@@ -31,10 +31,14 @@ def generated_package(spec_dirs: list[Path], name: str):
     """Import (generating first when not cached) a package generated from ``spec_dirs``."""
     cache = Path(tempfile.gettempdir()) / f"kraftwire-test-{name}-{_fingerprint(spec_dirs)}"
     if not (cache / name / "__init__.py").exists():
+        # Parallel test workers may generate at once: the cache appears whole by one rename, and a
+        # worker that loses the race drops its own copy.
         staging = Path(tempfile.mkdtemp(prefix=f"kraftwire-{name}-"))
         generate(spec_dirs, staging / name, name)
-        shutil.rmtree(cache, ignore_errors=True)
-        staging.rename(cache)
+        try:
+            staging.rename(cache)
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
     if str(cache) not in sys.path:
         sys.path.insert(0, str(cache))
     return importlib.import_module(name)
