@@ -76,8 +76,9 @@ def topic_ids(rows: list[dict]) -> dict[str, str]:
 
 
 def produced_and_fetched(rows: list[dict], names: dict[str, str]):
-    """(produced, fetched): "topic-partition" -> [(batch JSON, the row)] from Produce requests
-    (with the base offset the response gave their partition) and from Fetch responses."""
+    """(produced, fetched): "topic-partition" -> [(batch JSON, base offset, the row)] from Produce
+    requests (the base offset the response gave the partition, None if it refused the batch) and
+    [(batch JSON, the row)] from Fetch responses."""
     produced: dict[str, list] = {}
     fetched: dict[str, list] = {}
     for row in rows:
@@ -99,10 +100,12 @@ def produced_and_fetched(rows: list[dict], names: dict[str, str]):
     return produced, fetched
 
 
-def _produce_offsets(response: dict, names: dict[str, str]) -> dict[str, int]:
-    offsets: dict[str, int] = {}
+def _produce_offsets(response: dict, names: dict[str, str]) -> dict[str, int | None]:
+    """The base offset the broker gave each partition's batch; None where it refused it."""
+    offsets: dict[str, int | None] = {}
     for topic in response.get("responses", []):
         name = topic.get("name") or names[topic["topicId"]]
         for part in topic["partitionResponses"]:
-            offsets[f"{name}-{part['index']}"] = part["baseOffset"]
+            refused = part["errorCode"] != 0
+            offsets[f"{name}-{part['index']}"] = None if refused else part["baseOffset"]
     return offsets

@@ -20,13 +20,18 @@ def value(i: int) -> bytes:
     return f"corpus record {i} {'abcdefghij' * (1 + i % 7)}".encode()
 
 
-def kafka_python(bootstrap: str, topic: str) -> dict:
+def kafka_python(bootstrap: str, topic: str, api_version=None, codec: str = "gzip") -> dict:
+    """``api_version``: the Kafka release whose API versions the client keeps to (None: the newest
+    both sides know)."""
     from kafka import KafkaConsumer, KafkaProducer
 
+    versions = {} if api_version is None else {"api_version": api_version}
+    client_id = "corpus-kafka-python" if api_version is None else "corpus-kafka-python-2.5"
     producer = KafkaProducer(
         bootstrap_servers=bootstrap,
-        client_id="corpus-kafka-python",
-        compression_type="gzip",
+        client_id=client_id,
+        compression_type=codec,
+        **versions,
         linger_ms=20,
         acks="all",
     )
@@ -38,8 +43,9 @@ def kafka_python(bootstrap: str, topic: str) -> dict:
     consumer = KafkaConsumer(
         topic,
         bootstrap_servers=bootstrap,
-        client_id="corpus-kafka-python",
-        group_id="corpus-kafka-python-group",
+        client_id=client_id,
+        group_id=f"{client_id}-group",
+        **versions,
         auto_offset_reset="earliest",
         enable_auto_commit=False,
         consumer_timeout_ms=3000,
@@ -52,13 +58,13 @@ def kafka_python(bootstrap: str, topic: str) -> dict:
             break
     consumer.commit()
     consumer.close()
-    return {
-        "client": "kafka-python",
-        "topic": topic,
-        "codec": "gzip",
-        "sent": RECORDS,
-        "read": read,
-    }
+    return {"client": client_id, "topic": topic, "codec": codec, "sent": RECORDS, "read": read}
+
+
+def kafka_python_legacy(bootstrap: str, topic: str) -> dict:
+    """kafka-python keeping to Kafka 2.5's API versions (Produce v8, Fetch v11, Metadata v9, ...):
+    versions whose bodies tshark 4.0's dissector reads, so its fields can be compared."""
+    return kafka_python(bootstrap, topic, api_version=(2, 5), codec="snappy")
 
 
 def confluent(bootstrap: str, topic: str) -> dict:
@@ -100,7 +106,11 @@ def confluent(bootstrap: str, topic: str) -> dict:
     return {"client": "confluent-kafka", "topic": topic, "codec": "lz4", "sent": sent, "read": read}
 
 
-CLIENTS = {"kafka-python": kafka_python, "confluent-kafka": confluent}
+CLIENTS = {
+    "kafka-python": kafka_python,
+    "kafka-python-2.5": kafka_python_legacy,
+    "confluent-kafka": confluent,
+}
 
 if __name__ == "__main__":
     client, bootstrap_server, topic_name = sys.argv[1:4]

@@ -33,6 +33,10 @@ DATA = HERE / "data"
 CLIENTS_SOURCE = HERE / "CorpusClients.java"
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 CLIENT_TIMEOUT_S = 180.0
+# The broker's traffic to the controller is captured from its start to the end of this client's run:
+# registration, the metadata log's first records, the topics made so far (the transaction state
+# topic among them); after that it is heartbeats and empty long polls, which only grow the file.
+KRAFT_UNTIL = "java-transactional"
 
 # The broker of tests/interop plus what the corpus needs: topics made on first use with two
 # partitions, and quick heartbeats for the consumer-protocol group (its rebalances take seconds).
@@ -63,6 +67,7 @@ def scenarios() -> list[tuple[str, list[str], list[str]]]:
         ("java-group-consumer", ["java", "group", "corpus-group-consumer", "consumer"]),
         ("java-admin", ["java", "admin", "corpus-admin"]),
         ("kafka-python", ["python", "kafka-python", "corpus-kafka-python"]),
+        ("kafka-python-2.5", ["python", "kafka-python-2.5", "corpus-kafka-python-25"]),
         ("confluent-kafka", ["python", "confluent-kafka", "corpus-librdkafka"]),
     ]
     # The admin run deletes its topic: no segment of it is left to compare.
@@ -142,15 +147,18 @@ def record(root: Path) -> dict:
                 {"file": f"{name}.pcap", "ports": [cluster.broker_port], "truth": truth}
             )
             print(f"{name}: {truth} ({time.monotonic() - started:.1f} s)", flush=True)
-        settle(kraft)
+            if name == KRAFT_UNTIL:
+                settle(kraft)
         manifest["captures"].append(
             {"file": "kraft.pcap", "ports": [controller_port], "truth": {"broker": BROKER_ID}}
         )
     finally:
         kraft.stop()
         cluster.stop_all()
-    for topic in produced:
-        for log in sorted(cluster.broker_dir().glob(f"{topic}-*/*.log")):
+    for directory in sorted(cluster.broker_dir().iterdir()):
+        if directory.name.rpartition("-")[0] not in produced:  # TOPIC-PARTITION
+            continue
+        for log in sorted(directory.glob("*.log")):
             # Kafka's layout (DumpLogSegments reads the base offset from the file's name)
             name = f"segments/{log.parent.name}/{log.name}"
             (out / name).parent.mkdir(exist_ok=True)

@@ -156,8 +156,16 @@ def test_record_batches_equal_dump_log_segments(decoded, dumped):
         # (the producer sends one batch per partition and request); the broker sets the leader
         # epoch, which the producer leaves at -1.
         data = [batch for batch in log if not batch["isControl"]]
-        assert len(produced[tp]) == len(data), tp
-        for (batch, offset, row), logged in zip(produced[tp], data):
+        accepted = [sent for sent in produced[tp] if sent[1] is not None]
+        assert len(accepted) == len(data), tp
+        for batch, offset, row in produced[tp]:
+            if offset is None:  # refused (a new partition's leader not yet known): sent again
+                assert batch["crc"] in {logged["crc"] for logged in data}, (
+                    tp,
+                    row["request_frame"],
+                )
+                compared += 1
+        for (batch, offset, row), logged in zip(accepted, data):
             sent = as_dumped(batch) | {"baseOffset": offset, "partitionLeaderEpoch": 0}
             assert sent == logged, (tp, row["capture_file"], row["request_frame"])
             compared += 1
@@ -167,3 +175,170 @@ def test_record_batches_equal_dump_log_segments(decoded, dumped):
             compared += 1
         assert {batch["baseOffset"] for batch, _ in fetched[tp]} == set(by_offset), tp
     assert compared > 0
+
+
+# tshark's body fields and the keys of our JSON that hold the same values.
+BODY_FIELDS = {
+    "kafka.topic_name": ("name", "topic"),
+    "kafka.partition_id": ("partitionIndex", "index", "partition", "partitionIndexes"),
+    "kafka.error": ("errorCode",),
+    "kafka.throttle_time": ("throttleTimeMs",),
+    "kafka.consumer_group": ("groupId", "key"),
+    "kafka.member_id": ("memberId",),
+    "kafka.generation_id": ("generationId", "generationIdOrMemberEpoch"),
+    "kafka.producer_id": ("producerId",),
+    "kafka.producer_epoch": ("producerEpoch",),
+}
+# A record batch's fields, compared batch by batch in order.
+BATCH_FIELDS = {
+    "kafka.batch_crc": lambda batch: batch["crc"],
+    "kafka.batch_codec": lambda batch: batch["attributes"] & 7,
+    "kafka.batch_last_offset_delta": lambda batch: batch["lastOffsetDelta"],
+    "kafka.batch_base_sequence": lambda batch: batch["baseSequence"],
+}
+TSHARK_TALLY: dict[str, tuple[int, int, int]] = {}  # capture -> PDUs, fields compared, bodies
+
+
+def _json_values(node, keys: tuple[str, ...], found: list) -> list:
+    """The values of ``keys`` anywhere in ``node``: scalars, and the items of lists of scalars."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in keys and not isinstance(value, (dict, list)):
+                found.append(value)
+            elif (
+                key in keys
+                and isinstance(value, list)
+                and not any(isinstance(v, (dict, list)) for v in value)
+            ):
+                found += value
+            else:
+                _json_values(value, keys, found)
+    elif isinstance(node, list):
+        for item in node:
+            _json_values(item, keys, found)
+    return found
+
+
+def _batches(body) -> list[dict]:
+    found: list[dict] = []
+    if isinstance(body, dict):
+        if "batches" in body and isinstance(body["batches"], list):
+            return list(body["batches"])
+        for value in body.values():
+            found += _batches(value)
+    elif isinstance(body, list):
+        for item in body:
+            found += _batches(item)
+    return found
+
+
+def _compare_pdu(pdu, row) -> tuple[int, list]:
+    """(fields compared, disagreements) of one of tshark's PDUs and our row."""
+    import json
+    from collections import Counter
+
+    side = "request" if pdu.request else "response"
+    theirs_header = {
+        "kafka.correlation_id": row["correlation_id"],
+        "kafka.api_key": row["api_key"],
+        "kafka.api_version" if pdu.request else "kafka.response.version": row["api_version"],
+        "kafka.request_frame": None if pdu.request else row["request_frame"],
+    }
+    if pdu.request:
+        theirs_header["kafka.client_id"] = row["client_id"]
+    compared, wrong = 0, []
+    for name, ours in theirs_header.items():
+        shown = pdu.first(name)
+        if shown is None or ours is None:
+            continue
+        compared += 1
+        if shown != str(ours) and not (name == "kafka.client_id" and shown == "[ Null ]"):
+            wrong.append((pdu.frame, side, name, shown, ours))
+    if pdu.doubtful or not (pdu.request or pdu.first("kafka.request_frame")):
+        # tshark doubts its reading, or dissected a response without its request's API
+        return compared, wrong
+    body = json.loads(row[f"{side}_json"])
+    for name, keys in BODY_FIELDS.items():
+        shown = [v for v in pdu.fields.get(name, []) if v != "[ Null ]"]
+        if not shown:
+            continue
+        ours_values = Counter(str(v) for v in _json_values(body, keys, []))
+        compared += 1
+        if Counter(shown) - ours_values:  # every value tshark shows is one of ours
+            wrong.append((pdu.frame, side, name, shown, sorted(ours_values)))
+    batches = _batches(body)
+    for name, value in BATCH_FIELDS.items():
+        shown = pdu.fields.get(name, [])
+        if shown or batches:
+            compared += 1
+            ours_values = [str(value(batch)) for batch in batches]
+            if [str(int(v, 0)) for v in shown] != ours_values:
+                wrong.append((pdu.frame, side, name, shown, ours_values))
+    return compared, wrong
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed")
+@pytest.mark.parametrize("name", NAMES)
+def test_tshark_agrees_exchange_by_exchange(name, decoded):
+    from tshark_pdus import tshark_pdus
+
+    rows = decoded(name)
+    by_request = {(r["client_port"], r["correlation_id"]): r for r in rows}
+    pdus = tshark_pdus(capture_path(name), set(server_ports(name)))
+    compared, bodies, wrong = 0, 0, []
+    for pdu in pdus:
+        correlation = pdu.first("kafka.correlation_id")
+        assert correlation is not None, (name, pdu.frame)
+        row = by_request.get((pdu.client_port, int(correlation)))
+        assert row is not None, (name, pdu.frame, "a PDU tshark found has no row")
+        frame = row["request_frame"] if pdu.request else row["response_frame"]
+        compared += 1
+        if frame != pdu.frame:
+            wrong.append((pdu.frame, "frame", frame))
+        fields, disagreements = _compare_pdu(pdu, row)
+        compared += fields
+        bodies += not pdu.doubtful and (pdu.request or pdu.first("kafka.request_frame") is not None)
+        wrong += disagreements
+    # tshark finds every request and response we do (it reads every header)
+    requests = sum(p.request for p in pdus)
+    responses = len(pdus) - requests
+    assert requests == len(rows), name
+    assert responses == sum(r["response_frame"] is not None for r in rows), name
+    TSHARK_TALLY[name] = (len(pdus), compared, bodies)
+    assert wrong == [], wrong[:10]
+
+
+def test_the_wire_reader_refuses_a_hole():
+    """The truth the rows are held to is only as good as its reader: a lost segment is an error."""
+    from wire_frames import Direction
+
+    side = Direction(start=1000)
+    side.add(1000, b"\x00\x00\x00\x06ab", 1)
+    side.add(1008, b"cd", 3)  # bytes 1006-1007 never came
+    with pytest.raises(ValueError, match="a hole of 2 bytes"):
+        side.frames()
+    side.add(1006, b"xy", 4)  # out of order: the frame completes with the packet that filled it
+    assert [(f.payload, f.packet) for f in side.frames()] == [(b"abxycd", 4)]
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed")
+def test_the_tshark_comparison_sees_a_wrong_field(decoded):
+    """A row whose topic, CRC or correlation id differed from tshark's would fail the test above."""
+    import json
+
+    from tshark_pdus import tshark_pdus
+
+    name = "kafka-python-2.5.pcap"  # Kafka 2.5's versions: tshark dissects the bodies
+    row = next(r for r in decoded(name) if r["api_name"] == "Produce")
+    pdu = next(
+        p
+        for p in tshark_pdus(capture_path(name), set(server_ports(name)))
+        if p.request and p.frame == row["request_frame"]
+    )
+    assert _compare_pdu(pdu, row)[1] == []
+    body = json.loads(row["request_json"])
+    body["topicData"][0]["name"] = "another-topic"
+    body["topicData"][0]["partitionData"][0]["records"]["batches"][0]["crc"] += 1
+    wrong = {"request_json": json.dumps(body), "correlation_id": row["correlation_id"] + 1}
+    found = {field for _, _, field, *_ in _compare_pdu(pdu, row | wrong)[1]}
+    assert found == {"kafka.topic_name", "kafka.batch_crc", "kafka.correlation_id"}
