@@ -10,11 +10,13 @@ every API), tshark and Java (for DumpLogSegments; skipped with one line without 
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
 
 import pytest
 
+from wire_frames import packet_times
 from corpus_data import DATA, capture_names, capture_path, manifest, server_ports, wire_exchanges
 from kraftwire.spark_decoders.bodies import BodyDecoder
 from kraftwire.spark_decoders.pipeline import DecodeOptions, decode_files
@@ -57,12 +59,16 @@ def test_every_exchange_decodes(name, decoded):
     assert wire, f"{name} holds no exchange"
     ours = [
         (r["client_port"], r["correlation_id"], r["api_key"], r["api_version"])
-        + (r["request_frame"], r["response_frame"])
+        + (r["request_frame"], r["response_frame"], r["request_size"], r["response_size"])
+        + (r["request_ts"], r["response_ts"])
         for r in rows
     ]
+    times = packet_times(capture_path(name))
     truth = [
         (w.client_port, w.correlation_id, w.api_key, w.api_version)
         + (w.request.packet, w.response.packet if w.response else None)
+        + (len(w.request.payload), len(w.response.payload) if w.response else None)
+        + (timestamp(times[w.request.packet]), w.response and timestamp(times[w.response.packet]))
         for w in wire
     ]
     assert ours == truth
@@ -81,6 +87,13 @@ def test_every_exchange_decodes(name, decoded):
         else:
             assert row["status"] == "ok", where
             assert row["response_json"] is not None, where
+
+
+def timestamp(ts_ns: int) -> dt.datetime:
+    """A packet's time as the rows give it: UTC, to the microsecond (floored)."""
+    return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(
+        microseconds=ts_ns // 1000
+    )
 
 
 def _reencodes(package, payload: bytes, header: str, header_version: int, body_class, version):

@@ -93,8 +93,13 @@ class Connection:
     responses: Direction = field(default_factory=Direction)
 
 
+def packet_times(path: Path) -> dict[int, int]:
+    """packet number -> its timestamp in nanoseconds since the epoch."""
+    return {number: ts_ns for number, ts_ns, _ in _packets(path)}
+
+
 def _packets(path: Path):
-    """(packet number, Ethernet frame bytes) of a classic pcap."""
+    """(packet number, timestamp in ns, Ethernet frame bytes) of a classic pcap."""
     data = path.read_bytes()
     order = PCAP_MAGICS.get(data[:4]) or NANO_MAGICS.get(data[:4])
     if order is None:
@@ -102,13 +107,14 @@ def _packets(path: Path):
     (linktype,) = struct.unpack_from(order + "I", data, 20)
     if linktype != ETHERNET:
         raise ValueError(f"{path}: link type {linktype}, not Ethernet")
+    fraction = 1 if data[:4] in NANO_MAGICS else 1000  # ns per unit of the second's fraction
     pos, number = 24, 0
     while pos + 16 <= len(data):
-        captured, length = struct.unpack_from(order + "II", data, pos + 8)
+        seconds, part, captured, length = struct.unpack_from(order + "IIII", data, pos)
         if captured != length:
             raise ValueError(f"{path}: packet {number + 1} cut by the snap length")
         number += 1
-        yield number, data[pos + 16 : pos + 16 + captured]
+        yield number, seconds * 10**9 + part * fraction, data[pos + 16 : pos + 16 + captured]
         pos += 16 + captured
 
 
@@ -119,7 +125,7 @@ def _address(raw: bytes) -> str:
 def connections(path: Path, server_ports: set[int]) -> list[Connection]:
     """Every TCP connection to one of ``server_ports``, in the order of its first packet."""
     found: dict[tuple, Connection] = {}
-    for number, frame in _packets(path):
+    for number, _, frame in _packets(path):
         if struct.unpack_from(">H", frame, 12)[0] != IPV4:
             continue
         ip = frame[14:]
