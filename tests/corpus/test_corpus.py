@@ -16,11 +16,11 @@ import shutil
 
 import pytest
 
-from wire_frames import packet_times
 from corpus_data import DATA, capture_names, capture_path, manifest, server_ports, wire_exchanges
 from kraftwire.spark_decoders.bodies import BodyDecoder
 from kraftwire.spark_decoders.pipeline import DecodeOptions, decode_files
 from log_batches import as_dumped, dump_log_segments, produced_and_fetched, topic_ids
+from wire_frames import packet_times
 
 pytestmark = pytest.mark.timeout(300)
 NAMES = capture_names()
