@@ -3,19 +3,22 @@
 Starts Apache Kafka 4.4.0 on 127.0.0.1 (one controller and one broker, the harness of
 tests/interop), captures each client's traffic to the broker with tcpdump into a pcap of its own,
 and the broker's traffic to the controller (registration, heartbeats, the metadata log's Raft
-Fetch, forwarded CreateTopics) into ``kraft.pcap``. Then it stops every process by its pid and
-writes into ``tests/corpus/data/``: the captures, the broker's log segments of the produced topics
-(``segments/TOPIC-PARTITION/00000000000000000000.log``, for the DumpLogSegments check) and ``manifest.json`` (ports,
-clients, and what each client said it did).
+Fetch, forwarded CreateTopics) into ``kraft.pcap``, and stops every process by its pid. Then three
+Kafka controllers elect a leader and, once it is stopped, another (``kraft-quorum.pcap``).
+
+It writes into ``tests/corpus/data/``: the captures, the broker's log segments of the produced
+topics (``segments/TOPIC-PARTITION/00000000000000000000.log``, for the DumpLogSegments check) and
+``manifest.json`` (ports, clients, and what each client said it did).
 
 Needs Java, ``make kafka`` (the 4.4.0 class path), tcpdump with the right to capture, and the
-dev extra's kafka-python and confluent-kafka. The output replaces only the files it names.
+corpus extra's kafka-python and confluent-kafka. The output replaces only the files it names.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -27,6 +30,7 @@ sys.path.insert(0, str(HERE.parent / "interop"))
 
 from kafka_cluster import BROKER_ID, KafkaCluster  # noqa: E402
 from kafka_jars import KAFKA, java_command, missing  # noqa: E402
+from quorum import MixedQuorum  # noqa: E402
 from traffic import LoopbackCapture  # noqa: E402
 
 DATA = HERE / "data"
@@ -112,6 +116,35 @@ def settle(capture: LoopbackCapture, quiet_s: float = 1.0, timeout_s: float = 15
     capture.stop()
 
 
+def record_quorum(root: Path, out: Path) -> dict:
+    """Three Kafka controllers elect a leader (Vote, BeginQuorumEpoch, Fetch); the leader is
+    stopped with SIGTERM, resigns (EndQuorumEpoch) and the other two elect another. The capture's
+    manifest entry: ``kraft-quorum.pcap`` with the controllers' ports and the two leaders."""
+    quorum = MixedQuorum(root / "quorum", {1: "kafka", 2: "kafka", 3: "kafka"})
+    ports = [member.port for member in quorum.members.values()]
+    capture = LoopbackCapture(out / "kraft-quorum.pcap", ports)
+    try:
+        quorum.format()
+        capture.start()
+        quorum.start_all()
+        first, first_epoch, _ = quorum.wait_for_leader(timeout_s=120)
+        time.sleep(2)  # a few rounds of Fetch from both followers
+        quorum.kill(first, signal.SIGTERM)
+        second, second_epoch, _ = quorum.wait_for_leader(timeout_s=120, not_in=(first,))
+        time.sleep(2)
+    finally:
+        quorum.stop_all()
+        settle(capture)
+    truth = {
+        "leader": first,
+        "epoch": first_epoch,
+        "next_leader": second,
+        "next_epoch": second_epoch,
+    }
+    print(f"kraft-quorum: {truth}", flush=True)
+    return {"file": "kraft-quorum.pcap", "ports": ports, "truth": truth}
+
+
 def record(root: Path) -> dict:
     """Run the cluster and every client; the captures and segments go to ``root``'s out/."""
     out = root / "out"
@@ -155,6 +188,7 @@ def record(root: Path) -> dict:
     finally:
         kraft.stop()
         cluster.stop_all()
+    manifest["captures"].append(record_quorum(root, out))
     for directory in sorted(cluster.broker_dir().iterdir()):
         if directory.name.rpartition("-")[0] not in produced:  # TOPIC-PARTITION
             continue
