@@ -20,7 +20,7 @@ from corpus_data import DATA, capture_names, capture_path, manifest, server_port
 from kraftwire.spark_decoders.bodies import BodyDecoder
 from kraftwire.spark_decoders.pipeline import DecodeOptions, decode_files
 from log_batches import as_dumped, dump_log_segments, produced_and_fetched, topic_ids
-from wire_frames import packet_times
+from wire_frames import connections, packet_times
 
 pytestmark = pytest.mark.timeout(300)
 NAMES = capture_names()
@@ -355,3 +355,18 @@ def test_the_tshark_comparison_sees_a_wrong_field(decoded):
     wrong = {"request_json": json.dumps(body), "correlation_id": row["correlation_id"] + 1}
     found = {field for _, _, field, *_ in _compare_pdu(pdu, row | wrong)[1]}
     assert found == {"kafka.topic_name", "kafka.batch_crc", "kafka.correlation_id"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_frames_table_is_the_wire(name):
+    """``--table frames``: every frame each side sent, completed by the same packet, its size."""
+    from kraftwire.spark_decoders import decode_local
+
+    path = capture_path(name)
+    rows = decode_local([str(path)], ports=server_ports(name), table="frames")
+    ours = sorted((r["direction"], r["frame"], r["size"], r["status"]) for r in rows)
+    truth = []
+    for conn in connections(path, set(server_ports(name))):
+        for direction, side in (("request", conn.requests), ("response", conn.responses)):
+            truth += [(direction, f.packet, len(f.payload), "ok") for f in side.frames()]
+    assert ours == sorted(truth)
