@@ -16,7 +16,15 @@ import shutil
 
 import pytest
 
-from corpus_data import DATA, capture_names, capture_path, manifest, server_ports, wire_exchanges
+from corpus_data import (
+    DATA,
+    capture_names,
+    capture_path,
+    entry,
+    manifest,
+    server_ports,
+    wire_exchanges,
+)
 from kraftwire.spark_decoders.bodies import BodyDecoder
 from kraftwire.spark_decoders.pipeline import DecodeOptions, decode_files
 from log_batches import as_dumped, dump_log_segments, produced_and_fetched, topic_ids
@@ -370,3 +378,23 @@ def test_the_frames_table_is_the_wire(name):
         for direction, side in (("request", conn.requests), ("response", conn.responses)):
             truth += [(direction, f.packet, len(f.payload), "ok") for f in side.frames()]
     assert ours == sorted(truth)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if "sent" in entry(n)["truth"]])
+def test_the_produced_records_are_what_the_client_sent(name, decoded):
+    """The records of the Produce batches the broker took are as many as the client said it sent,
+    compressed with the codec it was given; a transactional producer's batches are transactional."""
+    truth = entry(name)["truth"]
+    rows = decoded(name)
+    produced, _ = produced_and_fetched(rows, topic_ids(rows))
+    batches = [
+        batch
+        for tp, sent in produced.items()
+        if tp.rpartition("-")[0] == truth["topic"]
+        for batch, offset, _ in sent
+        if offset is not None
+    ]
+    assert sum(batch["recordCount"] for batch in batches) == truth["sent"]
+    assert {batch["compression"] for batch in batches} == {truth["codec"]}
+    transactional = truth.get("producer") == "transactional"
+    assert {batch["isTransactional"] for batch in batches} == {transactional}
