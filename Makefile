@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.kraftwire-installed
 
-.PHONY: demo test generate native kafka clean
+.PHONY: demo test generate native kafka corpus clean
 
 # pip's own chatter (and setuptools' note that an editable install maps folders by name) goes to
 # .venv/install.log, shown only when the install fails.
@@ -52,6 +52,12 @@ kafka:
 			-Dmdep.outputFile=target/kafka-$$v.classpath || exit 1; \
 		echo "Apache Kafka $$v: interop/target/kafka-$$v.classpath"; \
 	done
+
+# Record the real clients' capture corpus again (tests/corpus/record.py): Kafka 4.4.0 on loopback,
+# tcpdump, Kafka's Java clients, kafka-python and confluent-kafka. Needs `make kafka` and root (tcpdump).
+corpus: $(STAMP)
+	@$(BIN)/python -m pip install -q -e '.[corpus]' >> $(VENV)/install.log 2>&1 || { tail $(VENV)/install.log; exit 1; }
+	$(BIN)/python tests/corpus/record.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from captures import T0, conversation, fragmented, pcap_of, write
+from corpus.corpus_data import spark_agrees_with_local
 from kraftwire.spark_decoders import decode_local, read_exchanges
 from kraftwire.spark_decoders.api import spark_rows_as_dicts
 from kraftwire.spark_decoders.layers import LINK_SLL2
@@ -86,6 +87,11 @@ def test_data_source_equals_local_on_real_and_synthetic_captures(spark, syntheti
     local = decode_local(synthetic)
     assert sum(r["status"] == "ok" for r in local) == 5 * 14  # the rotated connection is stitched
     assert spark_rows_as_dicts(read_exchanges(spark, synthetic, shards=3)) == local
+
+
+def test_real_clients_corpus_equals_local(spark):
+    """The captures of Kafka's own clients, kafka-python and librdkafka (tests/corpus)."""
+    assert spark_agrees_with_local(spark, shards=2) > 0
 
 
 def test_a_session_registers_each_data_source_once(spark, synthetic, monkeypatch):

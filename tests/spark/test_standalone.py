@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from captures import conversation, pcap_of, write
+from corpus.corpus_data import spark_agrees_with_local
 from kraftwire.spark_decoders import decode_local, read_exchanges
 from kraftwire.spark_decoders.api import spark_rows_as_dicts
 from kraftwire.spark_decoders.traffic import kraft_exchanges
@@ -133,6 +134,7 @@ def test_standalone_cluster_gives_the_same_rows(cluster, tmp_path):
         assert spark_rows_as_dicts(read_exchanges(spark, [capture], shards=2)) == local
         third = Path(capture).stat().st_size // 3 + 1  # three splits, connections crossing them
         assert spark_rows_as_dicts(read_exchanges(spark, [capture], split_bytes=third)) == local
+        assert spark_agrees_with_local(spark, shards=2) > 0  # the real clients' corpus
         executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size()
         assert executors >= 2  # the driver plus at least one worker's executor took part
     finally:
