@@ -129,7 +129,7 @@ def _produce_answer(
         for key, answers in topics.items()
     ]
     nodes = []
-    if endpoint is not None:
+    if endpoint is not None and status.leader_id is not None:
         nodes = [_pr.NodeEndpoint(node_id=status.leader_id, host=endpoint.host, port=endpoint.port)]
     return _pr.ProduceResponse(responses=responses, node_endpoints=nodes)
 
@@ -170,7 +170,7 @@ def _client_fetch_response(node: "KRaftNode", version: int, request: Any) -> Any
         )
     nodes = []
     endpoint = node.leader_endpoint() if status.role is not Role.LEADER else None
-    if endpoint is not None and version >= 16:
+    if endpoint is not None and status.leader_id is not None and version >= 16:
         nodes = [_fr.NodeEndpoint(node_id=status.leader_id, host=endpoint.host, port=endpoint.port)]
     return _fr.FetchResponse(responses=topics, node_endpoints=nodes)
 
