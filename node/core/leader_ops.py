@@ -15,7 +15,7 @@ from kraftwire.generated import k_raft_version_record as _kv
 from kraftwire.generated import leader_change_message as _lc
 
 from . import errors, messages, responses
-from .api import LogBatch
+from .api import LogBatch, WireMessage
 from .leader import Accumulator, LeaderState, PendingVoterChange
 from .reads import ConfirmRound, LeaderRead
 from .replica import Replica
@@ -82,6 +82,7 @@ def respond_change(replica: Replica, change: PendingVoterChange, error: int, mes
         return
     change.responded = True
     s = replica.state
+    resp: WireMessage
     if change.kind == "add":
         resp = responses.add_raft_voter_response(error, message)
     elif change.kind == "remove":

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kraftwire.generated import fetch_snapshot_request as _fsq
+from kraftwire.generated import fetch_snapshot_response as _fsr
 from kraftwire.generated import k_raft_version_record as _kv
 from kraftwire.generated import snapshot_footer_record as _footer
 from kraftwire.generated import snapshot_header_record as _header
@@ -32,7 +34,7 @@ from .api import (
 from .common import cluster_id_ok, common_outcome, validate_leader_only
 from .leader import LeaderState
 from .log_ops import read_snapshot
-from .messages import fetch_snapshot_request, key_of, metadata_partition, single_partition
+from .messages import as_message, fetch_snapshot_request, key_of, metadata_partition, single_partition
 from .replica import Replica
 from .states import FollowerState
 
@@ -100,7 +102,7 @@ def _move_log_start(replica: Replica, sid: SnapshotId) -> None:
 
 
 def handle_fetch_snapshot_request(replica: Replica, ev: RequestReceived) -> None:
-    req, v = ev.request, ev.api_version
+    req, v = as_message(ev.request, _fsq.FetchSnapshotRequest), ev.api_version
     build = responses.fetch_snapshot_response
     if not cluster_id_ok(replica, getattr(req, "cluster_id", None)):
         return replica.respond(ev, build(v, errors.INCONSISTENT_CLUSTER_ID))
@@ -159,7 +161,7 @@ def handle_fetch_snapshot_response(replica: Replica, ev: ResponseReceived) -> bo
     st = replica.state
     if not isinstance(st, FollowerState) or st.snapshot_download is None:
         return True
-    p = ev.response.topics[0].partitions[0]
+    p = as_message(ev.response, _fsr.FetchSnapshotResponse).topics[0].partitions[0]
     sid = SnapshotId(p.snapshot_id.end_offset, p.snapshot_id.epoch)
     if info.error == errors.SNAPSHOT_NOT_FOUND or sid.end_offset < 0 or sid.epoch < 0:
         replica.snapshots.abort_partial(st.snapshot_download)
