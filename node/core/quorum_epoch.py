@@ -16,7 +16,7 @@ from kraftwire.generated import begin_quorum_epoch_request as _bqe
 from kraftwire.generated import end_quorum_epoch_request as _eqe
 
 from . import errors, responses
-from .api import Endpoint, PeerRefused, RequestReceived, ResponseReceived
+from .api import Endpoint, PeerRefused, RequestReceived, ResponseReceived, WireMessage
 from .common import cluster_id_ok, common_outcome, refuse, validate_voter_only
 from .leader import LeaderState
 from .leader_ops import answer_confirmed_reads
@@ -26,7 +26,7 @@ from .states import FollowerState, ResignedState
 from .transitions import claim_conflict, maybe_transition
 
 
-ResponseBuilder = Callable[..., Any]
+ResponseBuilder = Callable[..., WireMessage]
 """``responses.begin_quorum_epoch_response`` or ``responses.end_quorum_epoch_response``."""
 
 

@@ -10,8 +10,6 @@ The bootstrap checkpoint (0, 0) is never served.
 
 from __future__ import annotations
 
-from typing import Any
-
 from kraftwire.generated import fetch_snapshot_request as _fsq
 from kraftwire.generated import fetch_snapshot_response as _fsr
 from kraftwire.generated import k_raft_version_record as _kv
@@ -30,6 +28,7 @@ from .api import (
     ResponseReceived,
     SnapshotId,
     SnapshotWrite,
+    WireMessage,
 )
 from .common import cluster_id_ok, common_outcome, validate_leader_only
 from .leader import LeaderState
@@ -55,7 +54,7 @@ def create_snapshot(replica: Replica, ev: CreateSnapshot) -> SnapshotId | None:
     sid = SnapshotId(end, last.epoch)
     if sid in replica.snapshots.ids():
         return sid
-    header: list[Any] = [_header.SnapshotHeaderRecord(version=0, last_contained_log_timestamp=ev.last_contained_timestamp)]
+    header: list[WireMessage] = [_header.SnapshotHeaderRecord(version=0, last_contained_log_timestamp=ev.last_contained_timestamp)]
     kv = replica.control.kraft_version_at(end - 1)
     if kv >= 1:
         header.append(_kv.KRaftVersionRecord(version=0, k_raft_version=kv))

@@ -14,7 +14,7 @@ as Kafka's ``ReplicaKey.toString()`` writes them), or the error's default messag
 from __future__ import annotations
 
 import base64
-from typing import Any, Iterable
+from typing import Iterable
 
 from kraftwire.generated import add_raft_voter_request as _add
 from kraftwire.generated import api_versions_response as _avr
@@ -76,7 +76,7 @@ def _preconditions(replica: Replica, st: LeaderState, verb: str) -> Refusal:
     return ACCEPTED
 
 
-def _listeners(req: Any) -> dict[str, Endpoint]:
+def _listeners(req: _add.AddRaftVoterRequest | _upd.UpdateRaftVoterRequest) -> dict[str, Endpoint]:
     return {lst.name: Endpoint(lst.host, lst.port) for lst in req.listeners}
 
 
@@ -89,7 +89,9 @@ def _has_default_listener(replica: Replica, listeners: dict[str, Endpoint]) -> b
     return bool(listeners) if name is None else name in listeners
 
 
-def _leader_checks(replica: Replica, req: Any, what: str) -> Refusal:
+def _leader_checks(
+    replica: Replica, req: _add.AddRaftVoterRequest | _rem.RemoveRaftVoterRequest, what: str
+) -> Refusal:
     """``what``: "Add" or "Remove", for the INVALID_REQUEST text."""
     if not cluster_id_ok(replica, req.cluster_id):
         given = "null" if req.cluster_id is None else req.cluster_id
