@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import black
+from black.mode import TargetVersion
 import jinja2
 
 from . import GENERATOR_VERSION
@@ -30,7 +31,7 @@ RUNTIME = Path(__file__).with_name("runtime")
 # copied into every package beside the runtime: picks the compiled codecs when they are built
 NATIVE_LOADER = Path(__file__).with_name("native") / "_native_loader.py"
 TYPED_MARKER = "py.typed"
-BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY311})
+BLACK_MODE = black.Mode(line_length=100, target_versions={TargetVersion.PY311})
 
 # Every runtime name a generated module may use: alias -> (runtime module, name). A module imports
 # only the ones its code mentions.
@@ -109,15 +110,17 @@ _IMPORTS_MARKER = "# -- runtime imports --"
 _PY_TYPES = {"bool": "bool", "float64": "float", "uuid": "uuid.UUID", "string": "str"}
 
 
-def _py_type(field_type) -> str:
+def _py_type(field_type: FieldType) -> str:
     kind = field_type.kind
     if kind in INTEGER_RANGES:
         return "int"
     if kind in ("bytes", "records"):
         return "bytes"
     if kind == "struct":
+        assert field_type.struct_name is not None
         return field_type.struct_name
     if kind == "array":
+        assert field_type.element is not None
         return f"list[{_py_type(field_type.element)}]"
     return _PY_TYPES[kind]
 
@@ -265,7 +268,9 @@ def render_module(spec: MessageSpec) -> str:
             fld.type.struct_name
             for sp in plan.structs
             for fld in sp.struct.fields
-            if fld.type.kind == "struct" and not fld.default_is_null
+            if fld.type.struct_name is not None
+            and fld.type.kind == "struct"
+            and not fld.default_is_null
         }
     )
     source = env.get_template("module.py.j2").render(

@@ -90,7 +90,7 @@ def load_specs(sources: list[Path]) -> list[MessageSpec]:
         where = ", ".join(str(source) for source in sources)
         raise SpecSetError([f"{where}: no spec (*.json) found"])
     return [
-        build_message(raw.data, raw.path, found.families[raw.path], spec_comments(raw.text))
+        build_message(raw.spec, raw.path, found.families[raw.path], spec_comments(raw.text))
         for raw in found.raws
     ]
 

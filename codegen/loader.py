@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .archives import is_archive
 
@@ -20,6 +21,15 @@ class RawSpec:
     path: Path
     data: object
     text: str = ""  # the file as read (its // comments become the generated docstrings)
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The spec as a JSON object (what every spec that passed validation is)."""
+        if not isinstance(self.data, dict):
+            raise SpecSyntaxError(
+                f"{self.path.name}: a spec is a JSON object, not {self.data!r:.40}"
+            )
+        return self.data
 
 
 def strip_comments(text: str) -> str:

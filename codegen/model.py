@@ -11,6 +11,7 @@ import keyword
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .defaults import default_text, parse_default
 from .versions import NONE, Versions
@@ -156,7 +157,7 @@ def _bool(value: object) -> bool:
     return value if isinstance(value, bool) else str(value).strip().lower() == "true"
 
 
-def _build_field(raw: dict) -> Field:
+def _build_field(raw: dict[str, Any]) -> Field:
     ftype = FieldType.parse(raw["type"])
     tagged = Versions.parse(raw.get("taggedVersions"), NONE)
     versions = Versions.parse(raw.get("versions"), tagged if not tagged.empty else None)
@@ -179,7 +180,7 @@ def _build_field(raw: dict) -> Field:
     )
 
 
-def _collect_structs(fields_raw: list[dict], structs: dict[str, Struct]) -> list[Field]:
+def _collect_structs(fields_raw: list[dict[str, Any]], structs: dict[str, Struct]) -> list[Field]:
     fields = []
     for raw in fields_raw:
         fld = _build_field(raw)
@@ -199,7 +200,7 @@ def _resolve(struct: Struct, structs: dict[str, Struct]) -> None:
 
 
 def build_message(
-    raw: dict, path: Path, family: str, comments: list[str] | None = None
+    raw: dict[str, Any], path: Path, family: str, comments: list[str] | None = None
 ) -> MessageSpec:
     """Model of one validated spec. ``family`` scopes record-type ids (one per spec directory)."""
     valid = Versions.parse(raw["validVersions"])

@@ -49,6 +49,18 @@ class Op:
         return self.field.attr if self.field is not None else ""
 
     @property
+    def one_field(self) -> Field:
+        """The field of an op that reads or writes one field (every kind but a run of several)."""
+        assert self.field is not None
+        return self.field
+
+    @property
+    def child_layout(self) -> Layout:
+        """The element layout of a struct or struct-array op."""
+        assert self.child is not None
+        return self.child
+
+    @property
     def path(self) -> str:
         if self.kind == "run":
             return ",".join(f.attr for f in self.fields)
@@ -185,7 +197,7 @@ class _Planner:
     def __init__(self, spec: MessageSpec) -> None:
         self.spec = spec
         self.plans: dict[str, StructPlan] = {}
-        self.keys: dict[str, dict[tuple, Layout]] = {}
+        self.keys: dict[str, dict[tuple[object, ...], Layout]] = {}
         self.formats: dict[str, str] = {}
 
     def layout(self, struct: Struct, version: int) -> Layout:
@@ -203,7 +215,9 @@ class _Planner:
         if layout is None:
             declared = sum(1 for f in struct.fields if f.tag is not None)
             layout = Layout(struct, [], ops, tagged, flexible, declared, entries)
-            runs = [op for op in ops if op.kind == "run"] + [t.op for t in tagged if t.op.kind == "run"]
+            runs = [op for op in ops if op.kind == "run"] + [
+                t.op for t in tagged if t.op.kind == "run"
+            ]
             for run in runs:
                 codes = "".join(STRUCT_CODES[f.type.kind] for f in run.fields)
                 run.struct_name = self._format(">" + codes)
@@ -230,12 +244,14 @@ class _Planner:
             self.formats[fmt] = f"_S{len(self.formats)}"
         return self.formats[fmt]
 
-    def _ops(self, struct: Struct, version: int) -> tuple[list[Op], list[TaggedOp], list, tuple]:
+    def _ops(
+        self, struct: Struct, version: int
+    ) -> tuple[list[Op], list[TaggedOp], list[tuple[Field, str, Op | None]], tuple[object, ...]]:
         flexible = self.spec.flexible_versions
         ops: list[Op] = []
         tagged: list[TaggedOp] = []
         entries: list[tuple[Field, str, Op | None]] = []
-        key: list = []
+        key: list[tuple[object, ...]] = []
         for fld in struct.fields:
             if version not in fld.versions:
                 ops.append(Op("absent", fld))
@@ -327,7 +343,7 @@ def _plan_json(plan: MessagePlan) -> None:
     """Group layouts by what JSON sees (modes, nullability, nested tables), not by wire encoding."""
     by_layout: dict[int, JsonTable] = {}
     for sp in plan.structs:
-        seen: dict[tuple, JsonTable] = {}
+        seen: dict[tuple[object, ...], JsonTable] = {}
         for layout in sp.layouts:
             entries = []
             for fld, mode, op in layout.entries:

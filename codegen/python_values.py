@@ -46,6 +46,8 @@ def non_default_test(field: Field, expr: str) -> str:
         return f"{expr} != {default_constant(field)}"
     if kind == "array":
         return f"{expr} != []"
-    if kind == "uuid":  # compares the int in C; UUID.__eq__ runs in Python
+    if kind == "uuid" and isinstance(
+        field.default, uuid.UUID
+    ):  # compares the int in C, not in Python
         return f"{expr}.int != {field.default.int}"
     return f"{expr} != {literal(field.default)}"

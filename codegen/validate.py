@@ -20,6 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 
@@ -148,7 +149,7 @@ def load_and_validate(paths: list[Path]) -> tuple[list[RawSpec], list[SpecError]
 
 def validate_spec(raw: RawSpec) -> list[SpecError]:
     structural = _schema_errors(raw.path.name, raw.data)
-    return structural or _SpecChecker(raw.path.name, raw.data).run()
+    return structural or _SpecChecker(raw.path.name, raw.spec).run()
 
 
 def validate_specs(raws: list[RawSpec]) -> list[SpecError]:
@@ -179,7 +180,7 @@ def spec_warnings(raws: list[RawSpec]) -> list[SpecError]:
     return warnings
 
 
-def _fields_outside(file: str, fields: list, prefix: str, valid: Versions) -> list[SpecError]:
+def _fields_outside(file: str, fields: list[Any], prefix: str, valid: Versions) -> list[SpecError]:
     found: list[SpecError] = []
     for raw in fields:
         path = f"{prefix}.{raw['name']}" if prefix else raw["name"]
@@ -233,7 +234,7 @@ def _schema_errors(file: str, data: object) -> list[SpecError]:
     return sorted(set(errors), key=errors.index)
 
 
-def _locate(data: dict, parts: list) -> tuple[str, str]:
+def _locate(data: dict[str, Any], parts: list[Any]) -> tuple[str, str]:
     """Turn a JSON location into (field path, first key below that field or struct)."""
     node: object = data
     path, child_prefix, key, i = "", "", "", 0
@@ -281,7 +282,7 @@ class _FieldType:
 class _Field:
     """One field with its ranges parsed; a range or type is None when it did not parse."""
 
-    raw: dict
+    raw: dict[str, Any]
     path: str
     top_level: bool
     type: _FieldType | None
@@ -292,7 +293,7 @@ class _Field:
 
 
 class _SpecChecker:
-    def __init__(self, file: str, data: dict):
+    def __init__(self, file: str, data: dict[str, Any]) -> None:
         self.file, self.data = file, data
         self.errors: list[SpecError] = []
         self.generating = True  # False for placeholders: Kafka generates no class for them
@@ -381,7 +382,7 @@ class _SpecChecker:
         for struct in structs:
             self.check_struct(struct.get("fields") or [], f"commonStructs.{struct['name']}", False)
 
-    def check_struct(self, fields: list, prefix: str, top_level: bool) -> None:
+    def check_struct(self, fields: list[Any], prefix: str, top_level: bool) -> None:
         names: set[str] = set()
         tags: dict[int, str] = {}  # tag -> path of the field using it
         for raw in fields:
@@ -401,7 +402,7 @@ class _SpecChecker:
             path = next((p for t, p in tags.items() if t > missing), prefix)
             self.fail(path, "tags-not-contiguous", missing=missing, highest=max(tags))
 
-    def check_field(self, raw: dict, path: str, top_level: bool) -> None:
+    def check_field(self, raw: dict[str, Any], path: str, top_level: bool) -> None:
         if not FIELD_NAME.fullmatch(raw["name"]):
             self.fail(path, "field-name", name=json.dumps(raw["name"]))
         tagged = self.versions(path, "taggedVersions", raw.get("taggedVersions"), NONE)
@@ -425,7 +426,8 @@ class _SpecChecker:
         type_name = field.type.text if field.type else None
         if field.type and nullable and not nullable.empty and not field.type.nullable:
             self.fail(path, "nullable-type", type=type_name, nullable=nullable)
-        entity, expected = raw.get("entityType"), ENTITY_BASE_TYPES.get(raw.get("entityType"))
+        entity = raw.get("entityType")
+        expected = ENTITY_BASE_TYPES.get(entity) if isinstance(entity, str) else None
         if field.type and expected and field.type.base != expected:
             self.fail(
                 path, "entity-type-mismatch", entity=entity, expected=expected, type=type_name
@@ -469,7 +471,7 @@ class _SpecChecker:
                 message=self.message_flexible,
             )
         is_tagged = field.tagged is not None and not field.tagged.empty
-        if is_tagged and not flexible.contains(field.tagged):
+        if field.tagged is not None and is_tagged and not flexible.contains(field.tagged):
             self.fail(path, "tagged-versions-flexible", tagged=field.tagged, flexible=flexible)
         if _as_bool(raw.get("mapKey")) and field.top_level:
             self.fail(path, "map-key-top-level")
@@ -561,7 +563,7 @@ def _cross_file_errors(specs: list[RawSpec]) -> list[SpecError]:
     errors: list[SpecError] = []
     tables: dict[str, dict[int, RawSpec]] = defaultdict(dict)  # spec type -> apiKey -> spec
     for raw in specs:
-        spec_type, api_key = raw.data.get("type"), _as_int(raw.data.get("apiKey"))
+        spec_type, api_key = raw.spec.get("type"), _as_int(raw.spec.get("apiKey"))
         if not isinstance(spec_type, str) or spec_type not in CROSS_FILE_TYPES or api_key is None:
             continue
         if api_key in tables[spec_type]:

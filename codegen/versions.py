@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 MAX_VERSION = 32767  # Short.MAX_VALUE: the upper end of an open range "N+"
@@ -61,7 +62,7 @@ class Versions:
         low, high = max(self.lowest, other.lowest), min(self.highest, other.highest)
         return Versions(low, high) if low <= high else NONE
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         return iter(range(self.lowest, self.highest + 1))
 
     def __str__(self) -> str:

@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 from ._batch import ATTR_CONTROL, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL, Record, RecordBatch
 from ._compression import DEFAULT_MAX_DECOMPRESSED_BYTES, codec_id
 from ._legacy import LEGACY_MIN_SIZE, decode_legacy_entry
-from ._runtime import DecodeError, EncodeError
+from ._runtime import ByteData, DecodeError, EncodeError
 from ._v2_read import decode_v2_batch
 from ._v2_write import V2_HEADER_SIZE, write_v2_batch
 
@@ -28,7 +28,7 @@ _V2_MIN_LENGTH = V2_HEADER_SIZE - 12
 # -- reading -----------------------------------------------------------------------------------------
 
 
-def batch_spans(data) -> tuple[list[tuple[int, int, int]], int]:
+def batch_spans(data: ByteData) -> tuple[list[tuple[int, int, int]], int]:
     """Locate the complete batches in ``data`` without decoding them.
 
     Returns ``([(start, end, magic), ...], tail_start)``: ``data[tail_start:]`` is a trailing partial
@@ -61,7 +61,7 @@ def batch_spans(data) -> tuple[list[tuple[int, int, int]], int]:
 
 
 def iter_batches(
-    data, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+    data: ByteData, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
 ) -> Iterator[RecordBatch]:
     """Yield the complete batches of ``data`` in order; a partial last batch is skipped silently."""
     if not isinstance(data, bytes):
@@ -71,7 +71,7 @@ def iter_batches(
 
 
 def decode_batches(
-    data, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+    data: ByteData, *, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
 ) -> tuple[list[RecordBatch], bytes]:
     """Decode every complete batch of ``data``; returns ``(batches, partial_tail_bytes)``.
 
@@ -87,7 +87,9 @@ def decode_batches(
     return list(_decode_spans(data, spans, max_decompressed_bytes)), data[tail:]
 
 
-def _decode_spans(data: bytes, spans: list, max_decompressed_bytes: int) -> Iterator[RecordBatch]:
+def _decode_spans(
+    data: bytes, spans: list[tuple[int, int, int]], max_decompressed_bytes: int
+) -> Iterator[RecordBatch]:
     for start, stop, magic in spans:
         if magic == 2:
             yield decode_v2_batch(data, start, stop - start, max_decompressed_bytes)
@@ -98,7 +100,9 @@ def _decode_spans(data: bytes, spans: list, max_decompressed_bytes: int) -> Iter
 # -- writing -----------------------------------------------------------------------------------------
 
 
-def restamp(data, *, base_offset: int | None = None, leader_epoch: int | None = None) -> bytes:
+def restamp(
+    data: ByteData, *, base_offset: int | None = None, leader_epoch: int | None = None
+) -> bytes:
     """Rewrite the base offset and/or partition leader epoch of one v2 batch, as a leader does when it
     appends a batch. Neither field is covered by the CRC, so nothing else changes."""
     out = bytearray(data)
@@ -116,13 +120,21 @@ def restamp(data, *, base_offset: int | None = None, leader_epoch: int | None = 
 
 _TIMESTAMP_TYPES = {"CreateTime": 0, "LogAppendTime": ATTR_LOG_APPEND_TIME}
 
+# What encode_batch takes for one record: (key, value, headers, timestamp or None for "now").
+RecordInput = tuple[
+    ByteData | None,
+    ByteData | None,
+    Iterable[tuple[str | bytes, ByteData | None]] | None,
+    int | None,
+]
+
 
 def encode_batch(
-    records: Iterable,
+    records: Iterable[RecordInput],
     *,
     base_offset: int = 0,
     leader_epoch: int = 0,
-    compression="none",
+    compression: int | str = "none",
     producer_id: int = -1,
     producer_epoch: int = -1,
     base_sequence: int = -1,
@@ -140,7 +152,7 @@ def encode_batch(
     ``log_append_time`` with ``timestamp_type="LogAppendTime"``). ``compression`` is a codec name or id.
     """
     now = None
-    rows = []
+    rows: list[Record] = []
     for index, item in enumerate(records):
         try:
             key, value, headers, timestamp = item
@@ -189,7 +201,7 @@ def encode_batch(
     )
 
 
-def _check_bytes(index: int, what: str, value) -> None:
+def _check_bytes(index: int, what: str, value: object) -> None:
     if value is not None and not isinstance(value, (bytes, bytearray, memoryview)):
         raise EncodeError(
             f"record {index}: {what} must be bytes or None, got {type(value).__name__}"

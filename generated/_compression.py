@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import struct
 import zlib
+from types import ModuleType
 
 from ._frames import lz4_frame_compress, lz4_frame_decompress, zstd_frame_bound
-from ._runtime import DecodeError, EncodeError, ProtocolError
+from ._runtime import ByteData, DecodeError, EncodeError, ProtocolError
 
 try:
     import cramjam as _cramjam
@@ -60,7 +61,7 @@ class CodecUnavailableError(ProtocolError):
     """A compression codec is needed but the library that implements it is not installed."""
 
 
-def _lib():
+def _lib() -> ModuleType:
     if _cramjam is None:
         raise CodecUnavailableError(
             "snappy, lz4 and zstd record batches need the 'cramjam' package (pip install cramjam)"
@@ -68,7 +69,7 @@ def _lib():
     return _cramjam
 
 
-def codec_id(codec) -> int:
+def codec_id(codec: int | str) -> int:
     """The attribute value (0-4) for a codec name such as ``"lz4"``, or an int passed through."""
     if isinstance(codec, int) and not isinstance(codec, bool):
         if 0 <= codec < len(CODEC_NAMES):
@@ -113,7 +114,9 @@ def _gzip_compress(data: bytes, level: int) -> bytes:
 # -- decompress --------------------------------------------------------------------------------------
 
 
-def decompress(codec: int, data, limit: int, *, broken_lz4_checksum: bool = False) -> bytes:
+def decompress(
+    codec: int, data: ByteData, limit: int, *, broken_lz4_checksum: bool = False
+) -> bytes:
     """Expand ``data`` compressed with ``codec``; more than ``limit`` bytes is a DecodeError.
 
     ``broken_lz4_checksum`` accepts the wrong lz4 frame-header checksum of magic-0 message sets.
@@ -142,7 +145,7 @@ def _too_big(name: str, limit: int) -> DecodeError:
     )
 
 
-def _gzip_decompress(data, limit: int) -> bytes:
+def _gzip_decompress(data: ByteData, limit: int) -> bytes:
     """Inflate concatenated gzip members (Java's GZIPInputStream reads them all) in linear time.
 
     Each member is fed in pieces that double in size, so what zlib hands back after a member ends (its
@@ -151,7 +154,7 @@ def _gzip_decompress(data, limit: int) -> bytes:
     """
     view = memoryview(data)
     end = len(view)
-    parts = []
+    parts: list[bytes] = []
     total = 0
     pos = 0
     while True:
@@ -169,12 +172,12 @@ def _gzip_decompress(data, limit: int) -> bytes:
             piece *= 2
         pos -= len(inflater.unused_data)
         # Anything after the last member that does not start another one is ignored, as in Java.
-        if end - pos < 10 or view[pos : pos + 2] != b"\x1f\x8b":
+        if end - pos < 10 or view[pos : pos + 2].tobytes() != b"\x1f\x8b":
             break
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def _snappy_decompress(lib, data, limit: int) -> bytes:
+def _snappy_decompress(lib: ModuleType, data: ByteData, limit: int) -> bytes:
     data = bytes(data)
     if not data.startswith(_XERIAL_MAGIC):
         size = lib.snappy.decompress_raw_len(data)
@@ -183,7 +186,7 @@ def _snappy_decompress(lib, data, limit: int) -> bytes:
         return bytes(lib.snappy.decompress_raw(data))
     # xerial framing: header, then (int32 length, raw snappy block) chunks. snappy-java also accepts a
     # second header where a chunk would start (concatenated streams).
-    blocks = []
+    blocks: list[bytes] = []
     total = 0
     pos = 0
     end = len(data)
@@ -210,7 +213,7 @@ def _snappy_decompress(lib, data, limit: int) -> bytes:
     return b"".join(bytes(lib.snappy.decompress_raw(block)) for block in blocks)
 
 
-def _zstd_decompress(lib, data, limit: int) -> bytes:
+def _zstd_decompress(lib: ModuleType, data: ByteData, limit: int) -> bytes:
     bound, exact = zstd_frame_bound(data)
     if bound <= limit:
         return bytes(lib.zstd.decompress(data))

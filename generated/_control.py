@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
-from ._buffer import encode_batch
+from collections.abc import Iterable
+from types import ModuleType
+
+from ._base import Message
+from ._buffer import RecordInput, encode_batch
 from ._control_record import (
     ABORT,
     COMMIT,
@@ -24,7 +28,11 @@ __all__ = [
 ]
 
 
-def _as_control(item, package) -> ControlRecord:
+# A control record as encode_control_batch takes it: a ControlRecord or a (type, value) pair.
+ControlInput = ControlRecord | tuple[int, Message | bytes | int | None]
+
+
+def _as_control(item: ControlInput, package: ModuleType | None) -> ControlRecord:
     if isinstance(item, ControlRecord):
         return item
     try:
@@ -35,7 +43,7 @@ def _as_control(item, package) -> ControlRecord:
 
 
 def encode_control_batch(
-    controls,
+    controls: Iterable[ControlInput],
     *,
     base_offset: int = 0,
     leader_epoch: int = 0,
@@ -43,13 +51,13 @@ def encode_control_batch(
     producer_id: int = -1,
     producer_epoch: int = -1,
     transactional: bool = False,
-    compression="none",
-    package=None,
+    compression: int | str = "none",
+    package: ModuleType | None = None,
 ) -> bytes:
     """A control batch holding ``controls`` (ControlRecords or ``(type, value)`` pairs), as
     ``MemoryRecords.withLeaderChangeMessage`` and friends write it: all records share ``timestamp``.
     """
-    records = []
+    records: list[RecordInput] = []
     for item in controls:
         control = _as_control(item, package)
         records.append((control.key_bytes(), control.value_bytes(), None, timestamp))
@@ -74,7 +82,7 @@ def end_txn_marker_batch(
     base_offset: int = 0,
     leader_epoch: int = 0,
     timestamp: int | None = None,
-    package=None,
+    package: ModuleType | None = None,
 ) -> bytes:
     """A transactional control batch with one COMMIT or ABORT marker (``withEndTransactionMarker``)."""
     marker = control_record(COMMIT if commit else ABORT, coordinator_epoch, package=package)

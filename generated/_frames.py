@@ -12,7 +12,10 @@ from __future__ import annotations
 import re
 import struct
 
-from ._runtime import DecodeError
+from collections.abc import Callable
+from types import ModuleType
+
+from ._runtime import ByteData, DecodeError
 
 __all__ = [
     "lz4_block_size",
@@ -77,7 +80,7 @@ _KAFKA_LZ4_HEADER = _LZ4_MAGIC + bytes([0x60, 0x40, _header_checksum(b"\x60\x40"
 # -- lz4 ---------------------------------------------------------------------------------------------
 
 
-def lz4_frame_compress(lib, data) -> bytes:
+def lz4_frame_compress(lib: ModuleType, data: ByteData) -> bytes:
     """An LZ4 frame with the layout KafkaLZ4BlockOutputStream writes (64 KiB independent blocks)."""
     out = bytearray(_KAFKA_LZ4_HEADER)
     view = memoryview(data)
@@ -95,16 +98,24 @@ def lz4_frame_compress(lib, data) -> bytes:
     return bytes(out)
 
 
-def lz4_frame_decompress(lib, data, limit: int, broken_checksum: bool = False) -> bytes:
+# An independent block: (start, stop, stored_raw, block_max).
+_Block = tuple[int, int, bool, int]
+# A frame: (start, header checksum position).
+_Frame = tuple[int, int]
+
+
+def lz4_frame_decompress(
+    lib: ModuleType, data: ByteData, limit: int, broken_checksum: bool = False
+) -> bytes:
     """Expand one or more concatenated LZ4 frames into at most ``limit`` bytes."""
-    data = bytes(data)
-    blocks, frames, bound, linked = _lz4_blocks(data, broken_checksum)
+    whole = bytes(data)
+    blocks, frames, bound, linked = _lz4_blocks(whole, broken_checksum)
     if linked:
-        return _lz4_linked(lib, data, frames, bound, limit)
-    return _lz4_independent(lib, data, blocks, limit)
+        return _lz4_linked(lib, whole, frames, bound, limit)
+    return _lz4_independent(lib, whole, blocks, limit)
 
 
-def _lz4_blocks(data: bytes, broken_checksum: bool) -> tuple[list, list, int, bool]:
+def _lz4_blocks(data: bytes, broken_checksum: bool) -> tuple[list[_Block], list[_Frame], int, bool]:
     """Walk the frame and block headers: ``(blocks, frames, bound, linked)``.
 
     ``blocks`` are ``(start, stop, stored_raw, block_max)``, ``frames`` the ``(start, header checksum
@@ -113,10 +124,10 @@ def _lz4_blocks(data: bytes, broken_checksum: bool) -> tuple[list, list, int, bo
     """
     end = len(data)
     pos = 0
-    blocks = []
+    blocks: list[_Block] = []
     bound = 0
     linked = False
-    frames = []
+    frames: list[_Frame] = []
     while pos == 0 or (pos + 4 <= end and data.startswith(_LZ4_MAGIC, pos)):
         frame_start = pos
         if not data.startswith(_LZ4_MAGIC, pos) or pos + 7 > end:
@@ -159,7 +170,7 @@ def _lz4_blocks(data: bytes, broken_checksum: bool) -> tuple[list, list, int, bo
     return blocks, frames, bound, linked
 
 
-def _lz4_independent(lib, data: bytes, blocks: list, limit: int) -> bytes:
+def _lz4_independent(lib: ModuleType, data: bytes, blocks: list[_Block], limit: int) -> bytes:
     """Independent blocks (what Kafka writes), each expanded into a buffer sized to what it holds.
 
     A frame's block size is only a maximum (a one-byte block may sit in a 4 MiB-block frame), so a
@@ -193,7 +204,9 @@ def _lz4_independent(lib, data: bytes, blocks: list, limit: int) -> bytes:
     return bytes(out)
 
 
-def _lz4_try_block(decompress_into, block, capacity: int) -> bytearray | None:
+def _lz4_try_block(
+    decompress_into: Callable[..., int], block: memoryview, capacity: int
+) -> bytearray | None:
     """The expanded block, or None when it is corrupt or needs more than ``capacity`` bytes."""
     buffer = bytearray(capacity)
     try:
@@ -204,7 +217,7 @@ def _lz4_try_block(decompress_into, block, capacity: int) -> bytearray | None:
     return buffer
 
 
-def lz4_block_size(data, pos: int, end: int) -> int:
+def lz4_block_size(data: ByteData, pos: int, end: int) -> int:
     """The size the independent LZ4 block ``data[pos:end]`` expands to, read from its sequence
     headers (token, literal length, literals, match offset, match length) without expanding it.
 
@@ -237,7 +250,7 @@ def lz4_block_size(data, pos: int, end: int) -> int:
         size += match + 4
 
 
-def _lz4_length(data, pos: int, end: int, length: int) -> tuple[int, int]:
+def _lz4_length(data: ByteData, pos: int, end: int, length: int) -> tuple[int, int]:
     """A length continued in extra bytes: each 255 adds 255 and goes on, any other byte ends it."""
     run = _RUN_OF_255.match(data, pos, end)
     stop = run.end() if run is not None else pos  # a starred pattern matches everywhere, if empty
@@ -246,7 +259,9 @@ def _lz4_length(data, pos: int, end: int, length: int) -> tuple[int, int]:
     return length + 255 * (stop - pos) + data[stop], stop + 1
 
 
-def _lz4_linked(lib, data: bytes, frames, bound: int, limit: int) -> bytes:
+def _lz4_linked(
+    lib: ModuleType, data: bytes, frames: list[_Frame], bound: int, limit: int
+) -> bytes:
     """Frames with dependent blocks (not written by Kafka clients): decoded whole, by liblz4."""
     if bound > limit:
         raise _too_big(limit)
@@ -269,7 +284,7 @@ _ZSTD_MAGIC = 0xFD2FB528
 _ZSTD_BLOCK_MAX = 128 * 1024
 
 
-def zstd_frame_bound(data) -> tuple[int, bool]:
+def zstd_frame_bound(data: ByteData) -> tuple[int, bool]:
     """An upper bound on the decompressed size of concatenated zstd frames, and whether it is exact.
 
     Raises DecodeError when the frames are malformed or truncated.

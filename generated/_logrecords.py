@@ -16,11 +16,13 @@ set).
 from __future__ import annotations
 
 import struct
-from typing import Final
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any, Final
 
-from ._base import generated_package
+from ._base import Message, generated_package
 from ._json import b64_or_none as _b64
-from ._runtime import DecodeError, EncodeError, read_uvarint, write_uvarint
+from ._runtime import ByteData, DecodeError, EncodeError, read_uvarint, write_uvarint
 
 __all__ = [
     "CoordinatorRecord",
@@ -36,20 +38,31 @@ __all__ = [
 METADATA_FRAME_VERSION: Final = 1  # Final: a C constant in the compiled build
 _INT16 = struct.Struct(">h")
 
+# A message's JSON view, and what may stand in for ``message.to_json(version)``.
+JsonObject = dict[str, Any]
+MessageView = Callable[[Message, int], JsonObject]
+
 
 class MetadataRecord:
     """A metadata-log record value: ``record_type``, ``version`` and the decoded ``message``."""
 
     __slots__ = ("record_type", "version", "message", "body", "frame_version")
 
-    def __init__(self, record_type, version, message, body=None, frame_version=1) -> None:
+    def __init__(
+        self,
+        record_type: int,
+        version: int,
+        message: Message | None,
+        body: bytes | None = None,
+        frame_version: int = 1,
+    ) -> None:
         self.record_type = record_type
         self.version = version
         self.message = message
         self.body = body
         self.frame_version = frame_version
 
-    def to_json(self, message_view=None) -> dict:
+    def to_json(self, message_view: MessageView | None = None) -> JsonObject:
         """``message_view(message, version)``, when given, stands in for ``message.to_json(version)``
         (the Spark decoders pass their faster view of the same dict)."""
         if self.message is not None:
@@ -65,7 +78,15 @@ class CoordinatorRecord:
 
     __slots__ = ("record_type", "key", "version", "value", "key_body", "value_body")
 
-    def __init__(self, record_type, key, version, value, key_body=None, value_body=None) -> None:
+    def __init__(
+        self,
+        record_type: int,
+        key: Message | None,
+        version: int | None,
+        value: Message | None,
+        key_body: bytes | None = None,
+        value_body: bytes | None = None,
+    ) -> None:
         self.record_type = record_type
         self.key = key
         self.version = version
@@ -77,8 +98,8 @@ class CoordinatorRecord:
     def is_tombstone(self) -> bool:
         return self.version is None
 
-    def to_json(self) -> dict:
-        out: dict = {"type": self.record_type}
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"type": self.record_type}
         if self.key is not None:
             out["keyName"] = type(self.key).__name__
             out["key"] = self.key.to_json(0)
@@ -109,7 +130,9 @@ def _read_short_uvarint(data: bytes, pos: int, what: str) -> tuple[int, int]:
     return value, new_pos
 
 
-def decode_metadata_record(value, *, package=None, family: str | None = None) -> MetadataRecord:
+def decode_metadata_record(
+    value: ByteData | None, *, package: ModuleType | None = None, family: str | None = None
+) -> MetadataRecord:
     """Decode a ``__cluster_metadata`` record value.
 
     ``family`` picks the spec directory whose record types apply when the package has several (the
@@ -132,7 +155,9 @@ def decode_metadata_record(value, *, package=None, family: str | None = None) ->
     return MetadataRecord(record_type, version, _decode(cls, body, version, "metadata record"))
 
 
-def _message_json(record_type: int, version: int, message, message_view) -> dict:
+def _message_json(
+    record_type: int, version: int, message: Message, message_view: MessageView | None
+) -> JsonObject:
     """The view of a metadata record whose message decoded (see :meth:`MetadataRecord.to_json`)."""
     data = message.to_json(version) if message_view is None else message_view(message, version)
     return {"type": record_type, "version": version, "name": type(message).__name__, "data": data}
@@ -151,20 +176,20 @@ class MetadataValueView:
 
     __slots__ = ("_package", "_family", "_classes")
 
-    def __init__(self, *, package=None, family: str | None = None) -> None:
+    def __init__(self, *, package: ModuleType | None = None, family: str | None = None) -> None:
         self._package = generated_package(package)
         self._family = family
         # record type -> class (None: not in the package)
-        self._classes: dict[int, type | None] = {}
+        self._classes: dict[int, type[Message] | None] = {}
 
-    def __call__(self, value, message_view=None) -> dict:
+    def __call__(self, value: object, message_view: MessageView | None = None) -> JsonObject:
         found = self._common(value)
         if found is None:
             return self._decoded(value, message_view)
         record_type, version, message = found
         return _message_json(record_type, version, message, message_view)
 
-    def json_text(self, value, dumps) -> str:
+    def json_text(self, value: object, dumps: Callable[[JsonObject], str]) -> str:
         """The JSON text of ``self(value)``'s view, as ``dumps`` writes a dict: the message's own
         text where its compiled class writes one (``to_json_text``), else ``dumps`` of the view."""
         found = self._common(value)
@@ -178,7 +203,7 @@ class MetadataValueView:
         name = type(message).__name__
         return f'{{"type":{record_type},"version":{version},"name":"{name}","data":{data}}}'
 
-    def _common(self, value):
+    def _common(self, value: object) -> tuple[int, int, Message] | None:
         """``(record type, version, message)`` of a value in the common frame whose record type
         the package has a class for; None for any other value (``_decoded`` reads those)."""
         if type(value) is not bytes or len(value) < 3 or value[0] != METADATA_FRAME_VERSION:
@@ -187,8 +212,9 @@ class MetadataValueView:
         version = value[2]
         if record_type > 0x7F or version > 0x7F:  # a longer varint: not the common frame
             return None
-        cls = self._classes.get(record_type, _UNSEEN)
-        if cls is _UNSEEN:  # raises what decode_metadata_record raises when the family is missing
+        try:
+            cls = self._classes[record_type]
+        except KeyError:  # raises what decode_metadata_record raises when the family is missing
             cls = self._classes[record_type] = _metadata_class(
                 self._package, record_type, self._family
             )
@@ -196,18 +222,21 @@ class MetadataValueView:
             return None
         return record_type, version, _decode(cls, value[3:], version, "metadata record")
 
-    def _decoded(self, value, message_view) -> dict:
+    def _decoded(self, value: object, message_view: MessageView | None) -> JsonObject:
+        if value is not None and not isinstance(value, (bytes, bytearray, memoryview)):
+            raise DecodeError(f"metadata record value must be bytes, not {type(value).__name__}")
         record = decode_metadata_record(value, package=self._package, family=self._family)
         return record.to_json(message_view)
 
 
-_UNSEEN: Final = object()  # a record type whose class MetadataValueView has not looked up yet
 # (id of the package given, family) -> (that package, its view). Holding the package keeps it
 # alive, so no other object can get its id.
 _VIEWS: dict[tuple[int, str | None], tuple[object, MetadataValueView]] = {}
 
 
-def metadata_value_view(package=None, family: str | None = None) -> MetadataValueView:
+def metadata_value_view(
+    package: ModuleType | None = None, family: str | None = None
+) -> MetadataValueView:
     """The :class:`MetadataValueView` of ``package`` and ``family``, made on first use."""
     found = _VIEWS.get((id(package), family))
     if found is None:
@@ -216,7 +245,7 @@ def metadata_value_view(package=None, family: str | None = None) -> MetadataValu
     return found[1]
 
 
-def encode_metadata_record(message, version: int, record_type: int | None = None) -> bytes:
+def encode_metadata_record(message: Message, version: int, record_type: int | None = None) -> bytes:
     """Frame ``message`` (a generated metadata-record object) at ``version`` for the metadata log."""
     if record_type is None:
         record_type = _api_key(message)
@@ -229,7 +258,11 @@ def encode_metadata_record(message, version: int, record_type: int | None = None
 
 
 def decode_coordinator_record(
-    key, value, *, package=None, family: str | None = None
+    key: ByteData | None,
+    value: ByteData | None,
+    *,
+    package: ModuleType | None = None,
+    family: str | None = None,
 ) -> CoordinatorRecord:
     """Decode a coordinator-log record from its key and value bytes (value None = tombstone).
 
@@ -263,7 +296,10 @@ def decode_coordinator_record(
 
 
 def encode_coordinator_record(
-    key, value=None, version: int | None = None, record_type: int | None = None
+    key: Message,
+    value: Message | None = None,
+    version: int | None = None,
+    record_type: int | None = None,
 ) -> tuple[bytes, bytes | None]:
     """``(key bytes, value bytes or None)`` for a coordinator record; ``value=None`` is a tombstone."""
     if record_type is None:
@@ -276,33 +312,36 @@ def encode_coordinator_record(
     return key_bytes, _INT16.pack(version) + value.encode(version)
 
 
-def _decode(cls, body: bytes, version: int, what: str):
+def _decode(cls: type[Message], body: bytes, version: int, what: str) -> Message:
     try:
         return cls.decode(body, version)
     except Exception as exc:  # the package passed in may have its own ProtocolError classes
         raise DecodeError(f"{what} {cls.__name__} v{version}: {exc}") from None
 
 
-def _api_key(message) -> int:
+def _api_key(message: Message) -> int:
     key = getattr(type(message), "API_KEY", None)
     if not isinstance(key, int) or key < 0:
         raise EncodeError(f"{type(message).__name__} has no record type; pass record_type")
     return key
 
 
-def _metadata_class(pkg, record_type: int, family: str | None):
+def _metadata_class(pkg: ModuleType, record_type: int, family: str | None) -> type[Message] | None:
+    found: type[Message] | None
     if family is not None:
         try:
-            return pkg.metadata_record_class(record_type, family)
+            found = pkg.metadata_record_class(record_type, family)
         except KeyError:
             raise DecodeError(f"the generated package has no metadata family {family!r}") from None
+        return found
     try:
-        return pkg.metadata_record_class(record_type)
+        found = pkg.metadata_record_class(record_type)
     except KeyError:  # several families: the KRaft metadata log uses "metadata"
         try:
-            return pkg.metadata_record_class(record_type, "metadata")
+            found = pkg.metadata_record_class(record_type, "metadata")
         except KeyError:
             raise DecodeError("the generated package has no metadata records") from None
+    return found
 
 
 _COORDINATOR_ALIASES = {
@@ -315,14 +354,17 @@ _COORDINATOR_ALIASES = {
 }
 
 
-def _coordinator_classes(pkg, record_type: int, family: str | None):
+def _coordinator_classes(
+    pkg: ModuleType, record_type: int, family: str | None
+) -> tuple[type[Message] | None, type[Message] | None]:
     names = [family] if family is None else [family, _COORDINATOR_ALIASES.get(family, family)]
+    problem: object = None
     for name in names:
         try:
-            return (
-                pkg.coordinator_key_class(record_type, name),
-                pkg.coordinator_value_class(record_type, name),
-            )
+            key_class: type[Message] | None = pkg.coordinator_key_class(record_type, name)
+            value_class: type[Message] | None = pkg.coordinator_value_class(record_type, name)
         except KeyError as exc:
             problem = exc.args[0] if exc.args else exc
+            continue
+        return key_class, value_class
     raise DecodeError(f"coordinator record family: {problem}")

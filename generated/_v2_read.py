@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ._batch import Record, RecordBatch
+from ._batch import Header, Record, RecordBatch
 from ._compression import ATTR_CODEC_MASK, decompress
 from ._crc32c import crc32c
-from ._runtime import DecodeError
+from ._runtime import ByteData, DecodeError
 from ._v2_write import CRC_START, V2_HEADER, V2_HEADER_SIZE
 
 __all__ = ["ZIGZAG", "ZIGZAG2", "decode_v2_batch", "read_varint"]
@@ -17,7 +17,7 @@ ZIGZAG = tuple((u >> 1) ^ -(u & 1) for u in range(128))
 ZIGZAG2 = tuple((u >> 1) ^ -(u & 1) for u in range(1 << 14))
 
 
-def read_varint(buf, pos: int, max_bytes: int = 5) -> tuple[int, int]:
+def read_varint(buf: ByteData, pos: int, max_bytes: int = 5) -> tuple[int, int]:
     """Signed zig-zag varint (max_bytes 5) or varlong (10)."""
     value = 0
     shift = 0
@@ -98,7 +98,9 @@ def decode_v2_batch(buf: bytes, pos: int, size: int, limit: int) -> RecordBatch:
     )
 
 
-def _read_records(buf, pos, end, count, base_offset, base_timestamp) -> list:
+def _read_records(
+    buf: bytes, pos: int, end: int, count: int, base_offset: int, base_timestamp: int
+) -> list[Record]:
     # The hot loop: varints of one and two bytes (the common case) are decoded inline. The repetition is
     # deliberate: a helper call per varint makes decoding about 40% slower (bench/records.py).
     records: list[Record] = []
@@ -197,11 +199,11 @@ def _read_records(buf, pos, end, count, base_offset, base_timestamp) -> list:
     return records
 
 
-def _read_headers(buf, pos: int, record_end: int) -> tuple[list, int]:
+def _read_headers(buf: bytes, pos: int, record_end: int) -> tuple[list[Header], int]:
     count, pos = read_varint(buf, pos)
     if count < 0 or count > (record_end - pos) // 2:
         raise DecodeError(f"invalid header count {count}")
-    headers = []
+    headers: list[Header] = []
     for _ in range(count):
         size, pos = read_varint(buf, pos)
         if size < 0 or pos + size > record_end:

@@ -127,5 +127,5 @@ def _dispatch(argv: list[str]) -> int:
         print(f"{command_name(args)}: {exc}", file=sys.stderr)
         return exc.status
     except BrokenPipeError:  # the reader went away (`kraftwire ... | head`): not an error of ours
-        sys.stdout = None  # type: ignore[assignment]  # nothing more can be written; skip the flush
+        sys.stdout = None  # nothing more can be written; skip the flush
         return 0

@@ -22,6 +22,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from kraftwire.node.runtime.local_cluster import LocalCluster
+
 REPO = Path(__file__).resolve().parents[1]
 NODES = 3
 RECORDS_PER_ROUND = 20
@@ -53,28 +55,24 @@ def heading(title: str) -> None:
     print(f"\n== {title} ==", flush=True)
 
 
-def _cluster_class():
+class CapturedCluster(LocalCluster):
     """A LocalCluster whose every node start writes its traffic to a new ``--capture`` file."""
-    from kraftwire.node.runtime.local_cluster import LocalCluster
 
-    class CapturedCluster(LocalCluster):
-        def __init__(self, directory: str) -> None:
-            super().__init__(directory, NODES)
-            self.captures: list[tuple[int, str]] = []  # (node id, pcapng path), in start order
+    def __init__(self, directory: str) -> None:
+        super().__init__(directory, NODES)
+        self.captures: list[tuple[int, str]] = []  # (node id, pcapng path), in start order
 
-        def start(self, node_id: int) -> None:
-            run = 1 + sum(1 for node, _ in self.captures if node == node_id)
-            capture = os.path.join(self.directory, f"node{node_id}-run{run}.pcapng")
-            self.captures.append((node_id, capture))
-            super().start(node_id, "--capture", capture)
-
-    return CapturedCluster
+    def start(self, node_id: int, *extra_args: str) -> None:
+        run = 1 + sum(1 for node, _ in self.captures if node == node_id)
+        capture = os.path.join(self.directory, f"node{node_id}-run{run}.pcapng")
+        self.captures.append((node_id, capture))
+        super().start(node_id, "--capture", capture, *extra_args)
 
 
 # --- describe ---------------------------------------------------------------------------------
 
 
-def _quorum(cluster) -> Any:
+def _quorum(cluster: CapturedCluster) -> Any:
     """The leader's DescribeQuorum response, waiting (bounded) while there is no leader to ask."""
     stop = time.monotonic() + 30
     while time.monotonic() < stop:
@@ -85,7 +83,7 @@ def _quorum(cluster) -> Any:
     raise TimeoutError("no node answered DescribeQuorum within 30 s")
 
 
-def show_status(cluster) -> dict[str, Any]:
+def show_status(cluster: CapturedCluster) -> dict[str, Any]:
     """``kraftwire quorum describe --status``, voters shown by id only; returns the full fields."""
     from kraftwire.node.runtime.cli_quorum import render_status, status_fields
 
@@ -106,7 +104,7 @@ UNKNOWN_HIGH_WATERMARK = (
 )
 
 
-def replication(cluster) -> list[dict[str, Any]]:
+def replication(cluster: CapturedCluster) -> list[dict[str, Any]]:
     from kraftwire.node.runtime.cli_quorum import replication_rows
 
     return replication_rows(_quorum(cluster)[1])
@@ -127,7 +125,7 @@ def _indent(text: str) -> str:
 # --- the story --------------------------------------------------------------------------------
 
 
-def produce(cluster, values: list[bytes]) -> list[int]:
+def produce(cluster: CapturedCluster, values: list[bytes]) -> list[int]:
     """Write each value with acks=-1 through whichever node answers; the acknowledged offsets."""
     from kraftwire.node.runtime.producer import MetadataClient
 
@@ -138,7 +136,7 @@ def produce(cluster, values: list[bytes]) -> list[int]:
         client.close()
 
 
-def start_quorum(cluster) -> tuple[int, int]:
+def start_quorum(cluster: CapturedCluster) -> tuple[int, int]:
     heading(f"A {NODES}-node quorum on 127.0.0.1")
     print(f"  configs, data, node logs and captures in {cluster.directory}")
     cluster.format()
@@ -152,7 +150,7 @@ def start_quorum(cluster) -> tuple[int, int]:
     return leader, epoch
 
 
-def write_round(cluster, label: str) -> list[bytes]:
+def write_round(cluster: CapturedCluster, label: str) -> list[bytes]:
     values = [f"{label}-{i:02d}".encode() for i in range(RECORDS_PER_ROUND)]
     offsets = produce(cluster, values)
     print(
@@ -161,7 +159,7 @@ def write_round(cluster, label: str) -> list[bytes]:
     return values
 
 
-def fail_over(cluster, leader: int) -> tuple[int, int]:
+def fail_over(cluster: CapturedCluster, leader: int) -> tuple[int, int]:
     heading(f"kill -9 of the leader, node {leader}")
     cluster.kill(leader, signal.SIGKILL)
     killed_at = time.monotonic()
@@ -174,7 +172,7 @@ def fail_over(cluster, leader: int) -> tuple[int, int]:
     return new_leader, epoch
 
 
-def restart_and_catch_up(cluster, node: int) -> list[dict[str, Any]]:
+def restart_and_catch_up(cluster: CapturedCluster, node: int) -> list[dict[str, Any]]:
     """Restart ``node`` and wait until the leader sees it fetch up to the leader's log end offset."""
     heading(f"Restart of node {node}")
     restarted_ms = int(time.time() * 1000)
@@ -199,7 +197,7 @@ def restart_and_catch_up(cluster, node: int) -> list[dict[str, Any]]:
     raise TimeoutError(f"node {node} did not catch up within {CATCH_UP_TIMEOUT_S:.0f} s")
 
 
-def check_logs(cluster, acknowledged: list[bytes]) -> None:
+def check_logs(cluster: CapturedCluster, acknowledged: list[bytes]) -> None:
     """Read every stopped node's segments back and compare their data records with what was acked."""
     from kraftwire.records import decode_batches
 
@@ -217,7 +215,7 @@ def check_logs(cluster, acknowledged: list[bytes]) -> None:
         )
 
 
-def run_story(cluster) -> None:
+def run_story(cluster: CapturedCluster) -> None:
     leader, _ = start_quorum(cluster)
 
     heading("Writes")
@@ -241,7 +239,7 @@ def run_story(cluster) -> None:
 # --- decoding ---------------------------------------------------------------------------------
 
 
-def captured_exchanges(cluster) -> list[dict]:
+def captured_exchanges(cluster: CapturedCluster) -> list[dict[str, Any]]:
     """Every exchange once: each node's capture holds both ends of its connections, so a connection
     between two nodes is in both their files; decoded together, their sightings are merged."""
     from kraftwire.spark_decoders.api import decode_local
@@ -250,9 +248,9 @@ def captured_exchanges(cluster) -> list[dict]:
     return decode_local([capture for _, capture in cluster.captures], ports=ports)
 
 
-def exchange_table(rows: list[dict]) -> list[tuple[str, int, int, str]]:
+def exchange_table(rows: list[dict[str, Any]]) -> list[tuple[str, int, int, str]]:
     """(API, exchanges, answered, p50 latency in ms) per API, the busiest first."""
-    by_api: dict[str, list[dict]] = defaultdict(list)
+    by_api: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_api[row["api_name"] or f"api key {row['api_key']}"].append(row)
     table = []
@@ -264,7 +262,7 @@ def exchange_table(rows: list[dict]) -> list[tuple[str, int, int, str]]:
     return sorted(table, key=lambda entry: (-entry[1], entry[0]))
 
 
-def show_exchanges(cluster) -> None:
+def show_exchanges(cluster: CapturedCluster) -> None:
     rows = captured_exchanges(cluster)
     print(f"  {len(rows)} exchanges in {len(cluster.captures)} capture files")
     header = ("API", "exchanges", "answered", "p50 ms")
@@ -273,7 +271,7 @@ def show_exchanges(cluster) -> None:
     for line in table:
         cells = [line[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(line[1:], widths[1:])]
         print("  " + "  ".join(cells))
-    unusual = defaultdict(int)
+    unusual: dict[str, int] = defaultdict(int)
     for row in rows:
         if row["status"] != "ok":
             unusual[row["status"]] += 1
@@ -314,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally below on SIGTERM
     ok = regenerate_and_compare()
-    cluster = _cluster_class()(directory)
+    cluster = CapturedCluster(directory)
     failed = True
     try:
         run_story(cluster)

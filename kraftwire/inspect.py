@@ -107,7 +107,7 @@ def message_json(message: Any, version: int, package: ModuleType, args: argparse
 
 
 def _expand_records(
-    layout: Any, obj: Any, document: dict, records: ModuleType, options: dict
+    layout: Any, obj: Any, document: dict[str, Any], records: ModuleType, options: dict[str, Any]
 ) -> None:
     """Replace every ``records`` field's base64 in ``document`` by its batches' JSON view.
 
@@ -128,7 +128,7 @@ def _expand_records(
                 _expand_records(child, item, item_document, records, options)
 
 
-def _batches_json(records: ModuleType, data: bytes, options: dict) -> Any:
+def _batches_json(records: ModuleType, data: bytes, options: dict[str, Any]) -> Any:
     return records.batches_to_json(data, **options)
 
 

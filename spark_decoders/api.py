@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from .bodies import BodyDecoder
 from .codecs import (
@@ -30,9 +30,12 @@ from .pipeline import (
 )
 from .capture import CaptureError, CaptureStats, shown_name
 from .ownership import ShardOwnership
-from .rows import OrderedRows
+from .rows import OrderedRows, Row
 from .sightings import merge_sightings
 from .tables import EXCHANGES, check_table, sort_key, utc_aware
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 # Bundles built in this process, by the fingerprint of their specs: Spark plans every read in a
 # reused Python process, which then compresses the package's sources only once.
@@ -64,7 +67,7 @@ def decode_local(
     schemas: str | None = None,
     ports: frozenset[int] = DEFAULT_SERVER_PORTS,
     table: str = EXCHANGES,
-) -> list[dict]:
+) -> list[Row]:
     """Rows of ``table`` (exchanges, frames or connections) of the captures, decoded in this process.
     An exchange several of the captures saw is one row (``sightings.merge_sightings``)."""
     options = DecodeOptions(server_ports=ports, table=check_table(table))
@@ -80,11 +83,11 @@ def decode_shard(
     shards: int,
     table: str = EXCHANGES,
     in_order: bool = True,
-) -> list[dict]:
+) -> list[Row]:
     """Rows of the connections in one shard (see ``datasource``), in local mode's order; with
     ``in_order`` False in the order their connections ended (Spark keeps no order of a data
     source's rows, so its tasks skip the sort)."""
-    rows: list[dict] = []
+    rows: list[Row] = []
     ordered = OrderedRows(sort_key(table)) if in_order else None
     emit = ordered.add if ordered else rows.append
     with CollectorPaused():
@@ -107,12 +110,12 @@ def stream_shard(
     shards: int,
     table: str = EXCHANGES,
     hold_rows: int | None = None,
-) -> Iterator[list[dict]]:
+) -> Iterator[list[Row]]:
     """``decode_shard``'s rows (in_order False) in lists handed on while the shard decodes: the
     decode pauses once ``hold_rows`` or more are held (looked at every ``STOP_CHECK_PACKETS``
     packets), so that a task holds a bounded number of rows whatever the capture's size; None
     for ``STREAM_HOLD_ROWS``."""
-    rows: list[dict] = []
+    rows: list[Row] = []
     bound = STREAM_HOLD_ROWS if hold_rows is None else hold_rows
 
     def full() -> bool:
@@ -134,7 +137,7 @@ def _feed_shard(
     shard: int,
     shards: int,
     table: str,
-    emit: Callable[[dict], None],
+    emit: Callable[[Row], None],
     stop: Callable[[], bool] | None,
 ) -> Iterator[None]:
     """Every file of ``paths`` into one shard's ``FlowTable`` emitting to ``emit``, pausing (a
@@ -170,7 +173,7 @@ def _feed_shard(
     flows.finish()
 
 
-def register(spark) -> None:
+def register(spark: SparkSession) -> None:
     """Make ``spark.read.format("kafka-pcap")`` available in this session."""
     from .datasource import KafkaPcapDataSource, register_once
 
@@ -198,14 +201,14 @@ SPLIT_BYTES = 64 * 1024 * 1024  # the byte ranges of the split plan chosen for l
 
 
 def read_exchanges(
-    spark,
+    spark: SparkSession,
     paths: list[str],
     schemas: str | None = None,
     ports: frozenset[int] = DEFAULT_SERVER_PORTS,
     shards: int | None = None,
     split_bytes: int | None = None,
     table: str = EXCHANGES,
-):
+) -> DataFrame:
     """A DataFrame of the exchanges in ``paths`` (or of their frames or connections: ``table``).
 
     Through the ``kafka-pcap`` data source (connection shards, every file read by every shard), or
@@ -251,7 +254,7 @@ def _total_bytes(paths: list[str]) -> int:
     return sum(os.path.getsize(path) for path in expand_paths(",".join(paths)))
 
 
-def spark_rows_as_dicts(frame, table: str = EXCHANGES) -> list[dict]:
+def spark_rows_as_dicts(frame: DataFrame, table: str = EXCHANGES) -> list[Row]:
     """Collected rows as local mode's dicts (UTC-aware timestamps), in local mode's order, the
     sightings of an exchange merged as ``decode_local`` merges them (the DataFrame itself has a
     row per capture that saw an exchange)."""

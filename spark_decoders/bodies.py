@@ -110,7 +110,7 @@ class BodyDecoder:
         # imported once, not for every records field
         from kraftwire.records import batches_to_json, write_batches_json_text
 
-        self._batches_to_json = batches_to_json
+        self._batches_to_json: Callable[..., dict[str, Any]] = batches_to_json
         self._write_batches_json_text = write_batches_json_text
         # The bound method made once: compiled, each look-up makes a new one.
         self._records_text: Callable[[Any, Any, Any], None] = self._write_records_text
@@ -138,7 +138,7 @@ class BodyDecoder:
 
     def fill(
         self,
-        row: dict,
+        row: dict[str, Any],
         problems: list[str],
         request: bytes,
         head: RequestHead,
@@ -200,7 +200,7 @@ class BodyDecoder:
 
     def _decoded(self, payload: bytes, codec: _Codec, version: int) -> Decoded:
         """One body on its own: what ``_decode`` would put into a row."""
-        row: dict = {}
+        row: dict[str, Any] = {}
         problems: list[str] = []
         problem = self._decode(payload, codec, version, row, problems)
         return Decoded(
@@ -217,7 +217,7 @@ class BodyDecoder:
         payload: bytes,
         codec: _Codec,
         version: int,
-        row: dict,
+        row: dict[str, Any],
         problems: list[str],
         start: int | None = None,
     ) -> str | None:
@@ -291,7 +291,9 @@ class BodyDecoder:
         return dumps(view, holds_floats), view.get("errorCode"), view.get("throttleTimeMs")
 
     @staticmethod
-    def _failed(codec: _Codec, row: dict, problems: list[str], problem: str, message: str) -> str:
+    def _failed(
+        codec: _Codec, row: dict[str, Any], problems: list[str], problem: str, message: str
+    ) -> str:
         """A body that did not decode: no JSON, its message added; a response's error codes are
         none (an empty list, not unknown)."""
         if not codec.request:
@@ -299,7 +301,9 @@ class BodyDecoder:
         problems.append(message)
         return problem
 
-    def _expand_records(self, obj, view: dict, topic_is_metadata: bool | None) -> bool:
+    def _expand_records(
+        self, obj: object, view: dict[str, Any], topic_is_metadata: bool | None
+    ) -> bool:
         """Replace each records field in ``view`` (its bytes from a compiled class asked for them,
         else its base64) by the batches' JSON view; True when some record was viewed as a
         metadata-log record of a type with a float64 field."""
@@ -342,7 +346,7 @@ class BodyDecoder:
             )
         return found
 
-    def _records_view(self, data: bytes, metadata: bool | None) -> dict:
+    def _records_view(self, data: bytes, metadata: bool | None) -> dict[str, Any]:
         # The keywords spelled out: a dict of options spread into the call is built for every field.
         try:
             if metadata and self.has_metadata:
@@ -447,7 +451,7 @@ def _field_kinds(message_class: type) -> frozenset[str]:
     return kinds
 
 
-def _views_metadata_of(records_view: dict, record_types: frozenset[int]) -> bool:
+def _views_metadata_of(records_view: dict[str, Any], record_types: frozenset[int]) -> bool:
     """Whether a records field's view holds a metadata-log record of one of ``record_types``."""
     for batch in records_view.get("batches", ()):
         for record in batch["records"]:
@@ -487,7 +491,7 @@ def _is_metadata_topic(topic: object) -> bool:
     return isinstance(topic, uuid.UUID) and topic.int == METADATA_TOPIC_ID.int
 
 
-def _names_metadata_topic(obj, inherited: bool | None) -> bool | None:
+def _names_metadata_topic(obj: object, inherited: bool | None) -> bool | None:
     """Whether ``obj`` names the metadata log's topic, by name or id; ``inherited`` (its parent's
     answer) when it names none. A field the message's version lacks holds its default, the empty
     name or the zero id, which names nothing: Fetch from v13 on has a ``topic`` of "" beside the
@@ -498,7 +502,7 @@ def _names_metadata_topic(obj, inherited: bool | None) -> bool | None:
         if isinstance(value, str) and value:
             return value == METADATA_TOPIC
     if has_topic_id:
-        value = obj.topic_id
+        value = getattr(obj, "topic_id")
         if isinstance(value, uuid.UUID) and value.int:
             # The ints compared: UUID.__eq__ runs in Python, once per topic of every body.
             return bool(value.int == METADATA_TOPIC_ID.int)

@@ -10,11 +10,13 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TextIO
 
 import orjson
 
 from .capture import shown_name
 from .extras import missing_extra
+from .rows import Row
 from .sightings import merge_sightings
 from .tables import EXCHANGES, TABLES
 
@@ -113,7 +115,7 @@ def _run_stream(args: argparse.Namespace, ports: frozenset[int]) -> int:
         sys.stdout.write("  ".join(c.ljust(w) for c, w in zip(shown, widths)).rstrip() + "\n")
     out = sys.stdout.buffer
 
-    def emit(row: dict) -> None:
+    def emit(row: Row) -> None:
         if args.format == "jsonl":
             out.write(jsonl_line(row, args.table))
         else:
@@ -136,16 +138,9 @@ def _run_stream(args: argparse.Namespace, ports: frozenset[int]) -> int:
     return 0
 
 
-def _table_line(row: dict, shown: tuple[str, ...], widths: list[int]) -> str:
+def _table_line(row: Row, shown: tuple[str, ...], widths: list[int]) -> str:
     texts = [_cell(row, column) for column in shown]
     return "  ".join(t.ljust(w) for t, w in zip(texts, widths)).rstrip() + "\n"
-
-
-def _cell(row: dict, column: str) -> str:
-    value = row[column]
-    if column == "api_name" and not value:
-        value = row["api_key"]
-    return "" if value is None else str(value)
 
 
 def _silence_stdout() -> None:
@@ -156,7 +151,7 @@ def _silence_stdout() -> None:
     os.close(devnull)
 
 
-def _local_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[dict], list[str]]:
+def _local_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[Row], list[str]]:
     from .api import local_decoder
     from .pipeline import DecodeOptions, decode_files
 
@@ -190,7 +185,7 @@ def path_problem(captures: list[str], out: Path | None) -> str | None:
     return None
 
 
-def unreadable_captures(stats: dict, prefix: str = "kraftwire decode") -> list[str]:
+def unreadable_captures(stats: Row, prefix: str = "kraftwire decode") -> list[str]:
     """The files that are no capture at all; the other files' first problems are printed as warnings
     (after ``prefix``, the command's name)."""
     unreadable = []
@@ -203,7 +198,7 @@ def unreadable_captures(stats: dict, prefix: str = "kraftwire decode") -> list[s
     return unreadable
 
 
-def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[dict], list[str]]:
+def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[Row], list[str]]:
     from .api import check_spark_paths, read_exchanges, spark_rows_as_dicts
     from .capture import MIN_CAPTURE_HEADER, CaptureError, capture_format
     from .quiet_spark import quiet_session
@@ -226,7 +221,7 @@ def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[d
         return spark_rows_as_dicts(frame, args.table), unreadable
 
 
-def _write(rows: list[dict], args: argparse.Namespace) -> None:
+def _write(rows: list[Row], args: argparse.Namespace) -> None:
     from .tables import to_arrow
 
     if args.format == "parquet":
@@ -261,7 +256,7 @@ def _write(rows: list[dict], args: argparse.Namespace) -> None:
 _JSONL_OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC | orjson.OPT_APPEND_NEWLINE
 
 
-def jsonl_line(row: dict, table: str = EXCHANGES) -> bytes:
+def jsonl_line(row: Row, table: str = EXCHANGES) -> bytes:
     """One jsonl line of ``row``, UTF-8: compact JSON by orjson (a third of the time of
     ``json.dumps`` on the bench's rows), or by the standard library, all non-ASCII escaped, for the
     rare row orjson refuses (text with lone surrogates, such as a file name that is not UTF-8)."""
@@ -306,7 +301,7 @@ _SHOWN = {
 }
 
 
-def _table(rows: list[dict], out, table: str) -> None:
+def _table(rows: list[Row], out: TextIO, table: str) -> None:
     shown = _SHOWN[table]
     texts = [[_cell(row, c) for c in shown] for row in rows]
     widths = [max([len(c)] + [len(t[i]) for t in texts]) for i, c in enumerate(shown)]
@@ -316,7 +311,7 @@ def _table(rows: list[dict], out, table: str) -> None:
     out.write(f"{len(rows)} {table}\n")
 
 
-def _cell(row: dict, column: str) -> str:
+def _cell(row: Row, column: str) -> str:
     if column == "capture":  # the file names (frame numbers are the first one's), not the folders
         return ",".join(os.path.basename(name) for name in row["capture_files"])
     if column == "api_name" and not row[column]:

@@ -18,6 +18,7 @@ from .framing import FrameReader
 from .headers import plausible_request, plausible_response, request_check, request_in_rules
 from .layers import ACK, RST, SYN, Segment
 from .reassembly import TcpStream
+from .rows import Row
 
 DEFAULT_SERVER_PORTS: Final = frozenset({9092, 9093})
 # The API keys of each codec package in use, found once (a package is a module: kept for good).
@@ -57,7 +58,7 @@ class Connection:
         capture_files: tuple[str, ...],
         bodies: BodyDecoder,
         server_ports: frozenset[int],
-        emit: Callable[[dict], None],
+        emit: Callable[[Row], None],
     ) -> None:
         sender_is_client = client_side(seg, server_ports)
         sender, receiver = (seg.src, seg.sport), (seg.dst, seg.dport)

@@ -21,10 +21,17 @@ from __future__ import annotations
 import glob
 import os
 import weakref
+from typing import TYPE_CHECKING, Any, Iterator
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from .tables import EXCHANGES, check_table, spark_ddl
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
+
+    from .codecs import CodecBundle
 
 NAME = "kafka-pcap"
 
@@ -48,7 +55,7 @@ def expand_paths(text: str) -> list[str]:
 _REGISTERED: "weakref.WeakKeyDictionary[object, set[str]]" = weakref.WeakKeyDictionary()
 
 
-def register_once(spark, source: type[DataSource]) -> None:
+def register_once(spark: SparkSession, source: type[DataSource]) -> None:
     """Register the data source class ``source`` in ``spark`` unless this process already did."""
     names = _REGISTERED.setdefault(spark, set())
     if source.name() not in names:
@@ -56,7 +63,7 @@ def register_once(spark, source: type[DataSource]) -> None:
         names.add(source.name())
 
 
-def _register_as_active(spark, source: type[DataSource]) -> None:
+def _register_as_active(spark: SparkSession, source: type[DataSource]) -> None:
     """Register ``source`` in ``spark`` while it is the JVM's active session. Spark refuses a name
     that the *active* session already knows, so a session made by ``newSession()`` from one that
     had read captures could not register it (DATA_SOURCE_ALREADY_EXISTS), yet could not load it
@@ -65,7 +72,11 @@ def _register_as_active(spark, source: type[DataSource]) -> None:
     if jsession is None:
         spark.dataSource.register(source)
         return
-    sessions = spark.sparkContext._jvm.org.apache.spark.sql.SparkSession
+    jvm = spark.sparkContext._jvm
+    if jvm is None:  # the context has no JVM gateway: no session to make active
+        spark.dataSource.register(source)
+        return
+    sessions = jvm.org.apache.spark.sql.SparkSession
     previous = sessions.getActiveSession()
     sessions.setActiveSession(jsession)
     try:
@@ -88,7 +99,7 @@ class KafkaPcapDataSource(DataSource):
     def schema(self) -> str:
         return spark_ddl(self.table())
 
-    def reader(self, schema) -> "KafkaPcapReader":
+    def reader(self, schema: StructType) -> "KafkaPcapReader":
         from .api import codec_bundle
 
         paths = expand_paths(self.options.get("path") or self.options.get("paths") or "")
@@ -106,7 +117,12 @@ class Shard(InputPartition):
 
 class KafkaPcapReader(DataSourceReader):
     def __init__(
-        self, paths: list[str], bundle, ports: frozenset[int], shards: int, table: str
+        self,
+        paths: list[str],
+        bundle: CodecBundle | None,
+        ports: frozenset[int],
+        shards: int,
+        table: str,
     ) -> None:
         self.paths = paths
         self.bundle = bundle
@@ -117,12 +133,14 @@ class KafkaPcapReader(DataSourceReader):
     def partitions(self) -> list[Shard]:
         return [Shard(i) for i in range(self.shards)]
 
-    def read(self, partition: Shard):
+    def read(self, partition: InputPartition) -> Iterator[Any]:
         from .spark_tasks import as_spark_task
 
+        if not isinstance(partition, Shard):
+            raise TypeError(f"not a partition this reader planned: {partition!r:.80}")
         return as_spark_task(self._batches(partition))
 
-    def _batches(self, partition: Shard):
+    def _batches(self, partition: Shard) -> Iterator[Any]:  # pyarrow RecordBatches
         """The shard's Arrow batches, made while it decodes (``stream_shard``): a task holds a
         few batches' worth of rows, not all of its shard's."""
         from .api import stream_shard

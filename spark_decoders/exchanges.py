@@ -22,7 +22,7 @@ from .headers import (
     read_request_head,
 )
 from .reassembly import GAP, TRUNCATED
-from .rows import COLUMNS, utc_datetime
+from .rows import COLUMNS, Row, utc_datetime
 
 # A packet reference is file_index << FILE_SHIFT | packet number in that file.
 FILE_SHIFT: Final = 40
@@ -45,7 +45,7 @@ class Endpoints:
 
 class Matcher:
     def __init__(
-        self, endpoints: Endpoints, bodies: BodyDecoder, emit: Callable[[dict], None]
+        self, endpoints: Endpoints, bodies: BodyDecoder, emit: Callable[[Row], None]
     ) -> None:
         self.endpoints = endpoints
         self.bodies = bodies
@@ -54,7 +54,7 @@ class Matcher:
         self.unreadable_frames = 0
         self._api_names: dict[int, str | None] = {}
         # Every column in order, the connection's own filled in: each row starts as a copy.
-        self._blank_row: dict = dict.fromkeys(COLUMNS)
+        self._blank_row: Row = dict.fromkeys(COLUMNS)
         self._blank_row.update(
             conn_id=endpoints.conn_id,
             client_ip=endpoints.client_ip,
@@ -117,7 +117,7 @@ class Matcher:
         response: Frame | None,
         status: str,
         correlation_id: int | None = None,
-    ) -> dict:
+    ) -> Row:
         first = request if request is not None else response
         assert first is not None, "an exchange has a request or a response"
         row = self._blank_row.copy()
@@ -170,7 +170,7 @@ class Matcher:
 
     def _intact_bodies(
         self,
-        row: dict,
+        row: Row,
         problems: list[str],
         request: Frame | None,
         head: RequestHead,

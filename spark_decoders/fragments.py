@@ -31,6 +31,12 @@ import zlib
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+# A datagram: (IP version, source, destination, identification, protocol); IPv6's identification
+# is its fragment header's 4 bytes.
+FragmentKey = tuple[int, bytes, bytes, int | bytes, int]
+# A fragment as seen: (offset, length, CRC-32 of its data).
+Fingerprint = tuple[int, int, int]
+
 from .capture import CaptureStats
 from .layers import (
     ETH_IPV4,
@@ -53,7 +59,7 @@ _U16 = struct.Struct(">H")
 
 
 class Fragment(NamedTuple):
-    key: tuple  # (version, source, destination, identification, protocol)
+    key: FragmentKey
     offset: int  # where ``data`` goes in the datagram's payload
     more: bool  # more fragments follow (the last one fixes the payload's length)
     data: bytes
@@ -61,7 +67,7 @@ class Fragment(NamedTuple):
     cut: bool  # the packet holds fewer bytes than its IP header says (the snaplen cut it)
 
 
-def ip_fragment(linktype: int, data) -> Fragment | None:
+def ip_fragment(linktype: int, data: bytes | memoryview) -> Fragment | None:
     """The fragment in this packet, or None when it is not a fragment of a TCP datagram."""
     proto, pos = network_payload(linktype, data)
     if proto == ETH_IPV4:
@@ -71,7 +77,7 @@ def ip_fragment(linktype: int, data) -> Fragment | None:
     return None
 
 
-def _ipv4_fragment(data, pos: int) -> Fragment | None:
+def _ipv4_fragment(data: bytes | memoryview, pos: int) -> Fragment | None:
     if len(data) < pos + 20 or data[pos] >> 4 != 4 or data[pos + 9] != PROTO_TCP:
         return None
     header_len = (data[pos] & 0x0F) * 4
@@ -93,7 +99,7 @@ def _ipv4_fragment(data, pos: int) -> Fragment | None:
     )
 
 
-def _ipv6_fragment(data, pos: int) -> Fragment | None:
+def _ipv6_fragment(data: bytes | memoryview, pos: int) -> Fragment | None:
     if len(data) < pos + 40 or data[pos] >> 4 != 6:
         return None
     (payload_len,) = _U16.unpack_from(data, pos + 4)
@@ -181,16 +187,16 @@ class FragmentReassembler:
     timeout_ns: int = FRAGMENT_TIMEOUT_NS
     max_datagrams: int = MAX_DATAGRAMS
     max_bytes: int = MAX_BYTES
-    pending: dict[tuple, _Datagram] = field(default_factory=dict)  # oldest first
+    pending: dict[FragmentKey, _Datagram] = field(default_factory=dict)  # oldest first
     # recently reassembled: key -> (time of its first fragment, its fragments' fingerprints)
-    recent: dict[tuple, tuple[int, set]] = field(default_factory=dict)
+    recent: dict[FragmentKey, tuple[int, set[Fingerprint]]] = field(default_factory=dict)
     held_bytes: int = 0
     reassembled: int = 0
     conflicts: int = 0
     duplicates: int = 0
     dropped: dict[str, int] = field(default_factory=dict)  # reason -> datagrams
 
-    def packet(self, linktype: int, data, ts_ns: int) -> Segment | None:
+    def packet(self, linktype: int, data: bytes | memoryview, ts_ns: int) -> Segment | None:
         """The TCP segment of the datagram this packet completes, if it is a fragment that does."""
         fragment = ip_fragment(linktype, data)
         if fragment is None:
@@ -231,7 +237,7 @@ class FragmentReassembler:
         for key in list(self.pending):
             self._drop(key, "incomplete")
 
-    def _finish(self, key: tuple, datagram: _Datagram) -> Segment | None:
+    def _finish(self, key: FragmentKey, datagram: _Datagram) -> Segment | None:
         del self.pending[key]
         self.held_bytes -= len(datagram.payload)
         self.recent.pop(key, None)  # re-inserted last: the dict stays oldest first
@@ -261,17 +267,17 @@ class FragmentReassembler:
         ):
             self._drop(next(iter(self.pending)), "evicted")
 
-    def _drop(self, key: tuple, reason: str) -> None:
+    def _drop(self, key: FragmentKey, reason: str) -> None:
         datagram = self.pending.pop(key)
         self.held_bytes -= len(datagram.payload)
         self._count(reason, key)
 
-    def _count(self, reason: str, key: tuple) -> None:
+    def _count(self, reason: str, key: FragmentKey) -> None:
         self.dropped[reason] = self.dropped.get(reason, 0) + 1
         self.stats.note(f"IP fragments dropped ({reason}): {_name(key)}")
 
 
-def _rebuild(key: tuple, header: bytes, payload: bytes) -> bytes:
+def _rebuild(key: FragmentKey, header: bytes, payload: bytes) -> bytes:
     """One unfragmented IP packet of ``payload`` with the datagram's header."""
     if key[0] == 4:
         rebuilt = bytearray(header)
@@ -284,8 +290,8 @@ def _rebuild(key: tuple, header: bytes, payload: bytes) -> bytes:
     )
 
 
-def _name(key: tuple) -> str:
+def _name(key: FragmentKey) -> str:
     family = socket.AF_INET if key[0] == 4 else socket.AF_INET6
-    ident = key[3] if key[0] == 4 else int.from_bytes(key[3], "big")
+    ident = key[3] if isinstance(key[3], int) else int.from_bytes(key[3], "big")
     src, dst = socket.inet_ntop(family, key[1]), socket.inet_ntop(family, key[2])
     return f"{src} > {dst} id {ident}"

@@ -17,6 +17,7 @@ import atexit
 import os
 import signal
 import threading
+from types import FrameType
 from typing import Callable, Final, TypeVar
 
 T = TypeVar("T")
@@ -43,7 +44,7 @@ _get_ident = threading.get_ident
 _main_thread = threading.main_thread
 
 
-def _tick(signum, frame) -> None:
+def _tick(signum: int, frame: FrameType | None) -> None:
     current = MARK[0]
     if current and current == _Watch.seen_at_last_tick:
         MARK[0] = 0

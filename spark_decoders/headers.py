@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Callable, Collection, Container
-from typing import Final
+from typing import Callable, Final
 
 _REQUEST_HEAD: Final = struct.Struct(">hhih")
 _INT32: Final = struct.Struct(">i")
@@ -25,7 +25,9 @@ _INT16: Final = struct.Struct(">h")
 _REQUEST_START: Final = struct.Struct(">ihhih")  # a request frame's size, then its header
 _SIZE_AND_ID: Final = struct.Struct(">ii")  # a response frame's size, then its correlation id
 # Bound once: compiled, ``_INT16.unpack_from(...)`` would look the method up on every call.
-_unpack_int16: Final = _INT16.unpack_from
+_unpack_int16: Final[Callable[[bytes | bytearray | memoryview, int], tuple[int]]] = (
+    _INT16.unpack_from
+)
 _unpack_request_head: Final = _REQUEST_HEAD.unpack_from
 _unpack_numbers: Final = struct.Struct(">hhi").unpack_from  # key, version, correlation id
 _unpack_int32: Final = _INT32.unpack_from

@@ -32,7 +32,7 @@ from typing import Any, Callable, Final
 
 import orjson
 
-View = Callable[[Any], dict]
+View = Callable[[Any], dict[str, Any]]
 
 # Reused for every body: json.dumps builds a new encoder whenever an option differs from its
 # defaults, and a view is a fresh tree, so the cycle check has nothing to find.
@@ -40,7 +40,7 @@ _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), ch
 _ASCII_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), check_circular=False)
 
 
-def _c_dumps() -> Callable[[dict], str] | None:
+def _c_dumps() -> Callable[[dict[str, Any]], str] | None:
     """``_ENCODER.encode`` without what it redoes on every call (building the C encoder object and
     a float formatter): the C encoder of the same options, made once. None without the C module."""
     make = getattr(json.encoder, "c_make_encoder", None)
@@ -62,11 +62,11 @@ def _c_dumps() -> Callable[[dict], str] | None:
 
 
 # Views are always dicts, so ``encode``'s special case for a bare string never applies.
-_stdlib_dumps: Final[Callable[[dict], str]] = _c_dumps() or _ENCODER.encode
+_stdlib_dumps: Final[Callable[[dict[str, Any]], str]] = _c_dumps() or _ENCODER.encode
 _orjson_dumps: Final = orjson.dumps
 
 
-def dumps(view: dict, may_hold_floats: bool = True) -> str:
+def dumps(view: dict[str, Any], may_hold_floats: bool = True) -> str:
     """``json.dumps(view, ensure_ascii=False, separators=(",", ":"))``, except that a view holding
     lone surrogates is written with every non-ASCII character escaped. Pass ``may_hold_floats``
     False only when no value in ``view`` can be a float: that text is then orjson's."""
@@ -95,7 +95,7 @@ _NATIVE: Final = 1
 _NATIVE_RAW_RECORDS: Final = 2
 
 
-def json_view(message: Any, version: int, raw_records: bool = False) -> dict:
+def json_view(message: Any, version: int, raw_records: bool = False) -> dict[str, Any]:
     """``message.to_json(version)``: the compiled class's own, else through the layout's compiled
     function. With ``raw_records`` a compiled class that can leaves each records field's bytes in
     the view instead of their base64, for a caller that replaces them by its own view of the
@@ -105,7 +105,7 @@ def json_view(message: Any, version: int, raw_records: bool = False) -> dict:
     if native is None:
         native = _NATIVE_VIEW[cls] = _view_kind(cls)
     if native:
-        found: dict
+        found: dict[str, Any]
         if raw_records and native == _NATIVE_RAW_RECORDS:
             found = message.to_json(version, raw_records=True)
         else:
@@ -113,7 +113,8 @@ def json_view(message: Any, version: int, raw_records: bool = False) -> dict:
         return found
     layout = cls._JSON.get(version)
     if layout is None:
-        return message.to_json(version)  # raises the codec's own UnsupportedVersionError
+        whole: dict[str, Any] = message.to_json(version)  # raises the codec's own error
+        return whole
     view = _COMPILED.get(layout)
     if view is None:
         view = compiled(layout)
@@ -179,7 +180,8 @@ class _Compiler:
         namespace = dict(self.names)
         source = "\n".join(lines)
         exec(compile(source, f"<json view of {self.layout.cls.__name__}>", "exec"), namespace)
-        return namespace["view"]
+        view: View = namespace["view"]
+        return view
 
     def _converted(self, index: int, field: Any, child: Any, value: str) -> str:
         """The expression for the field's JSON value, ``value`` being a local holding it."""

@@ -75,7 +75,7 @@ def _address(raw: bytes) -> str:
     return text
 
 
-def network_payload(linktype: int, data) -> tuple[int, int]:
+def network_payload(linktype: int, data: bytes | memoryview) -> tuple[int, int]:
     """``(ethertype-like protocol, offset of the IP header)``; protocol 0 when not IP."""
     if linktype == LINK_ETHERNET:
         if len(data) < 14:
@@ -146,7 +146,7 @@ def _eth_ipv4_tcp_fields(data: bytes) -> _EthIpv4TcpFields:
     )
 
 
-def tcp_segment(linktype: int, data, orig_len: int) -> Segment | None:
+def tcp_segment(linktype: int, data: bytes | memoryview, orig_len: int) -> Segment | None:
     captured = len(data)
     if linktype == LINK_ETHERNET and captured >= ETH_IPV4_TCP_MIN:
         # Typed, so the compiled build compares and computes these on machine integers.
@@ -207,7 +207,7 @@ def tcp_segment(linktype: int, data, orig_len: int) -> Segment | None:
     return None
 
 
-def _ipv4(data, pos: int, orig_len: int) -> Segment | None:
+def _ipv4(data: bytes | memoryview, pos: int, orig_len: int) -> Segment | None:
     if len(data) < pos + 20:
         return None
     first = data[pos]
@@ -230,7 +230,7 @@ def _ipv4(data, pos: int, orig_len: int) -> Segment | None:
     )
 
 
-def _ipv6(data, pos: int, orig_len: int) -> Segment | None:
+def _ipv6(data: bytes | memoryview, pos: int, orig_len: int) -> Segment | None:
     if len(data) < pos + 40 or data[pos] >> 4 != 6:
         return None
     (payload_len,) = _U16.unpack_from(data, pos + 4)
@@ -258,7 +258,13 @@ def _ipv6(data, pos: int, orig_len: int) -> Segment | None:
 
 
 def _tcp(
-    data, pos: int, ip_end: int, orig_len: int, src: bytes, dst: bytes, fragment: bool
+    data: bytes | memoryview,
+    pos: int,
+    ip_end: int,
+    orig_len: int,
+    src: bytes,
+    dst: bytes,
+    fragment: bool,
 ) -> Segment | None:
     if len(data) < pos + 20:
         return None

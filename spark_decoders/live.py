@@ -29,6 +29,7 @@ from .fragments import FragmentReassembler
 from .layers import tcp_segment
 from .pcapng import MAX_BLOCK, PcapngReader
 from .pipeline import DecodeOptions, FlowTable
+from .rows import Row
 
 STDIN_NAME: Final = "-"  # the ``capture_file`` of the rows
 READ_BYTES: Final = 1 << 16
@@ -40,7 +41,7 @@ MAX_WAITING: Final = 2 * MAX_BLOCK + 64
 def decode_stream(
     stream: BinaryIO,
     bodies: BodyDecoder,
-    emit: Callable[[dict], None],
+    emit: Callable[[Row], None],
     options: DecodeOptions | None = None,
 ) -> CaptureStats:
     """Every row of the capture ``stream`` holds, each handed to ``emit`` as it is made; the

@@ -19,6 +19,7 @@ from __future__ import annotations
 import socket
 import struct
 import zlib
+from typing import Any, TypeVar
 
 from .layers import ETH_IPV4, ETH_IPV6, LINK_ETHERNET, PROTO_TCP, Segment
 from .pipeline import flow_key
@@ -30,9 +31,10 @@ _ETH_IPV4 = struct.Struct(">12xHB5xHxB2x12s")
 _ETH_IPV6 = struct.Struct(">14xB5xBx36s")
 _FRAGMENT_BITS = 0x3FFF  # IPv4 more-fragments flag and fragment offset
 _CACHE_LIMIT = 100_000  # raw 4-tuples remembered (both directions count): bounded memory
+_Key = TypeVar("_Key")
 
 
-def shard_of(key: tuple, shards: int) -> int:
+def shard_of(key: tuple[object, ...], shards: int) -> int:
     """A stable shard for a connection's canonical endpoints (``pipeline.flow_key``), the same in
     every process."""
     return zlib.crc32(repr(key).encode()) % shards
@@ -47,7 +49,7 @@ class ShardOwnership:
         self.shard = shard
         self.shards = shards
         self._by_raw: dict[bytes, bool] = {}
-        self._by_key: dict[tuple, bool] = {}
+        self._by_key: dict[tuple[object, ...], bool] = {}
 
     def owns(self, seg: Segment) -> bool:
         """Whether the segment's connection is this shard's."""
@@ -57,7 +59,8 @@ class ShardOwnership:
             owned = self._remember(self._by_key, key, shard_of(key, self.shards) == self.shard)
         return owned
 
-    def skips(self, linktype: int, buf, at: int, length: int) -> bool:
+    # ``buf`` is any buffer a capture reader holds (bytes or an mmap): a ``capture.PacketFilter``.
+    def skips(self, linktype: int, buf: Any, at: int, length: int) -> bool:
         """True when the packet whose data is ``buf[at:at + length]`` certainly carries no segment
         of this shard (it need not be parsed); False when it must take the full path (it may be
         ours, or it is not a plain case). A ``capture.PacketFilter``."""
@@ -90,7 +93,7 @@ class ShardOwnership:
         return self._remember(self._by_raw, raw, shard_of(key, self.shards) == self.shard)
 
     @staticmethod
-    def _remember(cache: dict, key, owned: bool) -> bool:
+    def _remember(cache: dict[_Key, bool], key: _Key, owned: bool) -> bool:
         if len(cache) >= _CACHE_LIMIT:
             cache.clear()
         cache[key] = owned

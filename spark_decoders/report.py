@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from .capture import shown_name
 from .report_data import ROW_LIMIT, build
@@ -60,6 +61,6 @@ def run(args: argparse.Namespace) -> int:
     return 1 if unreadable else 0
 
 
-def render(rows: list[dict], captures: list[str], row_limit: int = ROW_LIMIT) -> str:
+def render(rows: list[dict[str, Any]], captures: list[str], row_limit: int = ROW_LIMIT) -> str:
     """The report page of ``rows`` decoded from ``captures``."""
     return page(build(rows, captures, row_limit))

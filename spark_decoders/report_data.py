@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 from bisect import bisect_right
 from collections import Counter
+from typing import Any
 
 from .kafka_errors import error_label
 from .report_elections import Elections
@@ -46,17 +47,17 @@ _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _MICROSECOND = dt.timedelta(microseconds=1)
 
 
-def api_name(row: dict) -> str:
+def api_name(row: dict[str, Any]) -> str:
     return row["api_name"] or (f"key {row['api_key']}" if row["api_key"] is not None else "unknown")
 
 
-def problems(row: dict) -> tuple[str, ...]:
+def problems(row: dict[str, Any]) -> tuple[str, ...]:
     """The row's error codes other than NONE, and its status when not ok, as labels."""
     labels = tuple(dict.fromkeys(error_label(c) for c in row["error_codes"] or () if c))
     return labels + (("status " + row["status"],) if row["status"] != "ok" else ())
 
 
-def client_id(row: dict) -> str:
+def client_id(row: dict[str, Any]) -> str:
     text = row["client_id"] or "(none)"  # null or empty: the table's filter needs a value
     return text if len(text) <= CLIENT_ID_CHARS else text[: CLIENT_ID_CHARS - 1] + "…"
 
@@ -99,15 +100,34 @@ def percentile(ordered: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, int(share * len(ordered) + 0.5) - 1))]
 
 
+# A connection: (capture file, connection id).
+ConnKey = tuple[str, str]
+# A row as the page needs it: (µs, connection, client id, API, version, correlation id, latency,
+# request size, response size, problem labels, note).
+_Compact = tuple[
+    int | None,
+    ConnKey,
+    str,
+    str,
+    int,
+    int,
+    float | None,
+    int | None,
+    int | None,
+    tuple[str, ...],
+    str,
+]
+
+
 class _Connection:
     __slots__ = ("capture", "client", "server", "client_ids", "apis", "count", "bytes", "problems")
 
-    def __init__(self, row: dict) -> None:
+    def __init__(self, row: dict[str, Any]) -> None:
         self.capture = row["capture_file"]
         self.client = _endpoint(row["client_ip"], row["client_port"])
         self.server = _endpoint(row["server_ip"], row["server_port"])
-        self.client_ids: Counter = Counter()
-        self.apis: Counter = Counter()
+        self.client_ids: Counter[str] = Counter()
+        self.apis: Counter[str] = Counter()
         self.count = 0
         self.bytes = [0, 0]
         self.problems = 0
@@ -124,18 +144,18 @@ class _Collector:
 
     def __init__(self) -> None:
         self.elections = Elections()
-        self.connections: dict[tuple, _Connection] = {}
-        self.client_nodes: dict[tuple, int] = {}
+        self.connections: dict[ConnKey, _Connection] = {}
+        self.client_nodes: dict[ConnKey, int] = {}
         self.latencies: dict[str, list[float]] = {}
-        self.counts: Counter = Counter()
-        self.api_problems: Counter = Counter()
-        self.problem_counts: Counter = Counter()  # (api, label)
-        self.statuses: Counter = Counter()
-        self.compact: list[tuple] = []  # per row: (t, conn key, client, api, ..., note)
+        self.counts: Counter[str] = Counter()
+        self.api_problems: Counter[str] = Counter()
+        self.problem_counts: Counter[tuple[str, str]] = Counter()  # (api, label)
+        self.statuses: Counter[str] = Counter()
+        self.compact: list[_Compact] = []  # per row
         self.notable: dict[str, list[int]] = {}  # API -> indices of its rows with a problem
         self.others: dict[str, list[int]] = {}
 
-    def add(self, row: dict) -> None:
+    def add(self, row: dict[str, Any]) -> None:
         api = api_name(row)
         request_us, response_us = micros(row["request_ts"]), micros(row["response_ts"])
         note, sender = self.elections.add(row, request_us, response_us)
@@ -177,7 +197,9 @@ class _Collector:
         )
 
 
-def build(rows: list[dict], captures: list[str], row_limit: int = ROW_LIMIT) -> dict:
+def build(
+    rows: list[dict[str, Any]], captures: list[str], row_limit: int = ROW_LIMIT
+) -> dict[str, Any]:
     """The report's data (JSON-ready): see the module's docstring."""
     collector = _Collector()
     for row in rows:
@@ -209,7 +231,7 @@ def build(rows: list[dict], captures: list[str], row_limit: int = ROW_LIMIT) -> 
     }
 
 
-def _apis(collector: _Collector) -> list[dict]:
+def _apis(collector: _Collector) -> list[dict[str, Any]]:
     out = []
     for api, count in sorted(collector.counts.items(), key=lambda item: (-item[1], item[0])):
         ordered = sorted(collector.latencies.get(api, []))
@@ -231,11 +253,12 @@ def _apis(collector: _Collector) -> list[dict]:
     return out
 
 
-def _connections(collector: _Collector, sampled_keys: list[tuple]) -> dict:
+def _connections(collector: _Collector, sampled_keys: list[ConnKey]) -> dict[str, Any]:
     """The busiest connections and those of sampled rows, busiest first, with their index."""
     ranked = sorted(collector.connections, key=lambda k: -collector.connections[k].count)
     keep = set(ranked[:CONNECTION_LIMIT]) | set(sampled_keys)
-    listed, index = [], {}
+    listed: list[dict[str, Any]] = []
+    index: dict[ConnKey, int] = {}
     endpoints = collector.elections.endpoints
     for key in ranked:
         if key not in keep:
@@ -261,11 +284,13 @@ def _connections(collector: _Collector, sampled_keys: list[tuple]) -> dict:
     return {"list": listed, "index": index}
 
 
-def _sample_rows(collector: _Collector, chosen: list[int], conn_index: dict, t0: int) -> dict:
+def _sample_rows(
+    collector: _Collector, chosen: list[int], conn_index: dict[ConnKey, int], t0: int
+) -> dict[str, Any]:
     """The chosen rows, each a list in ``ROW_COLUMNS`` order, strings as indices into tables."""
-    tables: dict[str, dict] = {"client": {}, "api": {}, "problem": {}}
+    tables: dict[str, dict[str, int]] = {"client": {}, "api": {}, "problem": {}}
 
-    def code(table: str, value) -> int:
+    def code(table: str, value: str | None) -> int:
         return tables[table].setdefault(value if value is not None else "", len(tables[table]))
 
     out = []

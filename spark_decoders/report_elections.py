@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 # The rare quorum APIs are parsed whole; Fetch, often most of a capture and carrying records, only
 # through these patterns (the decoder writes keys in schema order, without spaces).
@@ -40,7 +41,12 @@ class Epoch:
         self.last = max(self.last, t_us)
 
 
-def partitions(body: dict | None) -> list[dict]:
+# A request's or response's JSON body (None when it did not parse).
+_Body = dict[str, Any] | None
+_VERDICTS: dict[object, str] = {True: " granted", False: " refused"}
+
+
+def partitions(body: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The partitions of a quorum request or response (``topics[].partitions[]``)."""
     if not body:
         return []
@@ -67,7 +73,9 @@ class Elections:
         if leader_id >= 0:
             epoch.leaders[leader_id] = min(epoch.leaders.get(leader_id, t_us), t_us)
 
-    def add(self, row: dict, request_us: int | None, response_us: int | None) -> tuple[str, int]:
+    def add(
+        self, row: dict[str, Any], request_us: int | None, response_us: int | None
+    ) -> tuple[str, int]:
         """Take what ``row`` says about the quorum; returns a short note for the exchange table
         and the node id of the request's sender (-1 when the request does not say)."""
         api = row["api_name"]
@@ -88,7 +96,9 @@ class Elections:
                 self.leader(part["leaderId"], part.get("leaderEpoch", -1), response_us)
         return "; ".join(notes), sender if isinstance(sender, int) else -1
 
-    def _leader_request(self, api: str, request, request_us: int | None) -> tuple[list[str], int]:
+    def _leader_request(
+        self, api: str, request: _Body, request_us: int | None
+    ) -> tuple[list[str], int]:
         """BeginQuorumEpoch and EndQuorumEpoch come from the leader they name."""
         notes, sender = [], -1
         for part in partitions(request):
@@ -104,14 +114,14 @@ class Elections:
                 epoch.ended = request_us
         return notes, sender
 
-    def _vote(self, request, response, request_us: int | None) -> list[str]:
+    def _vote(self, request: _Body, response: _Body, request_us: int | None) -> list[str]:
         granted = [p.get("voteGranted") for p in partitions(response)]
         notes = []
         for part in partitions(request):
             candidate, number = part.get("replicaId", -1), part.get("replicaEpoch", -1)
             if not (isinstance(candidate, int) and isinstance(number, int)):
                 continue
-            verdict = {True: " granted", False: " refused"}.get(granted[0] if granted else None, "")
+            verdict = _VERDICTS.get(granted[0] if granted else None, "")
             if part.get("preVote"):
                 if request_us is not None:
                     self.pre_votes.append((request_us, candidate, number))
@@ -127,7 +137,9 @@ class Elections:
             entry[1] += sum(1 for g in granted if g)
         return notes
 
-    def _fetch(self, row: dict, request_us: int | None, response_us: int | None) -> tuple[str, int]:
+    def _fetch(
+        self, row: dict[str, Any], request_us: int | None, response_us: int | None
+    ) -> tuple[str, int]:
         note, sender = "", -1
         replica = _FETCH_REPLICA.search(row["request_json"] or "")
         epoch = _FETCH_EPOCH.search(row["request_json"] or "")
@@ -144,7 +156,7 @@ class Elections:
                 note += f"; leader {leader_id}, epoch {number}"
         return note.lstrip("; "), sender
 
-    def _learn_endpoints(self, request, response) -> None:
+    def _learn_endpoints(self, request: _Body, response: _Body) -> None:
         """Node ids of the quorum's listeners, to name a connection's server."""
         for body in (request, response):
             if not body:
@@ -159,7 +171,7 @@ class Elections:
                 for entry in _dicts(body.get("leaderEndpoints")):
                     self.endpoints[f"{entry.get('host')}:{entry.get('port')}"] = next(iter(leaders))
 
-    def summary(self, t0_us: int, limit: int) -> dict:
+    def summary(self, t0_us: int, limit: int) -> dict[str, Any]:
         """The epochs (the latest ``limit``) and pre-votes as offsets from ``t0_us``, for the page."""
         numbers = sorted(self.epochs)
         shown = numbers[-limit:]
@@ -185,11 +197,11 @@ class Elections:
         return {"epochs": epochs, "epochs_total": len(numbers), "pre_votes": pre_votes[:limit]}
 
 
-def _dicts(value) -> list[dict]:
+def _dicts(value: object) -> list[dict[str, Any]]:
     return [entry for entry in value if isinstance(entry, dict)] if isinstance(value, list) else []
 
 
-def _parsed(text: str | None) -> dict | None:
+def _parsed(text: str | None) -> dict[str, Any] | None:
     if not text:
         return None
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from html import escape
+from typing import Any
 
 from .capture import shown_name
 from .report_script import SCRIPT, STYLE
@@ -15,7 +16,7 @@ from .report_svg import duration, latency_chart, timeline_chart, wall_clock
 _SCRIPT_DATA = ("captures", "t0_us", "connections", "columns", "rows", "tables")
 
 
-def page(data: dict) -> str:
+def page(data: dict[str, Any]) -> str:
     captures = ", ".join(shown_name(c) for c in data["captures"])
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
@@ -38,12 +39,12 @@ def page(data: dict) -> str:
     return "\n".join(parts)
 
 
-def _embedded_json(value) -> str:
+def _embedded_json(value: object) -> str:
     """JSON that cannot end its script element: every ``<`` escaped (still the same JSON)."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).replace("<", "\\u003c")
 
 
-def _summary(data: dict, captures: str) -> str:
+def _summary(data: dict[str, Any], captures: str) -> str:
     statuses = ", ".join(f"{escape(s)} {n:,}" for s, n in data["statuses"].items())
     span = ""
     if data["total"]:
@@ -58,7 +59,7 @@ def _summary(data: dict, captures: str) -> str:
     )
 
 
-def _latency_section(data: dict) -> str:
+def _latency_section(data: dict[str, Any]) -> str:
     chart = latency_chart(data["apis"])
     return (
         "<section id='latency'><h2>Latency per API (log scale)</h2>"
@@ -74,7 +75,7 @@ def _latency_section(data: dict) -> str:
     )
 
 
-def _problems_section(data: dict) -> str:
+def _problems_section(data: dict[str, Any]) -> str:
     rows = data["problems"]
     if not rows:
         return (
@@ -97,7 +98,7 @@ def _problems_section(data: dict) -> str:
     )
 
 
-def _elections_section(data: dict) -> str:
+def _elections_section(data: dict[str, Any]) -> str:
     elections, t0 = data["elections"], data["t0_us"]
     head = "<section id='elections'><h2>KRaft leaders and epochs</h2>"
     if not elections["epochs"]:
@@ -129,14 +130,14 @@ def _elections_section(data: dict) -> str:
     )
 
 
-def _epoch_row(epoch: dict, t0: int) -> str:
+def _epoch_row(epoch: dict[str, Any], t0: int) -> str:
     leaders = epoch["leaders"]
     leader = ", ".join(map(str, leaders)) or "none seen"
     if len(leaders) > 1:
         leader = f"<strong style='color:#b00'>conflict: {leader}</strong>"
     candidates = ", ".join(f"node {c} ({votes})" for c, _, votes in epoch["candidates"])
 
-    def when(offset) -> str:
+    def when(offset: int | None) -> str:
         return "" if offset is None else wall_clock(t0, offset, 6)
 
     return (
@@ -146,7 +147,7 @@ def _epoch_row(epoch: dict, t0: int) -> str:
     )
 
 
-def _connections_section(data: dict) -> str:
+def _connections_section(data: dict[str, Any]) -> str:
     listed, total = len(data["connections"]), data["connections_total"]
     cut = "" if listed == total else f" The busiest {listed:,} of {total:,} connections (with "
     cut += "" if listed == total else "those of every exchange listed below)."
@@ -161,7 +162,7 @@ def _connections_section(data: dict) -> str:
     )
 
 
-def _exchanges_section(data: dict) -> str:
+def _exchanges_section(data: dict[str, Any]) -> str:
     return (
         "<section id='exchanges'><h2>Exchanges</h2>"
         f"<p class='note' id='sample-note'>{escape(sample_note(data))}</p>"
@@ -183,7 +184,7 @@ def _exchanges_section(data: dict) -> str:
     )
 
 
-def sample_note(data: dict) -> str:
+def sample_note(data: dict[str, Any]) -> str:
     """``showing 5,000 of 200,000 exchanges: ...``, or that all are shown."""
     shown, total = data["sample"]["shown"], data["total"]
     notable, notable_shown = data["sample"]["notable_total"], data["sample"]["notable_shown"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from html import escape
+from typing import Any, Callable
 
 from .report_data import HIGHEST_DECADE, LATENCY_EDGES_US, LOWEST_DECADE
 
@@ -38,7 +39,7 @@ def wall_clock(t0_us: int, offset_us: int, digits: int = 3) -> str:
     return text[: 9 + digits] if digits else text[:8]
 
 
-def latency_chart(apis: list[dict]) -> str:
+def latency_chart(apis: list[dict[str, Any]]) -> str:
     """One row per API: its latency histogram on a shared log axis (each row scaled to its own
     busiest bin, so a rare API's shape shows beside Fetch's), the median and p99 marked."""
     rows = [api for api in apis if "latency" in api]
@@ -70,7 +71,7 @@ def latency_chart(apis: list[dict]) -> str:
     return "".join(out)
 
 
-def _latency_row(api: dict, y: float, row_h: int, x) -> str:
+def _latency_row(api: dict[str, Any], y: float, row_h: int, x: Callable[[float], float]) -> str:
     latency = api["latency"]
     name = escape(api["name"])
     bins = latency["bins"]
@@ -121,7 +122,7 @@ def _time_step(span_us: int) -> int:
     return next((step for step in _STEPS_US if span_us / step <= 8), _STEPS_US[-1])
 
 
-def timeline_chart(elections: dict, t0_us: int, span_us: int) -> str:
+def timeline_chart(elections: dict[str, Any], t0_us: int, span_us: int) -> str:
     """Lanes of node ids; in each, the epochs that node led (from the first sign of its leadership
     to the epoch's last sign), its candidacies (◆: a Vote request; ○: a pre-vote) and its
     resignations (a red bar: EndQuorumEpoch)."""
@@ -172,7 +173,14 @@ def timeline_chart(elections: dict, t0_us: int, span_us: int) -> str:
     return "".join(out)
 
 
-def _epoch_marks(epoch: dict, index: int, lane: dict, lane_h: int, x, t0_us: int) -> list[str]:
+def _epoch_marks(
+    epoch: dict[str, Any],
+    index: int,
+    lane: dict[str, Any],
+    lane_h: int,
+    x: Callable[[float], float],
+    t0_us: int,
+) -> list[str]:
     number, leaders = epoch["epoch"], epoch["leaders"]
     color = PALETTE[index % len(PALETTE)]
     out = []

@@ -54,6 +54,8 @@ _COLUMNS: Final[tuple[tuple[str, str, str], ...]] = (
     ("decode_error", "STRING", "string"),
 )
 COLUMNS: Final[tuple[str, ...]] = tuple(name for name, _, _ in _COLUMNS)
+# A row of any output table: column name -> value (COLUMNS for the exchanges, tables.py the others).
+Row = dict[str, Any]
 _UTC: Final = dt.timezone.utc
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=_UTC)
 _timedelta: Final = dt.timedelta
@@ -63,7 +65,7 @@ def spark_ddl() -> str:
     return ", ".join(f"{name} {kind}" for name, kind, _ in _COLUMNS)
 
 
-def arrow_schema():
+def arrow_schema() -> Any:  # a pyarrow.Schema (pyarrow has no type annotations)
     import pyarrow as pa
 
     types = {
@@ -127,7 +129,7 @@ def utc_datetime(ts_ns: int) -> dt.datetime | None:
     return last.millisecond_start + _MICROSECONDS[micros % 1000]
 
 
-def sort_key(row: dict) -> tuple:
+def sort_key(row: Row) -> tuple[object, ...]:
     """Rows in the order of the packet that completed their first frame, per file."""
     request, response = row["request_frame"], row["response_frame"]
     first = request if request is not None else response
@@ -140,16 +142,16 @@ class OrderedRows:
     rows by a key function at the end read each row back from memory long after it was made,
     which cost three times the sort itself (66,624 rows in the bench)."""
 
-    def __init__(self, key: Callable[[dict], Any]) -> None:
-        self.rows: list[dict] = []
+    def __init__(self, key: Callable[[Row], Any]) -> None:
+        self.rows: list[Row] = []
         self.keys: list[Any] = []
         self.key = key
 
-    def add(self, row: dict) -> None:
+    def add(self, row: Row) -> None:
         self.rows.append(row)
         self.keys.append(self.key(row))
 
-    def in_order(self) -> list[dict]:
+    def in_order(self) -> list[Row]:
         """The rows sorted by their keys; rows with equal keys in the order they came, as a
         stable sort of the rows themselves leaves them."""
         rows = self.rows

@@ -19,9 +19,14 @@ from __future__ import annotations
 
 import marshal
 import os
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+    from .splits import CaptureBuffer
 
 NAME = "kafka-pcap-segments"
 DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
@@ -36,7 +41,7 @@ PIECE_DDL = (
 )
 
 
-def piece_arrow_schema():
+def piece_arrow_schema() -> Any:  # a pyarrow.Schema (pyarrow has no type annotations)
     import pyarrow as pa
 
     return pa.schema(
@@ -52,15 +57,20 @@ def piece_arrow_schema():
     )
 
 
-def pack_segments(items: list[tuple]) -> bytes:
+# A segment as a piece carries it: (packet number, ts_ns, *the fields of its layers.Segment).
+SegmentItem = tuple[int, int, str, int, str, int, int, int, int, bytes, int, bool]
+
+
+def pack_segments(items: list[SegmentItem]) -> bytes:
     """``[(number, ts_ns, *segment fields), ...]`` as one value. marshal is the fastest encoding
     of tuples of str, int, bytes and bool both ways, and the only reader is the second stage of
     the same job, which runs the same Python."""
     return marshal.dumps(items)
 
 
-def unpack_segments(blob: bytes) -> list[tuple]:
-    return marshal.loads(blob)
+def unpack_segments(blob: bytes) -> list[SegmentItem]:
+    items: list[SegmentItem] = marshal.loads(blob)
+    return items
 
 
 class SplitPartition(InputPartition):
@@ -83,7 +93,7 @@ class KafkaPcapSegmentsDataSource(DataSource):
     def schema(self) -> str:
         return PIECE_DDL
 
-    def reader(self, schema) -> DataSourceReader:
+    def reader(self, schema: StructType) -> DataSourceReader:
         from .datasource import expand_paths
         from .pipeline import first_timestamp
 
@@ -115,10 +125,12 @@ class SegmentsReader(DataSourceReader):
     def partitions(self) -> list[SplitPartition]:
         return plan_split_partitions(self.files, self.split_bytes)
 
-    def read(self, partition: SplitPartition):
+    def read(self, partition: InputPartition) -> Iterator[Any]:
         from .pipeline import map_file
         from .spark_tasks import as_spark_task
 
+        if not isinstance(partition, SplitPartition):
+            raise TypeError(f"not a partition this reader planned: {partition!r:.80}")
         return as_spark_task(
             split_pieces(
                 map_file(partition.path),
@@ -131,13 +143,13 @@ class SegmentsReader(DataSourceReader):
 
 
 def split_pieces(
-    buf,
+    buf: CaptureBuffer,
     start: int,
     stop: int,
     place: tuple[int, int],
     routes: list[int],
     chunk_bytes: int = CHUNK_BYTES,
-) -> Iterator:
+) -> Iterator[Any]:
     """Arrow batches of the split's pieces (``PIECE_DDL``), then of its count rows; ``place`` is
     ``(file_index, split_index)``."""
     import pyarrow as pa
@@ -148,7 +160,7 @@ def split_pieces(
 
     schema = piece_arrow_schema()
     stats = CaptureStats()
-    pending: dict[tuple, list[tuple]] = {}
+    pending: dict[tuple[object, ...], list[SegmentItem]] = {}
     held = chunk = 0
     try:
         for number, ts_ns, seg in split_segments(buf, start, stop, stats):
@@ -181,7 +193,13 @@ def split_pieces(
     )
 
 
-def _pieces(pending: dict[tuple, list[tuple]], place, chunk: int, routes: list[int], schema):
+def _pieces(
+    pending: dict[tuple[object, ...], list[SegmentItem]],
+    place: tuple[int, int],
+    chunk: int,
+    routes: list[int],
+    schema: Any,
+) -> Any:
     import pyarrow as pa
 
     from .ownership import shard_of

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from .rows import Row
+
 MERGE_WINDOW_US: Final = 1_000_000
 
 # Lower is more complete: the sighting kept.
@@ -35,14 +37,14 @@ _STATUS_RANK: Final = {"ok": 0, "acks0": 0, "no_response": 1, "no_request": 1}
 _OTHER_STATUS: Final = 2
 
 
-def merge_sightings(rows: list[dict], window_us: int = MERGE_WINDOW_US) -> list[dict]:
+def merge_sightings(rows: list[Row], window_us: int = MERGE_WINDOW_US) -> list[Row]:
     """``rows`` (of the exchanges table, in their order) with the sightings of each exchange merged
     into the row kept; that row's ``capture_files`` lists every capture that saw it, in the order of
     the rows. Rows of one capture come back unchanged."""
     if len({row["capture_file"] for row in rows}) < 2:
         return rows
     groups: list[list[int]] = []
-    open_groups: dict[tuple, list[list[int]]] = {}
+    open_groups: dict[tuple[object, ...], list[list[int]]] = {}
     for index, row in enumerate(rows):
         at = _time_us(row)
         candidates = open_groups.setdefault(_identity(row), [])
@@ -52,7 +54,7 @@ def merge_sightings(rows: list[dict], window_us: int = MERGE_WINDOW_US) -> list[
             candidates.append(group)
             groups.append(group)
         group.append(index)
-    kept: dict[int, dict] = {}
+    kept: dict[int, Row] = {}
     for group in groups:
         best = min(group, key=lambda i: (_rank(rows[i]), _latency(rows[i]), i))
         merged = dict(rows[best])
@@ -63,7 +65,7 @@ def merge_sightings(rows: list[dict], window_us: int = MERGE_WINDOW_US) -> list[
     return [kept[index] for index in sorted(kept)]
 
 
-def _identity(row: dict) -> tuple:
+def _identity(row: Row) -> tuple[object, ...]:
     """What two sightings of one exchange share, apart from their time."""
     connection = (row["client_ip"], row["client_port"], row["server_ip"], row["server_port"])
     if row["request_ts"] is not None or row["api_key"] is not None:
@@ -76,12 +78,12 @@ def _identity(row: dict) -> tuple:
     )
 
 
-def _time_us(row: dict) -> float | None:
+def _time_us(row: Row) -> float | None:
     stamp = row["request_ts"] if row["request_ts"] is not None else row["response_ts"]
     return None if stamp is None else stamp.timestamp() * 1e6
 
 
-def _joins(rows: list[dict], group: list[int], row: dict, at: float | None, window_us: int) -> bool:
+def _joins(rows: list[Row], group: list[int], row: Row, at: float | None, window_us: int) -> bool:
     """Whether ``row`` is one more sighting of the exchange ``group`` holds: from a capture the
     group has no row of yet, and within the window of its first sighting."""
     first = rows[group[0]]
@@ -93,10 +95,10 @@ def _joins(rows: list[dict], group: list[int], row: dict, at: float | None, wind
     return abs(at - then) <= window_us
 
 
-def _rank(row: dict) -> int:
+def _rank(row: Row) -> int:
     return _STATUS_RANK.get(row["status"], _OTHER_STATUS)
 
 
-def _latency(row: dict) -> float:
+def _latency(row: Row) -> float:
     latency = row["latency_us"]
     return float("inf") if latency is None else latency

@@ -15,8 +15,9 @@ yields what they complete).
 
 from __future__ import annotations
 
+import mmap
 import struct
-from typing import Iterator
+from typing import Any, Iterator
 
 from .capture import CaptureStats, PcapFile, PcapReader, capture_format
 from .fragments import FragmentReassembler
@@ -37,8 +38,12 @@ def plan_splits(size: int, split_bytes: int) -> list[tuple[int, int]]:
     return list(zip(bounds, bounds[1:]))
 
 
+# A capture file's bytes: read whole, or mapped.
+CaptureBuffer = bytes | mmap.mmap
+
+
 def split_segments(
-    buf, start: int, stop: int, stats: CaptureStats
+    buf: CaptureBuffer, start: int, stop: int, stats: CaptureStats
 ) -> Iterator[tuple[int, int, Segment]]:
     """``(packet number within the split, ts_ns, segment)`` for the TCP packets the split owns."""
     reader, first = _positioned(buf, start, stop, stats)
@@ -54,19 +59,24 @@ def split_segments(
             yield packet.number, packet.ts_ns, seg
 
 
-def _plainly_unfragmented(linktype: int, buf, at: int, length: int) -> bool:
+# ``buf`` is any buffer a capture reader holds (bytes or an mmap): a ``capture.PacketFilter``.
+def _plainly_unfragmented(linktype: int, buf: Any, at: int, length: int) -> bool:
     """An untagged Ethernet packet that is no IP fragment (``fragments.ip_fragment`` would say
     None), told from its raw bytes: the lookback skips it without parsing it."""
     if linktype != LINK_ETHERNET or length < _ETH_IP.size:
         return False
+    ethertype: int
+    first: int
+    fragment: int
     ethertype, first, fragment = _ETH_IP.unpack_from(buf, at)
     if ethertype == ETH_IPV4:
         return first >> 4 == 4 and not fragment & 0x3FFF  # neither more fragments nor an offset
-    return ethertype == ETH_IPV6 and first >> 4 == 6 and buf[at + 20] == PROTO_TCP
+    protocol: int = buf[at + 20]  # within the _ETH_IP bytes checked above
+    return ethertype == ETH_IPV6 and first >> 4 == 6 and protocol == PROTO_TCP
 
 
 def _positioned(
-    buf, start: int, stop: int, stats: CaptureStats
+    buf: CaptureBuffer, start: int, stop: int, stats: CaptureStats
 ) -> tuple[PcapReader | PcapngReader, int | None]:
     """A reader of the capture and the offset of the first record at or after ``start``."""
     if capture_format(buf) == "pcapng":
@@ -76,7 +86,7 @@ def _positioned(
     return records, _pcap_first_record(records, start, stop)
 
 
-def _prime(fragments: FragmentReassembler, buf, first: int) -> None:
+def _prime(fragments: FragmentReassembler, buf: CaptureBuffer, first: int) -> None:
     """Give the reassembler the fragments of the records in the lookback window before ``first``."""
     reader, lookback = _positioned(buf, max(0, first - LOOKBACK_BYTES), first, CaptureStats())
     if lookback is None:

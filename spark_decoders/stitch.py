@@ -12,9 +12,16 @@ from __future__ import annotations
 
 import os
 from itertools import accumulate
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .tables import EXCHANGES, spark_ddl
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from .codecs import CodecBundle
+
+# pyarrow has no type annotations: the Arrow batches that flow through here are typed Any.
 
 # Second-stage partitions. Each Spark task of Python code costs about 70 ms (half of it the JVM's,
 # which two cores hardly share out): a task should decode at least ``BYTES_PER_PARTITION`` of
@@ -44,7 +51,7 @@ def packet_offsets(counts: dict[tuple[int, int], int]) -> dict[tuple[int, int], 
     return out
 
 
-def piece_order(piece: dict) -> tuple:
+def piece_order(piece: dict[str, Any]) -> tuple[bool, str, int, int, int]:
     """The order stage two takes a partition's pieces in (``read_split_exchanges`` has Spark sort
     them so): every split's packet count first, then each connection's pieces by place."""
     return (
@@ -61,12 +68,12 @@ class PiecesOutOfOrder(RuntimeError):
 
 
 def decode_pieces(
-    batches: Iterable,
+    batches: Iterable[Any],
     files: tuple[str, ...],
-    bundle,
+    bundle: CodecBundle | None,
     ports: frozenset[int],
     output: str = EXCHANGES,
-) -> Iterator:
+) -> Iterator[Any]:
     """Arrow batches of ``output`` rows from one partition's sorted pieces (Arrow batches)."""
     from .pipeline import CollectorPaused
 
@@ -75,8 +82,12 @@ def decode_pieces(
 
 
 def _decode_sorted(
-    batches: Iterable, files: tuple[str, ...], bundle, ports: frozenset[int], output: str
-) -> Iterator:
+    batches: Iterable[Any],
+    files: tuple[str, ...],
+    bundle: CodecBundle | None,
+    ports: frozenset[int],
+    output: str,
+) -> Iterator[Any]:
     from .bodies import BodyDecoder
     from .codecs import load_codecs
     from .exchanges import packet_ref
@@ -85,7 +96,7 @@ def _decode_sorted(
     from .segments_source import unpack_segments
     from .tables import to_arrow
 
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     flows = FlowTable(
         files,
         BodyDecoder(load_codecs(bundle)),
@@ -94,7 +105,7 @@ def _decode_sorted(
     )
     counts: dict[tuple[int, int], int] = {}
     offsets: dict[tuple[int, int], int] | None = None
-    last: tuple | None = None  # (conn, file, split, chunk) of the previous piece
+    last: tuple[str, int, int, int] | None = None  # (conn, file, split, chunk) of the last piece
     names = ("conn", "file_index", "split_index", "chunk", "packets", "segments")
     for batch in batches:
         for conn, file_index, split_index, chunk, packets, blob in zip(
@@ -116,8 +127,9 @@ def _decode_sorted(
             offset = offsets.get((file_index, split_index))
             if offset is None:
                 raise PiecesOutOfOrder(f"piece {place} came before its split's packet count")
-            for number, ts_ns, *fields in unpack_segments(blob):
-                flows.segment(Segment(*fields), packet_ref(file_index, number + offset), ts_ns)
+            for item in unpack_segments(blob):
+                number, ts_ns, segment = item[0], item[1], Segment(*item[2:])
+                flows.segment(segment, packet_ref(file_index, number + offset), ts_ns)
             if len(rows) >= 4096:
                 yield to_arrow(rows, output)
                 rows.clear()  # in place: the flow table emits into this list
@@ -127,13 +139,13 @@ def _decode_sorted(
 
 
 def read_split_exchanges(
-    spark,
+    spark: SparkSession,
     paths: list[str],
-    bundle,
+    bundle: CodecBundle | None,
     ports: frozenset[int],
     split_bytes: int,
     output: str = EXCHANGES,
-):
+) -> DataFrame:
     """A DataFrame of the ``output`` rows of ``paths``, read in splits of ``split_bytes``."""
     from pyspark.sql import functions as F
 
@@ -157,7 +169,7 @@ def read_split_exchanges(
         .load(",".join(files))
     )
 
-    def stage_two(batches):
+    def stage_two(batches: Iterable[Any]) -> Iterator[Any]:
         return as_spark_task(decode_pieces(batches, files, bundle, ports, output))
 
     return (

@@ -293,4 +293,4 @@ def pcapng_section(
 def _units(tsresol: int | None) -> int:
     if tsresol is None:
         return 1_000_000
-    return 2 ** (tsresol & 0x7F) if tsresol & 0x80 else 10**tsresol
+    return 1 << (tsresol & 0x7F) if tsresol & 0x80 else int(10**tsresol)

@@ -18,7 +18,7 @@ stitched splits) gives the same rows. Bodies are not decoded for these tables.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Callable, Final, Iterator
+from typing import Any, Callable, Final, Iterator
 
 from .bodies import BodyDecoder
 from .connection import Connection
@@ -27,7 +27,7 @@ from .framing import Frame, FrameReader
 from .headers import read_correlation_id, read_request_head
 from .layers import Segment
 from .reassembly import GAP, MIDSTREAM, TRUNCATED, StreamSink
-from .rows import timestamp
+from .rows import Row, timestamp
 
 EXCHANGES: Final = "exchanges"
 FRAMES: Final = "frames"
@@ -128,7 +128,7 @@ class ObservedConnection(Connection):
         capture_files: tuple[str, ...],
         bodies: BodyDecoder,
         server_ports: frozenset[int],
-        emit: Callable[[dict], None],
+        emit: Callable[[Row], None],
     ) -> None:
         super().__init__(
             seg,
@@ -180,7 +180,7 @@ class ObservedConnection(Connection):
         """Each frame as it is read (the frames table's row)."""
 
 
-def _drop_exchange(row: dict) -> None:
+def _drop_exchange(row: Row) -> None:
     """The exchange rows of a connection observed for another table are not wanted."""
 
 
@@ -212,7 +212,7 @@ class SummaryConnection(ObservedConnection):
         capture_files: tuple[str, ...],
         bodies: BodyDecoder,
         server_ports: frozenset[int],
-        emit: Callable[[dict], None],
+        emit: Callable[[Row], None],
     ) -> None:
         # Every argument named: mypyc passes ``*args`` on to a compiled ``super().__init__`` as
         # one tuple argument.
@@ -303,7 +303,8 @@ def spark_ddl(table: str = EXCHANGES) -> str:
     return ", ".join(f"{name} {kind}" for name, kind, _ in _own_columns(table))
 
 
-def arrow_schema(table: str = EXCHANGES):
+# pyarrow has no type annotations: its schemas and batches are typed Any here.
+def arrow_schema(table: str = EXCHANGES) -> Any:
     schema = _ARROW_SCHEMAS.get(table)
     if schema is None:
         schema = _ARROW_SCHEMAS[table] = _build_arrow_schema(table)
@@ -312,10 +313,10 @@ def arrow_schema(table: str = EXCHANGES):
 
 # A task converts its rows in batches of a few thousand: each batch would otherwise build its
 # table's schema again (pyarrow schemas are immutable, so one per table serves every batch).
-_ARROW_SCHEMAS: dict[str, object] = {}
+_ARROW_SCHEMAS: dict[str, Any] = {}
 
 
-def _build_arrow_schema(table: str):
+def _build_arrow_schema(table: str) -> Any:
     import pyarrow as pa
 
     from . import rows
@@ -333,7 +334,7 @@ def _build_arrow_schema(table: str):
     return pa.schema([pa.field(name, types[kind]) for name, _, kind in _own_columns(table)])
 
 
-def to_arrow(rows: list[dict], table: str = EXCHANGES):
+def to_arrow(rows: list[Row], table: str = EXCHANGES) -> Any:
     """A pyarrow RecordBatch of ``rows`` with exactly the table's declared types (Spark needs them)."""
     import pyarrow as pa
 
@@ -345,7 +346,7 @@ def to_arrow(rows: list[dict], table: str = EXCHANGES):
     )
 
 
-def arrow_batches(rows: list[dict], table: str = EXCHANGES, size: int = 4096) -> Iterator:
+def arrow_batches(rows: list[Row], table: str = EXCHANGES, size: int = 4096) -> Iterator[Any]:
     """Arrow batches of at most ``size`` of ``rows``, emptying ``rows`` as it goes: each batch's
     dicts are freed as soon as it is converted, instead of all of them after the last batch."""
     rows.reverse()  # each batch is then cut from the end: it costs its own size, not the rest's
@@ -356,7 +357,7 @@ def arrow_batches(rows: list[dict], table: str = EXCHANGES, size: int = 4096) ->
         yield to_arrow(batch, table)
 
 
-def sort_key(table: str) -> Callable[[dict], tuple]:
+def sort_key(table: str) -> Callable[[Row], tuple[object, ...]]:
     """Rows of ``table`` in one total order, the same whichever path decoded them."""
     from .rows import sort_key as exchange_order
 
@@ -367,15 +368,15 @@ def sort_key(table: str) -> Callable[[dict], tuple]:
     return _connection_order
 
 
-def _frame_order(row: dict) -> tuple:
+def _frame_order(row: Row) -> tuple[object, ...]:
     return (row["capture_file"], row["frame"], row["conn_id"], row["direction"], row["frame_index"])
 
 
-def _connection_order(row: dict) -> tuple:
+def _connection_order(row: Row) -> tuple[object, ...]:
     return (row["capture_file"], row["first_frame"], row["conn_id"])
 
 
-def json_ready(row: dict, table: str = EXCHANGES) -> dict:
+def json_ready(row: Row, table: str = EXCHANGES) -> Row:
     """The row with its timestamps as ISO-8601 text, for jsonl output."""
     out = dict(row)
     for name in timestamp_columns(table):
@@ -384,7 +385,7 @@ def json_ready(row: dict, table: str = EXCHANGES) -> dict:
     return out
 
 
-def utc_aware(row: dict, table: str = EXCHANGES) -> dict:
+def utc_aware(row: Row, table: str = EXCHANGES) -> Row:
     """A row collected from Spark with its naive timestamps marked UTC, as local mode's are."""
     for name in timestamp_columns(table):
         if row[name] is not None and row[name].tzinfo is None:

@@ -8,9 +8,9 @@ DescribeQuorum, ApiVersions and FetchSnapshot, each with the JSON the decoder mu
 from __future__ import annotations
 
 import random
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
-from kraftwire.generated import encode_request, encode_response, lookup
+from kraftwire.generated import Message, encode_request, encode_response, lookup
 from kraftwire.records import encode_batch, encode_control_batch
 
 
@@ -25,7 +25,11 @@ class Exchange(NamedTuple):
     response_body: object
 
 
-def _fetch_pair(rng: random.Random):
+# A request and its response, made up from a random source.
+_Pair = tuple[Message, Message]
+
+
+def _fetch_pair(rng: random.Random) -> _Pair:
     request = lookup("FetchRequest")(max_wait_ms=500, cluster_id="kraftwire-demo")
     response_cls = lookup("FetchResponse")
     records = encode_batch(
@@ -74,8 +78,8 @@ def _fetch_pair(rng: random.Random):
     return request, response
 
 
-def _simple(request_name: str, response_name: str):
-    def make(rng: random.Random):
+def _simple(request_name: str, response_name: str) -> Callable[[random.Random], _Pair]:
+    def make(rng: random.Random) -> _Pair:
         return lookup(request_name)(), lookup(response_name)()
 
     return make

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from ..model import MessageSpec
 from ..output import is_native_extension
-from .emit import Unsupported, native_module_name, render_native_module
+from .emit import native_module_name, render_native_module
+from .lines import Unsupported
 
 _SETUP = """\
 import sys

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..emit import format_source, init_default
 from ..model import MessageSpec
-from ..plan import Layout, MessagePlan, Op, TaggedOp, plan_message
+from ..plan import Layout, MessagePlan, Op, StructPlan, TaggedOp, plan_message
 from ..python_values import default_expr, non_default_test
 from .lines import Lines as _Lines
 from .lines import Unsupported
@@ -78,7 +78,7 @@ def native_module_source(spec: MessageSpec, package: str) -> str:
     return "\n".join(opening.lines) + "\n" + body
 
 
-def _class(out: _Lines, plan: MessagePlan, sp) -> None:
+def _class(out: _Lines, plan: MessagePlan, sp: StructPlan) -> None:
     is_root = sp is plan.root
     fields = sp.struct.fields
     out("")
@@ -229,7 +229,8 @@ def _defaults(out: _Lines, plan: MessagePlan, used: set[str]) -> None:
             fld.type.struct_name
             for sp in plan.structs
             for fld in sp.struct.fields
-            if fld.type.kind == "struct"
+            if fld.type.struct_name is not None
+            and fld.type.kind == "struct"
             and not fld.default_is_null
             and f"_DEFAULT_{fld.type.struct_name}" in used
         }
@@ -250,7 +251,7 @@ def _reader(out: _Lines, layout: Layout) -> None:
         values: dict[str, str] = {}
         for op in layout.ops:
             if op.kind == "absent":
-                values[op.attr] = default_expr(op.field)
+                values[op.attr] = default_expr(op.one_field)
             elif op.kind == "run":
                 _read_run(out, op)
                 for fld in op.fields:
@@ -259,7 +260,7 @@ def _reader(out: _Lines, layout: Layout) -> None:
                 _read_value(out, op, f"v_{op.attr}")
                 values[op.attr] = f"v_{op.attr}"
         for t in layout.tagged:
-            out(f"v_{t.op.attr}: Any = {default_expr(t.op.field)}")
+            out(f"v_{t.op.attr}: Any = {default_expr(t.op.one_field)}")
             values[t.op.attr] = f"v_{t.op.attr}"
         if layout.flexible:
             _read_tags(out, layout)
@@ -277,7 +278,9 @@ def _read_run(out: _Lines, op: Op, prefix: str = "v_") -> None:
         at = f"pos + {offset}" if offset else "pos"
         target = f"{prefix}{fld.attr}"
         _read_fixed_value(out, kind, at, f"{target}_byte", f"{target}: Any = {{}}")
-        offset += fld.type.fixed_size
+        size = fld.type.fixed_size
+        assert size is not None  # a run holds fixed-size fields only
+        offset += size
     out(f"pos += {op.size}")
 
 
@@ -292,14 +295,14 @@ def _read_value(out: _Lines, op: Op, target: str) -> None:
         out(f"{target}, pos = {helper}(buf, pos)")
     elif op.kind == "struct" and op.nullable:
         with out.block("if buf[pos] == 1:"):
-            out(f"{target}, pos = _r_{op.child.suffix}(buf, pos + 1)")
+            out(f"{target}, pos = _r_{op.child_layout.suffix}(buf, pos + 1)")
         with out.block("elif buf[pos] == 0xFF:"):
             out("pos += 1")
         with out.block("else:"):
             out("raise _Invalid()")
         return
     elif op.kind == "struct":
-        out(f"{target}, pos = _r_{op.child.suffix}(buf, pos)")
+        out(f"{target}, pos = _r_{op.child_layout.suffix}(buf, pos)")
         return
     elif op.kind == "array":
         _read_array(out, op, target)
@@ -328,7 +331,7 @@ def _read_array(out: _Lines, op: Op, target: str) -> None:
             else:
                 out(f"{items}: list[{cls}] = []")
             with out.block(f"for _ in range({count}):"):
-                out(f"item_{op.attr}, pos = _r_{op.child.suffix}(buf, pos)")
+                out(f"item_{op.attr}, pos = _r_{op.child_layout.suffix}(buf, pos)")
                 out(f"{items}.append(item_{op.attr})")
         elif op.element_code:
             _read_fixed_elements(out, op, count, items)
@@ -412,14 +415,14 @@ def _read_tagged_value(out: _Lines, t: TaggedOp) -> None:
         out("marker, pos = _read_uvarint(buf, pos)")
         out(f"{value}: Any = None")
         with out.block("if marker == 1:"):
-            out(f"{value}, pos = _r_{t.op.child.suffix}(buf, pos)")
+            out(f"{value}, pos = _r_{t.op.child_layout.suffix}(buf, pos)")
         with out.block("elif marker != 0:"):
             out("raise _Invalid()")
     elif t.op.kind == "run":
         _read_run(out, t.op, "t_")
     else:
         _read_value(out, t.op, value)
-    out(f"if not ({non_default_test(t.op.field, value)}):")
+    out(f"if not ({non_default_test(t.op.one_field, value)}):")
     out("    raise _Invalid()")
     out(f"{target} = {value}")
 

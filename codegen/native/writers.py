@@ -44,7 +44,7 @@ def write_function(out: _Lines, layout: Layout) -> None:
         out("value: Any = None")
         for op in layout.ops:
             if op.kind == "absent":
-                if not op.field.ignorable:
+                if not op.one_field.ignorable:
                     out(f"if {op.non_default}:")
                     out("    raise _Invalid()")
             elif op.kind == "run":
@@ -79,7 +79,7 @@ def _write_value(out: _Lines, op: Op, src: str, w: str) -> None:
         with out.block("else:"):
             _write_present(out, op, w)
         return
-    if may_be_null(op.field) and op.kind in ("string", "struct", "array"):
+    if may_be_null(op.one_field) and op.kind in ("string", "struct", "array"):
         out("if value is None:")
         out("    raise _Invalid()")
     _write_present(out, op, w)
@@ -93,7 +93,7 @@ def _write_present(out: _Lines, op: Op, w: str) -> None:
     elif op.kind == "struct":
         if op.nullable:
             out(f"{w}.append(1)")
-        out(f"_w_{op.child.suffix}(value, {w})")
+        out(f"_w_{op.child_layout.suffix}(value, {w})")
     elif op.kind == "array":
         _write_items(out, op, w)
     else:
@@ -111,7 +111,7 @@ def _write_items(out: _Lines, op: Op, w: str) -> None:
         out(f"write_i32_be({w}, size)")
     with out.block("for item in value:"):
         if op.child is not None:
-            out(f"_w_{op.child.suffix}(item, {w})")
+            out(f"_w_{op.child_layout.suffix}(item, {w})")
         elif op.element_kind == "uuid":
             out(f"{w}.write(item.bytes)")
         elif op.element_code:
@@ -167,7 +167,7 @@ def _write_tag(out: _Lines, t: TaggedOp) -> None:
     out("tag_out = BytesWriter()")
     if t.marker:
         out("tag_out.append(1)")
-        out(f"_w_{t.op.child.suffix}(obj.{t.op.attr}, tag_out)")
+        out(f"_w_{t.op.child_layout.suffix}(obj.{t.op.attr}, tag_out)")
     else:
         _write_value(out, t.op, f"obj.{t.op.attr}", "tag_out")
     out("tag_size = len(tag_out)")

@@ -7,6 +7,8 @@ and ``_v2_write.py``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from types import ModuleType
 from typing import NamedTuple
 
 from ._compression import ATTR_CODEC_MASK, CODEC_NAMES
@@ -22,6 +24,10 @@ ATTR_CONTROL = 0x20
 ATTR_DELETE_HORIZON = 0x40
 
 
+# A record header: its key (text; a key that is not UTF-8 survives via surrogateescape) and value.
+Header = tuple[str, bytes | None]
+
+
 class Record(NamedTuple):
     """One record: absolute ``offset`` and ``timestamp`` (base + the record's deltas, as written).
 
@@ -35,7 +41,7 @@ class Record(NamedTuple):
     timestamp: int
     key: bytes | None
     value: bytes | None
-    headers: list | tuple = ()
+    headers: Sequence[Header] = ()
     attributes: int = 0
 
 
@@ -80,7 +86,7 @@ class RecordBatch:
         producer_epoch: int = -1,
         base_sequence: int = -1,
         record_count: int = 0,
-        records: list | None = None,
+        records: list[Record] | None = None,
     ) -> None:
         self.base_offset = base_offset
         self.batch_length = batch_length
@@ -164,7 +170,7 @@ class RecordBatch:
             compression_level=compression_level,
         )
 
-    def control_records(self, *, package=None) -> list[ControlRecord]:
+    def control_records(self, *, package: ModuleType | None = None) -> list[ControlRecord]:
         """The decoded :class:`ControlRecord` of each record of a control batch (a DecodeError for one
         that does not decode, a ValueError for a batch that is not a control batch)."""
         if not self.is_control:

@@ -14,10 +14,13 @@ version above 0 as version 0 and rejects a negative one. Value by type:
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
 
-from ._base import generated_package
+from ._base import Message, generated_package
 from ._json import b64_or_none
-from ._runtime import DecodeError, EncodeError
+from ._runtime import ByteData, DecodeError, EncodeError
 
 __all__ = ["CONTROL_TYPE_NAMES", "ControlRecord", "control_record", "decode_control_record"]
 
@@ -46,8 +49,9 @@ _KEY = struct.Struct(">hh")
 _VERSION = struct.Struct(">h")
 
 
-def _value_class(package, type_: int):
-    return generated_package(package).lookup(_VALUE_CLASS_NAMES[type_])
+def _value_class(package: ModuleType | None, type_: int) -> type[Message]:
+    cls: type[Message] = generated_package(package).lookup(_VALUE_CLASS_NAMES[type_])
+    return cls
 
 
 class ControlRecord:
@@ -59,7 +63,14 @@ class ControlRecord:
 
     __slots__ = ("type", "value", "key_version", "value_version")
 
-    def __init__(self, type: int, value, *, key_version: int = 0, value_version: int = 0) -> None:
+    def __init__(
+        self,
+        type: int,
+        value: Message | bytes | None,
+        *,
+        key_version: int = 0,
+        value_version: int = 0,
+    ) -> None:
         self.type = type
         self.value = value
         self.key_version = key_version
@@ -84,17 +95,27 @@ class ControlRecord:
                 )
             return bytes(self.value)
         if self.type in (ABORT, COMMIT):
-            return _VERSION.pack(self.value_version) + self.value.encode(0)
-        return self.value.encode(0)
+            return _VERSION.pack(self.value_version) + self._message().encode(0)
+        return self._message().encode(0)
 
-    def to_json(self) -> dict:
-        out = {"keyVersion": self.key_version, "type": self.type, "typeName": self.type_name}
+    def _message(self) -> Message:
+        """The value of a known type: its generated message (an EncodeError for anything else)."""
+        if self.value is None or isinstance(self.value, (bytes, bytearray, memoryview)):
+            raise EncodeError(f"a {self.type_name} control record's value must be its message")
+        return self.value
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "keyVersion": self.key_version,
+            "type": self.type,
+            "typeName": self.type_name,
+        }
         if not self.is_known:
-            out["value"] = b64_or_none(self.value)
+            out["value"] = None if self.value is None else b64_or_none(self.value_bytes())
             return out
         if self.type in (ABORT, COMMIT):
             out["valueVersion"] = self.value_version
-        out["value"] = self.value.to_json(0)
+        out["value"] = self._message().to_json(0)
         return out
 
     def __eq__(self, other: object) -> bool:
@@ -106,7 +127,9 @@ class ControlRecord:
         return f"ControlRecord({self.type_name}, {self.value!r})"
 
 
-def decode_control_record(key, value, *, package=None) -> ControlRecord:
+def decode_control_record(
+    key: ByteData | None, value: ByteData | None, *, package: ModuleType | None = None
+) -> ControlRecord:
     """Decode a control record's key and value (``record.key``, ``record.value``)."""
     if key is None or len(key) < 4:
         size = "null" if key is None else f"{len(key)} bytes"
@@ -141,14 +164,18 @@ def decode_control_record(key, value, *, package=None) -> ControlRecord:
     return ControlRecord(type_, message, key_version=key_version, value_version=value_version)
 
 
-def control_record(type_: int, value=None, *, package=None) -> ControlRecord:
+def control_record(
+    type_: int, value: Message | bytes | int | None = None, *, package: ModuleType | None = None
+) -> ControlRecord:
     """Build a ControlRecord. ``value`` may be the message, or for ABORT/COMMIT the coordinator epoch
     (an int); for a SNAPSHOT_FOOTER it may be omitted."""
     if type_ in (ABORT, COMMIT) and (value is None or isinstance(value, int)):
-        cls = _value_class(package, type_)
-        value = cls(coordinator_epoch=value or 0)
-    elif type_ == SNAPSHOT_FOOTER and value is None:
-        value = _value_class(package, type_)()
+        marker: Callable[..., Message] = _value_class(package, type_)
+        return ControlRecord(type_, marker(coordinator_epoch=value or 0))
+    if type_ == SNAPSHOT_FOOTER and value is None:
+        return ControlRecord(type_, _value_class(package, type_)())
     if value is None:
         raise EncodeError(f"control record type {type_} needs a value")
+    if isinstance(value, int):
+        raise EncodeError(f"control record type {type_}: only ABORT and COMMIT take an int value")
     return ControlRecord(type_, value)

@@ -36,7 +36,7 @@ def decode_legacy_entry(buf: bytes, pos: int, size: int, limit: int) -> RecordBa
     except DecodeError as exc:
         raise DecodeError(f"{where}: {exc}", pos) from None
     codec = attributes & ATTR_CODEC_MASK
-    records = []
+    records: list[Record] = []
     if codec == 0:
         records.append(_new_record(Record, (offset, timestamp, key, value, [], attributes)))
         base = offset
@@ -102,9 +102,11 @@ def _read_bytes(buf: bytes, pos: int, end: int, what: str) -> tuple[bytes | None
     return bytes(buf[pos : pos + length]), pos + length
 
 
-def _read_inner(data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper_ts, wrapper_attrs):
+def _read_inner(
+    data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper_ts: int, wrapper_attrs: int
+) -> list[Record]:
     """The messages inside a compressed wrapper, with absolute offsets and effective timestamps."""
-    entries = []
+    entries: list[tuple[int, int, bytes | None, bytes | None, int]] = []
     pos = 0
     end = len(data)
     while pos + 12 <= end:
@@ -119,16 +121,14 @@ def _read_inner(data: bytes, wrapper_magic: int, wrapper_offset: int, wrapper_ts
         timestamp, key, value = _read_message(data, pos + 12, pos + 12 + size, magic)
         if wrapper_magic == 1 and wrapper_attrs & ATTR_LOG_APPEND_TIME:
             timestamp = wrapper_ts
-        entries.append([offset, timestamp, key, value, attributes])
+        entries.append((offset, timestamp, key, value, attributes))
         pos += 12 + size
+    shift = 0
     if entries and wrapper_magic >= 1:
         # A producer's wrapper has offset 0 (the broker assigns offsets): like Java, only shift when
         # the wrapper's offset yields a non-negative base.
-        shift = wrapper_offset - entries[-1][0]
-        if shift >= 0:
-            for entry in entries:
-                entry[0] += shift
+        shift = max(wrapper_offset - entries[-1][0], 0)
     return [
-        _new_record(Record, (offset, timestamp, key, value, [], attributes))
+        _new_record(Record, (offset + shift, timestamp, key, value, [], attributes))
         for offset, timestamp, key, value, attributes in entries
     ]

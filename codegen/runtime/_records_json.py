@@ -12,13 +12,15 @@ a ``metadata`` / ``coordinator`` member decoded with the generated package.
 from __future__ import annotations
 
 import base64
+from types import ModuleType
+from typing import Any
 
-from ._batch import Record, RecordBatch
+from ._batch import Header, Record, RecordBatch
 from ._buffer import decode_batches
 from ._compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from ._control import decode_control_record
 from ._json import b64_or_none as _b64
-from ._logrecords import decode_coordinator_record
+from ._logrecords import JsonObject, MessageView, decode_coordinator_record
 from ._runtime import DecodeError, ProtocolError
 from ._view_reader import metadata_value_view, read_batch_views
 
@@ -55,7 +57,7 @@ class _BadValue(Exception):
         super().__init__(f"{path}: {problem}")
 
 
-def _member(obj, key: str, path: str, default=None):
+def _member(obj: object, key: str, path: str, default: object = None) -> object:
     if not isinstance(obj, dict):
         raise _BadValue(path or "batch", f"expected an object, got {_json_type(obj)}")
     if key not in obj:
@@ -65,7 +67,9 @@ def _member(obj, key: str, path: str, default=None):
     return obj[key]
 
 
-def _int(obj, key: str, path: str, bounds: tuple[int, int], default: int | None = None) -> int:
+def _int(
+    obj: object, key: str, path: str, bounds: tuple[int, int], default: int | None = None
+) -> int:
     value = _member(obj, key, path, default)
     where = f"{path}.{key}" if path else key
     # JSON numbers with a fraction, an exponent beyond float range (inf) or NaN are floats: refused.
@@ -77,13 +81,13 @@ def _int(obj, key: str, path: str, bounds: tuple[int, int], default: int | None 
     return value
 
 
-def _list(value, where: str) -> list:
+def _list(value: object, where: str) -> list[object]:
     if not isinstance(value, list):
         raise _BadValue(where, f"expected an array, got {_json_type(value)}")
     return value
 
 
-def _unb64(value, where: str) -> bytes | None:
+def _unb64(value: object, where: str) -> bytes | None:
     if value is None:
         return None
     if not isinstance(value, str):
@@ -94,7 +98,7 @@ def _unb64(value, where: str) -> bytes | None:
         raise _BadValue(where, f"invalid base64: {exc}") from None
 
 
-def _header_key(value, where: str) -> str:
+def _header_key(value: object, where: str) -> str:
     if not isinstance(value, str):
         raise _BadValue(where, f"expected a string, got {_json_type(value)}")
     try:  # keys that were not UTF-8 on the wire come back as surrogateescape text
@@ -106,10 +110,11 @@ def _header_key(value, where: str) -> str:
     return value
 
 
-def _preview(value, limit: int = 40) -> str:
+def _preview(value: object, limit: int = 40) -> str:
     """At most ``limit`` characters of ``value``'s repr, without formatting the whole of it first: a
     container is named by its size (a deeply nested one would raise RecursionError, a huge one be
-    formatted in full before the cut), any other object but a number, string or bytes by its type."""
+    formatted in full before the cut), any other object but a number, string or bytes by its type.
+    """
     if isinstance(value, (list, tuple, dict, set, frozenset)):
         return f"({type(value).__name__} of {len(value)})"
     if isinstance(value, (str, bytes, bytearray)):
@@ -121,7 +126,7 @@ def _preview(value, limit: int = 40) -> str:
     return f"({type(value).__name__})"
 
 
-def _json_type(value) -> str:
+def _json_type(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -130,7 +135,7 @@ def _json_type(value) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def record_to_json(record: Record) -> dict:
+def record_to_json(record: Record) -> JsonObject:
     return {
         "offset": record.offset,
         "timestamp": record.timestamp,
@@ -145,10 +150,10 @@ def _decoded_member(
     is_control: bool,
     key: bytes | None,
     value: bytes | None,
-    values,
-    package,
-    family,
-    message_view=None,
+    values: str | None,
+    package: ModuleType | None,
+    family: str | None,
+    message_view: MessageView | None = None,
 ) -> tuple[str, object]:
     """The decoded control/metadata/coordinator view of one record, or an error text."""
     try:
@@ -171,9 +176,9 @@ def batch_to_json(
     decode_control: bool = True,
     values: str | None = None,
     family: str | None = None,
-    package=None,
-    message_view=None,
-) -> dict:
+    package: ModuleType | None = None,
+    message_view: MessageView | None = None,
+) -> JsonObject:
     """The JSON view of ``batch``.
 
     ``decode_control`` adds each control record's decoded key/value; ``values`` (None, "metadata" or
@@ -186,14 +191,14 @@ def batch_to_json(
         raise ValueError(
             f"values must be None, 'metadata' or 'coordinator', not {_preview(values)}"
         )
-    out = {json_name: getattr(batch, name) for json_name, name, _ in _HEADER_FIELDS}
+    out: JsonObject = {json_name: getattr(batch, name) for json_name, name, _ in _HEADER_FIELDS}
     out["compression"] = batch.compression
     out["timestampType"] = batch.timestamp_type
     out["isTransactional"] = batch.is_transactional
     out["isControl"] = batch.is_control
     if batch.has_delete_horizon:
         out["deleteHorizonMs"] = batch.delete_horizon_ms
-    records = []
+    records: list[JsonObject] = []
     decode = (decode_control and batch.is_control) or (values and not batch.is_control)
     for record in batch.records:
         item = record_to_json(record)
@@ -215,9 +220,9 @@ def batches_to_json(
     decode_control: object = True,
     values: object = None,
     family: object = None,
-    package=None,
-    message_view=None,
-) -> dict:
+    package: ModuleType | None = None,
+    message_view: MessageView | None = None,
+) -> JsonObject:
     """``{"batches": [...], "partialTail": base64}`` for a records buffer (see :func:`batch_to_json`).
 
     Buffers of v2 batches are read straight into the view (``_v2_view``); anything else, and any
@@ -283,7 +288,7 @@ def _checked_options(
     return max_decompressed_bytes, decode_control, values, family
 
 
-def batch_from_json(obj: dict) -> RecordBatch:
+def batch_from_json(obj: dict[str, Any]) -> RecordBatch:
     """A RecordBatch from its JSON view (``batch.encode()`` then writes it back).
 
     A value that cannot be written (a missing member, a float, a number out of its field's range, bad
@@ -299,8 +304,8 @@ def batch_from_json(obj: dict) -> RecordBatch:
     return RecordBatch(records=records, **fields)
 
 
-def _record_from_json(item, path: str) -> Record:
-    headers = []
+def _record_from_json(item: object, path: str) -> Record:
+    headers: list[Header] = []
     header_items = _list(_member(item, "headers", path, default=[]), f"{path}.headers")
     for index, header in enumerate(header_items):
         where = f"{path}.headers[{index}]"

@@ -36,6 +36,8 @@ __all__ = [
 
 MAX_STRING_BYTES = 0x7FFF
 INT64_MAX = (1 << 63) - 1  # the default of Kafka's "high watermark"-like int64 fields
+# What the codecs read from: a read-only or writable buffer of bytes, sliced without copying.
+ByteData = bytes | bytearray | memoryview
 
 
 class ProtocolError(Exception):

@@ -156,7 +156,7 @@ def _write_batch(
     w.write("]}")
 
 
-def _window(data: bytes, start: int, end: int) -> object:
+def _window(data: bytes, start: int, end: int) -> bytes | memoryview:
     """``data[start:end]`` for C code that reads it: a copy when small, cheaper than a memoryview
     (``_v2_view``'s choice)."""
     return data[start:end] if end - start <= _SMALL_WINDOW else memoryview(data)[start:end]

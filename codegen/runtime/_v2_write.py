@@ -12,10 +12,11 @@ Record varints are signed (zig-zag). The reader is ``_v2_read.py``.
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 
 from ._compression import ATTR_CODEC_MASK, compress
 from ._crc32c import crc32c
-from ._runtime import EncodeError
+from ._runtime import ByteData, EncodeError
 
 __all__ = ["CRC_START", "V2_HEADER", "V2_HEADER_SIZE", "write_v2_batch"]
 
@@ -36,7 +37,22 @@ def _write_varint(out: bytearray, value: int) -> None:
     out.append(value)
 
 
-def _write_record(out: bytearray, attributes, ts_delta, offset_delta, key, value, headers) -> None:
+# A record as write_v2_batch takes it: a Record, or a tuple of the same fields, whose header keys
+# may also be bytes.
+RecordFields = tuple[
+    int, int, ByteData | None, ByteData | None, Sequence[tuple[str | bytes, ByteData | None]], int
+]
+
+
+def _write_record(
+    out: bytearray,
+    attributes: int,
+    ts_delta: int,
+    offset_delta: int,
+    key: ByteData | None,
+    value: ByteData | None,
+    headers: Sequence[tuple[str | bytes, ByteData | None]],
+) -> None:
     body = bytearray()
     body.append(attributes & 0xFF)
     _write_varint(body, ts_delta)
@@ -67,7 +83,7 @@ def _write_record(out: bytearray, attributes, ts_delta, offset_delta, key, value
 
 
 def write_v2_batch(
-    records,
+    records: Sequence[RecordFields],
     *,
     base_offset: int,
     partition_leader_epoch: int,

@@ -57,7 +57,9 @@ are part of this contract and exported from here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, Union
+from typing import Protocol, Union
+
+from kraftwire.generated import Message as WireMessage
 
 from .config import Config, RandomSource
 from .storage import QuorumStateStore, RaftLog, SnapshotStore
@@ -86,6 +88,9 @@ from .values import (
 )
 
 __all__ = [
+    # the wire messages' base class (the generated classes of the KRaft APIs)
+    "WireMessage",
+    "api_key_of",
     # identity and values
     "ZERO_UUID",
     "METADATA_TOPIC",
@@ -163,7 +168,7 @@ class RequestReceived:
     source: int
     correlation_id: int
     api_version: int
-    request: Any
+    request: WireMessage  # handlers take it as their API's class (messages.as_message)
     now_ms: int
 
 
@@ -177,7 +182,7 @@ class ResponseReceived:
     source: int
     correlation_id: int
     api_version: int
-    response: Any
+    response: WireMessage  # handlers take it as their API's class (messages.as_message)
     now_ms: int
 
 
@@ -314,14 +319,13 @@ class OutboundRequest:
 
     destination: int
     correlation_id: int
-    request: Any
+    request: WireMessage
     endpoint: Endpoint | None = None
     min_version: int = 0
 
     @property
     def api_key(self) -> int:
-        key: int = self.request.API_KEY
-        return key
+        return api_key_of(self.request)
 
 
 @dataclass(slots=True)
@@ -331,12 +335,19 @@ class OutboundResponse:
     destination: int
     correlation_id: int
     api_version: int
-    response: Any
+    response: WireMessage
 
     @property
     def api_key(self) -> int:
-        key: int = self.response.API_KEY
-        return key
+        return api_key_of(self.response)
+
+
+def api_key_of(message: WireMessage) -> int:
+    """The API key of a request or response class (the core takes and makes no other messages)."""
+    key = message.API_KEY
+    if key is None:
+        raise TypeError(f"{type(message).__name__} is not a request or response")
+    return key
 
 
 Message = Union[OutboundRequest, OutboundResponse]
@@ -354,7 +365,7 @@ class CommittedBatch:
     last_offset: int
     epoch: int
     records: tuple[bytes, ...]
-    control_records: tuple[Any, ...] = ()
+    control_records: tuple[WireMessage, ...] = ()
     append_time_ms: int = 0
 
 

@@ -6,15 +6,17 @@ leader (the fields left at 0, as Kafka's answers leave them)."""
 
 from __future__ import annotations
 
+from kraftwire.generated import describe_quorum_request as _dq
+
 from . import errors, responses
 from .api import METADATA_PARTITION, METADATA_TOPIC, RequestReceived
 from .leader import LeaderState
-from .messages import metadata_partition
+from .messages import as_message, metadata_partition
 from .replica import Replica
 
 
 def handle_describe_quorum_request(replica: Replica, ev: RequestReceived) -> None:
-    req, v = ev.request, ev.api_version
+    req, v = as_message(ev.request, _dq.DescribeQuorumRequest), ev.api_version
     st = replica.state
     if metadata_partition(req.topics) is None:
         asked = [(t.topic_name, [p.partition_index for p in t.partitions]) for t in req.topics]

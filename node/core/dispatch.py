@@ -58,7 +58,8 @@ def _what(message: object) -> str:
 def dispatch_request(replica: Replica, ev: RequestReceived) -> None:
     """A request the handler refuses without an answer of its own (:class:`PeerRefused`) is logged and
     left unanswered; the handlers refuse the known cases with an error answer first."""
-    handler = REQUEST_HANDLERS.get(ev.request.API_KEY)
+    key = ev.request.API_KEY
+    handler = REQUEST_HANDLERS.get(key) if key is not None else None
     if handler is None:
         return
     try:
@@ -76,7 +77,8 @@ def dispatch_response(replica: Replica, ev: ResponseReceived) -> None:
     flight = replica.requests.accept(ev.source, ev.correlation_id)
     if flight is None:
         return  # stale: not the request in flight to that node
-    handler = RESPONSE_HANDLERS.get(ev.response.API_KEY)
+    key = ev.response.API_KEY
+    handler = RESPONSE_HANDLERS.get(key) if key is not None else None
     try:
         ok = handler(replica, ev) if handler is not None else True
     except PeerRefused as exc:  # ignored, logged, and that peer backs off like after any failure

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from kraftwire.generated import fetch_request as _fetch
 from kraftwire.generated import fetch_response as _fr
 
 from . import batches as _batches
 from . import errors
 from .api import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID, RequestReceived, Role
 from .leader import ParkedFetch
+from .messages import as_message
 from .replica import Replica
 
 _ERRORS_NAMING_THE_LEADER = (
@@ -37,14 +39,15 @@ _ERRORS_NAMING_THE_LEADER = (
 
 def is_client_fetch(ev: RequestReceived) -> bool:
     """A Fetch whose replica id is negative: a client's, not a replica's."""
-    req = ev.request
+    req = as_message(ev.request, _fetch.FetchRequest)
     replica_id: int = req.replica_state.replica_id if ev.api_version >= 15 else req.replica_id
     return replica_id < 0
 
 
 def handle_client_fetch(replica: Replica, ev: RequestReceived) -> None:
-    deadline = replica.now + max(0, ev.request.max_wait_ms)
-    fetch = ParkedFetch(ev.source, ev.correlation_id, ev.api_version, ev.request, deadline)
+    req = as_message(ev.request, _fetch.FetchRequest)
+    deadline = replica.now + max(0, req.max_wait_ms)
+    fetch = ParkedFetch(ev.source, ev.correlation_id, ev.api_version, req, deadline)
     if not _try_answer(replica, fetch):
         if not replica.client_fetches:
             replica.client_fetch_view = _view(replica)

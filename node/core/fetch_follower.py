@@ -8,12 +8,15 @@ The follower's HW is ``min(leader HW, our LEO)`` and never decreases.
 
 from __future__ import annotations
 
+from kraftwire.generated import fetch_response as _fetch
+
 from . import batches as _batches
 
 from . import errors
 from .api import PeerRefused, ResponseReceived, SnapshotId, SnapshotWrite
 from .common import common_outcome
 from .log_ops import truncation_offset
+from .messages import as_message
 from .replica import Replica
 from .states import FollowerState
 
@@ -27,7 +30,7 @@ def handle_fetch_response(replica: Replica, ev: ResponseReceived) -> bool:
         return False
     if not isinstance(st, FollowerState) or info.leader_id != st.leader_id or info.epoch != st.epoch:
         return True
-    p = ev.response.responses[0].partitions[0]
+    p = as_message(ev.response, _fetch.FetchResponse).responses[0].partitions[0]
     div = p.diverging_epoch
     snap = p.snapshot_id
     if div is not None and div.epoch >= 0:

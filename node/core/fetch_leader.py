@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from kraftwire.generated import fetch_request as _fetch
+
 from . import batches as _batches
 
 from . import errors, responses
@@ -25,24 +27,23 @@ from .common import cluster_id_ok, validate_leader_only
 from .leader import LeaderState, ParkedFetch
 from .leader_ops import answer_confirmed_reads, on_leader_commit, respond_fetch_error
 from .log_ops import DIVERGING, SNAPSHOT, latest_snapshot, validate_offset_and_epoch
-from .messages import FETCH_HW_UNSUPPORTED, key_of, metadata_partition
+from .messages import FETCH_HW_UNSUPPORTED, as_message, key_of, metadata_partition
 from .replica import Replica
 
 
-def _partition(req: Any, version: int) -> Any:
+def _partition(req: _fetch.FetchRequest, version: int) -> Any:
     """Fetch v13+ names the topic by id, older versions by name."""
     if version >= 13:
         return metadata_partition(req.topics, "topic_id", "partition", METADATA_TOPIC_ID)
     return metadata_partition(req.topics, "topic", "partition")
 
 
-def replica_id_of(req: Any, version: int) -> int:
-    replica_id: int = req.replica_state.replica_id if version >= 15 else req.replica_id
-    return replica_id
+def replica_id_of(req: _fetch.FetchRequest, version: int) -> int:
+    return req.replica_state.replica_id if version >= 15 else req.replica_id
 
 
 def handle_fetch_request(replica: Replica, ev: RequestReceived) -> None:
-    req, v = ev.request, ev.api_version
+    req, v = as_message(ev.request, _fetch.FetchRequest), ev.api_version
     if not cluster_id_ok(replica, req.cluster_id):
         return replica.respond(ev, responses.fetch_response(v, errors.INCONSISTENT_CLUSTER_ID))
     p = _partition(req, v)
@@ -136,7 +137,7 @@ def _read(replica: Replica, fetch_offset: int, last_fetched_epoch: int, max_byte
     return _Answer(records=_batches.encode_batches(batches) if batches else b"")
 
 
-def _record_progress(replica: Replica, st: LeaderState, req: Any, version: int) -> bool:
+def _record_progress(replica: Replica, st: LeaderState, req: _fetch.FetchRequest, version: int) -> bool:
     """A fetch from a valid position is the replica's acknowledgement; returns True if the HW moved."""
     p = req.topics[0].partitions[0]
     rid = replica_id_of(req, version)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from kraftwire.generated import fetch_request as _fetch
+
 from .api import LogBatch, ReplicaKey, ReplicaStatus, Role
 from .reads import ConfirmRound
 from .states import EpochState
@@ -36,7 +38,7 @@ class ParkedFetch:
     source: int
     correlation_id: int
     api_version: int
-    request: Any
+    request: _fetch.FetchRequest
     deadline: int
 
 

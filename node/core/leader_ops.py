@@ -9,13 +9,13 @@ settles (:func:`on_leader_commit`).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 from kraftwire.generated import k_raft_version_record as _kv
 from kraftwire.generated import leader_change_message as _lc
 
 from . import errors, messages, responses
-from .api import LogBatch
+from .api import LogBatch, WireMessage
 from .leader import Accumulator, LeaderState, PendingVoterChange
 from .reads import ConfirmRound, LeaderRead
 from .replica import Replica
@@ -23,7 +23,7 @@ from .replica import Replica
 # -- appending -----------------------------------------------------------------------------------------
 
 
-def append_control(replica: Replica, st: LeaderState, records: Sequence[Any]) -> int:
+def append_control(replica: Replica, st: LeaderState, records: Sequence[WireMessage]) -> int:
     """Append one control batch at LEO (after draining pending data); returns its base offset."""
     drain(replica, st, force=True)
     base = replica.log.end_offset()
@@ -35,7 +35,7 @@ def append_control(replica: Replica, st: LeaderState, records: Sequence[Any]) ->
 def append_start_of_epoch_records(replica: Replica, st: LeaderState) -> None:
     """LeaderChange, plus KRaftVersion and Voters when the voter set must be (re)written (§5.1)."""
     voters = replica.voters()
-    records: list[Any] = [
+    records: list[WireMessage] = [
         _lc.LeaderChangeMessage(
             version=0,
             leader_id=st.local_key.id,
@@ -82,6 +82,7 @@ def respond_change(replica: Replica, change: PendingVoterChange, error: int, mes
         return
     change.responded = True
     s = replica.state
+    resp: WireMessage
     if change.kind == "add":
         resp = responses.add_raft_voter_response(error, message)
     elif change.kind == "remove":

@@ -11,7 +11,7 @@ encode at any negotiated version at or above :attr:`OutboundRequest.min_version`
 from __future__ import annotations
 
 import uuid
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, TypeVar
 
 from kraftwire.generated import (
     add_raft_voter_request as _add,
@@ -32,8 +32,10 @@ from .api import (
     METADATA_TOPIC_ID,
     ZERO_UUID,
     Endpoint,
+    PeerRefused,
     ReplicaKey,
     SnapshotId,
+    WireMessage,
 )
 
 API_FETCH = 1
@@ -50,6 +52,16 @@ API_READ_OFFSET = 1000  # kraftwire's own (schemas/ReadOffsetRequest.json says w
 
 FETCH_HW_UNSUPPORTED = (1 << 63) - 1
 """Fetch v18 ``HighWatermark`` default (Long.MAX_VALUE): "the feature is not supported"."""
+
+_M = TypeVar("_M", bound=WireMessage)
+
+
+def as_message(message: WireMessage, cls: type[_M]) -> _M:
+    """``message`` as ``cls``, the class of the API its key routed it to. A message of another
+    class (a driver that decoded it as another API) is refused like a broken peer's."""
+    if not isinstance(message, cls):
+        raise PeerRefused(f"expected a {cls.__name__}, got a {type(message).__name__}")
+    return message
 
 
 def dir_or_zero(key: ReplicaKey | None) -> uuid.UUID:
@@ -96,7 +108,7 @@ def vote_request(
     last_epoch: int,
     last_offset: int,
     pre_vote: bool,
-) -> Any:
+) -> _vote.VoteRequest:
     return _vote.VoteRequest(
         cluster_id=cluster_id,
         voter_id=voter.id,
@@ -122,7 +134,7 @@ def vote_request(
 
 def begin_quorum_epoch_request(
     cluster_id: str, voter: ReplicaKey, leader_id: int, epoch: int, endpoints: Mapping[str, Endpoint]
-) -> Any:
+) -> _bqe.BeginQuorumEpochRequest:
     return _bqe.BeginQuorumEpochRequest(
         cluster_id=cluster_id,
         voter_id=voter.id,
@@ -151,7 +163,7 @@ def end_quorum_epoch_request(
     epoch: int,
     successors: Sequence[ReplicaKey],
     endpoints: Mapping[str, Endpoint],
-) -> Any:
+) -> _eqe.EndQuorumEpochRequest:
     return _eqe.EndQuorumEpochRequest(
         cluster_id=cluster_id,
         topics=[
@@ -186,7 +198,7 @@ def fetch_request(
     max_wait_ms: int,
     max_bytes: int,
     high_watermark: int | None,
-) -> Any:
+) -> _fetch.FetchRequest:
     return _fetch.FetchRequest(
         cluster_id=cluster_id,
         replica_state=_fetch.ReplicaState(replica_id=-1 if replica is None else replica.id, replica_epoch=-1),
@@ -221,7 +233,7 @@ def fetch_snapshot_request(
     snapshot_id: SnapshotId,
     position: int,
     max_bytes: int,
-) -> Any:
+) -> _fs.FetchSnapshotRequest:
     return _fs.FetchSnapshotRequest(
         cluster_id=cluster_id,
         replica_id=-1 if replica is None else replica.id,
@@ -245,7 +257,7 @@ def fetch_snapshot_request(
 
 def read_offset_request(
     cluster_id: str | None = None, replica: ReplicaKey | None = None, epoch: int = -1
-) -> Any:
+) -> _ro.ReadOffsetRequest:
     """A ReadOffset for ``__cluster_metadata``-0. A replica says who asks and in which epoch (a voter's
     counts as its ack); a client leaves ``replica`` None and ``epoch`` -1."""
     partition = _ro.PartitionData(
@@ -258,7 +270,7 @@ def read_offset_request(
     return _ro.ReadOffsetRequest(cluster_id=cluster_id, replica_id=replica_id, topics=[topic])
 
 
-def api_versions_request() -> Any:
+def api_versions_request() -> _av.ApiVersionsRequest:
     return _av.ApiVersionsRequest(client_software_name="kraftwire", client_software_version="0.1.0")
 
 
@@ -268,7 +280,7 @@ def update_raft_voter_request(
     key: ReplicaKey,
     listeners: Mapping[str, Endpoint],
     kraft_range: tuple[int, int],
-) -> Any:
+) -> _upd.UpdateRaftVoterRequest:
     return _upd.UpdateRaftVoterRequest(
         cluster_id=cluster_id,
         current_leader_epoch=epoch,
@@ -283,7 +295,7 @@ def update_raft_voter_request(
 
 def add_raft_voter_request(
     cluster_id: str, key: ReplicaKey, listeners: Mapping[str, Endpoint], timeout_ms: int, ack: bool
-) -> Any:
+) -> _add.AddRaftVoterRequest:
     return _add.AddRaftVoterRequest(
         cluster_id=cluster_id,
         timeout_ms=timeout_ms,
@@ -294,7 +306,7 @@ def add_raft_voter_request(
     )
 
 
-def remove_raft_voter_request(cluster_id: str, key: ReplicaKey) -> Any:
+def remove_raft_voter_request(cluster_id: str, key: ReplicaKey) -> _rem.RemoveRaftVoterRequest:
     return _rem.RemoveRaftVoterRequest(
         cluster_id=cluster_id, voter_id=key.id, voter_directory_id=dir_or_zero(key)
     )

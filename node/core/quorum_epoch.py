@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from kraftwire.generated import begin_quorum_epoch_request as _bqe
+from kraftwire.generated import end_quorum_epoch_request as _eqe
+
 from . import errors, responses
-from .api import Endpoint, RequestReceived, ResponseReceived
+from .api import Endpoint, PeerRefused, RequestReceived, ResponseReceived, WireMessage
 from .common import cluster_id_ok, common_outcome, refuse, validate_voter_only
 from .leader import LeaderState
 from .leader_ops import answer_confirmed_reads
@@ -23,13 +26,15 @@ from .states import FollowerState, ResignedState
 from .transitions import claim_conflict, maybe_transition
 
 
-ResponseBuilder = Callable[..., Any]
+ResponseBuilder = Callable[..., WireMessage]
 """``responses.begin_quorum_epoch_response`` or ``responses.end_quorum_epoch_response``."""
 
 
 def _validate(replica: Replica, ev: RequestReceived, build: ResponseBuilder) -> Any:
     """Common checks; returns the partition, or None after answering with an error."""
     req, v = ev.request, ev.api_version
+    if not isinstance(req, (_bqe.BeginQuorumEpochRequest, _eqe.EndQuorumEpochRequest)):
+        raise PeerRefused(f"expected a quorum epoch request, got a {type(req).__name__}")
     if not cluster_id_ok(replica, req.cluster_id):
         replica.respond(ev, build(v, errors.INCONSISTENT_CLUSTER_ID))
         return None

@@ -47,7 +47,8 @@ answer costs only one round trip more.
 
 from __future__ import annotations
 
-from typing import Any
+from kraftwire.generated import read_offset_request as _ro
+from kraftwire.generated import read_offset_response as _ror
 
 from . import errors, responses
 from .api import (
@@ -62,13 +63,13 @@ from .api import (
 from .common import cluster_id_ok, common_outcome
 from .leader import LeaderState
 from .leader_ops import enqueue_read
-from .messages import key_of, metadata_partition, read_offset_request
+from .messages import as_message, key_of, metadata_partition, read_offset_request
 from .reads import MAX_WAITING_READS, LeaderRead, LocalRead
 from .replica import Replica
 
 
 def handle_read_offset_request(replica: Replica, ev: RequestReceived) -> None:
-    req, st = ev.request, replica.state
+    req, st = as_message(ev.request, _ro.ReadOffsetRequest), replica.state
     if not cluster_id_ok(replica, req.cluster_id):
         return replica.respond(ev, responses.read_offset_response(errors.INCONSISTENT_CLUSTER_ID))
     if metadata_partition(req.topics) is None:
@@ -83,7 +84,7 @@ def handle_read_offset_request(replica: Replica, ev: RequestReceived) -> None:
     enqueue_read(replica, st, read, asking_voter(st, req))
 
 
-def asking_voter(st: LeaderState, req: Any) -> int | None:
+def asking_voter(st: LeaderState, req: _ro.ReadOffsetRequest) -> int | None:
     """The voter whose ReadOffset ``req`` is, when it asks in our epoch (see the rule above), else None."""
     partition = req.topics[0].partitions[0]  # metadata_partition has checked there is exactly one
     if req.replica_id < 0 or req.replica_id == st.local_key.id:
@@ -161,7 +162,8 @@ def handle_read_offset_response(replica: Replica, ev: ResponseReceived) -> None:
         raise
     offset = None
     if not isinstance(outcome, bool) and outcome.error == errors.NONE:
-        offset = ev.response.topics[0].partitions[0].applied_offset
+        answer = as_message(ev.response, _ror.ReadOffsetResponse)
+        offset = answer.topics[0].partitions[0].applied_offset
     for read in waiting:
         read.asked = None
         if offset is not None and offset >= 0:

@@ -25,6 +25,8 @@ from .api import (
     Role,
     SnapshotStore,
     VoterSpec,
+    WireMessage,
+    api_key_of,
 )
 from .leader import ParkedFetch, PendingVoterChange
 from .outbox import Outbox
@@ -122,22 +124,22 @@ class Replica:
     def send_request(
         self,
         dest: int,
-        request: Any,
+        request: WireMessage,
         endpoint: Endpoint | None = None,
         min_version: int = 0,
         timeout_ms: int | None = None,
     ) -> int:
         cid = self.requests.next_correlation_id()
-        self.requests.on_send(dest, cid, request.API_KEY, self.now, timeout_ms)
+        self.requests.on_send(dest, cid, api_key_of(request), self.now, timeout_ms)
         self.out.send(
             OutboundRequest(dest, cid, request, endpoint or self.endpoint_of(dest), min_version)
         )
         return cid
 
-    def respond(self, ev: RequestReceived, response: Any) -> None:
+    def respond(self, ev: RequestReceived, response: WireMessage) -> None:
         self.out.send(OutboundResponse(ev.source, ev.correlation_id, ev.api_version, response))
 
-    def respond_to(self, dest: int, correlation_id: int, api_version: int, response: Any) -> None:
+    def respond_to(self, dest: int, correlation_id: int, api_version: int, response: WireMessage) -> None:
         self.out.send(OutboundResponse(dest, correlation_id, api_version, response))
 
     def append_to_log(self, batches: Sequence[LogBatch]) -> None:

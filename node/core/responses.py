@@ -13,7 +13,8 @@ holds each builder to Kafka's answer.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from types import ModuleType
+from typing import Any, Callable, Sequence, TypeVar
 
 from kraftwire.generated import (
     add_raft_voter_response as _add,
@@ -62,7 +63,8 @@ def _nid(leader_id: int | None) -> int:
     return -1 if leader_id is None else leader_id
 
 
-def _endpoints(module: Any, ep: LeaderEndpoint, version: int, min_version: int) -> list[Any]:
+# The API's NodeEndpoint class (each response module has its own); list[Any] for that reason.
+def _endpoints(module: ModuleType, ep: LeaderEndpoint, version: int, min_version: int) -> list[Any]:
     if ep is None or version < min_version:
         return []
     node_id, e = ep
@@ -77,7 +79,7 @@ def vote_response(
     epoch: int = -1,
     granted: bool = False,
     ep: LeaderEndpoint = None,
-) -> Any:
+) -> _vote.VoteResponse:
     if error != errors.NONE:
         return _vote.VoteResponse(error_code=error)
     return _vote.VoteResponse(
@@ -100,16 +102,19 @@ def vote_response(
     )
 
 
+_Answer = TypeVar("_Answer")
+
+
 def _quorum_epoch_response(
-    module: Any,
-    cls: Any,
+    module: ModuleType,
+    cls: Callable[..., _Answer],
     version: int,
     error: int,
     perr: int,
     leader_id: int | None,
     epoch: int,
     ep: LeaderEndpoint,
-) -> Any:
+) -> _Answer:
     if error != errors.NONE:
         return cls(error_code=error)
     return cls(
@@ -138,7 +143,7 @@ def begin_quorum_epoch_response(
     leader_id: int | None = None,
     epoch: int = -1,
     ep: LeaderEndpoint = None,
-) -> Any:
+) -> _bqe.BeginQuorumEpochResponse:
     return _quorum_epoch_response(
         _bqe, _bqe.BeginQuorumEpochResponse, version, error, perr, leader_id, epoch, ep
     )
@@ -151,7 +156,7 @@ def end_quorum_epoch_response(
     leader_id: int | None = None,
     epoch: int = -1,
     ep: LeaderEndpoint = None,
-) -> Any:
+) -> _eqe.EndQuorumEpochResponse:
     return _quorum_epoch_response(
         _eqe, _eqe.EndQuorumEpochResponse, version, error, perr, leader_id, epoch, ep
     )
@@ -169,7 +174,7 @@ def fetch_response(
     diverging: tuple[int, int] | None = None,
     snapshot_id: SnapshotId | None = None,
     ep: LeaderEndpoint = None,
-) -> Any:
+) -> _fetch.FetchResponse:
     """``diverging`` is (epoch, end_offset)."""
     if error != errors.NONE:
         return _fetch.FetchResponse(error_code=error)
@@ -212,7 +217,7 @@ def fetch_snapshot_response(
     position: int = 0,
     data: bytes = b"",
     ep: LeaderEndpoint = None,
-) -> Any:
+) -> _fs.FetchSnapshotResponse:
     """A chunk of ``snapshot_id``, or (``snapshot_id`` None) a partition-level error, which names the
     current leader and nothing else."""
     if error != errors.NONE:
@@ -238,7 +243,7 @@ def fetch_snapshot_response(
 
 def fetch_snapshot_unknown_partition(
     version: int, topic: str, partition: int, ep: LeaderEndpoint
-) -> Any:
+) -> _fs.FetchSnapshotResponse:
     """UNKNOWN_TOPIC_OR_PARTITION for the topic and partition asked for; Kafka names no leader in it
     (but still lists the leader's endpoint)."""
     part = _fs.PartitionSnapshot(
@@ -250,7 +255,7 @@ def fetch_snapshot_unknown_partition(
     )
 
 
-def replica_state(progress: ReplicaStatus) -> Any:
+def replica_state(progress: ReplicaStatus) -> _dq.ReplicaState:
     """DescribeQuorum's ``ReplicaState`` for one replica's progress."""
     key = progress.key
     return _dq.ReplicaState(
@@ -262,7 +267,7 @@ def replica_state(progress: ReplicaStatus) -> Any:
     )
 
 
-def describe_quorum_error(perr: int, asked: Sequence[tuple[str, Sequence[int]]]) -> Any:
+def describe_quorum_error(perr: int, asked: Sequence[tuple[str, Sequence[int]]]) -> _dq.DescribeQuorumResponse:
     """A partition-level error for each (topic, partitions) in ``asked``: the error code and its default
     message, every other field left at its default (LeaderId, LeaderEpoch, HighWatermark 0)."""
     return _dq.DescribeQuorumResponse(
@@ -286,10 +291,10 @@ def describe_quorum_response(
     leader_id: int | None,
     epoch: int,
     high_watermark: int | None,
-    voters: Sequence[Any],
-    observers: Sequence[Any],
+    voters: Sequence[_dq.ReplicaState],
+    observers: Sequence[_dq.ReplicaState],
     nodes: Sequence[tuple[int, dict[str, Endpoint]]],
-) -> Any:
+) -> _dq.DescribeQuorumResponse:
     """The leader's answer (its error messages stay "")."""
     part = _dq.PartitionData(
         partition_index=METADATA_PARTITION,
@@ -330,13 +335,13 @@ NO_MESSAGE = ""
 """The ErrorMessage of a voter change refused by the leader-only check, which Kafka leaves unset."""
 
 
-def add_raft_voter_response(error: int, message: str | None = None) -> Any:
+def add_raft_voter_response(error: int, message: str | None = None) -> _add.AddRaftVoterResponse:
     return _add.AddRaftVoterResponse(
         error_code=error, error_message=_change_message(error, message)
     )
 
 
-def remove_raft_voter_response(error: int, message: str | None = None) -> Any:
+def remove_raft_voter_response(error: int, message: str | None = None) -> _rem.RemoveRaftVoterResponse:
     return _rem.RemoveRaftVoterResponse(
         error_code=error, error_message=_change_message(error, message)
     )
@@ -344,7 +349,7 @@ def remove_raft_voter_response(error: int, message: str | None = None) -> Any:
 
 def update_raft_voter_response(
     error: int, leader_id: int | None, epoch: int, ep: LeaderEndpoint
-) -> Any:
+) -> _upd.UpdateRaftVoterResponse:
     """Host and Port stay "" and 0 unless the leader's endpoint is known."""
     current = _upd.CurrentLeader(leader_id=_nid(leader_id), leader_epoch=epoch)
     if ep is not None:
@@ -352,7 +357,7 @@ def update_raft_voter_response(
     return _upd.UpdateRaftVoterResponse(error_code=error, current_leader=current)
 
 
-def api_versions_response(version: int, kraft_range: tuple[int, int]) -> Any:
+def api_versions_response(version: int, kraft_range: tuple[int, int]) -> _av.ApiVersionsResponse:
     features = []
     # Answers to v0-v3 leave out features whose minimum is 0 (KAFKA-17011), so v4+ is needed to see it.
     if version >= 3 and (kraft_range[0] > 0 or version >= 4):
@@ -378,7 +383,7 @@ def read_offset_response(
     leader_id: int | None = None,
     epoch: int = -1,
     ep: LeaderEndpoint = None,
-) -> Any:
+) -> _ro.ReadOffsetResponse:
     """ReadOffset's answer (version 0 is the only one): the confirmed offset, or an error naming the
     leader as Fetch does (CurrentLeader, and NodeEndpoints for it)."""
     if error != errors.NONE:

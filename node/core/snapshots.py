@@ -10,8 +10,8 @@ The bootstrap checkpoint (0, 0) is never served.
 
 from __future__ import annotations
 
-from typing import Any
-
+from kraftwire.generated import fetch_snapshot_request as _fsq
+from kraftwire.generated import fetch_snapshot_response as _fsr
 from kraftwire.generated import k_raft_version_record as _kv
 from kraftwire.generated import snapshot_footer_record as _footer
 from kraftwire.generated import snapshot_header_record as _header
@@ -28,11 +28,12 @@ from .api import (
     ResponseReceived,
     SnapshotId,
     SnapshotWrite,
+    WireMessage,
 )
 from .common import cluster_id_ok, common_outcome, validate_leader_only
 from .leader import LeaderState
 from .log_ops import read_snapshot
-from .messages import fetch_snapshot_request, key_of, metadata_partition, single_partition
+from .messages import as_message, fetch_snapshot_request, key_of, metadata_partition, single_partition
 from .replica import Replica
 from .states import FollowerState
 
@@ -53,7 +54,7 @@ def create_snapshot(replica: Replica, ev: CreateSnapshot) -> SnapshotId | None:
     sid = SnapshotId(end, last.epoch)
     if sid in replica.snapshots.ids():
         return sid
-    header: list[Any] = [_header.SnapshotHeaderRecord(version=0, last_contained_log_timestamp=ev.last_contained_timestamp)]
+    header: list[WireMessage] = [_header.SnapshotHeaderRecord(version=0, last_contained_log_timestamp=ev.last_contained_timestamp)]
     kv = replica.control.kraft_version_at(end - 1)
     if kv >= 1:
         header.append(_kv.KRaftVersionRecord(version=0, k_raft_version=kv))
@@ -100,7 +101,7 @@ def _move_log_start(replica: Replica, sid: SnapshotId) -> None:
 
 
 def handle_fetch_snapshot_request(replica: Replica, ev: RequestReceived) -> None:
-    req, v = ev.request, ev.api_version
+    req, v = as_message(ev.request, _fsq.FetchSnapshotRequest), ev.api_version
     build = responses.fetch_snapshot_response
     if not cluster_id_ok(replica, getattr(req, "cluster_id", None)):
         return replica.respond(ev, build(v, errors.INCONSISTENT_CLUSTER_ID))
@@ -159,7 +160,7 @@ def handle_fetch_snapshot_response(replica: Replica, ev: ResponseReceived) -> bo
     st = replica.state
     if not isinstance(st, FollowerState) or st.snapshot_download is None:
         return True
-    p = ev.response.topics[0].partitions[0]
+    p = as_message(ev.response, _fsr.FetchSnapshotResponse).topics[0].partitions[0]
     sid = SnapshotId(p.snapshot_id.end_offset, p.snapshot_id.epoch)
     if info.error == errors.SNAPSHOT_NOT_FOUND or sid.end_offset < 0 or sid.epoch < 0:
         replica.snapshots.abort_partial(st.snapshot_download)

@@ -13,17 +13,20 @@ A VoteResponse does not say whether it answered a pre-vote: the round is inferre
 
 from __future__ import annotations
 
+from kraftwire.generated import vote_request as _vq
+from kraftwire.generated import vote_response as _vr
+
 from . import errors, responses
 from .api import ReplicaKey, RequestReceived, ResponseReceived, Role
 from .common import cluster_id_ok, common_outcome, refuse, validate_voter_only
-from .messages import key_of, metadata_partition
+from .messages import as_message, key_of, metadata_partition
 from .replica import Replica
 from .states import CandidateState, ProspectiveState
 from .transitions import add_vote, become_candidate, become_leader, become_unattached, prospective_lost
 
 
 def handle_vote_request(replica: Replica, ev: RequestReceived) -> None:
-    req, v = ev.request, ev.api_version
+    req, v = as_message(ev.request, _vq.VoteRequest), ev.api_version
     if not cluster_id_ok(replica, req.cluster_id):
         return replica.respond(ev, responses.vote_response(v, errors.INCONSISTENT_CLUSTER_ID))
     p = metadata_partition(req.topics)
@@ -99,7 +102,7 @@ def can_grant(replica: Replica, candidate: ReplicaKey, pre_vote: bool, up_to_dat
 
 
 def handle_vote_response(replica: Replica, ev: ResponseReceived) -> bool:
-    resp = ev.response
+    resp = as_message(ev.response, _vr.VoteResponse)
     if resp.error_code == errors.UNSUPPORTED_VERSION:
         on_vote_unsupported(replica, ev.source)
         return False

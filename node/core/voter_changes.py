@@ -14,14 +14,19 @@ as Kafka's ``ReplicaKey.toString()`` writes them), or the error's default messag
 from __future__ import annotations
 
 import base64
-from typing import Any, Iterable
+from typing import Iterable
+
+from kraftwire.generated import add_raft_voter_request as _add
+from kraftwire.generated import api_versions_response as _avr
+from kraftwire.generated import remove_raft_voter_request as _rem
+from kraftwire.generated import update_raft_voter_request as _upd
 
 from . import errors, messages, responses
 from .api import ZERO_UUID, Endpoint, ReplicaKey, RequestReceived, ResponseReceived, VoterSpec
 from .common import cluster_id_ok, validate_leader_only
 from .leader import LeaderState, PendingVoterChange
 from .leader_ops import append_control, respond_change
-from .messages import key_of
+from .messages import as_message, key_of
 from .replica import Replica
 from .voters import VoterSet
 
@@ -71,7 +76,7 @@ def _preconditions(replica: Replica, st: LeaderState, verb: str) -> Refusal:
     return ACCEPTED
 
 
-def _listeners(req: Any) -> dict[str, Endpoint]:
+def _listeners(req: _add.AddRaftVoterRequest | _upd.UpdateRaftVoterRequest) -> dict[str, Endpoint]:
     return {lst.name: Endpoint(lst.host, lst.port) for lst in req.listeners}
 
 
@@ -84,7 +89,9 @@ def _has_default_listener(replica: Replica, listeners: dict[str, Endpoint]) -> b
     return bool(listeners) if name is None else name in listeners
 
 
-def _leader_checks(replica: Replica, req: Any, what: str) -> Refusal:
+def _leader_checks(
+    replica: Replica, req: _add.AddRaftVoterRequest | _rem.RemoveRaftVoterRequest, what: str
+) -> Refusal:
     """``what``: "Add" or "Remove", for the INVALID_REQUEST text."""
     if not cluster_id_ok(replica, req.cluster_id):
         given = "null" if req.cluster_id is None else req.cluster_id
@@ -101,7 +108,7 @@ def _leader_checks(replica: Replica, req: Any, what: str) -> Refusal:
 
 
 def handle_add_raft_voter_request(replica: Replica, ev: RequestReceived) -> None:
-    req = ev.request
+    req = as_message(ev.request, _add.AddRaftVoterRequest)
 
     def reply(refusal: Refusal) -> None:
         replica.respond(ev, responses.add_raft_voter_response(*refusal))
@@ -146,7 +153,7 @@ def handle_api_versions_response(replica: Replica, ev: ResponseReceived) -> bool
     change = st.pending_change
     if change is None or not change.awaiting_api_versions or change.key.id != ev.source:
         return True
-    resp = ev.response
+    resp = as_message(ev.response, _avr.ApiVersionsResponse)
     change.awaiting_api_versions = False
     if resp.error_code != errors.NONE:
         text = (
@@ -194,7 +201,7 @@ def on_api_versions_failed(replica: Replica, dest: int) -> None:
 
 
 def handle_remove_raft_voter_request(replica: Replica, ev: RequestReceived) -> None:
-    req = ev.request
+    req = as_message(ev.request, _rem.RemoveRaftVoterRequest)
 
     def reply(refusal: Refusal) -> None:
         replica.respond(ev, responses.remove_raft_voter_response(*refusal))
@@ -229,7 +236,7 @@ def handle_remove_raft_voter_request(replica: Replica, ev: RequestReceived) -> N
 
 def handle_update_raft_voter_request(replica: Replica, ev: RequestReceived) -> None:
     """Validation up to the ApiVersions probe; :func:`_complete_update` does the rest (§7.5)."""
-    req, st = ev.request, replica.state
+    req, st = as_message(ev.request, _upd.UpdateRaftVoterRequest), replica.state
 
     def reply(e: int) -> None:
         s = replica.state

@@ -11,8 +11,12 @@ restarts the period again.
 
 from __future__ import annotations
 
+from kraftwire.generated import add_raft_voter_response as _addr
+from kraftwire.generated import remove_raft_voter_response as _remr
+from kraftwire.generated import update_raft_voter_response as _updr
+
 from . import errors, messages
-from .api import ResponseReceived
+from .api import PeerRefused, ResponseReceived
 from .common import common_outcome
 from .replica import Replica
 from .states import FollowerState
@@ -53,7 +57,7 @@ def maybe_send_update_voter(replica: Replica, st: FollowerState) -> bool:
 
 
 def handle_update_raft_voter_response(replica: Replica, ev: ResponseReceived) -> bool:
-    resp = ev.response
+    resp = messages.as_message(ev.response, _updr.UpdateRaftVoterResponse)
     st = replica.state
     if resp.error_code in (errors.NONE, errors.UNSUPPORTED_VERSION) and isinstance(st, FollowerState):
         st.voter_updated = True
@@ -81,17 +85,20 @@ def maybe_send_auto_join(replica: Replica, st: FollowerState) -> bool:
         req = messages.remove_raft_voter_request(cfg.cluster_id, entry.key)
         replica.send_request(st.leader_id, req)
     else:
-        req = messages.add_raft_voter_request(
+        join = messages.add_raft_voter_request(
             cfg.cluster_id, local, cfg.listeners, cfg.request_timeout_ms, ack=False
         )
-        replica.send_request(st.leader_id, req, min_version=1)
+        replica.send_request(st.leader_id, join, min_version=1)
     return True
 
 
 def handle_auto_join_response(replica: Replica, ev: ResponseReceived) -> bool:
     """NONE, REQUEST_TIMED_OUT, DUPLICATE_VOTER and VOTER_NOT_FOUND restart the period (the next attempt
     comes a full period after the answer); anything else is a failure (retry backoff)."""
-    done = ev.response.error_code in (
+    answer = ev.response
+    if not isinstance(answer, (_addr.AddRaftVoterResponse, _remr.RemoveRaftVoterResponse)):
+        raise PeerRefused(f"expected an AddRaftVoter or RemoveRaftVoter answer, got a {type(answer).__name__}")
+    done = answer.error_code in (
         errors.NONE,
         errors.REQUEST_TIMED_OUT,
         errors.DUPLICATE_VOTER,

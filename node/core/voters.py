@@ -14,8 +14,9 @@ static ``controller.quorum.voters`` set is used while no VotersRecord exists: id
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Iterable, Iterator, Mapping
+from typing import Iterable, Iterator, Mapping, TypeGuard
 
+from kraftwire.generated import k_raft_version_record as _kv
 from kraftwire.generated import voters_record as _vr
 
 from .api import Endpoint, LogBatch, ReplicaKey, VoterSpec, ZERO_UUID
@@ -120,11 +121,11 @@ class VoterSet:
         return cls(specs)
 
 
-def is_voters_record(record: object) -> bool:
+def is_voters_record(record: object) -> TypeGuard[_vr.VotersRecord]:
     return type(record).__name__ == "VotersRecord"
 
 
-def is_kraft_version_record(record: object) -> bool:
+def is_kraft_version_record(record: object) -> TypeGuard[_kv.KRaftVersionRecord]:
     return type(record).__name__ == "KRaftVersionRecord"
 
 
@@ -184,7 +185,7 @@ class ControlState:
             self._voter_sets.append(VoterSet.from_record(rec))
         elif is_kraft_version_record(rec):
             self._kv_offsets.append(offset)
-            self._kv_values.append(rec.k_raft_version)  # type: ignore[attr-defined]
+            self._kv_values.append(rec.k_raft_version)
 
     def _drop_from(self, offset: int) -> None:
         while self._voter_offsets and self._voter_offsets[-1] >= offset:

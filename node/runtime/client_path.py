@@ -117,6 +117,6 @@ def _produce_answer(
         for key, answers in topics.items()
     ]
     nodes = []
-    if endpoint is not None:
+    if endpoint is not None and status.leader_id is not None:
         nodes = [_pr.NodeEndpoint(node_id=status.leader_id, host=endpoint.host, port=endpoint.port)]
     return _pr.ProduceResponse(responses=responses, node_endpoints=nodes)

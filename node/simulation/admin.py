@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from kraftwire.generated import describe_quorum_request as _dq
 from kraftwire.node.core import errors
-from kraftwire.node.core.api import METADATA_PARTITION, METADATA_TOPIC, ReplicaKey
+from kraftwire.node.core.api import METADATA_PARTITION, METADATA_TOPIC, ReplicaKey, WireMessage
 from kraftwire.node.core.messages import add_raft_voter_request, remove_raft_voter_request
 
 from .host import Failure, Host
@@ -129,6 +129,7 @@ class AdminClient:
     def _change(self, leader: int) -> None:
         change = self._current()
         cluster_id = self.host.cluster_id
+        request: WireMessage
         if change.kind == "add":
             key = self.host.replica_key(change.node_id)
             assert key is not None, f"no node {change.node_id} to add"

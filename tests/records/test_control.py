@@ -12,6 +12,7 @@ from kraftwire.generated import lookup
 from kraftwire.records import (
     ControlRecord,
     DecodeError,
+    EncodeError,
     control_record,
     decode_batches,
     decode_control_record,
@@ -180,3 +181,17 @@ def test_unknown_types_are_kept_raw_and_odd_keys():
     ]:
         with pytest.raises(DecodeError, match=message):
             decode_control_record(key, value)
+
+
+def test_a_known_type_without_its_message_is_an_encode_error():
+    """A control record of a known type holds its generated message: one holding raw bytes or
+    nothing is refused with an EncodeError naming the type (it was an AttributeError), and an int
+    value is only an ABORT/COMMIT's coordinator epoch."""
+    for value in (None, b"\x00\x01"):
+        record = ControlRecord(2, value)  # LEADER_CHANGE
+        for write in (record.value_bytes, record.to_json):
+            with pytest.raises(EncodeError, match="LEADER_CHANGE control record's value must be"):
+                write()
+    with pytest.raises(EncodeError, match="only ABORT and COMMIT take an int value"):
+        control_record(2, 5)
+    assert control_record(1, 5).value.coordinator_epoch == 5  # COMMIT

@@ -40,6 +40,7 @@ from kraftwire.generated._logrecords import MetadataValueView, metadata_value_vi
 from kraftwire.generated._v2_view import read_batch_views
 from kraftwire.records import (
     CODEC_NAMES,
+    DecodeError,
     Record,
     RecordBatch,
     batch_to_json,
@@ -251,3 +252,13 @@ def test_metadata_classes_are_looked_up_once_per_record_type(pkg, metadata_frame
     assert metadata_value_view(package, None) is not view
     metadata_value_view(package, None)(metadata_frames[0])
     assert asked[types_seen:] and set(asked[types_seen:]) == {metadata_frames[0][1]}
+
+
+def test_metadata_value_view_refuses_a_value_that_is_not_a_buffer():
+    """A value that is not bytes goes through ``decode_metadata_record``; one that is no buffer at
+    all is a DecodeError naming its type (``bytes()`` of it raised TypeError for a string, and made
+    a run of zero bytes of an int)."""
+    view = metadata_value_view(bundled, "metadata")
+    for value in ("text", 5):
+        with pytest.raises(DecodeError, match=f"must be bytes, not {type(value).__name__}"):
+            view(value)
