@@ -40,13 +40,43 @@ class Run(NamedTuple):
     load: float  # the one-minute load average when the command ended
 
 
+def adopt_orphans() -> bool:
+    """Make this process the reaper of its descendants' orphans (Linux): PySpark's JVM is not
+    waited for by the command that started it, and only a process that waits for a process gets
+    its CPU seconds counted. Whether it worked."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+ORPHAN_WAIT_S = 120  # how long the orphans of a command (the JVM) may take to exit
+
+
+def _reap_orphans() -> None:
+    deadline = time.monotonic() + ORPHAN_WAIT_S
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return  # none left
+        if pid == 0:
+            time.sleep(0.05)
+
+
 def run_command(argv: list[str], out: Path | None, env: dict | None = None) -> Run:
-    """Run ``argv`` once (standard output to ``out`` when given); raise when it fails."""
+    """Run ``argv`` once (standard output to ``out`` when given); raise when it fails. Its wall
+    time ends when it exits; its CPU seconds include what it left running (the JVM) until that
+    exits too (see ``adopt_orphans``)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     with open(out, "xb") if out is not None else open(os.devnull, "wb") as sink:
         done = subprocess.run(argv, stdout=sink, stderr=subprocess.PIPE, env=env)
     wall = time.perf_counter() - start
+    _reap_orphans()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(
@@ -98,6 +128,8 @@ def report_commands(
     capture: Path, packets: int, small: Path, rounds: int, tshark: bool, spark: bool
 ) -> dict[str, Run]:
     """Time every command, print each figure and the ratios of this run; returns the runs."""
+    if not adopt_orphans():
+        print("  (no subreaper on this system: --spark's CPU seconds leave out the JVM's)")
     workdir = Path(tempfile.mkdtemp(prefix="kraftwire-bench-command-"))
     pure_env = dict(os.environ, KRAFTWIRE_PURE="1")
     size = capture.stat().st_size
