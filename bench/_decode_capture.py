@@ -193,10 +193,17 @@ def build_capture(path: Path, packets_wanted: int, package, pcapng: bool = False
     """Write the bench capture, as pcap or as pcapng (one section, one Ethernet interface of
     microsecond timestamps, a packet per enhanced packet block: what dumpcap writes); returns its
     packet count."""
+    return write_capture(path, packets_wanted, exchange_pool(package), pcapng)
+
+
+def write_capture(
+    path: Path, packets_wanted: int, pool: list[tuple[bytes, bytes]], pcapng: bool = False
+) -> int:
+    """Exchanges drawn from ``pool`` (seeded) over 64 connections until ``packets_wanted`` packets
+    are written; returns the packet count."""
     from kraftwire.spark_decoders.layers import LINK_ETHERNET
     from kraftwire.spark_decoders.synth import Conversation, link_frame
 
-    pool = exchange_pool(package)
     rng = random.Random(7)
     convs = [
         Conversation((f"10.1.{i // 200}.{i % 200 + 1}", 40000 + i), ("10.2.0.1", 9092 + i % 2))

@@ -8,6 +8,8 @@
     .venv/bin/python bench/decode.py --breakdown --native   # the same, compiled then pure
     .venv/bin/python bench/decode.py --native   # compiled codecs and decoders, beside pure ones
     .venv/bin/python bench/decode.py --pcapng ...   # the same traffic written as pcapng
+    .venv/bin/python bench/decode.py --command [--rounds 3] [--no-spark] [--no-tshark]
+        # the commands a user types, on a capture rich in record batches (_decode_command)
     KRAFTWIRE_PURE=1 .venv/bin/python bench/decode.py ...   # pure codecs and decoders even when compiled
 
 The bench first writes one capture of mixed KRaft (Vote, BeginQuorumEpoch, Fetch with record batches,
@@ -392,6 +394,12 @@ def _arguments() -> argparse.Namespace:
         action="store_true",
         help="write the capture as pcapng (enhanced packet blocks, as dumpcap does), not pcap",
     )
+    parser.add_argument(
+        "--command",
+        action="store_true",
+        help="time the commands (kraftwire decode, tshark -T json, kraftwire decode --spark on "
+        "local[1] and local[2]) on a capture rich in record batches, cached between runs",
+    )
     parser.add_argument("--no-spark", action="store_true")
     parser.add_argument("--plan", choices=("both", "source", "split"), default="both")
     parser.add_argument("--no-tshark", action="store_true")
@@ -468,6 +476,8 @@ def main() -> int:
         breakdown_local(Path(args.breakdown_of), schemas)
         return 0
     package = _codecs(schemas, args.native)
+    if args.command:
+        return time_commands(args, package)
     workdir = Path(tempfile.mkdtemp(prefix="kraftwire-bench-"))
     try:
         capture = workdir / ("bench.pcapng" if args.pcapng else "bench.pcap")
@@ -496,6 +506,21 @@ def main() -> int:
             )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+def time_commands(args: argparse.Namespace, package) -> int:
+    """``--command``: the records-rich capture (built once, then cached) and the commands' times."""
+    from _decode_command import report_commands
+    from _records_capture import cached_capture
+
+    capture, count = cached_capture(5_000 if args.quick else args.packets, package)
+    small, _ = cached_capture(100, package)
+    print(
+        f"capture: {capture} ({count:,} packets, {capture.stat().st_size / 1e6:.1f} MB, pcap): "
+        "gzip batches, transaction markers, KRaft control and metadata records"
+    )
+    report_commands(capture, count, small, args.rounds, not args.no_tshark, not args.no_spark)
     return 0
 
 

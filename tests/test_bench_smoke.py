@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +69,42 @@ def test_core_bench_quick_runs_and_reports_every_figure():
     for label in ("core:", "simulator, codecs on:", "simulator, codecs off:", "event mix:", "target: core >= 100,000"):
         assert label in output, output
     assert "steady:3:0" in output, output
+
+
+DECODE_BENCH = Path(__file__).resolve().parents[1] / "bench" / "decode.py"
+
+
+def test_decode_bench_command_mode_times_the_commands(tmp_path):
+    """``bench/decode.py --command`` on a tiny records-rich capture (Spark left out: minutes): it
+    builds the capture into its own folder under TMPDIR, times each command and prints the ratios;
+    the capture holds what the mode promises (gzip batches, transaction markers, KRaft control
+    records, metadata records), every exchange decoded."""
+    shared_path("kafka-schemas")
+    env = dict(os.environ, KRAFTWIRE_SHARED=str(SHARED_ROOT), TMPDIR=str(tmp_path))
+    proc = subprocess.run(
+        [sys.executable, str(DECODE_BENCH), "--command", "--packets", "1500", "--rounds", "1"]
+        + ["--no-spark"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+    )
+    output = proc.stdout
+    assert (
+        proc.returncode == 0
+    ), f"exit {proc.returncode}\nstdout:\n{output}\nstderr:\n{proc.stderr}"
+    for label in ("kraftwire decode --help", "start-up", "kraftwire decode --format jsonl (pure)"):
+        assert label in output, output
+    if shutil.which("tshark"):
+        assert "/ tshark -T json:" in output, output
+    captures = sorted((tmp_path / "kraftwire-bench-captures").glob("records-*-1500.pcap"))
+    assert len(captures) == 1, captures
+
+    from kraftwire.spark_decoders import decode_local
+
+    rows = decode_local([str(captures[0])])
+    assert rows and {row["status"] for row in rows} == {"ok"}
+    bodies = "".join(row["request_json"] + row["response_json"] for row in rows)
+    for sign in ('"compression":"gzip"', '"typeName":"COMMIT"', '"typeName":"LEADER_CHANGE"'):
+        assert sign in bodies, sign
+    assert '"topicId":"AAAAAAAAAAAAAAAAAAAAAQ"' in bodies  # the metadata log's Fetch responses

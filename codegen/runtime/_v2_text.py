@@ -255,7 +255,12 @@ def _write_headers(w: StringWriter, buf: bytes, pos: int, record_end: int) -> in
         key = buf[pos : pos + size].decode()
         pos += size
         w.write('{"key":' if index == 0 else ',{"key":')
-        w.write(_dumps(key))
+        if key.isascii() and key.isprintable() and '"' not in key and "\\" not in key:
+            w.write('"')  # nothing in it to escape: its text is itself, quoted
+            w.write(key)
+            w.write('"')
+        else:
+            w.write(_dumps(key))
         w.write(',"value":')
         size, pos = _varint(buf, pos, 5)
         if size < 0:
@@ -278,7 +283,7 @@ def _write_member(
     try:
         if decoding is _CONTROL:
             name = ',"control":'
-            text = _dumps(decode_control_record(key, value, package=package).to_json())
+            text = _control_text(key, value, package)
         else:
             name = ',"metadata":'
             text = decoding.json_text(value, _dumps)
@@ -287,6 +292,23 @@ def _write_member(
         text = _dumps(str(exc))
     w.write(name)
     w.write(text)
+
+
+# The text of each control record seen, by its key and value bytes (and the package that reads
+# them): a log holds the same few markers over and over. Bounded: cleared when full.
+_CONTROL_TEXTS: Final[dict[tuple[Any, bytes | None, bytes | None], str]] = {}
+_CONTROL_TEXTS_LIMIT: Final = 4096
+
+
+def _control_text(key: bytes | None, value: bytes | None, package: Any) -> str:
+    """``_dumps`` of the control record's JSON form; raises its ProtocolError (never cached)."""
+    found = _CONTROL_TEXTS.get((package, key, value))
+    if found is None:
+        found = _dumps(decode_control_record(key, value, package=package).to_json())
+        if len(_CONTROL_TEXTS) >= _CONTROL_TEXTS_LIMIT:
+            _CONTROL_TEXTS.clear()
+        _CONTROL_TEXTS[(package, key, value)] = found
+    return found
 
 
 def _dumps(value: object) -> str:
