@@ -193,8 +193,8 @@ def build_capture(path: Path, packets_wanted: int, package, pcapng: bool = False
     """Write the bench capture, as pcap or as pcapng (one section, one Ethernet interface of
     microsecond timestamps, a packet per enhanced packet block: what dumpcap writes); returns its
     packet count."""
-    from kraftwire.spark_decoders.layers import LINK_ETHERNET
-    from kraftwire.spark_decoders.synth import Conversation, link_frame
+    from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET
+    from kraftwire.spark_decoders.packets.synth import Conversation, link_frame
 
     pool = exchange_pool(package)
     rng = random.Random(7)

@@ -58,11 +58,15 @@ def split_balance(path: Path, schemas: str) -> dict[int, tuple[list[float], list
     import pyarrow as pa
 
     from kraftwire.spark_decoders.api import codec_bundle
-    from kraftwire.spark_decoders.pipeline import map_file
-    from kraftwire.spark_decoders.routes import partition_labels
-    from kraftwire.spark_decoders.segments_source import piece_arrow_schema, split_pieces
-    from kraftwire.spark_decoders.splits import plan_splits
-    from kraftwire.spark_decoders.stitch import decode_pieces, piece_order, stage_two_partitions
+    from kraftwire.spark_decoders.decode.pipeline import map_file
+    from kraftwire.spark_decoders.spark.routes import partition_labels
+    from kraftwire.spark_decoders.spark.segments_source import piece_arrow_schema, split_pieces
+    from kraftwire.spark_decoders.spark.splits import plan_splits
+    from kraftwire.spark_decoders.spark.stitch import (
+        decode_pieces,
+        piece_order,
+        stage_two_partitions,
+    )
 
     bundle, buf = codec_bundle(schemas), map_file(str(path))
     out = {}

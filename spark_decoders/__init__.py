@@ -7,7 +7,7 @@ source and ``read_exchanges(spark, paths)`` reads through it. Spark is imported 
 ``make native``) or ``"pure"`` (the default; ``KRAFTWIRE_PURE=1`` forces it). See ``implementation``.
 """
 
-from .implementation import choose
+from .native.implementation import choose
 
 # Before any other module of the package is imported: it decides where they are imported from.
 IMPLEMENTATION = choose(__path__)

@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .bodies import BodyDecoder
-from .codecs import (
+from .kafka.bodies import BodyDecoder
+from .kafka.codecs import (
     CodecBundle,
     codecs_bundle,
     generated_codecs,
@@ -18,8 +18,8 @@ from .codecs import (
     parse_schema_dirs,
     specs_fingerprint,
 )
-from .connection import DEFAULT_SERVER_PORTS
-from .pipeline import (
+from .kafka.connection import DEFAULT_SERVER_PORTS
+from .decode.pipeline import (
     CollectorPaused,
     DecodeOptions,
     FlowTable,
@@ -28,11 +28,11 @@ from .pipeline import (
     first_timestamp,
     map_file,
 )
-from .capture import CaptureError, CaptureStats, shown_name
-from .ownership import ShardOwnership
-from .rows import OrderedRows
-from .sightings import merge_sightings
-from .tables import EXCHANGES, check_table, sort_key, utc_aware
+from .packets.capture import CaptureError, CaptureStats, shown_name
+from .spark.ownership import ShardOwnership
+from .kafka.rows import OrderedRows
+from .output.sightings import merge_sightings
+from .output.tables import EXCHANGES, check_table, sort_key, utc_aware
 
 # Bundles built in this process, by the fingerprint of their specs: Spark plans every read in a
 # reused Python process, which then compresses the package's sources only once.
@@ -172,7 +172,7 @@ def _feed_shard(
 
 def register(spark) -> None:
     """Make ``spark.read.format("kafka-pcap")`` available in this session."""
-    from .datasource import KafkaPcapDataSource, register_once
+    from .spark.datasource import KafkaPcapDataSource, register_once
 
     register_once(spark, KafkaPcapDataSource)
 
@@ -219,7 +219,7 @@ def read_exchanges(
     if split_bytes is None and _total_bytes(paths) > SPLIT_ABOVE_BYTES:
         split_bytes = SPLIT_BYTES
     if split_bytes:
-        from .stitch import read_split_exchanges
+        from .spark.stitch import read_split_exchanges
 
         return read_split_exchanges(
             spark,
@@ -246,7 +246,7 @@ def read_exchanges(
 
 def _total_bytes(paths: list[str]) -> int:
     """The size of the captures ``paths`` names (globs expanded, as the data source does)."""
-    from .datasource import expand_paths
+    from .spark.datasource import expand_paths
 
     return sum(os.path.getsize(path) for path in expand_paths(",".join(paths)))
 

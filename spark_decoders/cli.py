@@ -13,10 +13,10 @@ from pathlib import Path
 
 import orjson
 
-from .capture import shown_name
+from .packets.capture import shown_name
 from .extras import missing_extra
-from .sightings import merge_sightings
-from .tables import EXCHANGES, TABLES
+from .output.sightings import merge_sightings
+from .output.tables import EXCHANGES, TABLES
 
 PREFIX = "kraftwire decode"  # every problem line starts with the command's name
 
@@ -99,9 +99,9 @@ def _missing_extra(args: argparse.Namespace) -> str | None:
 def _run_stream(args: argparse.Namespace, ports: frozenset[int]) -> int:
     """``kraftwire decode -``: each row printed (and flushed) as soon as it is made."""
     from .api import local_decoder
-    from .capture import CaptureError
-    from .live import decode_stream
-    from .pipeline import DecodeOptions
+    from .packets.capture import CaptureError
+    from .decode.live import decode_stream
+    from .decode.pipeline import DecodeOptions
 
     if args.captures != ["-"] or args.spark or args.format == "parquet" or args.out is not None:
         return _fail(
@@ -158,7 +158,7 @@ def _silence_stdout() -> None:
 
 def _local_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[dict], list[str]]:
     from .api import local_decoder
-    from .pipeline import DecodeOptions, decode_files
+    from .decode.pipeline import DecodeOptions, decode_files
 
     bodies = local_decoder(args.schemas)
     progress = _Progress() if sys.stderr.isatty() else None
@@ -205,8 +205,8 @@ def unreadable_captures(stats: dict, prefix: str = "kraftwire decode") -> list[s
 
 def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[dict], list[str]]:
     from .api import check_spark_paths, read_exchanges, spark_rows_as_dicts
-    from .capture import MIN_CAPTURE_HEADER, CaptureError, capture_format
-    from .quiet_spark import quiet_session
+    from .packets.capture import MIN_CAPTURE_HEADER, CaptureError, capture_format
+    from .spark.quiet_spark import quiet_session
 
     check_spark_paths(args.captures)  # before a session is started for nothing
     unreadable = []
@@ -227,7 +227,7 @@ def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[d
 
 
 def _write(rows: list[dict], args: argparse.Namespace) -> None:
-    from .tables import to_arrow
+    from .output.tables import to_arrow
 
     if args.format == "parquet":
         if rows or not args.spark:
@@ -268,7 +268,7 @@ def jsonl_line(row: dict, table: str = EXCHANGES) -> bytes:
     try:
         return orjson.dumps(row, option=_JSONL_OPTIONS)
     except orjson.JSONEncodeError:
-        from .tables import json_ready
+        from .output.tables import json_ready
 
         return (json.dumps(json_ready(row, table), separators=(",", ":")) + "\n").encode()
 

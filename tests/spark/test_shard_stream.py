@@ -11,10 +11,10 @@ import pytest
 from captures import T0, conversation, pcap_of, two_pcapng_sections, write
 from kraftwire.spark_decoders import api
 from kraftwire.spark_decoders.api import decode_shard, stream_shard
-from kraftwire.spark_decoders.datasource import KafkaPcapReader, Shard
-from kraftwire.spark_decoders.pipeline import STOP_CHECK_PACKETS
-from kraftwire.spark_decoders.tables import EXCHANGES, FRAMES, arrow_batches, utc_aware
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.spark.datasource import KafkaPcapReader, Shard
+from kraftwire.spark_decoders.decode.pipeline import STOP_CHECK_PACKETS
+from kraftwire.spark_decoders.output.tables import EXCHANGES, FRAMES, arrow_batches, utc_aware
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 PORTS = frozenset({9092, 9093})
 HOLD = 300  # far below the rows of the captures, so that every one of them pauses many times

@@ -11,9 +11,9 @@ import pytest
 from captures import T0, conversation, fragmented, pcap_of, write
 from kraftwire.spark_decoders import decode_local, read_exchanges
 from kraftwire.spark_decoders.api import spark_rows_as_dicts
-from kraftwire.spark_decoders.layers import LINK_SLL2
-from kraftwire.spark_decoders.synth import link_frame, pcapng_section
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.packets.layers import LINK_SLL2
+from kraftwire.spark_decoders.packets.synth import link_frame, pcapng_section
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 from shared import shared_path
 
 pytest.importorskip("pyspark")
@@ -96,7 +96,7 @@ def test_a_session_registers_each_data_source_once(spark, synthetic, monkeypatch
 
     from pyspark.sql.datasource import DataSourceRegistration
 
-    from kraftwire.spark_decoders import datasource
+    from kraftwire.spark_decoders.spark import datasource
 
     registered = []
     original = DataSourceRegistration.register
@@ -140,7 +140,8 @@ def test_large_captures_take_the_split_plan_unless_told_not_to(spark, synthetic,
     """A data source shard holds its rows until it ends; above ``SPLIT_ABOVE_BYTES`` of capture
     ``read_exchanges`` streams them through the split plan instead (thresholds shrunk here so the
     small captures count as large), and ``split_bytes=0`` keeps the data source."""
-    from kraftwire.spark_decoders import api, stitch
+    from kraftwire.spark_decoders import api
+    from kraftwire.spark_decoders.spark import stitch
 
     chosen: list[int] = []
     original = stitch.read_split_exchanges
@@ -213,7 +214,7 @@ def test_route_labels_land_in_their_partitions(spark):
     puts ``partition_labels(n)[p]`` in partition p (balance depends on it, the rows do not)."""
     from pyspark.sql import functions as F
 
-    from kraftwire.spark_decoders.routes import partition_labels
+    from kraftwire.spark_decoders.spark.routes import partition_labels
 
     for partitions in (1, 2, 8, 13):
         labels = partition_labels(partitions)

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Final, Iterable, Iterator
 
-from .bodies import BodyDecoder
-from .capture import (
+from ..kafka.bodies import BodyDecoder
+from ..packets.capture import (
     CHUNK_BYTES,
     CaptureError,
     CaptureStats,
@@ -35,10 +35,10 @@ from .capture import (
     record_header_le,
     shown_name,
 )
-from .connection import DEFAULT_SERVER_PORTS, Connection
-from .exchanges import FILE_SHIFT, packet_ref
-from .fragments import FragmentReassembler
-from .layers import (
+from ..kafka.connection import DEFAULT_SERVER_PORTS, Connection
+from ..kafka.exchanges import FILE_SHIFT, packet_ref
+from ..packets.fragments import FragmentReassembler
+from ..packets.layers import (
     ETH_IPV4,
     ETH_IPV4_ENDPOINTS,
     ETH_IPV4_TCP_MIN,
@@ -51,9 +51,9 @@ from .layers import (
     Segment,
     tcp_segment,
 )
-from .pcapng import EPB_DATA, PcapngReader
-from .rows import OrderedRows
-from .tables import EXCHANGES, connection_class, sort_key
+from ..packets.pcapng import EPB_DATA, PcapngReader
+from ..kafka.rows import OrderedRows
+from ..output.tables import EXCHANGES, connection_class, sort_key
 
 # Whether this module runs compiled (mypyc's build of it is an extension, not a source or bytecode
 # file). Compiled, the fused loops read header fields from a ``Window``'s bytes with librt's typed

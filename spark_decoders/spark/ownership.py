@@ -20,8 +20,8 @@ import socket
 import struct
 import zlib
 
-from .layers import ETH_IPV4, ETH_IPV6, LINK_ETHERNET, PROTO_TCP, Segment
-from .pipeline import flow_key
+from ..packets.layers import ETH_IPV4, ETH_IPV6, LINK_ETHERNET, PROTO_TCP, Segment
+from ..decode.pipeline import flow_key
 
 # Ethernet, ethertype at 12; IPv4 version/IHL at 14, flags and fragment offset at 20, protocol at
 # 23, then addresses (26, 30) and, with a 20-byte header, the TCP ports (34, 36): 12 bytes from 26.

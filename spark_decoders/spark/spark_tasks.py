@@ -23,7 +23,7 @@ from __future__ import annotations
 import gc
 from typing import Iterator, TypeVar
 
-from .pipeline import CollectorPaused
+from ..decode.pipeline import CollectorPaused
 
 T = TypeVar("T")
 

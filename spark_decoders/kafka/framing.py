@@ -29,7 +29,7 @@ import struct
 from typing import Callable, Final
 
 from .headers import Plausible
-from .reassembly import CAPTURE_END, CLOSED, TRUNCATED, StreamSink
+from ..packets.reassembly import CAPTURE_END, CLOSED, TRUNCATED, StreamSink
 
 MAX_FRAME: Final = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
 _SIZE: Final = struct.Struct(">i")

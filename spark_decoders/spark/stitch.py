@@ -14,7 +14,7 @@ import os
 from itertools import accumulate
 from typing import Iterable, Iterator
 
-from .tables import EXCHANGES, spark_ddl
+from ..output.tables import EXCHANGES, spark_ddl
 
 # Second-stage partitions. Each Spark task of Python code costs about 70 ms (half of it the JVM's,
 # which two cores hardly share out): a task should decode at least ``BYTES_PER_PARTITION`` of
@@ -68,7 +68,7 @@ def decode_pieces(
     output: str = EXCHANGES,
 ) -> Iterator:
     """Arrow batches of ``output`` rows from one partition's sorted pieces (Arrow batches)."""
-    from .pipeline import CollectorPaused
+    from ..decode.pipeline import CollectorPaused
 
     with CollectorPaused():  # the collector's passes cost a tenth of the decode (see pipeline)
         yield from _decode_sorted(batches, files, bundle, ports, output)
@@ -77,13 +77,13 @@ def decode_pieces(
 def _decode_sorted(
     batches: Iterable, files: tuple[str, ...], bundle, ports: frozenset[int], output: str
 ) -> Iterator:
-    from .bodies import BodyDecoder
-    from .codecs import load_codecs
-    from .exchanges import packet_ref
-    from .layers import Segment
-    from .pipeline import DecodeOptions, FlowTable
+    from ..kafka.bodies import BodyDecoder
+    from ..kafka.codecs import load_codecs
+    from ..kafka.exchanges import packet_ref
+    from ..packets.layers import Segment
+    from ..decode.pipeline import DecodeOptions, FlowTable
     from .segments_source import unpack_segments
-    from .tables import to_arrow
+    from ..output.tables import to_arrow
 
     rows: list[dict] = []
     flows = FlowTable(
@@ -138,7 +138,7 @@ def read_split_exchanges(
     from pyspark.sql import functions as F
 
     from .datasource import expand_paths, register_once
-    from .pipeline import first_timestamp
+    from ..decode.pipeline import first_timestamp
     from .routes import partition_labels
     from .segments_source import NAME, KafkaPcapSegmentsDataSource
     from .spark_tasks import as_spark_task

@@ -18,10 +18,10 @@ from __future__ import annotations
 import struct
 from typing import Iterator
 
-from .capture import CaptureStats, PcapFile, PcapReader, capture_format
-from .fragments import FragmentReassembler
-from .layers import ETH_IPV4, ETH_IPV6, LINK_ETHERNET, PROTO_TCP, Segment, tcp_segment
-from .pcapng import PcapngReader
+from ..packets.capture import CaptureStats, PcapFile, PcapReader, capture_format
+from ..packets.fragments import FragmentReassembler
+from ..packets.layers import ETH_IPV4, ETH_IPV6, LINK_ETHERNET, PROTO_TCP, Segment, tcp_segment
+from ..packets.pcapng import PcapngReader
 
 LOOKBACK_BYTES = 1 << 20
 # Ethernet: the ethertype at 12, the IP version at 14, IPv4's flags and fragment offset at 20.

@@ -20,14 +20,14 @@ from __future__ import annotations
 import datetime as dt
 from typing import Callable, Final, Iterator
 
-from .bodies import BodyDecoder
-from .connection import Connection
-from .exchanges import FILE_SHIFT
-from .framing import Frame, FrameReader
-from .headers import read_correlation_id, read_request_head
-from .layers import Segment
-from .reassembly import GAP, MIDSTREAM, TRUNCATED, StreamSink
-from .rows import timestamp
+from ..kafka.bodies import BodyDecoder
+from ..kafka.connection import Connection
+from ..kafka.exchanges import FILE_SHIFT
+from ..kafka.framing import Frame, FrameReader
+from ..kafka.headers import read_correlation_id, read_request_head
+from ..packets.layers import Segment
+from ..packets.reassembly import GAP, MIDSTREAM, TRUNCATED, StreamSink
+from ..kafka.rows import timestamp
 
 EXCHANGES: Final = "exchanges"
 FRAMES: Final = "frames"
@@ -282,7 +282,7 @@ def _own_columns(table: str) -> tuple[tuple[str, str, str], ...]:
 
 
 def column_names(table: str) -> tuple[str, ...]:
-    from . import rows
+    from ..kafka import rows
 
     if check_table(table) == EXCHANGES:
         return rows.COLUMNS
@@ -296,7 +296,7 @@ def timestamp_columns(table: str) -> tuple[str, ...]:
 
 
 def spark_ddl(table: str = EXCHANGES) -> str:
-    from . import rows
+    from ..kafka import rows
 
     if check_table(table) == EXCHANGES:
         return rows.spark_ddl()
@@ -318,7 +318,7 @@ _ARROW_SCHEMAS: dict[str, object] = {}
 def _build_arrow_schema(table: str):
     import pyarrow as pa
 
-    from . import rows
+    from ..kafka import rows
 
     if check_table(table) == EXCHANGES:
         return rows.arrow_schema()
@@ -358,7 +358,7 @@ def arrow_batches(rows: list[dict], table: str = EXCHANGES, size: int = 4096) ->
 
 def sort_key(table: str) -> Callable[[dict], tuple]:
     """Rows of ``table`` in one total order, the same whichever path decoded them."""
-    from .rows import sort_key as exchange_order
+    from ..kafka.rows import sort_key as exchange_order
 
     if check_table(table) == EXCHANGES:
         return exchange_order

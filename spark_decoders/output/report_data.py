@@ -14,7 +14,7 @@ import datetime as dt
 from bisect import bisect_right
 from collections import Counter
 
-from .kafka_errors import error_label
+from ..kafka.kafka_errors import error_label
 from .report_elections import Elections
 
 ROW_LIMIT = 5000

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from html import escape
 
-from .capture import shown_name
+from ..packets.capture import shown_name
 from .report_script import SCRIPT, STYLE
 from .report_svg import duration, latency_chart, timeline_chart, wall_clock
 

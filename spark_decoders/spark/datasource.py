@@ -24,7 +24,7 @@ import weakref
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from .tables import EXCHANGES, check_table, spark_ddl
+from ..output.tables import EXCHANGES, check_table, spark_ddl
 
 NAME = "kafka-pcap"
 
@@ -89,7 +89,7 @@ class KafkaPcapDataSource(DataSource):
         return spark_ddl(self.table())
 
     def reader(self, schema) -> "KafkaPcapReader":
-        from .api import codec_bundle
+        from ..api import codec_bundle
 
         paths = expand_paths(self.options.get("path") or self.options.get("paths") or "")
         ports = frozenset(int(p) for p in (self.options.get("ports") or "9092,9093").split(","))
@@ -125,8 +125,8 @@ class KafkaPcapReader(DataSourceReader):
     def _batches(self, partition: Shard):
         """The shard's Arrow batches, made while it decodes (``stream_shard``): a task holds a
         few batches' worth of rows, not all of its shard's."""
-        from .api import stream_shard
-        from .tables import arrow_batches
+        from ..api import stream_shard
+        from ..output.tables import arrow_batches
 
         for rows in stream_shard(
             self.paths, self.bundle, self.ports, partition.index, self.shards, self.table

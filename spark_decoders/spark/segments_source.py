@@ -85,7 +85,7 @@ class KafkaPcapSegmentsDataSource(DataSource):
 
     def reader(self, schema) -> DataSourceReader:
         from .datasource import expand_paths
-        from .pipeline import first_timestamp
+        from ..decode.pipeline import first_timestamp
 
         paths = expand_paths(self.options.get("path") or "")
         files = sorted(paths, key=lambda p: (first_timestamp(p), p))
@@ -116,7 +116,7 @@ class SegmentsReader(DataSourceReader):
         return plan_split_partitions(self.files, self.split_bytes)
 
     def read(self, partition: SplitPartition):
-        from .pipeline import map_file
+        from ..decode.pipeline import map_file
         from .spark_tasks import as_spark_task
 
         return as_spark_task(
@@ -142,8 +142,8 @@ def split_pieces(
     ``(file_index, split_index)``."""
     import pyarrow as pa
 
-    from .capture import CaptureError, CaptureStats
-    from .pipeline import flow_key
+    from ..packets.capture import CaptureError, CaptureStats
+    from ..decode.pipeline import flow_key
     from .splits import split_segments
 
     schema = piece_arrow_schema()
