@@ -13,10 +13,15 @@ from pathlib import Path
 
 import orjson
 
-from .packets.capture import shown_name
+from .api import local_decoder
+from .decode.live import decode_stream
+from .decode.pipeline import DecodeOptions, decode_files
 from .extras import missing_extra
 from .output.sightings import merge_sightings
-from .output.tables import EXCHANGES, TABLES
+from .output.tables import EXCHANGES, TABLES, json_ready, to_arrow
+from .packets.capture import MIN_CAPTURE_HEADER, CaptureError, capture_format, shown_name
+from .spark.quiet_spark import quiet_session
+from .spark.shards import check_spark_paths
 
 PREFIX = "kraftwire decode"  # every problem line starts with the command's name
 
@@ -98,11 +103,6 @@ def _missing_extra(args: argparse.Namespace) -> str | None:
 
 def _run_stream(args: argparse.Namespace, ports: frozenset[int]) -> int:
     """``kraftwire decode -``: each row printed (and flushed) as soon as it is made."""
-    from .api import local_decoder
-    from .packets.capture import CaptureError
-    from .decode.live import decode_stream
-    from .decode.pipeline import DecodeOptions
-
     if args.captures != ["-"] or args.spark or args.format == "parquet" or args.out is not None:
         return _fail(
             "- (standard input) is read alone, locally, as jsonl or table to standard output", 2
@@ -157,9 +157,6 @@ def _silence_stdout() -> None:
 
 
 def _local_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[dict], list[str]]:
-    from .api import local_decoder
-    from .decode.pipeline import DecodeOptions, decode_files
-
     bodies = local_decoder(args.schemas)
     progress = _Progress() if sys.stderr.isatty() else None
     options = DecodeOptions(server_ports=ports, table=args.table)
@@ -204,9 +201,8 @@ def unreadable_captures(stats: dict, prefix: str = "kraftwire decode") -> list[s
 
 
 def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[dict], list[str]]:
-    from .api import check_spark_paths, read_exchanges, spark_rows_as_dicts
-    from .packets.capture import MIN_CAPTURE_HEADER, CaptureError, capture_format
-    from .spark.quiet_spark import quiet_session
+    # Imports pyspark (an optional extra, seconds to import): only when --spark asks for it.
+    from .spark.reading import read_exchanges, spark_rows_as_dicts
 
     check_spark_paths(args.captures)  # before a session is started for nothing
     unreadable = []
@@ -227,8 +223,6 @@ def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[d
 
 
 def _write(rows: list[dict], args: argparse.Namespace) -> None:
-    from .output.tables import to_arrow
-
     if args.format == "parquet":
         if rows or not args.spark:
             import pyarrow as pa
@@ -268,8 +262,6 @@ def jsonl_line(row: dict, table: str = EXCHANGES) -> bytes:
     try:
         return orjson.dumps(row, option=_JSONL_OPTIONS)
     except orjson.JSONEncodeError:
-        from .output.tables import json_ready
-
         return (json.dumps(json_ready(row, table), separators=(",", ":")) + "\n").encode()
 
 

@@ -14,10 +14,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from .packets.capture import shown_name
+from .api import local_decoder
+from .cli import path_problem, unreadable_captures
+from .decode.pipeline import decode_files
 from .output.report_data import ROW_LIMIT, build
 from .output.report_page import page
 from .output.sightings import merge_sightings
+from .packets.capture import shown_name
 
 PREFIX = "kraftwire report"  # every problem line starts with the command's name
 
@@ -31,10 +34,6 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .api import local_decoder
-    from .cli import path_problem, unreadable_captures
-    from .decode.pipeline import decode_files
-
     problem = path_problem(args.captures, args.out)
     if problem:
         print(f"{PREFIX}: {problem}", file=sys.stderr)

@@ -36,7 +36,6 @@ from .implementation import (
     extension_path,
     extension_suffix,
     source_digest,
-    source_path,
     subpackages,
     usable_build,
 )
@@ -81,16 +80,18 @@ def build(native_dir: Path = NATIVE_DIR) -> NativeBuild:
                 place.touch()  # empty: the real ones choose, uncompiled
             else:
                 shutil.copyfile(source, place)
-        paths = [
-            str(package_dir.joinpath(*m.split(".")).with_suffix(".py").relative_to(root))
-            for m in COMPILED_MODULES
-        ]
-        _compile(root, paths)
+        copies = {
+            m: package_dir.joinpath(*m.split(".")).with_suffix(".py") for m in COMPILED_MODULES
+        }
+        # The digests of the sources compiled, not of the files as they are once the build ends:
+        # a source edited meanwhile must make the build stale.
+        digests = {m: source_digest(path) for m, path in copies.items()}
+        _compile(root, [str(path.relative_to(root)) for path in copies.values()])
         built = {m: extension_path(package_dir, m) for m in (*COMPILED_MODULES, GROUP_LIBRARY)}
         missing = [path.name for path in built.values() if not path.is_file()]
         if missing:
             raise NativeBuildError(f"mypyc built no {', '.join(missing)}")
-        size = _place(built, native_dir)
+        size = _place(built, digests, native_dir)
     return NativeBuild(COMPILED_MODULES, time.perf_counter() - started, size)
 
 
@@ -98,9 +99,9 @@ def _compile(root: Path, paths: list[str]) -> None:
     run_build_script(root, _SETUP.format(group=f"{PACKAGE}.{GROUP}"), [*MYPY_OPTIONS, *paths])
 
 
-def _place(built: dict[str, Path], native_dir: Path) -> int:
+def _place(built: dict[str, Path], digests: dict[str, str], native_dir: Path) -> int:
     """Replace the previous build's files in ``native_dir`` by ``built`` (by module) and the
-    manifest."""
+    manifest of the sources' ``digests``."""
     native_dir.mkdir(exist_ok=True)
     for folder in [native_dir, *(native_dir / sub for sub in subpackages())]:
         if not folder.is_dir():
@@ -117,7 +118,7 @@ def _place(built: dict[str, Path], native_dir: Path) -> int:
     manifest = {
         "python": sys.version.split()[0],
         "suffix": extension_suffix(),
-        "sources": {m: source_digest(source_path(m)) for m in COMPILED_MODULES},
+        "sources": digests,
     }
     (native_dir / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return size

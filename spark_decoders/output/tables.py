@@ -27,6 +27,10 @@ from ..kafka.framing import Frame, FrameReader
 from ..kafka.headers import read_correlation_id, read_request_head
 from ..packets.layers import Segment
 from ..packets.reassembly import GAP, MIDSTREAM, TRUNCATED, StreamSink
+from ..kafka.rows import COLUMNS as EXCHANGE_COLUMNS
+from ..kafka.rows import arrow_schema as exchange_arrow_schema
+from ..kafka.rows import sort_key as exchange_order
+from ..kafka.rows import spark_ddl as exchange_ddl
 from ..kafka.rows import timestamp
 
 EXCHANGES: Final = "exchanges"
@@ -282,10 +286,8 @@ def _own_columns(table: str) -> tuple[tuple[str, str, str], ...]:
 
 
 def column_names(table: str) -> tuple[str, ...]:
-    from ..kafka import rows
-
     if check_table(table) == EXCHANGES:
-        return rows.COLUMNS
+        return EXCHANGE_COLUMNS
     return tuple(name for name, _, _ in _own_columns(table))
 
 
@@ -296,10 +298,8 @@ def timestamp_columns(table: str) -> tuple[str, ...]:
 
 
 def spark_ddl(table: str = EXCHANGES) -> str:
-    from ..kafka import rows
-
     if check_table(table) == EXCHANGES:
-        return rows.spark_ddl()
+        return exchange_ddl()
     return ", ".join(f"{name} {kind}" for name, kind, _ in _own_columns(table))
 
 
@@ -318,10 +318,8 @@ _ARROW_SCHEMAS: dict[str, object] = {}
 def _build_arrow_schema(table: str):
     import pyarrow as pa
 
-    from ..kafka import rows
-
     if check_table(table) == EXCHANGES:
-        return rows.arrow_schema()
+        return exchange_arrow_schema()
     types = {
         "string": pa.string(),
         "bool": pa.bool_(),
@@ -358,8 +356,6 @@ def arrow_batches(rows: list[dict], table: str = EXCHANGES, size: int = 4096) ->
 
 def sort_key(table: str) -> Callable[[dict], tuple]:
     """Rows of ``table`` in one total order, the same whichever path decoded them."""
-    from ..kafka.rows import sort_key as exchange_order
-
     if check_table(table) == EXCHANGES:
         return exchange_order
     if table == FRAMES:

@@ -10,7 +10,7 @@ import pytest
 import kraftwire.spark_decoders as decoders
 from captures import T0, assert_rows_match, conversation, decode, pcap_of, write
 from kraftwire.spark_decoders.decode import pipeline
-from kraftwire.spark_decoders.api import decode_shard
+from kraftwire.spark_decoders.spark.shards import decode_shard
 from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET
 from kraftwire.spark_decoders.kafka.rows import STATUSES
 from kraftwire.spark_decoders.packets.synth import link_frame, pcapng_section

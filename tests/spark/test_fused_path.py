@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import kraftwire.spark_decoders as decoders
 from captures import T0, conversation
 from kraftwire.spark_decoders.decode import pipeline
-from kraftwire.spark_decoders.api import decode_shard
+from kraftwire.spark_decoders.spark.shards import decode_shard
 from kraftwire.spark_decoders.kafka.bodies import BodyDecoder
 from kraftwire.spark_decoders.packets.capture import CaptureStats
 from kraftwire.spark_decoders.kafka.connection import DEFAULT_SERVER_PORTS

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from captures import T0, conversation, fragmented, pcap_of, write
 from packet_strategies import link_packets
 from kraftwire.spark_decoders import decode_local
-from kraftwire.spark_decoders.api import decode_shard
+from kraftwire.spark_decoders.spark.shards import decode_shard
 from kraftwire.spark_decoders.packets.capture import CaptureStats
 from kraftwire.spark_decoders.packets.fragments import ip_fragment
 from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET, tcp_segment

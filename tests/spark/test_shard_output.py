@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from captures import T0, conversation, pcap_of, write
 from kraftwire.spark_decoders import decode_local
-from kraftwire.spark_decoders.api import decode_shard
+from kraftwire.spark_decoders.spark.shards import decode_shard
 from kraftwire.spark_decoders.spark.datasource import KafkaPcapReader, Shard
 from kraftwire.spark_decoders.kafka.rows import sort_key
 from kraftwire.spark_decoders.output.tables import (

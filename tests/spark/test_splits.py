@@ -16,7 +16,7 @@ from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET, LINK_SLL2, Se
 from kraftwire.spark_decoders.spark.ownership import shard_of
 from kraftwire.spark_decoders.decode.pipeline import flow_key, open_reader
 from kraftwire.spark_decoders.spark.routes import partition_labels, spark_hash_int, spark_partition
-from kraftwire.spark_decoders.spark.segments_source import (
+from kraftwire.spark_decoders.spark.pieces import (
     piece_arrow_schema,
     split_pieces,
     unpack_segments,

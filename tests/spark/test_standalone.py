@@ -14,7 +14,7 @@ import pytest
 
 from captures import conversation, pcap_of, write
 from kraftwire.spark_decoders import decode_local, read_exchanges
-from kraftwire.spark_decoders.api import spark_rows_as_dicts
+from kraftwire.spark_decoders.spark.reading import spark_rows_as_dicts
 from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pyspark = pytest.importorskip("pyspark")
