@@ -8,6 +8,8 @@ offers them too, importing pyspark only when they are first asked for.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .decode.pipeline import DecodeOptions, decode_files
 from .kafka.bodies import BodyDecoder
 from .kafka.codecs import generated_codecs, load_codecs, parse_schema_dirs
@@ -29,7 +31,7 @@ def decode_local(
     schemas: str | None = None,
     ports: frozenset[int] = DEFAULT_SERVER_PORTS,
     table: str = EXCHANGES,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Rows of ``table`` (exchanges, frames or connections) of the captures, decoded in this process.
     An exchange several of the captures saw is one row (``sightings.merge_sightings``)."""
     options = DecodeOptions(server_ports=ports, table=check_table(table))

@@ -1,13 +1,15 @@
 """Chooses the decoders' implementation: the compiled hot path (``make native``) or the pure modules.
 
-The compiled build (``build``) puts one mypyc extension per hot module, plus the library
-they share, into ``_native/`` beside the sources, with a manifest of the sources they were compiled
-from. Nothing is renamed: the extension of ``kraftwire.spark_decoders.packets.layers`` is that module. When
-the build is usable, the package puts ``_native/`` first on its ``__path__``, so importing a hot
-module finds its extension before its source; every other module stays pure and imports the same
-names either way. The build is used only when it was made for this interpreter and from the
-sources as they are now: a module edited since the build makes the whole package pure rather than
-running stale code. ``KRAFTWIRE_PURE=1`` in the environment forces pure, as for the codecs.
+The compiled build (``build``) puts one mypyc extension per hot module, plus the library they
+share, into ``_native/`` beside the sources (a hot module of a subpackage into that subpackage's
+folder there: ``_native/packets/``), with a manifest of the sources they were compiled from.
+Nothing is renamed: the extension of ``kraftwire.spark_decoders.packets.layers`` is that module.
+When the build is usable, the package puts ``_native/`` first on its ``__path__`` and each
+``_native/<subpackage>/`` first on that subpackage's, so importing a hot module finds its extension
+before its source; every other module stays pure and imports the same names either way. The build
+is used only when it was made for this interpreter and from the sources as they are now: a module
+edited since the build makes the whole package pure rather than running stale code.
+``KRAFTWIRE_PURE=1`` in the environment forces pure, as for the codecs.
 
 This module is never compiled itself: it runs before the choice is made.
 """
@@ -19,6 +21,7 @@ import importlib
 import importlib.machinery
 import json
 import os
+from collections.abc import MutableSequence
 from pathlib import Path
 
 # The decoders' package (this module is in its ``native`` subpackage) and its source folder.
@@ -104,14 +107,14 @@ def usable_build(native_dir: Path = NATIVE_DIR) -> bool:
     return (native_dir / f"{GROUP_LIBRARY}{extension_suffix()}").is_file()
 
 
-def choose(package_path: list[str]) -> str:
+def choose(package_path: MutableSequence[str]) -> str:
     """``"native"`` after putting the compiled build first on ``package_path`` (the package's
     ``__path__``) and on each subpackage's, or ``"pure"`` when it is forced, absent, stale, or
     does not load. The subpackages are imported here for their ``__path__``: their ``__init__``
     modules import nothing, so no decoder module is imported before the choice is made."""
     if forced_pure() or not usable_build():
         return "pure"
-    paths = [(package_path, str(NATIVE_DIR))]
+    paths: list[tuple[MutableSequence[str], str]] = [(package_path, str(NATIVE_DIR))]
     for sub in subpackages():
         module = importlib.import_module(f"{PACKAGE}.{sub}")
         paths.append((module.__path__, str(NATIVE_DIR / sub)))

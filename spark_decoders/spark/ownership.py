@@ -20,8 +20,7 @@ import socket
 import struct
 import zlib
 
-from ..packets.layers import ETH_IPV4, ETH_IPV6, LINK_ETHERNET, PROTO_TCP, Segment
-from ..decode.pipeline import flow_key
+from ..packets.layers import ETH_IPV4, ETH_IPV6, LINK_ETHERNET, PROTO_TCP, Segment, flow_key
 
 # Ethernet, ethertype at 12; IPv4 version/IHL at 14, flags and fragment offset at 20, protocol at
 # 23, then addresses (26, 30) and, with a 20-byte header, the TCP ports (34, 36): 12 bytes from 26.
@@ -33,7 +32,7 @@ _CACHE_LIMIT = 100_000  # raw 4-tuples remembered (both directions count): bound
 
 
 def shard_of(key: tuple, shards: int) -> int:
-    """A stable shard for a connection's canonical endpoints (``pipeline.flow_key``), the same in
+    """A stable shard for a connection's canonical endpoints (``layers.flow_key``), the same in
     every process."""
     return zlib.crc32(repr(key).encode()) % shards
 

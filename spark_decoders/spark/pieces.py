@@ -12,10 +12,10 @@ module is imported by ``kraftwire.spark_decoders`` itself (through ``reading`` a
 from __future__ import annotations
 
 import marshal
-from typing import Iterator
+from typing import Any, Iterator
 
-from ..decode.pipeline import flow_key
-from ..packets.capture import CaptureError, CaptureStats
+from ..packets.capture import CaptureBuffer, CaptureError, CaptureStats
+from ..packets.layers import FlowKey, flow_key
 from .ownership import shard_of
 from .splits import split_segments
 
@@ -30,7 +30,11 @@ PIECE_DDL = (
 )
 
 
-def piece_arrow_schema():
+# A segment as a piece carries it: its packet's number and ts_ns, then the ``Segment``'s fields.
+PieceItem = tuple[Any, ...]
+
+
+def piece_arrow_schema() -> Any:  # a pyarrow.Schema (pyarrow is untyped)
     import pyarrow as pa
 
     return pa.schema(
@@ -46,32 +50,33 @@ def piece_arrow_schema():
     )
 
 
-def pack_segments(items: list[tuple]) -> bytes:
+def pack_segments(items: list[PieceItem]) -> bytes:
     """``[(number, ts_ns, *segment fields), ...]`` as one value. marshal is the fastest encoding
     of tuples of str, int, bytes and bool both ways, and the only reader is the second stage of
     the same job, which runs the same Python."""
     return marshal.dumps(items)
 
 
-def unpack_segments(blob: bytes) -> list[tuple]:
-    return marshal.loads(blob)
+def unpack_segments(blob: bytes) -> list[PieceItem]:
+    items: list[PieceItem] = marshal.loads(blob)
+    return items
 
 
 def split_pieces(
-    buf,
+    buf: CaptureBuffer,
     start: int,
     stop: int,
     place: tuple[int, int],
     routes: list[int],
     chunk_bytes: int = CHUNK_BYTES,
-) -> Iterator:
+) -> Iterator[Any]:  # pyarrow.RecordBatch
     """Arrow batches of the split's pieces (``PIECE_DDL``), then of its count rows; ``place`` is
     ``(file_index, split_index)``."""
     import pyarrow as pa
 
     schema = piece_arrow_schema()
     stats = CaptureStats()
-    pending: dict[tuple, list[tuple]] = {}
+    pending: dict[FlowKey, list[PieceItem]] = {}
     held = chunk = 0
     try:
         for number, ts_ns, seg in split_segments(buf, start, stop, stats):
@@ -104,7 +109,13 @@ def split_pieces(
     )
 
 
-def _pieces(pending: dict[tuple, list[tuple]], place, chunk: int, routes: list[int], schema):
+def _pieces(
+    pending: dict[FlowKey, list[PieceItem]],
+    place: tuple[int, int],
+    chunk: int,
+    routes: list[int],
+    schema: Any,
+) -> Any:  # a pyarrow.RecordBatch
     import pyarrow as pa
 
     file_index, split_index = place

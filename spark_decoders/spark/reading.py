@@ -11,12 +11,14 @@ from __future__ import annotations
 import os
 import weakref
 from pathlib import Path
+from typing import Any, Iterator
 
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSource
 
 from ..decode.pipeline import first_timestamp
-from ..kafka.codecs import parse_schema_dirs
+from ..kafka.codecs import CodecBundle, parse_schema_dirs
 from ..kafka.connection import DEFAULT_SERVER_PORTS
 from ..output.sightings import merge_sightings
 from ..output.tables import EXCHANGES, check_table, sort_key, spark_ddl, utc_aware
@@ -29,7 +31,7 @@ from .spark_tasks import as_spark_task
 from .stitch import decode_pieces, stage_two_partitions
 
 
-def register(spark) -> None:
+def register(spark: SparkSession) -> None:
     """Make ``spark.read.format("kafka-pcap")`` available in this session."""
     register_once(spark, KafkaPcapDataSource)
 
@@ -40,7 +42,7 @@ def register(spark) -> None:
 _REGISTERED: "weakref.WeakKeyDictionary[object, set[str]]" = weakref.WeakKeyDictionary()
 
 
-def register_once(spark, source: type[DataSource]) -> None:
+def register_once(spark: SparkSession, source: type[DataSource]) -> None:
     """Register the data source class ``source`` in ``spark`` unless this process already did."""
     names = _REGISTERED.setdefault(spark, set())
     if source.name() not in names:
@@ -48,7 +50,7 @@ def register_once(spark, source: type[DataSource]) -> None:
         names.add(source.name())
 
 
-def _register_as_active(spark, source: type[DataSource]) -> None:
+def _register_as_active(spark: SparkSession, source: type[DataSource]) -> None:
     """Register ``source`` in ``spark`` while it is the JVM's active session. Spark refuses a name
     that the *active* session already knows, so a session made by ``newSession()`` from one that
     had read captures could not register it (DATA_SOURCE_ALREADY_EXISTS), yet could not load it
@@ -57,7 +59,8 @@ def _register_as_active(spark, source: type[DataSource]) -> None:
     if jsession is None:
         spark.dataSource.register(source)
         return
-    sessions = spark.sparkContext._jvm.org.apache.spark.sql.SparkSession
+    jvm: Any = spark.sparkContext._jvm  # py4j's gateway, untyped (None only once stopped)
+    sessions = jvm.org.apache.spark.sql.SparkSession
     previous = sessions.getActiveSession()
     sessions.setActiveSession(jsession)
     try:
@@ -78,14 +81,14 @@ SPLIT_BYTES = 64 * 1024 * 1024  # the byte ranges of the split plan chosen for l
 
 
 def read_exchanges(
-    spark,
+    spark: SparkSession,
     paths: list[str],
     schemas: str | None = None,
     ports: frozenset[int] = DEFAULT_SERVER_PORTS,
     shards: int | None = None,
     split_bytes: int | None = None,
     table: str = EXCHANGES,
-):
+) -> DataFrame:
     """A DataFrame of the exchanges in ``paths`` (or of their frames or connections: ``table``).
 
     Through the ``kafka-pcap`` data source (connection shards, every file read by every shard), or
@@ -123,13 +126,13 @@ def read_exchanges(
 
 
 def read_split_exchanges(
-    spark,
+    spark: SparkSession,
     paths: list[str],
-    bundle,
+    bundle: CodecBundle | None,
     ports: frozenset[int],
     split_bytes: int,
     output: str = EXCHANGES,
-):
+) -> DataFrame:
     """A DataFrame of the ``output`` rows of ``paths``, read in splits of ``split_bytes``."""
     register_once(spark, KafkaPcapSegmentsDataSource)
     files = tuple(sorted(expand_paths(",".join(paths)), key=lambda p: (first_timestamp(p), p)))
@@ -145,7 +148,7 @@ def read_split_exchanges(
         .load(",".join(files))
     )
 
-    def stage_two(batches):
+    def stage_two(batches: Iterator[Any]) -> Iterator[Any]:  # pyarrow.RecordBatch
         return as_spark_task(decode_pieces(batches, files, bundle, ports, output))
 
     return (
@@ -160,7 +163,7 @@ def _total_bytes(paths: list[str]) -> int:
     return sum(os.path.getsize(path) for path in expand_paths(",".join(paths)))
 
 
-def spark_rows_as_dicts(frame, table: str = EXCHANGES) -> list[dict]:
+def spark_rows_as_dicts(frame: DataFrame, table: str = EXCHANGES) -> list[dict[str, Any]]:
     """Collected rows as local mode's dicts (UTC-aware timestamps), in local mode's order, the
     sightings of an exchange merged as ``decode_local`` merges them (the DataFrame itself has a
     row per capture that saw an exchange)."""

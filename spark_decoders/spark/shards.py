@@ -16,6 +16,7 @@ from ..decode.pipeline import (
     CollectorPaused,
     DecodeOptions,
     FlowTable,
+    Row,
     feed_file_in_steps,
     first_timestamp,
     map_file,
@@ -83,11 +84,11 @@ def decode_shard(
     shards: int,
     table: str = EXCHANGES,
     in_order: bool = True,
-) -> list[dict]:
+) -> list[Row]:
     """Rows of the connections in one shard (see ``datasource``), in local mode's order; with
     ``in_order`` False in the order their connections ended (Spark keeps no order of a data
     source's rows, so its tasks skip the sort)."""
-    rows: list[dict] = []
+    rows: list[Row] = []
     ordered = OrderedRows(sort_key(table)) if in_order else None
     emit = ordered.add if ordered else rows.append
     with CollectorPaused():
@@ -110,12 +111,12 @@ def stream_shard(
     shards: int,
     table: str = EXCHANGES,
     hold_rows: int | None = None,
-) -> Iterator[list[dict]]:
+) -> Iterator[list[Row]]:
     """``decode_shard``'s rows (in_order False) in lists handed on while the shard decodes: the
     decode pauses once ``hold_rows`` or more are held (looked at every ``STOP_CHECK_PACKETS``
     packets), so that a task holds a bounded number of rows whatever the capture's size; None
     for ``STREAM_HOLD_ROWS``."""
-    rows: list[dict] = []
+    rows: list[Row] = []
     bound = STREAM_HOLD_ROWS if hold_rows is None else hold_rows
 
     def full() -> bool:
@@ -137,7 +138,7 @@ def _feed_shard(
     shard: int,
     shards: int,
     table: str,
-    emit: Callable[[dict], None],
+    emit: Callable[[Row], None],
     stop: Callable[[], bool] | None,
 ) -> Iterator[None]:
     """Every file of ``paths`` into one shard's ``FlowTable`` emitting to ``emit``, pausing (a

@@ -123,7 +123,7 @@ def test_a_fault_of_the_decoder_is_not_reported_as_a_file_that_is_no_capture(tmp
     def faulty(*args, **kwargs):
         raise ValueError("a fault inside the decode")
 
-    monkeypatch.setattr(pipeline, "feed_pcap", faulty)
+    monkeypatch.setattr(pipeline._PacketPaths, "route", faulty)
     with pytest.raises(ValueError, match="a fault inside the decode"):
         decode(path)
     with pytest.raises(ValueError, match="a fault inside the decode"):

@@ -1,5 +1,5 @@
-"""The fused path (``pipeline.feed_file``: ``feed_pcap``'s loop for pcap, ``feed_pcapng``'s for
-pcapng, common packets straight to ``FlowTable.common_packet``) gives exactly the rows and stats of
+"""The fused path (``pipeline.feed_file``: one loop over either reader's ``packets``, common
+packets straight to ``FlowTable.common_packet``) gives exactly the rows and stats of
 the general path it stands for: ``segments`` (capture records, link layers, IP fragments) feeding
 ``FlowTable.segment``.
 
@@ -417,13 +417,13 @@ def test_every_module_reading_with_librt_knows_whether_it_runs_compiled():
     from kraftwire.spark_decoders.packets import capture, layers, pcapng
 
     compiled = decoders.IMPLEMENTATION == "native"
-    for module in (capture, framing, headers, layers, pcapng, pipeline):
+    for module in (capture, framing, headers, layers, pcapng):
         assert module.COMPILED is compiled, module.__name__
 
 
 def _packets(data, chunk_bytes: int) -> tuple[list[tuple], CaptureStats]:
     """What a reader's ``records`` yields (each packet's data as bytes), and its stats."""
-    from kraftwire.spark_decoders.decode.pipeline import open_reader
+    from kraftwire.spark_decoders.packets.readers import open_reader
 
     stats = CaptureStats()
     reader, start = open_reader(data, stats)

@@ -21,7 +21,8 @@ from kraftwire.spark_decoders.packets.capture import CaptureStats
 from kraftwire.spark_decoders.packets.fragments import ip_fragment
 from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET, tcp_segment
 from kraftwire.spark_decoders.spark.ownership import ShardOwnership, shard_of
-from kraftwire.spark_decoders.decode.pipeline import flow_key, segments
+from kraftwire.spark_decoders.decode.pipeline import segments
+from kraftwire.spark_decoders.packets.layers import flow_key
 from kraftwire.spark_decoders.kafka.rows import sort_key
 from kraftwire.spark_decoders.packets.synth import (
     link_frame,

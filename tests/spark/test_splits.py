@@ -14,7 +14,8 @@ from kraftwire.spark_decoders.packets.capture import CaptureStats
 from kraftwire.spark_decoders.packets.fragments import ip_fragment
 from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET, LINK_SLL2, Segment
 from kraftwire.spark_decoders.spark.ownership import shard_of
-from kraftwire.spark_decoders.decode.pipeline import flow_key, open_reader
+from kraftwire.spark_decoders.packets.layers import flow_key
+from kraftwire.spark_decoders.packets.readers import open_reader
 from kraftwire.spark_decoders.spark.routes import partition_labels, spark_hash_int, spark_partition
 from kraftwire.spark_decoders.spark.pieces import (
     piece_arrow_schema,
