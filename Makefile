@@ -39,7 +39,7 @@ generate: $(STAMP)
 # kraftwire.spark_decoders use them when present (KRAFTWIRE_PURE=1 forces the pure ones).
 native: $(STAMP)
 	$(BIN)/kraftwire codegen --native --schemas schemas --out generated --package kraftwire.generated
-	$(BIN)/python -m kraftwire.spark_decoders.native_build
+	$(BIN)/python -m kraftwire.spark_decoders.native.build
 
 # Apache Kafka's released jars for the interop tests (tests/interop): Maven resolves them from Maven
 # Central into ~/.m2 and writes one class path per release to interop/target/. Nothing is committed.

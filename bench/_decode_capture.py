@@ -201,8 +201,8 @@ def write_capture(
 ) -> int:
     """Exchanges drawn from ``pool`` (seeded) over 64 connections until ``packets_wanted`` packets
     are written; returns the packet count."""
-    from kraftwire.spark_decoders.layers import LINK_ETHERNET
-    from kraftwire.spark_decoders.synth import Conversation, link_frame
+    from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET
+    from kraftwire.spark_decoders.packets.synth import Conversation, link_frame
 
     rng = random.Random(7)
     convs = [

@@ -30,7 +30,7 @@ def load() -> str:
 def shard_balance(path: Path, schemas: str) -> tuple[float, list[float]]:
     """CPU seconds of the data source's one shard of local[1] and of each shard of local[2], each
     decoded here as its Spark task decodes it: what two free cores could gain at best."""
-    from kraftwire.spark_decoders.api import codec_bundle, decode_shard
+    from kraftwire.spark_decoders.spark.shards import codec_bundle, decode_shard
 
     bundle = codec_bundle(schemas)
 
@@ -57,12 +57,16 @@ def split_balance(path: Path, schemas: str) -> dict[int, tuple[list[float], list
     local[1] and local[2], each task run here on what its Spark task is handed."""
     import pyarrow as pa
 
-    from kraftwire.spark_decoders.api import codec_bundle
-    from kraftwire.spark_decoders.pipeline import map_file
-    from kraftwire.spark_decoders.routes import partition_labels
-    from kraftwire.spark_decoders.segments_source import piece_arrow_schema, split_pieces
-    from kraftwire.spark_decoders.splits import plan_splits
-    from kraftwire.spark_decoders.stitch import decode_pieces, piece_order, stage_two_partitions
+    from kraftwire.spark_decoders.spark.shards import codec_bundle
+    from kraftwire.spark_decoders.decode.pipeline import map_file
+    from kraftwire.spark_decoders.spark.routes import partition_labels
+    from kraftwire.spark_decoders.spark.pieces import piece_arrow_schema, split_pieces
+    from kraftwire.spark_decoders.spark.splits import plan_splits
+    from kraftwire.spark_decoders.spark.stitch import (
+        decode_pieces,
+        piece_order,
+        stage_two_partitions,
+    )
 
     bundle, buf = codec_bundle(schemas), map_file(str(path))
     out = {}

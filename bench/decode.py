@@ -117,7 +117,7 @@ def time_local_pure(path: Path) -> tuple[Timing, int, str]:
 
 def time_local(path: Path, schemas: str) -> tuple[Timing, int]:
     from kraftwire.spark_decoders.api import local_decoder
-    from kraftwire.spark_decoders.pipeline import decode_files
+    from kraftwire.spark_decoders.decode.pipeline import decode_files
 
     bodies = local_decoder(schemas)
     start, start_cpu = time.perf_counter(), time.process_time()
@@ -131,7 +131,7 @@ def profile_local(path: Path, schemas: str, out: str) -> None:
     import pstats
 
     from kraftwire.spark_decoders.api import local_decoder
-    from kraftwire.spark_decoders.pipeline import decode_files
+    from kraftwire.spark_decoders.decode.pipeline import decode_files
 
     bodies = local_decoder(schemas)
     cProfile.runctx("decode_files([str(path)], bodies)", globals(), locals(), out)
@@ -150,7 +150,7 @@ def _best_cpu(run) -> float:
 
 def _recording_decoder(package):
     """A BodyDecoder that decodes no body and records each one it is asked for in ``seen``."""
-    from kraftwire.spark_decoders.bodies import BodyDecoder
+    from kraftwire.spark_decoders.kafka.bodies import BodyDecoder
 
     class Recorded(BodyDecoder):
         keep, seen = True, []
@@ -177,7 +177,7 @@ def breakdown_pure(path: Path) -> None:
 
 def _no_bodies_decoder(package):
     """A BodyDecoder that knows no API version: every row is built, no body decoder is asked."""
-    from kraftwire.spark_decoders.bodies import BodyDecoder
+    from kraftwire.spark_decoders.kafka.bodies import BodyDecoder
 
     class NoBodies(BodyDecoder):
         def knows(self, api_key, api_version):
@@ -191,10 +191,10 @@ def breakdown_local(path: Path, schemas: str) -> None:
     inputs gathered first) and timed as the best of three, so each figure is one stage's cost."""
     import kraftwire.spark_decoders as decoders
     from kraftwire.spark_decoders.api import local_decoder
-    from kraftwire.spark_decoders.bodies import error_codes
-    from kraftwire.spark_decoders.capture import CaptureStats
-    from kraftwire.spark_decoders.jsonview import dumps, json_view
-    from kraftwire.spark_decoders.pipeline import decode_files, map_file, segments
+    from kraftwire.spark_decoders.kafka.bodies import error_codes
+    from kraftwire.spark_decoders.packets.capture import CaptureStats
+    from kraftwire.spark_decoders.kafka.jsonview import dumps, json_view
+    from kraftwire.spark_decoders.decode.pipeline import decode_files, map_file, segments
 
     bodies = local_decoder(schemas)
     recorder = _recording_decoder(bodies.package)
@@ -248,7 +248,7 @@ def _body_stage_inputs(bodies, work: list) -> tuple:
     (message, version, request, records writer if any) per body whose compiled class writes its
     text, (message, version, holds records) per other body, their views, whether each view's text
     may hold floats, the records stage (run once here), and the responses' texts."""
-    from kraftwire.spark_decoders.jsonview import dumps, json_view
+    from kraftwire.spark_decoders.kafka.jsonview import dumps, json_view
 
     written, viewed = [], []
     for item in work:
@@ -282,7 +282,7 @@ def _kept(path: Path, bodies) -> None:
     """A decode whose rows are still held when the program makes its next object, as a user's
     are: a collector pass over every row that this sets off is counted (the bare "full decode"
     frees its rows first, which takes them off the count that sets passes off)."""
-    from kraftwire.spark_decoders.pipeline import decode_files
+    from kraftwire.spark_decoders.decode.pipeline import decode_files
 
     rows = decode_files([str(path)], bodies)
     after = _Tracked()  # the first object the collector counts after the decode
@@ -306,7 +306,7 @@ def codec_implementation(package) -> str:
 
 def decoders_implementation() -> str:
     import kraftwire.spark_decoders as decoders
-    from kraftwire.spark_decoders.implementation import COMPILED_MODULES
+    from kraftwire.spark_decoders.native.implementation import COMPILED_MODULES
 
     if decoders.IMPLEMENTATION == "native":
         return f"native: {len(COMPILED_MODULES)} hot-path modules compiled"
@@ -443,11 +443,11 @@ def _codecs(schemas: str, native: bool):
     built first (each only when missing): both choose their implementation when imported."""
     if native:  # in children: this process has imported neither the decoders nor the records
         subprocess.run(
-            [sys.executable, "-m", "kraftwire.spark_decoders.native_build", "--if-needed"],
+            [sys.executable, "-m", "kraftwire.spark_decoders.native.build", "--if-needed"],
             check=True,
         )
         subprocess.run([sys.executable, "-c", _BUILD_RECORDS_RUNTIME], check=True)
-    from kraftwire.spark_decoders.codecs import compile_native, generated_codecs
+    from kraftwire.spark_decoders.kafka.codecs import compile_native, generated_codecs
 
     if native:
         built = compile_native([Path(schemas)], BENCH_SPECS)

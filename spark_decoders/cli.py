@@ -14,11 +14,16 @@ from typing import TextIO
 
 import orjson
 
-from .capture import shown_name
+from .api import local_decoder
+from .decode.live import decode_stream
+from .decode.pipeline import DecodeOptions, decode_files
 from .extras import missing_extra
-from .rows import Row
-from .sightings import merge_sightings
-from .tables import EXCHANGES, TABLES
+from .kafka.rows import Row
+from .output.sightings import merge_sightings
+from .output.tables import EXCHANGES, TABLES, json_ready, to_arrow
+from .packets.capture import MIN_CAPTURE_HEADER, CaptureError, capture_format, shown_name
+from .spark.quiet_spark import quiet_session
+from .spark.shards import check_spark_paths
 
 PREFIX = "kraftwire decode"  # every problem line starts with the command's name
 
@@ -100,11 +105,6 @@ def _missing_extra(args: argparse.Namespace) -> str | None:
 
 def _run_stream(args: argparse.Namespace, ports: frozenset[int]) -> int:
     """``kraftwire decode -``: each row printed (and flushed) as soon as it is made."""
-    from .api import local_decoder
-    from .capture import CaptureError
-    from .live import decode_stream
-    from .pipeline import DecodeOptions
-
     if args.captures != ["-"] or args.spark or args.format == "parquet" or args.out is not None:
         return _fail(
             "- (standard input) is read alone, locally, as jsonl or table to standard output", 2
@@ -152,9 +152,6 @@ def _silence_stdout() -> None:
 
 
 def _local_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[Row], list[str]]:
-    from .api import local_decoder
-    from .pipeline import DecodeOptions, decode_files
-
     bodies = local_decoder(args.schemas)
     progress = _Progress() if sys.stderr.isatty() else None
     options = DecodeOptions(server_ports=ports, table=args.table)
@@ -199,9 +196,8 @@ def unreadable_captures(stats: Row, prefix: str = "kraftwire decode") -> list[st
 
 
 def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[Row], list[str]]:
-    from .api import check_spark_paths, read_exchanges, spark_rows_as_dicts
-    from .capture import MIN_CAPTURE_HEADER, CaptureError, capture_format
-    from .quiet_spark import quiet_session
+    # Imports pyspark (an optional extra, seconds to import): only when --spark asks for it.
+    from .spark.reading import read_exchanges, spark_rows_as_dicts
 
     check_spark_paths(args.captures)  # before a session is started for nothing
     unreadable = []
@@ -222,8 +218,6 @@ def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[R
 
 
 def _write(rows: list[Row], args: argparse.Namespace) -> None:
-    from .tables import to_arrow
-
     if args.format == "parquet":
         if rows or not args.spark:
             import pyarrow as pa
@@ -263,8 +257,6 @@ def jsonl_line(row: Row, table: str = EXCHANGES) -> bytes:
     try:
         return orjson.dumps(row, option=_JSONL_OPTIONS)
     except orjson.JSONEncodeError:
-        from .tables import json_ready
-
         return (json.dumps(json_ready(row, table), separators=(",", ":")) + "\n").encode()
 
 

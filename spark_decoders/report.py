@@ -15,10 +15,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .capture import shown_name
-from .report_data import ROW_LIMIT, build
-from .report_page import page
-from .sightings import merge_sightings
+from .api import local_decoder
+from .cli import path_problem, unreadable_captures
+from .decode.pipeline import decode_files
+from .output.report_data import ROW_LIMIT, build
+from .output.report_page import page
+from .output.sightings import merge_sightings
+from .packets.capture import shown_name
 
 PREFIX = "kraftwire report"  # every problem line starts with the command's name
 
@@ -32,10 +35,6 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .api import local_decoder
-    from .cli import path_problem, unreadable_captures
-    from .pipeline import decode_files
-
     problem = path_problem(args.captures, args.out)
     if problem:
         print(f"{PREFIX}: {problem}", file=sys.stderr)

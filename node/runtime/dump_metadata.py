@@ -60,7 +60,7 @@ def metadata_package(schemas: str | None) -> ModuleType:
         )
     # The codec cache of `kraftwire decode --schemas`, imported by name when asked for: generating
     # codecs pulls in the generator, which plain dumps never need, and node/ type-checks on its own.
-    codecs = importlib.import_module("kraftwire.spark_decoders.codecs")
+    codecs = importlib.import_module("kraftwire.spark_decoders.kafka.codecs")
     try:
         package: ModuleType = codecs.generated_codecs(codecs.parse_schema_dirs(schemas))[0]
     except (OSError, ValueError) as exc:

@@ -25,8 +25,8 @@ from corpus_data import (
     server_ports,
     wire_exchanges,
 )
-from kraftwire.spark_decoders.bodies import BodyDecoder
-from kraftwire.spark_decoders.pipeline import DecodeOptions, decode_files
+from kraftwire.spark_decoders.kafka.bodies import BodyDecoder
+from kraftwire.spark_decoders.decode.pipeline import DecodeOptions, decode_files
 from log_batches import as_dumped, dump_log_segments, produced_and_fetched, topic_ids
 from wire_frames import connections, packet_times
 

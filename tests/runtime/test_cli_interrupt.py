@@ -116,9 +116,9 @@ def test_consume_stops_on_ctrl_c(tmp_path):
 
 
 def test_decode_stops_on_ctrl_c(tmp_path):
-    from kraftwire.spark_decoders.synth import Conversation, link_frame, pcap_bytes
-    from kraftwire.spark_decoders.layers import LINK_ETHERNET
-    from kraftwire.spark_decoders.traffic import kraft_exchanges
+    from kraftwire.spark_decoders.packets.synth import Conversation, link_frame, pcap_bytes
+    from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET
+    from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
     conv = Conversation(("10.0.0.1", 40001), ("10.0.0.2", 9093))
     ts = 1_700_000_000_000_000_000

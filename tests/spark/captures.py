@@ -5,17 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kraftwire.spark_decoders.bodies import BodyDecoder
-from kraftwire.spark_decoders.layers import LINK_ETHERNET, LINK_RAW, LINK_SLL2
-from kraftwire.spark_decoders.pipeline import decode_files
-from kraftwire.spark_decoders.synth import (
+from kraftwire.spark_decoders.kafka.bodies import BodyDecoder
+from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET, LINK_RAW, LINK_SLL2
+from kraftwire.spark_decoders.decode.pipeline import decode_files
+from kraftwire.spark_decoders.packets.synth import (
     Conversation,
     ip_fragments,
     link_frame,
     pcap_bytes,
     pcapng_section,
 )
-from kraftwire.spark_decoders.traffic import Exchange, kraft_exchanges
+from kraftwire.spark_decoders.kafka.traffic import Exchange, kraft_exchanges
 
 T0 = 1_700_000_000_000_000_000
 

@@ -14,9 +14,9 @@ import sys
 
 import kraftwire.generated as codecs
 import kraftwire.spark_decoders as decoders
-from kraftwire.spark_decoders.bodies import BodyDecoder
-from kraftwire.spark_decoders.pipeline import DecodeOptions, decode_files
-from kraftwire.spark_decoders.tables import TABLES, json_ready
+from kraftwire.spark_decoders.kafka.bodies import BodyDecoder
+from kraftwire.spark_decoders.decode.pipeline import DecodeOptions, decode_files
+from kraftwire.spark_decoders.output.tables import TABLES, json_ready
 
 
 def main(paths: list[str]) -> int:

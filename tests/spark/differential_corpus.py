@@ -12,7 +12,7 @@ import random
 from pathlib import Path
 
 from captures import T0, conversation, fragmented, pcap_of, two_pcapng_sections
-from kraftwire.spark_decoders.layers import (
+from kraftwire.spark_decoders.packets.layers import (
     LINK_ETHERNET,
     LINK_LOOP,
     LINK_NULL,
@@ -20,8 +20,8 @@ from kraftwire.spark_decoders.layers import (
     LINK_SLL,
     LINK_SLL2,
 )
-from kraftwire.spark_decoders.synth import link_frame, pcapng_section
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.packets.synth import link_frame, pcapng_section
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 LINKS = [
     (LINK_ETHERNET, ()),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from kraftwire.spark_decoders.layers import (
+from kraftwire.spark_decoders.packets.layers import (
     LINK_ETHERNET,
     LINK_LOOP,
     LINK_NULL,
@@ -13,7 +13,7 @@ from kraftwire.spark_decoders.layers import (
     LINK_SLL,
     LINK_SLL2,
 )
-from kraftwire.spark_decoders.synth import ip_fragments, link_frame, tcp_packet
+from kraftwire.spark_decoders.packets.synth import ip_fragments, link_frame, tcp_packet
 
 ADDRESSES_V4 = ["10.0.0.1", "10.0.0.2", "192.168.7.9", "10.0.0.10"]
 ADDRESSES_V6 = ["fd00::1", "fd00::2", "2001:db8::17"]

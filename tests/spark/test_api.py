@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from kraftwire.spark_decoders.api import codec_bundle
+from kraftwire.spark_decoders.spark.shards import codec_bundle
 from shared import shared_path
 
 MESSAGES = (

@@ -9,7 +9,7 @@ import pytest
 
 import kraftwire.generated as bundled
 from kraftwire.records import encode_batch, encode_metadata_record
-from kraftwire.spark_decoders.bodies import BodyDecoder
+from kraftwire.spark_decoders.kafka.bodies import BodyDecoder
 
 FETCH = 1
 FETCH_VERSION = 12  # topics by name

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kraftwire.spark_decoders.bodies import FAILED, UNSUPPORTED, BodyDecoder
-from kraftwire.spark_decoders.headers import RequestHead, read_request_head
-from kraftwire.spark_decoders.rows import COLUMNS
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.kafka.bodies import FAILED, UNSUPPORTED, BodyDecoder
+from kraftwire.spark_decoders.kafka.headers import RequestHead, read_request_head
+from kraftwire.spark_decoders.kafka.rows import COLUMNS
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -10,8 +10,8 @@ import pytest
 
 from captures import conversation, pcap_of, write
 from kraftwire.cli import main
-from kraftwire.spark_decoders.rows import COLUMNS
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.kafka.rows import COLUMNS
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 from shared import shared_path
 
 pytestmark = pytest.mark.timeout(300)
@@ -171,7 +171,7 @@ def test_jsonl_lines_hold_the_rows_values_with_iso_timestamps():
     import datetime as dt
 
     from kraftwire.spark_decoders.cli import jsonl_line
-    from kraftwire.spark_decoders.tables import json_ready
+    from kraftwire.spark_decoders.output.tables import json_ready
 
     utc = dt.timezone.utc
     row = dict.fromkeys(COLUMNS)

@@ -10,13 +10,13 @@ import time
 
 import pytest
 
-from kraftwire.spark_decoders.codecs import (
+from kraftwire.spark_decoders.kafka.codecs import (
     CodecBundle,
     compile_native,
     generated_codecs,
     specs_fingerprint,
 )
-from kraftwire.spark_decoders.guard import DecodeTimeout, guarded
+from kraftwire.spark_decoders.kafka.guard import DecodeTimeout, guarded
 from shared import shared_path
 
 pytestmark = pytest.mark.timeout(600)
@@ -121,8 +121,8 @@ def test_a_body_read_that_runs_away_is_a_decode_error_row_not_a_hang():
     never returns becomes a decode_error naming the limit, and the next body decodes as usual. The
     first read arms the timer through ``guard.arm``; the second finds it armed and only marks."""
     from kraftwire.generated import encode_request, lookup
-    from kraftwire.spark_decoders.bodies import BodyDecoder, _Codec
-    from kraftwire.spark_decoders.codecs import load_codecs
+    from kraftwire.spark_decoders.kafka.bodies import BodyDecoder, _Codec
+    from kraftwire.spark_decoders.kafka.codecs import load_codecs
 
     class Spinning:
         @staticmethod
@@ -148,7 +148,7 @@ def test_guard_rearms_in_a_forked_child():
     and kills a child that hangs)."""
     script = (
         "import os, time\n"
-        "from kraftwire.spark_decoders.guard import DecodeTimeout, guarded\n"
+        "from kraftwire.spark_decoders.kafka.guard import DecodeTimeout, guarded\n"
         "guarded(lambda: None, 0.2)\n"
         "pid = os.fork()\n"
         "if pid == 0:\n"
@@ -180,7 +180,7 @@ def test_guard_never_kills_a_process_that_is_shutting_down():
     """Finalisation restores SIGVTALRM's default action (terminate): a tick while a big heap is
     freed would end a finished process with status 154, so ``make test`` failed after passing."""
     script = (
-        "from kraftwire.spark_decoders.guard import guarded\n"
+        "from kraftwire.spark_decoders.kafka.guard import guarded\n"
         "guarded(lambda: None, 0.01)\n"
         "heap = [[i] for i in range(3 * 10**6)]\n"
     )

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kraftwire.spark_decoders.pipeline import CollectorPaused
+from kraftwire.spark_decoders.decode.pipeline import CollectorPaused
 
 
 class _Row:

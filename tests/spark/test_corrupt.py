@@ -9,12 +9,12 @@ import pytest
 
 import kraftwire.spark_decoders as decoders
 from captures import T0, assert_rows_match, conversation, decode, pcap_of, write
-from kraftwire.spark_decoders import pipeline
-from kraftwire.spark_decoders.api import decode_shard
-from kraftwire.spark_decoders.layers import LINK_ETHERNET
-from kraftwire.spark_decoders.rows import STATUSES
-from kraftwire.spark_decoders.synth import link_frame, pcapng_section
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.decode import pipeline
+from kraftwire.spark_decoders.spark.shards import decode_shard
+from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET
+from kraftwire.spark_decoders.kafka.rows import STATUSES
+from kraftwire.spark_decoders.packets.synth import link_frame, pcapng_section
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -123,7 +123,7 @@ def test_a_fault_of_the_decoder_is_not_reported_as_a_file_that_is_no_capture(tmp
     def faulty(*args, **kwargs):
         raise ValueError("a fault inside the decode")
 
-    monkeypatch.setattr(pipeline, "feed_pcap", faulty)
+    monkeypatch.setattr(pipeline._PacketPaths, "route", faulty)
     with pytest.raises(ValueError, match="a fault inside the decode"):
         decode(path)
     with pytest.raises(ValueError, match="a fault inside the decode"):

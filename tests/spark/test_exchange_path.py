@@ -9,16 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kraftwire.spark_decoders.bodies import BodyDecoder
-from kraftwire.spark_decoders.exchanges import Endpoints, Matcher
-from kraftwire.spark_decoders.framing import Frame
-from kraftwire.spark_decoders.headers import (
+from kraftwire.spark_decoders.kafka.bodies import BodyDecoder
+from kraftwire.spark_decoders.kafka.exchanges import Endpoints, Matcher
+from kraftwire.spark_decoders.kafka.framing import Frame
+from kraftwire.spark_decoders.kafka.headers import (
     read_request_head,
     request_body_start,
     request_body_start_after,
 )
-from kraftwire.spark_decoders.rows import OrderedRows, timestamp, utc_datetime
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.kafka.rows import OrderedRows, timestamp, utc_datetime
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 # Request headers: API key, version and correlation id, then a client id of any length (null,
 # invalid negative, ASCII, UTF-8 text, any bytes; sometimes longer than what follows), then a

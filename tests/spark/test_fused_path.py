@@ -1,5 +1,5 @@
-"""The fused path (``pipeline.feed_file``: ``feed_pcap``'s loop for pcap, ``feed_pcapng``'s for
-pcapng, common packets straight to ``FlowTable.common_packet``) gives exactly the rows and stats of
+"""The fused path (``pipeline.feed_file``: one loop over either reader's ``packets``, common
+packets straight to ``FlowTable.common_packet``) gives exactly the rows and stats of
 the general path it stands for: ``segments`` (capture records, link layers, IP fragments) feeding
 ``FlowTable.segment``.
 
@@ -20,16 +20,16 @@ from hypothesis import strategies as st
 
 import kraftwire.spark_decoders as decoders
 from captures import T0, conversation
-from kraftwire.spark_decoders import pipeline
-from kraftwire.spark_decoders.api import decode_shard
-from kraftwire.spark_decoders.bodies import BodyDecoder
-from kraftwire.spark_decoders.capture import CaptureStats
-from kraftwire.spark_decoders.connection import DEFAULT_SERVER_PORTS
-from kraftwire.spark_decoders.exchanges import packet_ref
-from kraftwire.spark_decoders.layers import LINK_ETHERNET, LINK_SLL2
-from kraftwire.spark_decoders.synth import ip_fragments, link_frame
-from kraftwire.spark_decoders.tables import CONNECTIONS, EXCHANGES, FRAMES, sort_key
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.decode import pipeline
+from kraftwire.spark_decoders.spark.shards import decode_shard
+from kraftwire.spark_decoders.kafka.bodies import BodyDecoder
+from kraftwire.spark_decoders.packets.capture import CaptureStats
+from kraftwire.spark_decoders.kafka.connection import DEFAULT_SERVER_PORTS
+from kraftwire.spark_decoders.kafka.exchanges import packet_ref
+from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET, LINK_SLL2
+from kraftwire.spark_decoders.packets.synth import ip_fragments, link_frame
+from kraftwire.spark_decoders.output.tables import CONNECTIONS, EXCHANGES, FRAMES, sort_key
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -236,7 +236,7 @@ def test_fused_loop_equals_the_general_path(tmp_path_factory, data, table, shard
 
 def test_a_pcap_of_another_link_type_decodes_as_before(tmp_path):
     """Only Ethernet packets can be fused; an SLL2 pcap goes the general way, packet by packet."""
-    from kraftwire.spark_decoders.synth import pcap_bytes
+    from kraftwire.spark_decoders.packets.synth import pcap_bytes
 
     conv = conversation(EXCHANGES_POOL[:3])
     path = str(tmp_path / "sll2.pcap")
@@ -372,7 +372,7 @@ def test_every_window_edge_within_a_record(pcapng):
 
 def test_a_window_holds_at_most_its_chunk_or_the_one_record_that_needs_more():
     """Memory stays bounded: a window loads ``chunk_bytes`` (or the bytes one record needs)."""
-    from kraftwire.spark_decoders.capture import Window
+    from kraftwire.spark_decoders.packets.capture import Window
 
     window = Window(bytearray(range(256)) * 40, chunk_bytes=100)
     window.load(50, 16)
@@ -391,7 +391,7 @@ def test_a_window_holds_at_most_its_chunk_or_the_one_record_that_needs_more():
 def test_a_pcapng_block_a_window_cuts_is_read_from_the_next_window(monkeypatch, chunk_bytes):
     """Only the section and interface blocks take the reader's general way (``advance``): an
     enhanced packet block cut by the window's edge is read whole from a window moved to it."""
-    from kraftwire.spark_decoders.pcapng import PcapngReader
+    from kraftwire.spark_decoders.packets.pcapng import PcapngReader
 
     blocks: list[bool] = []  # per block ``advance`` read: whether it held a packet
     advance = PcapngReader.advance
@@ -413,16 +413,17 @@ def test_a_pcapng_block_a_window_cuts_is_read_from_the_next_window(monkeypatch, 
 def test_every_module_reading_with_librt_knows_whether_it_runs_compiled():
     """``COMPILED`` picks librt's readers; it must say what the package chose, or the compiled
     build would run the interpreted reads (or the pure one call librt)."""
-    from kraftwire.spark_decoders import capture, framing, headers, layers, pcapng
+    from kraftwire.spark_decoders.kafka import framing, headers
+    from kraftwire.spark_decoders.packets import capture, layers, pcapng
 
     compiled = decoders.IMPLEMENTATION == "native"
-    for module in (capture, framing, headers, layers, pcapng, pipeline):
+    for module in (capture, framing, headers, layers, pcapng):
         assert module.COMPILED is compiled, module.__name__
 
 
 def _packets(data, chunk_bytes: int) -> tuple[list[tuple], CaptureStats]:
     """What a reader's ``records`` yields (each packet's data as bytes), and its stats."""
-    from kraftwire.spark_decoders.pipeline import open_reader
+    from kraftwire.spark_decoders.packets.readers import open_reader
 
     stats = CaptureStats()
     reader, start = open_reader(data, stats)
@@ -436,7 +437,7 @@ def _packets(data, chunk_bytes: int) -> tuple[list[tuple], CaptureStats]:
 def _pcapng_packets_block_by_block(data) -> tuple[list[tuple], CaptureStats]:
     """Every block of a pcapng read by ``advance``, the reader's general way (as ``records``
     read them all before enhanced packet blocks were read from a window)."""
-    from kraftwire.spark_decoders.pcapng import PcapngReader
+    from kraftwire.spark_decoders.packets.pcapng import PcapngReader
 
     stats = CaptureStats()
     reader, view = PcapngReader(data, stats), memoryview(data)

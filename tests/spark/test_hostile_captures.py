@@ -9,9 +9,9 @@ import random
 import pytest
 
 from captures import conversation, decode, write
-from kraftwire.spark_decoders.layers import LINK_ETHERNET
-from kraftwire.spark_decoders.synth import link_frame, pcapng_section
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET
+from kraftwire.spark_decoders.packets.synth import link_frame, pcapng_section
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -14,19 +14,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kraftwire.spark_decoders import layers
-from kraftwire.spark_decoders.framing import Frame, FrameReader
-from kraftwire.spark_decoders.headers import (
+from kraftwire.spark_decoders.packets import layers
+from kraftwire.spark_decoders.kafka.framing import Frame, FrameReader
+from kraftwire.spark_decoders.kafka.headers import (
     plausible_request,
     plausible_response,
     read_correlation_id,
     read_request_head,
 )
-from kraftwire.spark_decoders.bodies import _field_kinds
-from kraftwire.spark_decoders.jsonview import dumps, json_view
-from kraftwire.spark_decoders.layers import LINK_ETHERNET, tcp_segment
-from kraftwire.spark_decoders.reassembly import TcpStream
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.kafka.bodies import _field_kinds
+from kraftwire.spark_decoders.kafka.jsonview import dumps, json_view
+from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET, tcp_segment
+from kraftwire.spark_decoders.packets.reassembly import TcpStream
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 
 def _ethernet_ipv4_tcp(
@@ -247,7 +247,7 @@ def test_tcp_stream_shortcut_equals_the_general_path(plan, isn, syn):
 @settings(max_examples=500, deadline=None)
 @given(acks=st.lists(st.integers(0, 0xFFFFFFFF) | st.sampled_from([0, 1, 0x7FFFFFFF, 0x80000000])))
 def test_peer_ack_keeps_the_furthest_acknowledgement_modulo_2_32(acks):
-    from kraftwire.spark_decoders.reassembly import seq_diff
+    from kraftwire.spark_decoders.packets.reassembly import seq_diff
 
     stream, expected = TcpStream(_Record()), None
     for ack in acks:
@@ -416,7 +416,7 @@ header_payloads = st.one_of(
 def test_request_body_start_is_where_the_header_codec_stops(upstream, payload, header_version):
     """The shortcut past a request header either declines (None) or names the offset where the
     codec's own header reader stops; the headers it declines are the ones the codec may reject."""
-    from kraftwire.spark_decoders.headers import request_body_start
+    from kraftwire.spark_decoders.kafka.headers import request_body_start
 
     start = request_body_start(payload, header_version)
     if start is not None:
@@ -427,7 +427,7 @@ def test_request_body_start_is_where_the_header_codec_stops(upstream, payload, h
 @settings(max_examples=300, deadline=None)
 @given(payload=st.binary(max_size=12), header_version=st.integers(0, 2))
 def test_response_body_start_is_where_the_header_codec_stops(upstream, payload, header_version):
-    from kraftwire.spark_decoders.headers import response_body_start
+    from kraftwire.spark_decoders.kafka.headers import response_body_start
 
     start = response_body_start(payload, header_version)
     if start is not None:
@@ -436,7 +436,7 @@ def test_response_body_start_is_where_the_header_codec_stops(upstream, payload, 
 
 
 def test_plain_headers_take_the_shortcut():
-    from kraftwire.spark_decoders.headers import request_body_start, response_body_start
+    from kraftwire.spark_decoders.kafka.headers import request_body_start, response_body_start
 
     request = struct.pack(">hhih", 1, 17, 7, 3) + b"abc" + b"\x00" + b"body"
     assert [request_body_start(request, v) for v in (0, 1, 2)] == [None, 13, 14]
@@ -475,7 +475,7 @@ def test_timestamps_built_from_the_last_second_equal_the_epoch_arithmetic(values
     one second and across, before 1970 and past 9999, it gives what epoch + timedelta gives."""
     import datetime as dt
 
-    from kraftwire.spark_decoders.rows import timestamp
+    from kraftwire.spark_decoders.kafka.rows import timestamp
 
     epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
     for ts_ns in values:
@@ -500,7 +500,7 @@ def test_memoised_client_id_verdicts_equal_the_rule(ids, cut):
     """Asked twice, as bytes or bytearray: the memo of plausible client ids (UTF-8 without
     control characters) answers as the rule would; and a request header whose client id goes on
     past the buffer's end is undecided."""
-    from kraftwire.spark_decoders.headers import _plausible_client_id
+    from kraftwire.spark_decoders.kafka.headers import _plausible_client_id
 
     for client_id in ids * 2:
         buf = b"\x00" * 14 + client_id
@@ -539,7 +539,7 @@ def test_error_codes_read_what_the_regular_expression_finds(value):
     what ``re.findall(r'"errorCode":(-?\\d+)')`` finds, each as an int."""
     import re
 
-    from kraftwire.spark_decoders.bodies import error_codes
+    from kraftwire.spark_decoders.kafka.bodies import error_codes
 
     for ensure_ascii in (False, True):
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=ensure_ascii)

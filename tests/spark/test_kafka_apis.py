@@ -8,8 +8,8 @@ import re
 
 from captures import decode
 from kraftwire.codegen.loader import load_raw, spec_files
-from kraftwire.spark_decoders.kafka_apis import KAFKA_API_NAMES
-from kraftwire.spark_decoders.kafka_errors import KAFKA_ERROR_NAMES, error_label
+from kraftwire.spark_decoders.kafka.kafka_apis import KAFKA_API_NAMES
+from kraftwire.spark_decoders.kafka.kafka_errors import KAFKA_ERROR_NAMES, error_label
 from shared import shared_path
 
 

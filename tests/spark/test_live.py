@@ -11,11 +11,11 @@ import time
 import pytest
 
 from captures import conversation, decode, pcap_of, write
-from kraftwire.spark_decoders.layers import LINK_ETHERNET
-from kraftwire.spark_decoders.live import decode_stream
-from kraftwire.spark_decoders.bodies import BodyDecoder
-from kraftwire.spark_decoders.synth import link_frame, pcapng_section
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET
+from kraftwire.spark_decoders.decode.live import decode_stream
+from kraftwire.spark_decoders.kafka.bodies import BodyDecoder
+from kraftwire.spark_decoders.packets.synth import link_frame, pcapng_section
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -144,4 +144,6 @@ def test_decode_dash_table_and_refusals(tmp_path):
         )
         assert refused.returncode == 2 and refused.stderr.count(b"\n") == 1, refused.stderr
     empty = subprocess.run([KRAFTWIRE, "decode", "-"], input=b"", capture_output=True, timeout=60)
-    assert empty.returncode == 1 and empty.stderr.startswith(b"kraftwire decode: standard input: not a")
+    assert empty.returncode == 1 and empty.stderr.startswith(
+        b"kraftwire decode: standard input: not a"
+    )

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from captures import T0, conversation, pcap_of, write
-from kraftwire.spark_decoders.bodies import BodyDecoder
-from kraftwire.spark_decoders.pipeline import DecodeOptions, decode_files
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.kafka.bodies import BodyDecoder
+from kraftwire.spark_decoders.decode.pipeline import DecodeOptions, decode_files
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -16,7 +16,11 @@ from pathlib import Path
 import pytest
 
 from differential_corpus import write_corpus
-from kraftwire.spark_decoders.implementation import FORCE_PURE_VARIABLE, forced_pure, usable_build
+from kraftwire.spark_decoders.native.implementation import (
+    FORCE_PURE_VARIABLE,
+    forced_pure,
+    usable_build,
+)
 
 HERE = Path(__file__).resolve().parent
 SHARED_CAPTURES = ("arkime-kafka.pcap", "go-sniffer-kafka.pcap", "ndpi-kafka.pcapng")

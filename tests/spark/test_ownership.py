@@ -16,15 +16,21 @@ from hypothesis import strategies as st
 from captures import T0, conversation, fragmented, pcap_of, write
 from packet_strategies import link_packets
 from kraftwire.spark_decoders import decode_local
-from kraftwire.spark_decoders.api import decode_shard
-from kraftwire.spark_decoders.capture import CaptureStats
-from kraftwire.spark_decoders.fragments import ip_fragment
-from kraftwire.spark_decoders.layers import LINK_ETHERNET, tcp_segment
-from kraftwire.spark_decoders.ownership import ShardOwnership, shard_of
-from kraftwire.spark_decoders.pipeline import flow_key, segments
-from kraftwire.spark_decoders.rows import sort_key
-from kraftwire.spark_decoders.synth import link_frame, pcap_bytes, pcapng_section, tcp_packet
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.spark.shards import decode_shard
+from kraftwire.spark_decoders.packets.capture import CaptureStats
+from kraftwire.spark_decoders.packets.fragments import ip_fragment
+from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET, tcp_segment
+from kraftwire.spark_decoders.spark.ownership import ShardOwnership, shard_of
+from kraftwire.spark_decoders.decode.pipeline import segments
+from kraftwire.spark_decoders.packets.layers import flow_key
+from kraftwire.spark_decoders.kafka.rows import sort_key
+from kraftwire.spark_decoders.packets.synth import (
+    link_frame,
+    pcap_bytes,
+    pcapng_section,
+    tcp_packet,
+)
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 
 def reference_owns(seg, shard: int, shards: int) -> bool:

@@ -15,12 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kraftwire.generated
-from kraftwire.spark_decoders.bodies import BodyDecoder
-from kraftwire.spark_decoders.capture import PcapFile, PcapReader
-from kraftwire.spark_decoders.framing import Frame
-from kraftwire.spark_decoders.pcapng import Interface, PcapngReader
-from kraftwire.spark_decoders.pipeline import FlowTable, reversed_endpoints
-from kraftwire.spark_decoders.reassembly import MIDSTREAM, TcpStream
+from kraftwire.spark_decoders.kafka.bodies import BodyDecoder
+from kraftwire.spark_decoders.packets.capture import PcapFile, PcapReader
+from kraftwire.spark_decoders.kafka.framing import Frame
+from kraftwire.spark_decoders.packets.pcapng import Interface, PcapngReader
+from kraftwire.spark_decoders.decode.pipeline import FlowTable, reversed_endpoints
+from kraftwire.spark_decoders.packets.reassembly import MIDSTREAM, TcpStream
 
 ACK = 0x10
 SYN = 0x02
@@ -205,9 +205,9 @@ def test_a_decode_leaves_no_cycle_of_its_objects(tmp_path):
     emitted) would stay until a full collection. After a decode of many connections, the collector
     finds none of the package's objects, and no row, unreachable."""
     from captures import conversation
-    from kraftwire.spark_decoders.pipeline import decode_files
-    from kraftwire.spark_decoders.synth import link_frame, pcap_bytes
-    from kraftwire.spark_decoders.traffic import kraft_exchanges
+    from kraftwire.spark_decoders.decode.pipeline import decode_files
+    from kraftwire.spark_decoders.packets.synth import link_frame, pcap_bytes
+    from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
     exchanges = kraft_exchanges(6, seed=3)
     packets = []

@@ -29,7 +29,7 @@ from kraftwire.records import (
     encode_metadata_record,
     end_txn_marker_batch,
 )
-from kraftwire.spark_decoders.bodies import BodyDecoder
+from kraftwire.spark_decoders.kafka.bodies import BodyDecoder
 
 # Specs whose classes the package below hands out compiled-style: the bodies with records fields,
 # and metadata-log records (ClientQuotaRecord's value is a float64, which has no text writer).

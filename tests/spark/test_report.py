@@ -22,9 +22,9 @@ from election_story import CANDIDATES, LEADERS, RESIGNED, story_packets
 from kraftwire.cli import main
 from kraftwire.generated import encode_request, encode_response, lookup
 from kraftwire.spark_decoders.report import render
-from kraftwire.spark_decoders.report_data import ROW_LIMIT, sample_indices
-from kraftwire.spark_decoders.synth import Conversation
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.output.report_data import ROW_LIMIT, sample_indices
+from kraftwire.spark_decoders.packets.synth import Conversation
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(300)
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")

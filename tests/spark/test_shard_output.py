@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 
 from captures import T0, conversation, pcap_of, write
 from kraftwire.spark_decoders import decode_local
-from kraftwire.spark_decoders.api import decode_shard
-from kraftwire.spark_decoders.datasource import KafkaPcapReader, Shard
-from kraftwire.spark_decoders.rows import sort_key
-from kraftwire.spark_decoders.tables import (
+from kraftwire.spark_decoders.spark.shards import decode_shard
+from kraftwire.spark_decoders.spark.datasource import KafkaPcapReader, Shard
+from kraftwire.spark_decoders.kafka.rows import sort_key
+from kraftwire.spark_decoders.output.tables import (
     EXCHANGES,
     TABLES,
     arrow_batches,
@@ -28,7 +28,7 @@ from kraftwire.spark_decoders.tables import (
     to_arrow,
     utc_aware,
 )
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 PORTS = frozenset({9092, 9093})
 

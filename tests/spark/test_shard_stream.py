@@ -9,12 +9,12 @@ from collections import Counter
 import pytest
 
 from captures import T0, conversation, pcap_of, two_pcapng_sections, write
-from kraftwire.spark_decoders import api
-from kraftwire.spark_decoders.api import decode_shard, stream_shard
-from kraftwire.spark_decoders.datasource import KafkaPcapReader, Shard
-from kraftwire.spark_decoders.pipeline import STOP_CHECK_PACKETS
-from kraftwire.spark_decoders.tables import EXCHANGES, FRAMES, arrow_batches, utc_aware
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.spark import shards
+from kraftwire.spark_decoders.spark.shards import decode_shard, stream_shard
+from kraftwire.spark_decoders.spark.datasource import KafkaPcapReader, Shard
+from kraftwire.spark_decoders.decode.pipeline import STOP_CHECK_PACKETS
+from kraftwire.spark_decoders.output.tables import EXCHANGES, FRAMES, arrow_batches, utc_aware
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 PORTS = frozenset({9092, 9093})
 HOLD = 300  # far below the rows of the captures, so that every one of them pauses many times
@@ -89,14 +89,14 @@ def test_rows_held_stay_bounded(captures):
 def test_reader_batches_come_out_while_the_shard_decodes(captures, monkeypatch):
     """The reader's first Arrow batch comes before the shard's last file is even opened."""
     opened: list[str] = []
-    real_map = api.map_file
+    real_map = shards.map_file
 
     def recorded(path):
         opened.append(path)
         return real_map(path)
 
-    monkeypatch.setattr(api, "map_file", recorded)
-    monkeypatch.setattr(api, "STREAM_HOLD_ROWS", HOLD)
+    monkeypatch.setattr(shards, "map_file", recorded)
+    monkeypatch.setattr(shards, "STREAM_HOLD_ROWS", HOLD)
     reader = KafkaPcapReader(captures, None, PORTS, 1, FRAMES)
     batches = reader._batches(Shard(0))
     first = next(batches)

@@ -10,8 +10,8 @@ import pytest
 from captures import T0, conversation, pcap_of, write
 from kraftwire.cli import main
 from kraftwire.spark_decoders.api import decode_local
-from kraftwire.spark_decoders.sightings import merge_sightings
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.output.sightings import merge_sightings
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 EXCHANGES = kraft_exchanges(6, seed=4)
 

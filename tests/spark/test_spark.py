@@ -11,10 +11,10 @@ import pytest
 from captures import T0, conversation, fragmented, pcap_of, write
 from corpus.corpus_data import spark_agrees_with_local
 from kraftwire.spark_decoders import decode_local, read_exchanges
-from kraftwire.spark_decoders.api import spark_rows_as_dicts
-from kraftwire.spark_decoders.layers import LINK_SLL2
-from kraftwire.spark_decoders.synth import link_frame, pcapng_section
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.spark.reading import spark_rows_as_dicts
+from kraftwire.spark_decoders.packets.layers import LINK_SLL2
+from kraftwire.spark_decoders.packets.synth import link_frame, pcapng_section
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 from shared import shared_path
 
 pytest.importorskip("pyspark")
@@ -102,7 +102,7 @@ def test_a_session_registers_each_data_source_once(spark, synthetic, monkeypatch
 
     from pyspark.sql.datasource import DataSourceRegistration
 
-    from kraftwire.spark_decoders import datasource
+    from kraftwire.spark_decoders.spark import reading
 
     registered = []
     original = DataSourceRegistration.register
@@ -112,7 +112,7 @@ def test_a_session_registers_each_data_source_once(spark, synthetic, monkeypatch
         return original(self, source)
 
     monkeypatch.setattr(DataSourceRegistration, "register", counting)
-    monkeypatch.setattr(datasource, "_REGISTERED", weakref.WeakKeyDictionary())
+    monkeypatch.setattr(reading, "_REGISTERED", weakref.WeakKeyDictionary())
     local = decode_local(synthetic)
     for _ in range(2):
         assert spark_rows_as_dicts(read_exchanges(spark, synthetic)) == local
@@ -146,23 +146,23 @@ def test_large_captures_take_the_split_plan_unless_told_not_to(spark, synthetic,
     """A data source shard holds its rows until it ends; above ``SPLIT_ABOVE_BYTES`` of capture
     ``read_exchanges`` streams them through the split plan instead (thresholds shrunk here so the
     small captures count as large), and ``split_bytes=0`` keeps the data source."""
-    from kraftwire.spark_decoders import api, stitch
+    from kraftwire.spark_decoders.spark import reading
 
     chosen: list[int] = []
-    original = stitch.read_split_exchanges
+    original = reading.read_split_exchanges
 
     def recording(spark, paths, bundle, ports, split_bytes, output="exchanges"):
         chosen.append(split_bytes)
         return original(spark, paths, bundle, ports, split_bytes, output)
 
-    monkeypatch.setattr(stitch, "read_split_exchanges", recording)
+    monkeypatch.setattr(reading, "read_split_exchanges", recording)
     local = decode_local(synthetic)
     total = sum(os.path.getsize(path) for path in synthetic)
-    monkeypatch.setattr(api, "SPLIT_ABOVE_BYTES", total)  # not above: the data source
+    monkeypatch.setattr(reading, "SPLIT_ABOVE_BYTES", total)  # not above: the data source
     assert spark_rows_as_dicts(read_exchanges(spark, synthetic)) == local
     assert chosen == []
-    monkeypatch.setattr(api, "SPLIT_ABOVE_BYTES", total - 1)
-    monkeypatch.setattr(api, "SPLIT_BYTES", 997)
+    monkeypatch.setattr(reading, "SPLIT_ABOVE_BYTES", total - 1)
+    monkeypatch.setattr(reading, "SPLIT_BYTES", 997)
     assert spark_rows_as_dicts(read_exchanges(spark, synthetic)) == local
     assert chosen == [997]
     assert spark_rows_as_dicts(read_exchanges(spark, synthetic, split_bytes=0)) == local
@@ -219,7 +219,7 @@ def test_route_labels_land_in_their_partitions(spark):
     puts ``partition_labels(n)[p]`` in partition p (balance depends on it, the rows do not)."""
     from pyspark.sql import functions as F
 
-    from kraftwire.spark_decoders.routes import partition_labels
+    from kraftwire.spark_decoders.spark.routes import partition_labels
 
     for partitions in (1, 2, 8, 13):
         labels = partition_labels(partitions)

@@ -15,12 +15,12 @@ import sys
 import pytest
 
 from captures import conversation, pcap_of, write
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 TASKS = """
 import gc, json, sys
 from pyspark import TaskContext
-from kraftwire.spark_decoders.datasource import KafkaPcapReader
+from kraftwire.spark_decoders.spark.datasource import KafkaPcapReader
 
 reader = KafkaPcapReader([sys.argv[1]], None, frozenset({9092, 9093}), 2, "exchanges")
 

@@ -10,28 +10,29 @@ from hypothesis import strategies as st
 
 from captures import T0, conversation, write
 from kraftwire.spark_decoders import decode_local
-from kraftwire.spark_decoders.capture import CaptureStats
-from kraftwire.spark_decoders.fragments import ip_fragment
-from kraftwire.spark_decoders.layers import LINK_ETHERNET, LINK_SLL2, Segment
-from kraftwire.spark_decoders.ownership import shard_of
-from kraftwire.spark_decoders.pipeline import flow_key, open_reader
-from kraftwire.spark_decoders.routes import partition_labels, spark_hash_int, spark_partition
-from kraftwire.spark_decoders.segments_source import (
+from kraftwire.spark_decoders.packets.capture import CaptureStats
+from kraftwire.spark_decoders.packets.fragments import ip_fragment
+from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET, LINK_SLL2, Segment
+from kraftwire.spark_decoders.spark.ownership import shard_of
+from kraftwire.spark_decoders.packets.layers import flow_key
+from kraftwire.spark_decoders.packets.readers import open_reader
+from kraftwire.spark_decoders.spark.routes import partition_labels, spark_hash_int, spark_partition
+from kraftwire.spark_decoders.spark.pieces import (
     piece_arrow_schema,
     split_pieces,
     unpack_segments,
 )
-from kraftwire.spark_decoders.splits import _plainly_unfragmented, plan_splits, split_segments
-from kraftwire.spark_decoders.stitch import (
+from kraftwire.spark_decoders.spark.splits import _plainly_unfragmented, plan_splits, split_segments
+from kraftwire.spark_decoders.spark.stitch import (
     BYTES_PER_PARTITION,
     PiecesOutOfOrder,
     decode_pieces,
     piece_order,
     stage_two_partitions,
 )
-from kraftwire.spark_decoders.synth import link_frame, pcap_bytes, pcapng_section
-from kraftwire.spark_decoders.tables import EXCHANGES, sort_key, utc_aware
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.packets.synth import link_frame, pcap_bytes, pcapng_section
+from kraftwire.spark_decoders.output.tables import EXCHANGES, sort_key, utc_aware
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 from packet_strategies import link_packets
 
 PACKETS = conversation(kraft_exchanges(6, seed=3), mss=200).packets

@@ -15,8 +15,8 @@ import pytest
 from captures import conversation, pcap_of, write
 from corpus.corpus_data import spark_agrees_with_local
 from kraftwire.spark_decoders import decode_local, read_exchanges
-from kraftwire.spark_decoders.api import spark_rows_as_dicts
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.spark.reading import spark_rows_as_dicts
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pyspark = pytest.importorskip("pyspark")
 pytestmark = pytest.mark.timeout(600)

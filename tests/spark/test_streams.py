@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from captures import conversation, pcap_of
-from kraftwire.spark_decoders.capture import CaptureStats
-from kraftwire.spark_decoders.framing import FrameReader
-from kraftwire.spark_decoders.headers import plausible_request, plausible_response
-from kraftwire.spark_decoders.pipeline import segments
-from kraftwire.spark_decoders.reassembly import TcpStream
-from kraftwire.spark_decoders.synth import pcapng_section, link_frame
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.packets.capture import CaptureStats
+from kraftwire.spark_decoders.kafka.framing import FrameReader
+from kraftwire.spark_decoders.kafka.headers import plausible_request, plausible_response
+from kraftwire.spark_decoders.decode.pipeline import segments
+from kraftwire.spark_decoders.packets.reassembly import TcpStream
+from kraftwire.spark_decoders.packets.synth import pcapng_section, link_frame
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 EXCHANGES = kraft_exchanges(14, seed=11)
 REQUESTS = b"".join(e.request for e in EXCHANGES)

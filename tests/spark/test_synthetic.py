@@ -16,7 +16,7 @@ from captures import (
     two_pcapng_sections,
     write,
 )
-from kraftwire.spark_decoders.layers import (
+from kraftwire.spark_decoders.packets.layers import (
     LINK_ETHERNET,
     LINK_LOOP,
     LINK_NULL,
@@ -24,8 +24,8 @@ from kraftwire.spark_decoders.layers import (
     LINK_SLL,
     LINK_SLL2,
 )
-from kraftwire.spark_decoders.synth import link_frame, pcapng_section
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.packets.synth import link_frame, pcapng_section
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(120)
 

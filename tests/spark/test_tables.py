@@ -9,11 +9,11 @@ import pytest
 from captures import T0, conversation, pcap_of, write
 from kraftwire.cli import main
 from kraftwire.spark_decoders import decode_local
-from kraftwire.spark_decoders.layers import ACK, RST
-from kraftwire.spark_decoders.rows import timestamp
-from kraftwire.spark_decoders.synth import Conversation
-from kraftwire.spark_decoders.tables import column_names
-from kraftwire.spark_decoders.traffic import kraft_exchanges
+from kraftwire.spark_decoders.packets.layers import ACK, RST
+from kraftwire.spark_decoders.kafka.rows import timestamp
+from kraftwire.spark_decoders.packets.synth import Conversation
+from kraftwire.spark_decoders.output.tables import column_names
+from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(120)
 

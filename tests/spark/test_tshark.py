@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from kraftwire.spark_decoders.bodies import BodyDecoder
-from kraftwire.spark_decoders.pipeline import decode_files
+from kraftwire.spark_decoders.kafka.bodies import BodyDecoder
+from kraftwire.spark_decoders.decode.pipeline import decode_files
 from shared import shared_path
 
 pytestmark = pytest.mark.timeout(600)

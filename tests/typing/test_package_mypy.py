@@ -101,7 +101,7 @@ PROBES = {
         'Item "None" of "bytes | None" has no attribute "decode"',
     ),
     "decoders": (
-        "from kraftwire.spark_decoders.layers import tcp_segment\n\n\n"
+        "from kraftwire.spark_decoders.packets.layers import tcp_segment\n\n\n"
         "def segment_of(packet: str) -> None:\n"
         "    tcp_segment(1, packet, 0)\n",
         'Argument 2 to "tcp_segment" has incompatible type "str"',

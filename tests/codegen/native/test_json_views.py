@@ -29,7 +29,7 @@ import kraftwire.generated as bundled
 from kraftwire.generated._failures import INT_RANGES
 from kraftwire.codegen.generate import load_specs
 from kraftwire.codegen.native.emit import native_module_source
-from kraftwire.spark_decoders.jsonview import dumps, json_view
+from kraftwire.spark_decoders.kafka.jsonview import dumps, json_view
 
 compiled_only = pytest.mark.skipif(
     bundled.CODEC_IMPLEMENTATION == "pure",

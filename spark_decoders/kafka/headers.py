@@ -36,7 +36,7 @@ _unpack_size_and_id: Final = _SIZE_AND_ID.unpack_from
 # Bytes no client id plausibly holds when looking for a frame start: control characters.
 _CONTROL: Final = re.compile(rb"[\x00-\x1f\x7f]")
 # Whether this module runs compiled: then a header's fields are read from bytes with librt's typed
-# readers (see ``pipeline.COMPILED``).
+# readers (see ``layers.COMPILED``).
 COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 if COMPILED:
     from librt.strings import read_i16_be, read_i32_be

@@ -21,8 +21,7 @@ import struct
 import zlib
 from typing import Any, TypeVar
 
-from .layers import ETH_IPV4, ETH_IPV6, LINK_ETHERNET, PROTO_TCP, Segment
-from .pipeline import flow_key
+from ..packets.layers import ETH_IPV4, ETH_IPV6, LINK_ETHERNET, PROTO_TCP, Segment, flow_key
 
 # Ethernet, ethertype at 12; IPv4 version/IHL at 14, flags and fragment offset at 20, protocol at
 # 23, then addresses (26, 30) and, with a 20-byte header, the TCP ports (34, 36): 12 bytes from 26.
@@ -35,7 +34,7 @@ _Key = TypeVar("_Key")
 
 
 def shard_of(key: tuple[object, ...], shards: int) -> int:
-    """A stable shard for a connection's canonical endpoints (``pipeline.flow_key``), the same in
+    """A stable shard for a connection's canonical endpoints (``layers.flow_key``), the same in
     every process."""
     return zlib.crc32(repr(key).encode()) % shards
 

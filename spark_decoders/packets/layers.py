@@ -35,8 +35,14 @@ RST: Final = 0x04
 PSH: Final = 0x08
 ACK: Final = 0x10
 
-# Whether this module runs compiled: then ``tcp_segment`` reads a common packet held as bytes with
-# librt's typed readers (see ``pipeline.COMPILED``).
+# Whether this module runs compiled (mypyc's build of it is an extension, not a source or bytecode
+# file). Compiled, the packet stage reads header fields from a window's bytes with librt's typed
+# readers, C calls that make no objects; interpreted, one ``struct`` unpack per header costs less
+# than a call per field, so that is what runs. The choice of build is made once, for the whole
+# package (``native.implementation``); each module reading with librt has this flag only to know
+# which build it is part of, and imports librt only when compiled: a pure install (no mypy extra)
+# has no librt to import. Above the packet stage only the Kafka header readers (``headers``,
+# ``framing``) still read this way.
 COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 if COMPILED:
     from librt.strings import read_i16_be, read_i32_be
@@ -112,6 +118,16 @@ def _host_order_family(raw: bytes) -> int:
     return little if little < big else big
 
 
+# A connection's endpoints in canonical order: the lower (address, port) first.
+FlowKey = tuple[tuple[str, int], tuple[str, int]]
+
+
+def flow_key(seg: Segment) -> FlowKey:
+    """The connection ``seg`` belongs to, the same for both of its directions."""
+    a, b = (seg.src, seg.sport), (seg.dst, seg.dport)
+    return (a, b) if a <= b else (b, a)
+
+
 # The common case in one unpack: Ethernet without tags, IPv4 without options, TCP. Offsets: the
 # ethertype at 12, then IPv4's version/IHL 14, total length 16, flags/fragment offset 20, protocol 23
 # (after the TTL), addresses 26 and 30; then TCP's ports 34, sequence 38, ack 42, data offset 46, flags 47.
@@ -124,6 +140,37 @@ ETH_IPV4_TCP_NUMBERS: Final = struct.Struct(">12xHBxH2xHxB2x12sIIBB")
 EthIpv4TcpNumbers = tuple[int, int, int, int, int, bytes, int, int, int, int]
 ETH_IPV4_ENDPOINTS: Final = (26, 38)
 ETH_IPV4_TCP_MIN: Final = 54  # Ethernet, IPv4 and TCP headers without options
+# The same fields again with the endpoints as three signed 32-bit numbers (both addresses, then
+# both ports): what ``eth_ipv4_tcp_common`` gives the fused path (``pipeline.FlowTable``).
+_ETH_IPV4_TCP_COMMON: Final = struct.Struct(">12xHBxH2xHxB2xiiiIIBB")
+_unpack_common: Final = _ETH_IPV4_TCP_COMMON.unpack_from
+EthIpv4TcpCommon = tuple[int, int, int, int, int, int, int, int, int, int, int, int]
+
+
+def eth_ipv4_tcp_common(data: bytes, at: int) -> EthIpv4TcpCommon:
+    """The Ethernet frame at ``data[at:]`` read as untagged IPv4 without options carrying TCP:
+    ethertype, version/IHL, total length, flags/fragment offset, protocol, source and destination
+    address and both ports (three signed 32-bit numbers), sequence, ack, data offset and flags.
+    The caller checks ``ETH_IPV4_TCP_MIN`` bytes are there. Compiled, each field is read with
+    librt (a native call, its tuple never made as an object); interpreted, one ``struct`` unpack
+    costs less than a call per field."""
+    if COMPILED:
+        return (
+            int(read_i16_be(data, at + 12)) & 0xFFFF,
+            data[at + 14],
+            int(read_i16_be(data, at + 16)) & 0xFFFF,
+            int(read_i16_be(data, at + 20)) & 0xFFFF,
+            data[at + 23],
+            int(read_i32_be(data, at + 26)),
+            int(read_i32_be(data, at + 30)),
+            int(read_i32_be(data, at + 34)),
+            int(read_i32_be(data, at + 38)) & 0xFFFFFFFF,
+            int(read_i32_be(data, at + 42)) & 0xFFFFFFFF,
+            data[at + 46],
+            data[at + 47],
+        )
+    fields: EthIpv4TcpCommon = _unpack_common(data, at)
+    return fields
 
 
 def _eth_ipv4_tcp_fields(data: bytes) -> _EthIpv4TcpFields:

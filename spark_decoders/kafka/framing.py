@@ -29,7 +29,7 @@ import struct
 from typing import Callable, Final
 
 from .headers import Plausible
-from .reassembly import CAPTURE_END, CLOSED, TRUNCATED, StreamSink
+from ..packets.reassembly import CAPTURE_END, CLOSED, TRUNCATED, StreamSink
 
 MAX_FRAME: Final = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
 _SIZE: Final = struct.Struct(">i")
@@ -38,7 +38,7 @@ _unpack_size: Final = _SIZE.unpack_from
 _TLS_HANDSHAKE: Final = 0x16  # a TLS record's content type for handshake messages
 _PACKET_START: Final = frozenset({0})  # where packets start in a buffer holding one packet's bytes
 # Whether this module runs compiled: then a payload's frame sizes are read with librt's typed
-# reader (see ``pipeline.COMPILED``).
+# reader (see ``layers.COMPILED``).
 COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 if COMPILED:
     from librt.strings import read_i32_be

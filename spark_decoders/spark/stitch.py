@@ -1,6 +1,6 @@
 """Stage two of the split plan: connections stitched across splits and files, then decoded.
 
-Stage one (``segments_source``) yields, per split, one *piece* per connection (its segments there)
+Stage one (``segments_source``, its pieces made by ``pieces``) yields, per split, one *piece* per connection (its segments there)
 and the split's packet count. ``read_split_exchanges`` sends each piece to the partition of its
 route (every partition also gets every split's count), sorts each partition so that the counts come
 first and each connection's pieces follow one another in capture order, and decodes a partition with
@@ -10,16 +10,22 @@ local mode's rows and a task holds one Arrow batch of pieces at a time, not its 
 
 from __future__ import annotations
 
-import os
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from .tables import EXCHANGES, spark_ddl
+from ..decode.pipeline import CollectorPaused, DecodeOptions, FlowTable
+from ..kafka.bodies import BodyDecoder
+from ..kafka.codecs import load_codecs
+from ..kafka.exchanges import packet_ref
+from ..kafka.rows import Row
+from ..output.tables import EXCHANGES, to_arrow
+from ..packets.layers import Segment
+from .pieces import unpack_segments
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from .codecs import CodecBundle
+    from ..kafka.codecs import CodecBundle
 
 # pyarrow has no type annotations: the Arrow batches that flow through here are typed Any.
 
@@ -75,8 +81,6 @@ def decode_pieces(
     output: str = EXCHANGES,
 ) -> Iterator[Any]:
     """Arrow batches of ``output`` rows from one partition's sorted pieces (Arrow batches)."""
-    from .pipeline import CollectorPaused
-
     with CollectorPaused():  # the collector's passes cost a tenth of the decode (see pipeline)
         yield from _decode_sorted(batches, files, bundle, ports, output)
 
@@ -88,15 +92,7 @@ def _decode_sorted(
     ports: frozenset[int],
     output: str,
 ) -> Iterator[Any]:
-    from .bodies import BodyDecoder
-    from .codecs import load_codecs
-    from .exchanges import packet_ref
-    from .layers import Segment
-    from .pipeline import DecodeOptions, FlowTable
-    from .segments_source import unpack_segments
-    from .tables import to_arrow
-
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     flows = FlowTable(
         files,
         BodyDecoder(load_codecs(bundle)),
@@ -136,44 +132,3 @@ def _decode_sorted(
     flows.finish()
     if rows:
         yield to_arrow(rows, output)
-
-
-def read_split_exchanges(
-    spark: SparkSession,
-    paths: list[str],
-    bundle: CodecBundle | None,
-    ports: frozenset[int],
-    split_bytes: int,
-    output: str = EXCHANGES,
-) -> DataFrame:
-    """A DataFrame of the ``output`` rows of ``paths``, read in splits of ``split_bytes``."""
-    from pyspark.sql import functions as F
-
-    from .datasource import expand_paths, register_once
-    from .pipeline import first_timestamp
-    from .routes import partition_labels
-    from .segments_source import NAME, KafkaPcapSegmentsDataSource
-    from .spark_tasks import as_spark_task
-
-    register_once(spark, KafkaPcapSegmentsDataSource)
-    files = tuple(sorted(expand_paths(",".join(paths)), key=lambda p: (first_timestamp(p), p)))
-    # A fixed number of partitions, so adaptive execution does not merge them back into a few;
-    # one route label per partition, so none gets two routes' work and another none.
-    partitions = stage_two_partitions(
-        sum(os.path.getsize(path) for path in files), spark.sparkContext.defaultParallelism
-    )
-    pieces = (
-        spark.read.format(NAME)
-        .option("split_bytes", str(split_bytes))
-        .option("routes", ",".join(str(label) for label in partition_labels(partitions)))
-        .load(",".join(files))
-    )
-
-    def stage_two(batches: Iterable[Any]) -> Iterator[Any]:
-        return as_spark_task(decode_pieces(batches, files, bundle, ports, output))
-
-    return (
-        pieces.repartition(partitions, "route")
-        .sortWithinPartitions(F.col("conn").asc_nulls_first(), "file_index", "split_index", "chunk")
-        .mapInArrow(stage_two, spark_ddl(output))
-    )

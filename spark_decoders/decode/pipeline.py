@@ -22,47 +22,35 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Final, Iterable, Iterator
 
-from .bodies import BodyDecoder
-from .capture import (
+from ..kafka.bodies import BodyDecoder
+from ..packets.capture import (
     CHUNK_BYTES,
+    CaptureBuffer,
     CaptureError,
     CaptureStats,
     PacketFilter,
-    PcapFile,
-    PcapReader,
-    Window,
-    capture_format,
-    record_header_le,
     shown_name,
 )
-from .connection import DEFAULT_SERVER_PORTS, Connection
-from .exchanges import FILE_SHIFT, packet_ref
-from .fragments import FragmentReassembler
-from .layers import (
+from ..kafka.connection import DEFAULT_SERVER_PORTS, Connection
+from ..kafka.exchanges import FILE_SHIFT, packet_ref
+from ..packets.fragments import FragmentReassembler
+from ..packets.layers import (
     ETH_IPV4,
     ETH_IPV4_ENDPOINTS,
     ETH_IPV4_TCP_MIN,
-    ETH_IPV4_TCP_NUMBERS,
     LINK_ETHERNET,
     PROTO_TCP,
     RST,
     SYN,
-    EthIpv4TcpNumbers,
+    FlowKey,
     Segment,
+    eth_ipv4_tcp_common,
+    flow_key,
     tcp_segment,
 )
-from .pcapng import EPB_DATA, PcapngReader
-from .rows import OrderedRows
-from .tables import EXCHANGES, connection_class, sort_key
-
-# Whether this module runs compiled (mypyc's build of it is an extension, not a source or bytecode
-# file). Compiled, the fused loops read header fields from a ``Window``'s bytes with librt's typed
-# readers, C calls that make no objects; interpreted, one ``struct`` unpack per header costs less
-# than a call per field, so that is what runs. Every module reading with librt has this flag and
-# imports librt only when compiled: a pure install (no mypy extra) has no librt to import.
-COMPILED: Final = not __file__.endswith((".py", ".pyc"))
-if COMPILED:
-    from librt.strings import read_i16_be, read_i32_be
+from ..packets.readers import open_reader
+from ..kafka.rows import OrderedRows
+from ..output.tables import EXCHANGES, connection_class, sort_key
 
 
 @dataclass
@@ -71,15 +59,8 @@ class DecodeOptions:
     table: str = EXCHANGES  # or FRAMES, CONNECTIONS (see ``tables``)
 
 
-def open_reader(buf, stats: CaptureStats) -> tuple[PcapReader | PcapngReader, int]:
-    """A packet reader for the capture in ``buf`` (pcap or pcapng); CaptureError if it is neither."""
-    if capture_format(buf) == "pcapng":
-        return PcapngReader(buf, stats), 0
-    return PcapReader(buf, PcapFile.parse(buf), stats), 24
-
-
 def segments(
-    buf,
+    buf: CaptureBuffer,
     start: int | None,
     stop: int,
     stats: CaptureStats,
@@ -133,9 +114,8 @@ def reversed_endpoints(endpoints: bytes) -> bytes:
 _unpack_endpoints: Final = struct.Struct(">iii").unpack
 
 
-def flow_key(seg: Segment) -> tuple:
-    a, b = (seg.src, seg.sport), (seg.dst, seg.dport)
-    return (a, b) if a <= b else (b, a)
+# A row of any table (``tables``): column name -> value.
+Row = dict[str, Any]
 
 
 @dataclass
@@ -143,21 +123,21 @@ class FlowTable:
     """Every connection of a set of captures; emits rows through ``emit``.
 
     ``segment`` takes any segment. ``common_packet`` is the fast path for the packets that make up
-    nearly all of a capture, read straight from the capture's bytes (see ``feed_pcap``).
+    nearly all of a capture, read straight from the capture's bytes (see ``feed_file_in_steps``).
     """
 
     capture_files: tuple[str, ...]  # as rows show them: ``capture.shown_name``
     bodies: BodyDecoder
-    emit: Callable[[dict], None]
+    emit: Callable[[Row], None]
     options: DecodeOptions = field(default_factory=DecodeOptions)
-    flows: dict[tuple, Connection] = field(default_factory=dict)
+    flows: dict[FlowKey, Connection] = field(default_factory=dict)
     connections: int = 0
     # Raw endpoint bytes of an Ethernet/IPv4 packet (``layers.ETH_IPV4_ENDPOINTS``) -> its
     # connection, and whether the client sent it: learnt from the segments ``segment`` took. A
-    # direction without a connection marks one a shard passes over (``feed_pcap``).
+    # direction without a connection marks one a shard passes over (``_PacketPaths.route``).
     directions: dict[bytes, Direction] = field(default_factory=dict)
     # The direction ``common_packet`` found last and the one the other way, both None after any
-    # change to ``directions``: the compiled build looks at them before the dictionary.
+    # change to ``directions``: looked at before the dictionary.
     last_found: Direction | None = None
     last_reverse: Direction | None = None
 
@@ -200,19 +180,20 @@ class FlowTable:
         would give it, without the ``Segment``; a direction ``pass_over`` marked (another
         shard's) gets nothing. False, having done nothing, for any other packet.
         """
-        if COMPILED:  # the fields of ``layers.ETH_IPV4_TCP_NUMBERS``, at its offsets
-            ethertype = int(read_i16_be(data, at + 12)) & 0xFFFF
-            version_ihl = data[at + 14]
-            total = int(read_i16_be(data, at + 16)) & 0xFFFF
-            frag = int(read_i16_be(data, at + 20)) & 0xFFFF
-            proto = data[at + 23]
-            seq = int(read_i32_be(data, at + 38)) & 0xFFFFFFFF
-            ack = int(read_i32_be(data, at + 42)) & 0xFFFFFFFF
-            offset = data[at + 46]
-            flags = data[at + 47]
-        else:
-            fields: EthIpv4TcpNumbers = _unpack_numbers(data, at)
-            ethertype, version_ihl, total, frag, proto, endpoints, seq, ack, offset, flags = fields
+        (
+            ethertype,
+            version_ihl,
+            total,
+            frag,
+            proto,
+            src,
+            dst,
+            ports,
+            seq,
+            ack,
+            offset,
+            flags,
+        ) = eth_ipv4_tcp_common(data, at)
         if (
             ethertype != ETH_IPV4
             or version_ihl != 0x45
@@ -226,12 +207,9 @@ class FlowTable:
         end = ip_end if ip_end < captured else captured
         if start > ip_end or (orig_len > captured and ip_end > captured):
             return False  # no TCP payload where the header says, or the snaplen cut some off
-        if COMPILED:
-            direction = self._recent(data, at)
-            if direction is None:
-                direction = self._look_up(data[at + _ENDPOINTS_START : at + _ENDPOINTS_STOP])
-        else:
-            direction = self.directions.get(endpoints)
+        direction = self._recent(src, dst, ports)
+        if direction is None:
+            direction = self._look_up(data[at + _ENDPOINTS_START : at + _ENDPOINTS_STOP])
         if direction is None:
             return False
         conn = direction.conn
@@ -243,14 +221,12 @@ class FlowTable:
         conn.carry(direction.from_client, seq, ack, flags, payload, 0, ref, ts_ns)
         return True
 
-    def _recent(self, data: bytes, at: int) -> Direction | None:
-        """The direction of the Ethernet/IPv4 packet at ``data[at:]`` when it is the one
-        ``common_packet`` found last or the one the other way, told from three numbers: an
-        exchange's packets mostly go back and forth on one connection, and this spares them the
-        endpoint bytes and the dictionary. None for any other packet."""
-        src = int(read_i32_be(data, at + 26))
-        dst = int(read_i32_be(data, at + 30))
-        ports = int(read_i32_be(data, at + 34))
+    def _recent(self, src: int, dst: int, ports: int) -> Direction | None:
+        """The direction of the Ethernet/IPv4 packet with endpoints ``src``, ``dst``, ``ports``
+        (``layers.eth_ipv4_tcp_common``'s numbers) when it is the one ``common_packet`` found last
+        or the one the other way: an exchange's packets mostly go back and forth on one
+        connection, and this spares them the endpoint bytes and the dictionary. None for any
+        other packet."""
         last, reverse = self.last_found, self.last_reverse
         if last is not None and last.holds(src, dst, ports):
             return last
@@ -281,8 +257,6 @@ class FlowTable:
 
 
 _SYN_RST: Final = SYN | RST
-# Bound once: no method look-up per packet.
-_unpack_numbers: Final = ETH_IPV4_TCP_NUMBERS.unpack_from
 # Final, so the compiled build holds them in C variables (a plain global is a dict look-up).
 _ENDPOINTS_START: Final = ETH_IPV4_ENDPOINTS[0]
 _ENDPOINTS_STOP: Final = ETH_IPV4_ENDPOINTS[1]
@@ -295,13 +269,13 @@ STOP_CHECK_PACKETS: Final = 4096
 STOP_CHECK_MASK: Final = STOP_CHECK_PACKETS - 1
 
 
-# A pcap record header's fields: seconds, fraction, captured and original length.
-_RecordHeaderUnpack = Callable[[Any, int], tuple[int, int, int, int]]
 # A predicate on a segment: does it belong to this reader (a shard's own connections: ``ownership``)?
 SegmentFilter = Callable[[Segment], bool]
 
 
-def feed_file(table: FlowTable, buf, file_index: int, stats: CaptureStats, **options) -> None:
+def feed_file(
+    table: FlowTable, buf: CaptureBuffer, file_index: int, stats: CaptureStats, **options: Any
+) -> None:
     """``feed_file_in_steps`` without a pause (``options``: its own after ``stop``)."""
     for _ in feed_file_in_steps(table, buf, file_index, stats, None, **options):
         pass
@@ -309,7 +283,7 @@ def feed_file(table: FlowTable, buf, file_index: int, stats: CaptureStats, **opt
 
 def feed_file_in_steps(
     table: FlowTable,
-    buf,
+    buf: CaptureBuffer,
     file_index: int,
     stats: CaptureStats,
     stop: Callable[[], bool] | None,
@@ -319,135 +293,22 @@ def feed_file_in_steps(
     chunk_bytes: int = CHUNK_BYTES,
 ) -> Iterator[None]:
     """Every TCP segment of the capture in ``buf`` into ``table`` (CaptureError when it is none),
-    as ``segments`` and ``table.segment`` would take them, common packets fused: pcap records in
-    ``feed_pcap``'s one loop, pcapng blocks in ``feed_pcapng``'s, both reading ``buf`` through a
-    ``capture.Window`` of ``chunk_bytes``. ``skips`` may pass over packets before they are built
-    and ``owns`` over segments (a shard's: ``ownership``). Pauses (yields) when ``stop`` says so
-    at a loop's check; the loops stay plain functions (compiled generators are slow), resumed here.
-    """
+    as ``segments`` and ``table.segment`` would take them, common packets fused: the one packet
+    loop of both capture formats, over their readers' ``packets`` (windows of ``chunk_bytes``, no
+    copy per packet). ``skips`` may pass over packets before they are built and ``owns`` over
+    segments (a shard's: ``ownership``). Pauses (yields) when ``stop`` says so, looked at every
+    ``STOP_CHECK_PACKETS`` packets."""
     reader, start = open_reader(buf, stats)
     paths = _PacketPaths(table, stats, skips, owns)
-    window = Window(buf, chunk_bytes)
+    route = paths.route
     file_ref = file_index << FILE_SHIFT  # a packet's reference is this | its number
-    resume: tuple[int, int] | None = (1, start)
-    while resume is not None:
-        number, pos = resume
-        if isinstance(reader, PcapReader):
-            resume = feed_pcap(paths, reader, window, file_ref, on_packet, number, pos, stop)
-        else:
-            resume = feed_pcapng(paths, reader, window, pos, file_ref, on_packet, number, stop)
-        if resume is not None:
+    number = 1
+    for linktype, data, at, incl, orig, ts_ns, _, _ in reader.packets(start, len(buf), chunk_bytes):
+        route(data, linktype, at, incl, orig, file_ref | number, ts_ns)
+        if not number & STOP_CHECK_MASK and _pauses(number, on_packet, stop):
             yield
+        number += 1
     paths.fragments.finish()
-
-
-def feed_pcap(
-    paths: "_PacketPaths",
-    reader: PcapReader,
-    window: Window,
-    file_ref: int,
-    on_packet: Callable[[int], None] | None = None,
-    number: int = 1,
-    pos: int = 24,
-    stop: Callable[[], bool] | None = None,
-) -> tuple[int, int] | None:
-    """Every record of a pcap file (``reader``'s buffer, read through ``window``) into ``paths``
-    in one loop from record ``number`` at ``pos``, referenced ``file_ref | number``; damage and a
-    cut end are the reader's to note. Returns where to resume if ``stop`` says so, else None."""
-    unpack: _RecordHeaderUnpack = reader.record_header.unpack_from
-    frac_limit, scale, max_len = reader.frac_limit, reader.ts_scale, reader.max_len
-    linktype, little = reader.info.linktype, reader.info.endian == "<"
-    end = window.end
-    window.load(pos, 16)
-    data, base, limit = window.data, window.base, window.limit
-    second, second_ns = -1, 0  # the last record's whole second, and in nanoseconds
-    while pos < end:
-        if pos + 16 > limit:
-            if limit >= end:
-                reader.cut_tail(pos, "record header")
-                break
-            window.load(pos, 16)
-            data, base, limit = window.data, window.base, window.limit
-        at = pos - base
-        if COMPILED and little:
-            sec, frac, incl, orig = record_header_le(data, at)
-        else:
-            sec, frac, incl, orig = unpack(data, at)
-        if frac >= frac_limit or not 0 < incl <= max_len:
-            found = reader.skip_damage(pos, end)
-            if found is None:
-                break
-            pos = found
-            continue
-        if pos + 16 + incl > limit:
-            if limit >= end:
-                reader.cut_tail(pos, f"record of {incl} bytes")
-                break
-            window.load(pos, 16 + incl)
-            data, base, limit = window.data, window.base, window.limit
-            continue
-        reader.last_sec = sec
-        if sec != second:  # compiled, a product past 2**30 leaves the fast integer arithmetic
-            second, second_ns = sec, sec * 1_000_000_000
-        paths.route(
-            data, linktype, at + 16, incl, orig, file_ref | number, second_ns + frac * scale
-        )
-        if not number & STOP_CHECK_MASK and _pauses(number, on_packet, stop):
-            return number + 1, pos + 16 + incl
-        number += 1
-        pos += 16 + incl
-    reader.stats.packets += number - 1
-    return None
-
-
-def feed_pcapng(
-    paths: "_PacketPaths",
-    reader: PcapngReader,
-    window: Window,
-    start: int,
-    file_ref: int,
-    on_packet: Callable[[int], None] | None = None,
-    number: int = 1,
-    stop: Callable[[], bool] | None = None,
-) -> tuple[int, int] | None:
-    """``feed_pcap`` for a pcapng file: a sound enhanced packet block of a known interface is read
-    in one go from the window (``reader.plain_packet``), which first moves to hold the whole block;
-    every other block (section and interface blocks, other packet blocks, damage) goes through
-    ``reader.advance`` on the whole buffer, its packet's bytes copied out."""
-    view = memoryview(window.buf)
-    end = window.end
-    pos = start
-    window.load(pos, EPB_DATA)
-    data, base, limit = window.data, window.base, window.limit
-    while pos < end:
-        plain = reader.plain_packet(data, pos - base)
-        if not plain[4] and limit < end:  # perhaps a block the window cuts: move the window
-            plain = reader.plain_in_moved_window(window, pos)
-            data, base, limit = window.data, window.base, window.limit
-        linktype, incl, orig, ts_ns, length = plain
-        if length:
-            chunk, at, next_pos = data, pos - base + EPB_DATA, pos + length
-        else:  # any other block: the reader's own way, notes and all
-            next_pos, packet = reader.advance(view, pos, end, number)
-            if next_pos < 0:  # only ever with no packet
-                break
-            if packet is None:
-                pos = next_pos
-                continue
-            linktype, incl, orig, ts_ns = (
-                packet.linktype,
-                len(packet.data),
-                packet.orig_len,
-                packet.ts_ns,
-            )
-            chunk, at = bytes(packet.data), 0
-        paths.route(chunk, linktype, at, incl, orig, file_ref | number, ts_ns)
-        if not number & STOP_CHECK_MASK and _pauses(number, on_packet, stop):
-            return number + 1, next_pos
-        number += 1
-        pos = next_pos
-    reader.stats.packets += number - 1
-    return None
 
 
 def _pauses(
@@ -557,7 +418,7 @@ def first_timestamp(path: str) -> int:
     return 0
 
 
-def map_file(path: str):
+def map_file(path: str) -> CaptureBuffer:
     """The file's bytes, memory-mapped (empty files as b"")."""
     with open(path, "rb") as handle:
         if Path(path).stat().st_size == 0:
@@ -570,7 +431,7 @@ def decode_files(
     bodies: BodyDecoder,
     options: DecodeOptions | None = None,
     on_packet: Callable[[int], None] | None = None,
-) -> tuple[list[dict], dict[str, CaptureStats]]:
+) -> tuple[list[Row], dict[str, CaptureStats]]:
     """Decode captures as one traffic stream into rows of ``options.table`` (sorted by file and
     packet), and stats per file."""
     # Absolute, as Spark's readers see them (their executors run in other directories).

@@ -13,6 +13,7 @@ declared with construct, where a declarative layout reads better than offsets.
 
 from __future__ import annotations
 
+import mmap
 import struct
 from dataclasses import dataclass, field
 from typing import Callable, Final, Iterator, NamedTuple
@@ -20,7 +21,7 @@ from typing import Callable, Final, Iterator, NamedTuple
 import construct as cs
 
 # Whether this module runs compiled: then ``PcapReader.records`` reads little-endian record headers
-# with librt's typed readers (see ``pipeline.COMPILED``).
+# with librt's typed readers (see ``layers.COMPILED``).
 COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 if COMPILED:
     from librt.strings import read_i32_le
@@ -45,9 +46,7 @@ class Packet(NamedTuple):
     number: int  # 1-based, as tshark counts frames (relative to the reader's first_number)
     ts_ns: int  # nanoseconds since the epoch (0 when the block carries none, as an SPB)
     linktype: int
-    # bytes out of a ``Window`` (pcap), or a view of the buffer (pcapng's blocks); quoted: mypyc
-    # would look the builtin memoryview up among the module's globals
-    data: "bytes | memoryview"
+    data: bytes  # copied out of the reader's window (``records_of``)
     # length on the wire: larger than len(data) when the snaplen cut the packet (some writers store
     # less than len(data), e.g. without the cooked header, which is not a cut)
     orig_len: int
@@ -55,8 +54,17 @@ class Packet(NamedTuple):
     data_at: int  # byte offset of ``data`` in the file
 
 
+# What a capture is read from: the file's bytes, usually memory-mapped.
+CaptureBuffer = bytes | bytearray | mmap.mmap
+
 # ``(linktype, buffer, offset of the packet's data, captured length)`` -> pass over the packet
 PacketFilter = Callable[[int, object, int, int], bool]
+
+# What both readers' ``packets`` yield, one interface for pcap and pcapng: the link type, the bytes
+# holding the packet and where in them it starts, its captured and original length, its timestamp
+# (ns), and the file offsets of its record and of its bytes. The bytes are a window of the file
+# (nothing is copied per packet): they are valid until the reader is resumed.
+PacketView = tuple[int, bytes, int, int, int, int, int, int]
 
 
 @dataclass
@@ -75,6 +83,20 @@ class CaptureStats:
 # Builds a NamedTuple from a tuple of its fields, without the Python-level ``__new__`` its class
 # call runs (an interpreted frame per object, also in the compiled build).
 _new_tuple: Final = tuple.__new__
+
+
+def records_of(
+    views: Iterator[PacketView], first_number: int = 1, skips: PacketFilter | None = None
+) -> Iterator[Packet]:
+    """``Packet`` tuples of a reader's ``views``, numbered from ``first_number`` (every packet
+    counts, also those ``skips(linktype, data, offset, length)`` passes over before they are
+    built), each packet's bytes copied out of the window."""
+    number = first_number
+    for linktype, data, at, incl, orig, ts_ns, offset, data_at in views:
+        if skips is None or not skips(linktype, data, at, incl):
+            fields = (number, ts_ns, linktype, data[at : at + incl], orig, offset, data_at)
+            yield _new_tuple(Packet, fields)
+        number += 1
 
 
 PcapHeader = cs.Struct(
@@ -103,7 +125,7 @@ def shown_name(path: str) -> str:
         return raw.decode("utf-8", "backslashreplace")
 
 
-def capture_format(buf) -> str:
+def capture_format(buf: CaptureBuffer) -> str:
     """``"pcap"`` or ``"pcapng"`` from the first four bytes; CaptureError otherwise (also for a
     buffer shorter than any capture file header, which is no capture rather than a damaged one)."""
     if len(buf) < MIN_CAPTURE_HEADER:
@@ -129,7 +151,7 @@ class PcapFile:
     linktype: int
 
     @classmethod
-    def parse(cls, buf) -> "PcapFile":
+    def parse(cls, buf: CaptureBuffer) -> "PcapFile":
         if len(buf) < 24:
             raise CaptureError("pcap file header truncated (fewer than 24 bytes)")
         (magic_le,) = struct.unpack_from("<I", buf, 0)
@@ -163,12 +185,12 @@ class Window:
     ``need`` bytes, or all there are: a record that does not fit (``limit`` before its end, and
     ``limit`` before ``end``) is read again from a chunk that starts with it."""
 
-    def __init__(self, buf, chunk_bytes: int = CHUNK_BYTES) -> None:
+    def __init__(self, buf: CaptureBuffer, chunk_bytes: int = CHUNK_BYTES) -> None:
         self.buf = buf
         self.end = len(buf)
         self.chunk_bytes = max(chunk_bytes, 1)
+        self.data: bytes = buf if isinstance(buf, bytes) else b""
         self.whole = isinstance(buf, bytes)
-        self.data: bytes = buf if self.whole else b""
         self.base = 0
         self.limit = len(self.data)
 
@@ -201,7 +223,9 @@ def record_header_le(data: bytes, at: int) -> tuple[int, int, int, int]:
 class PcapReader:
     """Records of a pcap file whose header is ``info``; resynchronises after damage."""
 
-    def __init__(self, buf, info: PcapFile, stats: CaptureStats | None = None) -> None:
+    def __init__(
+        self, buf: CaptureBuffer, info: PcapFile, stats: CaptureStats | None = None
+    ) -> None:
         self.buf = buf
         self.info = info
         self.stats = stats if stats is not None else CaptureStats()
@@ -246,26 +270,21 @@ class PcapReader:
             pos += 1
         return None
 
-    def records(
-        self,
-        start: int,
-        stop: int,
-        first_number: int = 1,
-        skips: PacketFilter | None = None,
-        chunk_bytes: int = CHUNK_BYTES,
-    ) -> Iterator[Packet]:
-        """Packets whose record header starts in ``[start, stop)``; ``start`` must be a record start.
-        ``skips(linktype, data, offset, length)`` may pass over a packet before it is built. The
-        buffer is read through a ``Window`` of ``chunk_bytes`` (as ``pipeline.feed_pcap`` reads it),
-        each packet's bytes copied out of it."""
+    def packets(
+        self, start: int, stop: int, chunk_bytes: int = CHUNK_BYTES
+    ) -> Iterator[PacketView]:
+        """Every packet whose record header starts in ``[start, stop)`` (``start`` must be a record
+        start) as a ``PacketView``: its bytes are ``data[at:at + incl]`` of a ``Window`` of
+        ``chunk_bytes``, not copied out. Damage and a cut end are noted in ``stats``."""
         window = Window(self.buf, chunk_bytes)
         end = window.end
         unpack = self.record_header.unpack_from
         frac_limit, scale, max_len = self.frac_limit, self.ts_scale, self.max_len
         linktype, little = self.info.linktype, self.info.endian == "<"
-        number, pos = first_number, start
+        pos, count = start, 0
         window.load(pos, 16)
         data, base, limit = window.data, window.base, window.limit
+        second, second_ns = -1, 0  # the last record's whole second, and in nanoseconds
         while pos < stop:
             if pos + 16 > limit:
                 if limit >= end:
@@ -292,17 +311,24 @@ class PcapReader:
                 data, base, limit = window.data, window.base, window.limit
                 continue
             self.last_sec = sec
-            if skips is None or not skips(linktype, data, at + 16, incl):
-                ts_ns, packet_data = (
-                    sec * 1_000_000_000 + frac * scale,
-                    data[at + 16 : at + 16 + incl],
-                )
-                yield _new_tuple(
-                    Packet, (number, ts_ns, linktype, packet_data, orig, pos, pos + 16)
-                )
-            number += 1
+            if sec != second:  # compiled, a product past 2**30 leaves the fast integer arithmetic
+                second, second_ns = sec, sec * 1_000_000_000
+            yield (linktype, data, at + 16, incl, orig, second_ns + frac * scale, pos, pos + 16)
+            count += 1
             pos += 16 + incl
-        self.stats.packets += number - first_number
+        self.stats.packets += count
+
+    def records(
+        self,
+        start: int,
+        stop: int,
+        first_number: int = 1,
+        skips: PacketFilter | None = None,
+        chunk_bytes: int = CHUNK_BYTES,
+    ) -> Iterator[Packet]:
+        """``packets`` as numbered ``Packet`` tuples, each packet's bytes copied out (see
+        ``records_of``)."""
+        return records_of(self.packets(start, stop, chunk_bytes), first_number, skips)
 
     def skip_damage(self, pos: int, stop: int) -> int | None:
         """The record header at ``pos`` is not sane: the next plausible record start before

@@ -21,7 +21,7 @@ from .headers import (
     read_cut_request_head,
     read_request_head,
 )
-from .reassembly import GAP, TRUNCATED
+from ..packets.reassembly import GAP, TRUNCATED
 from .rows import COLUMNS, Row, utc_datetime
 
 # A packet reference is file_index << FILE_SHIFT | packet number in that file.

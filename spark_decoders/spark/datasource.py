@@ -18,74 +18,22 @@ default; frames or connections: see ``tables``).
 
 from __future__ import annotations
 
-import glob
 import os
-import weakref
 from typing import TYPE_CHECKING, Any, Iterator
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from .tables import EXCHANGES, check_table, spark_ddl
+from ..output.tables import EXCHANGES, arrow_batches, check_table, spark_ddl
+from .shards import codec_bundle, expand_paths, stream_shard
+from .spark_tasks import as_spark_task
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
-    from .codecs import CodecBundle
+    from ..kafka.codecs import CodecBundle
 
 NAME = "kafka-pcap"
-
-
-def expand_paths(text: str) -> list[str]:
-    """Comma-separated paths or globs, each expanded and the result sorted; missing ones raise."""
-    out: list[str] = []
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        matches = sorted(glob.glob(part)) if glob.has_magic(part) else [part]
-        if not matches or not all(os.path.isfile(m) for m in matches):
-            raise FileNotFoundError(f"no capture file matches {part!r}")
-        out.extend(os.path.abspath(m) for m in matches)  # executors run in other directories
-    return out
-
-
-# The data sources registered in each session by this process. A session keeps what was
-# registered in it; registering again on every read cost a few py4j calls and logged Spark's
-# warning "The data source kafka-pcap replaced a previously registered data source" each query.
-_REGISTERED: "weakref.WeakKeyDictionary[object, set[str]]" = weakref.WeakKeyDictionary()
-
-
-def register_once(spark: SparkSession, source: type[DataSource]) -> None:
-    """Register the data source class ``source`` in ``spark`` unless this process already did."""
-    names = _REGISTERED.setdefault(spark, set())
-    if source.name() not in names:
-        _register_as_active(spark, source)
-        names.add(source.name())
-
-
-def _register_as_active(spark: SparkSession, source: type[DataSource]) -> None:
-    """Register ``source`` in ``spark`` while it is the JVM's active session. Spark refuses a name
-    that the *active* session already knows, so a session made by ``newSession()`` from one that
-    had read captures could not register it (DATA_SOURCE_ALREADY_EXISTS), yet could not load it
-    either: the registration itself is per session. The active session is restored after."""
-    jsession = getattr(spark, "_jsparkSession", None)  # a classic (not Spark Connect) session
-    if jsession is None:
-        spark.dataSource.register(source)
-        return
-    jvm = spark.sparkContext._jvm
-    if jvm is None:  # the context has no JVM gateway: no session to make active
-        spark.dataSource.register(source)
-        return
-    sessions = jvm.org.apache.spark.sql.SparkSession
-    previous = sessions.getActiveSession()
-    sessions.setActiveSession(jsession)
-    try:
-        spark.dataSource.register(source)
-    finally:
-        if previous.isDefined():
-            sessions.setActiveSession(previous.get())
-        else:
-            sessions.clearActiveSession()
 
 
 class KafkaPcapDataSource(DataSource):
@@ -100,8 +48,6 @@ class KafkaPcapDataSource(DataSource):
         return spark_ddl(self.table())
 
     def reader(self, schema: StructType) -> "KafkaPcapReader":
-        from .api import codec_bundle
-
         paths = expand_paths(self.options.get("path") or self.options.get("paths") or "")
         ports = frozenset(int(p) for p in (self.options.get("ports") or "9092,9093").split(","))
         shards = int(self.options.get("shards") or max(2, os.cpu_count() or 2))
@@ -134,8 +80,6 @@ class KafkaPcapReader(DataSourceReader):
         return [Shard(i) for i in range(self.shards)]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        from .spark_tasks import as_spark_task
-
         if not isinstance(partition, Shard):
             raise TypeError(f"not a partition this reader planned: {partition!r:.80}")
         return as_spark_task(self._batches(partition))
@@ -143,9 +87,6 @@ class KafkaPcapReader(DataSourceReader):
     def _batches(self, partition: Shard) -> Iterator[Any]:  # pyarrow RecordBatches
         """The shard's Arrow batches, made while it decodes (``stream_shard``): a task holds a
         few batches' worth of rows, not all of its shard's."""
-        from .api import stream_shard
-        from .tables import arrow_batches
-
         for rows in stream_shard(
             self.paths, self.bundle, self.ports, partition.index, self.shards, self.table
         ):

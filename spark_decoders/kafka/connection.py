@@ -16,8 +16,8 @@ from .bodies import BodyDecoder
 from .exchanges import Endpoints, Matcher
 from .framing import FrameReader
 from .headers import plausible_request, plausible_response, request_check, request_in_rules
-from .layers import ACK, RST, SYN, Segment
-from .reassembly import TcpStream
+from ..packets.layers import ACK, RST, SYN, Segment
+from ..packets.reassembly import TcpStream
 from .rows import Row
 
 DEFAULT_SERVER_PORTS: Final = frozenset({9092, 9093})

@@ -18,16 +18,19 @@ import construct as cs
 
 from .capture import (
     CHUNK_BYTES,
+    CaptureBuffer,
     PCAPNG_BOM,
     PCAPNG_SHB,
     CaptureStats,
     Packet,
     PacketFilter,
+    PacketView,
     Window,
+    records_of,
 )
 
 # Whether this module runs compiled: then ``plain_packet`` reads a little-endian block's head with
-# librt's typed readers (see ``pipeline.COMPILED``).
+# librt's typed readers (see ``layers.COMPILED``).
 COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 if COMPILED:
     from librt.strings import read_i32_le
@@ -117,7 +120,7 @@ def parse_interface(body: bytes, endian: str) -> Interface:
 class PcapngReader:
     """Blocks of a pcapng buffer, from a block start; keeps the section's interfaces."""
 
-    def __init__(self, buf, stats: CaptureStats | None = None) -> None:
+    def __init__(self, buf: CaptureBuffer, stats: CaptureStats | None = None) -> None:
         self.buf = buf
         self.stats = stats if stats is not None else CaptureStats()
         self.endian = "<"
@@ -155,6 +158,59 @@ class PcapngReader:
             pos += 4
         return None
 
+    def packets(
+        self, start: int, stop: int, chunk_bytes: int = CHUNK_BYTES
+    ) -> Iterator[PacketView]:
+        """Every packet of the blocks that start in ``[start, stop)`` as a ``capture.PacketView``
+        (``PcapReader.packets``' interface); section state carries over calls. A sound enhanced
+        packet block of a known interface is read in one go from a ``Window`` of ``chunk_bytes``
+        (``plain_packet``), which first moves to hold the whole block; every other block (section
+        and interface blocks, other packet blocks, damage) goes through ``advance`` on the whole
+        buffer, its packet's bytes copied out."""
+        view = memoryview(self.buf)
+        window = Window(self.buf, chunk_bytes)
+        end = window.end
+        pos, count = start, 0
+        window.load(pos, EPB_DATA)
+        data, base, limit = window.data, window.base, window.limit
+        while pos < stop:
+            plain = self.plain_packet(data, pos - base)
+            if not plain[4] and limit < end:  # perhaps a block the window cuts: move the window
+                plain = self.plain_in_moved_window(window, pos)
+                data, base, limit = window.data, window.base, window.limit
+            linktype, incl, orig, ts_ns, length = plain
+            if length:
+                yield (
+                    linktype,
+                    data,
+                    pos - base + EPB_DATA,
+                    incl,
+                    orig,
+                    ts_ns,
+                    pos,
+                    pos + EPB_DATA,
+                )
+                count += 1
+                pos += length
+                continue
+            next_pos, packet = self.advance(view, pos, stop, count + 1)
+            if packet is not None:
+                yield (
+                    packet.linktype,
+                    packet.data,
+                    0,
+                    len(packet.data),
+                    packet.orig_len,
+                    packet.ts_ns,
+                    packet.offset,
+                    packet.data_at,
+                )
+                count += 1
+            if next_pos < 0:
+                break
+            pos = next_pos
+        self.stats.packets += count
+
     def records(
         self,
         start: int,
@@ -163,34 +219,9 @@ class PcapngReader:
         skips: PacketFilter | None = None,
         chunk_bytes: int = CHUNK_BYTES,
     ) -> Iterator[Packet]:
-        """Packets of the blocks that start in ``[start, stop)``; section state carries over calls.
-        ``skips(linktype, data, 0, length)`` may pass over a packet (as ``PcapReader.records``).
-        Enhanced packet blocks are read from a ``Window`` of ``chunk_bytes`` (``plain_packet``), any
-        other block by ``advance``."""
-        number, pos = first_number, start
-        view = memoryview(self.buf)
-        window = Window(self.buf, chunk_bytes)
-        window.load(pos, EPB_DATA)
-        while pos < stop:
-            plain = self.plain_packet(window.data, pos - window.base)
-            if not plain[4] and window.limit < window.end:
-                plain = self.plain_in_moved_window(window, pos)
-            linktype, incl, orig, ts_ns, length = plain
-            if length:
-                at = pos - window.base + EPB_DATA
-                data = window.data[at : at + incl]
-                fields = (number, ts_ns, linktype, data, orig, pos, pos + EPB_DATA)
-                packet: Packet | None = _new_tuple(Packet, fields)
-                pos += length
-            else:
-                pos, packet = self.advance(view, pos, stop, number)
-            if packet is not None:
-                if skips is None or not skips(packet.linktype, packet.data, 0, len(packet.data)):
-                    yield packet
-                number += 1
-            if pos < 0:
-                break
-        self.stats.packets += number - first_number
+        """``packets`` as numbered ``Packet`` tuples, each packet's bytes copied out (see
+        ``capture.records_of``)."""
+        return records_of(self.packets(start, stop, chunk_bytes), first_number, skips)
 
     def advance(
         self, view: memoryview, pos: int, stop: int, number: int
@@ -293,7 +324,7 @@ class PcapngReader:
         return length if EPB_DATA < length <= MAX_BLOCK else EPB_DATA
 
     def _claims_past_end(self, pos: int) -> bool:
-        (length,) = _BLOCK_LENGTH[self.endian].unpack_from(self.buf, pos + 4)
+        length: int = _BLOCK_LENGTH[self.endian].unpack_from(self.buf, pos + 4)[0]
         return 12 <= length <= MAX_BLOCK and length % 4 == 0 and pos + length > len(self.buf)
 
     def _packet(
@@ -319,7 +350,7 @@ class PcapngReader:
             return None
         iface = self.interfaces[iface_id]
         ts_ns = iface.to_ns((ts_hi << 32) | ts_lo) if kind != BLOCK_SPB else 0
-        data = view[data_at : data_at + incl]
+        data = bytes(view[data_at : data_at + incl])
         return Packet(number, ts_ns, iface.linktype, data, max(orig, incl), pos, data_at)
 
     def control_block(self, kind: int, view: memoryview, pos: int, length: int) -> None:

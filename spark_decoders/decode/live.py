@@ -13,8 +13,8 @@ from __future__ import annotations
 import struct
 from typing import BinaryIO, Callable, Final, Iterator
 
-from .bodies import BodyDecoder
-from .capture import (
+from ..kafka.bodies import BodyDecoder
+from ..packets.capture import (
     MIN_CAPTURE_HEADER,
     PCAPNG_BOM,
     PCAPNG_SHB,
@@ -25,11 +25,11 @@ from .capture import (
     PcapReader,
     capture_format,
 )
-from .fragments import FragmentReassembler
-from .layers import tcp_segment
-from .pcapng import MAX_BLOCK, PcapngReader
+from ..packets.fragments import FragmentReassembler
+from ..packets.layers import tcp_segment
+from ..packets.pcapng import MAX_BLOCK, PcapngReader
 from .pipeline import DecodeOptions, FlowTable
-from .rows import Row
+from ..kafka.rows import Row
 
 STDIN_NAME: Final = "-"  # the ``capture_file`` of the rows
 READ_BYTES: Final = 1 << 16

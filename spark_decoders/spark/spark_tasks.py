@@ -23,15 +23,15 @@ from __future__ import annotations
 import gc
 from typing import Iterator, TypeVar
 
-from .pipeline import CollectorPaused
+from pyspark import TaskContext
+
+from ..decode.pipeline import CollectorPaused
 
 T = TypeVar("T")
 
 
 def in_spark_task() -> bool:
     """True in a Spark worker (PySpark sets a task context before it runs a task's code)."""
-    from pyspark import TaskContext
-
     return TaskContext.get() is not None
 
 

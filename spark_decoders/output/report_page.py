@@ -8,7 +8,7 @@ import json
 from html import escape
 from typing import Any
 
-from .capture import shown_name
+from ..packets.capture import shown_name
 from .report_script import SCRIPT, STYLE
 from .report_svg import duration, latency_chart, timeline_chart, wall_clock
 

@@ -11,7 +11,7 @@ import random
 from typing import Callable, NamedTuple
 
 from kraftwire.generated import Message, encode_request, encode_response, lookup
-from kraftwire.records import encode_batch, encode_control_batch
+from kraftwire.generated.records import encode_batch, encode_control_batch
 
 
 class Exchange(NamedTuple):

@@ -19,6 +19,9 @@ from typing import Any, Callable, Final, NamedTuple
 
 from mypy_extensions import mypyc_attr
 
+from kraftwire.generated import ProtocolError
+from kraftwire.generated.records import batches_to_json, write_batches_json_text
+
 from . import guard
 from .guard import DecodeTimeout
 from .headers import (
@@ -102,14 +105,9 @@ class BodyDecoder:
         # one is written by the standard encoder (see ``jsonview.dumps``). Found when metadata
         # records are first viewed: it imports every metadata-record module.
         self._float_metadata_types: frozenset[int] | None = None
-        from kraftwire.generated import ProtocolError
-
         self._protocol_error = (ProtocolError, getattr(package, "ProtocolError", ProtocolError))
         self._unsupported = package.UnsupportedVersionError
         self._codecs: dict[int, _Codec] = {}  # see _codec
-        # imported once, not for every records field
-        from kraftwire.records import batches_to_json, write_batches_json_text
-
         self._batches_to_json: Callable[..., dict[str, Any]] = batches_to_json
         self._write_batches_json_text = write_batches_json_text
         # The bound method made once: compiled, each look-up makes a new one.

@@ -15,7 +15,7 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any
 
-from .kafka_errors import error_label
+from ..kafka.kafka_errors import error_label
 from .report_elections import Elections
 
 ROW_LIMIT = 5000

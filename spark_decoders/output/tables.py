@@ -20,14 +20,18 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Callable, Final, Iterator
 
-from .bodies import BodyDecoder
-from .connection import Connection
-from .exchanges import FILE_SHIFT
-from .framing import Frame, FrameReader
-from .headers import read_correlation_id, read_request_head
-from .layers import Segment
-from .reassembly import GAP, MIDSTREAM, TRUNCATED, StreamSink
-from .rows import Row, timestamp
+from ..kafka.bodies import BodyDecoder
+from ..kafka.connection import Connection
+from ..kafka.exchanges import FILE_SHIFT
+from ..kafka.framing import Frame, FrameReader
+from ..kafka.headers import read_correlation_id, read_request_head
+from ..packets.layers import Segment
+from ..packets.reassembly import GAP, MIDSTREAM, TRUNCATED, StreamSink
+from ..kafka.rows import COLUMNS as EXCHANGE_COLUMNS
+from ..kafka.rows import arrow_schema as exchange_arrow_schema
+from ..kafka.rows import sort_key as exchange_order
+from ..kafka.rows import spark_ddl as exchange_ddl
+from ..kafka.rows import Row, timestamp
 
 EXCHANGES: Final = "exchanges"
 FRAMES: Final = "frames"
@@ -282,10 +286,8 @@ def _own_columns(table: str) -> tuple[tuple[str, str, str], ...]:
 
 
 def column_names(table: str) -> tuple[str, ...]:
-    from . import rows
-
     if check_table(table) == EXCHANGES:
-        return rows.COLUMNS
+        return EXCHANGE_COLUMNS
     return tuple(name for name, _, _ in _own_columns(table))
 
 
@@ -296,10 +298,8 @@ def timestamp_columns(table: str) -> tuple[str, ...]:
 
 
 def spark_ddl(table: str = EXCHANGES) -> str:
-    from . import rows
-
     if check_table(table) == EXCHANGES:
-        return rows.spark_ddl()
+        return exchange_ddl()
     return ", ".join(f"{name} {kind}" for name, kind, _ in _own_columns(table))
 
 
@@ -319,10 +319,8 @@ _ARROW_SCHEMAS: dict[str, Any] = {}
 def _build_arrow_schema(table: str) -> Any:
     import pyarrow as pa
 
-    from . import rows
-
     if check_table(table) == EXCHANGES:
-        return rows.arrow_schema()
+        return exchange_arrow_schema()
     types = {
         "string": pa.string(),
         "bool": pa.bool_(),
@@ -359,8 +357,6 @@ def arrow_batches(rows: list[Row], table: str = EXCHANGES, size: int = 4096) -> 
 
 def sort_key(table: str) -> Callable[[Row], tuple[object, ...]]:
     """Rows of ``table`` in one total order, the same whichever path decoded them."""
-    from .rows import sort_key as exchange_order
-
     if check_table(table) == EXCHANGES:
         return exchange_order
     if table == FRAMES:

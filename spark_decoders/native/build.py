@@ -1,6 +1,6 @@
 """Compile the decoders' hot path with mypyc into ``_native/`` (``make native``).
 
-    .venv/bin/python -m kraftwire.spark_decoders.native_build [--if-needed]
+    .venv/bin/python -m kraftwire.spark_decoders.native.build [--if-needed]
 
 The package's sources are copied into a temporary folder laid out as their import path
 (``kraftwire/spark_decoders/``, since mypyc names a module by its folders), type-checked and
@@ -32,12 +32,14 @@ from .implementation import (
     MANIFEST,
     NATIVE_DIR,
     PACKAGE,
+    SOURCE_ROOT,
+    extension_path,
     extension_suffix,
     source_digest,
+    subpackages,
     usable_build,
 )
 
-SOURCE_DIR = Path(__file__).resolve().parent
 # The codecs, the records layer, construct and pyspark are outside the build: typed as Any.
 MYPY_OPTIONS = ["--ignore-missing-imports", "--follow-imports=silent"]
 _SETUP = """\
@@ -69,18 +71,27 @@ def build(native_dir: Path = NATIVE_DIR) -> NativeBuild:
         for level in [package_dir, *package_dir.relative_to(root).parents]:
             if level != Path("."):
                 (root / level / "__init__.py").touch()  # empty: the real one chooses, uncompiled
-        for source in SOURCE_DIR.glob("*.py"):
-            if source.name != "__init__.py":
-                shutil.copyfile(source, package_dir / source.name)
-        paths = [str((package_dir / f"{m}.py").relative_to(root)) for m in COMPILED_MODULES]
-        _compile(root, paths)
-        built = [
-            package_dir / f"{m}{extension_suffix()}" for m in (*COMPILED_MODULES, GROUP_LIBRARY)
-        ]
-        missing = [path.name for path in built if not path.is_file()]
+        for source in SOURCE_ROOT.rglob("*.py"):
+            place = package_dir / source.relative_to(SOURCE_ROOT)
+            if "_native" in place.parts:
+                continue
+            place.parent.mkdir(parents=True, exist_ok=True)
+            if source.name == "__init__.py":
+                place.touch()  # empty: the real ones choose, uncompiled
+            else:
+                shutil.copyfile(source, place)
+        copies = {
+            m: package_dir.joinpath(*m.split(".")).with_suffix(".py") for m in COMPILED_MODULES
+        }
+        # The digests of the sources compiled, not of the files as they are once the build ends:
+        # a source edited meanwhile must make the build stale.
+        digests = {m: source_digest(path) for m, path in copies.items()}
+        _compile(root, [str(path.relative_to(root)) for path in copies.values()])
+        built = {m: extension_path(package_dir, m) for m in (*COMPILED_MODULES, GROUP_LIBRARY)}
+        missing = [path.name for path in built.values() if not path.is_file()]
         if missing:
             raise NativeBuildError(f"mypyc built no {', '.join(missing)}")
-        size = _place(built, native_dir)
+        size = _place(built, digests, native_dir)
     return NativeBuild(COMPILED_MODULES, time.perf_counter() - started, size)
 
 
@@ -88,33 +99,43 @@ def _compile(root: Path, paths: list[str]) -> None:
     run_build_script(root, _SETUP.format(group=f"{PACKAGE}.{GROUP}"), [*MYPY_OPTIONS, *paths])
 
 
-def _place(built: list[Path], native_dir: Path) -> int:
-    """Replace the previous build's files in ``native_dir`` by ``built`` and the manifest."""
+def _place(built: dict[str, Path], digests: dict[str, str], native_dir: Path) -> int:
+    """Replace the previous build's files in ``native_dir`` by ``built`` (by module) and the
+    manifest of the sources' ``digests``."""
     native_dir.mkdir(exist_ok=True)
-    ours = {*(f"{m}." for m in COMPILED_MODULES), f"{GROUP_LIBRARY}."}
-    for old in native_dir.iterdir():
-        if old.name == MANIFEST or (
-            old.suffix in (".so", ".pyd") and old.name.startswith(tuple(ours))
-        ):
-            old.unlink()
+    for folder in [native_dir, *(native_dir / sub for sub in subpackages())]:
+        if not folder.is_dir():
+            continue
+        for old in folder.iterdir():
+            if old.name == MANIFEST or (old.suffix in (".so", ".pyd") and _ours(native_dir, old)):
+                old.unlink()
     size = 0
-    for path in built:
-        shutil.copyfile(path, native_dir / path.name)
+    for module, path in built.items():
+        target = extension_path(native_dir, module)
+        target.parent.mkdir(exist_ok=True)
+        shutil.copyfile(path, target)
         size += path.stat().st_size
     manifest = {
         "python": sys.version.split()[0],
         "suffix": extension_suffix(),
-        "sources": {m: source_digest(SOURCE_DIR / f"{m}.py") for m in COMPILED_MODULES},
+        "sources": digests,
     }
     (native_dir / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return size
+
+
+def _ours(native_dir: Path, path: Path) -> bool:
+    """Whether ``path`` (an extension file in ``native_dir``) is one a build of this package
+    places: the extension of a compiled module, or the group library."""
+    module = ".".join((*path.relative_to(native_dir).parent.parts, path.name.split(".")[0]))
+    return module in (*COMPILED_MODULES, GROUP_LIBRARY)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args not in ([], ["--if-needed"]):
         print(
-            "usage: python -m kraftwire.spark_decoders.native_build [--if-needed]", file=sys.stderr
+            "usage: python -m kraftwire.spark_decoders.native.build [--if-needed]", file=sys.stderr
         )
         return 2
     if args and usable_build():

@@ -31,12 +31,6 @@ import zlib
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-# A datagram: (IP version, source, destination, identification, protocol); IPv6's identification
-# is its fragment header's 4 bytes.
-FragmentKey = tuple[int, bytes, bytes, int | bytes, int]
-# A fragment as seen: (offset, length, CRC-32 of its data).
-Fingerprint = tuple[int, int, int]
-
 from .capture import CaptureStats
 from .layers import (
     ETH_IPV4,
@@ -49,6 +43,13 @@ from .layers import (
     network_payload,
     tcp_segment,
 )
+
+# A datagram: (IP version, source, destination, identification, protocol); IPv6's identification
+# is its fragment header's 4 bytes.
+FragmentKey = tuple[int, bytes, bytes, int | bytes, int]
+# A fragment as seen: (offset, length, CRC-32 of its data).
+Fingerprint = tuple[int, int, int]
+
 
 MAX_DATAGRAM = 65535  # the largest payload a fragment offset and length can describe
 FRAGMENT_TIMEOUT_NS = 30 * 10**9

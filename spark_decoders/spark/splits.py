@@ -15,14 +15,13 @@ yields what they complete).
 
 from __future__ import annotations
 
-import mmap
 import struct
 from typing import Any, Iterator
 
-from .capture import CaptureStats, PcapFile, PcapReader, capture_format
-from .fragments import FragmentReassembler
-from .layers import ETH_IPV4, ETH_IPV6, LINK_ETHERNET, PROTO_TCP, Segment, tcp_segment
-from .pcapng import PcapngReader
+from ..packets.capture import CaptureBuffer, CaptureStats, PcapFile, PcapReader, capture_format
+from ..packets.fragments import FragmentReassembler
+from ..packets.layers import ETH_IPV4, ETH_IPV6, LINK_ETHERNET, PROTO_TCP, Segment, tcp_segment
+from ..packets.pcapng import PcapngReader
 
 LOOKBACK_BYTES = 1 << 20
 # Ethernet: the ethertype at 12, the IP version at 14, IPv4's flags and fragment offset at 20.
@@ -39,7 +38,6 @@ def plan_splits(size: int, split_bytes: int) -> list[tuple[int, int]]:
 
 
 # A capture file's bytes: read whole, or mapped.
-CaptureBuffer = bytes | mmap.mmap
 
 
 def split_segments(

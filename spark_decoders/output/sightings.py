@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .rows import Row
+from ..kafka.rows import Row
 
 MERGE_WINDOW_US: Final = 1_000_000
 

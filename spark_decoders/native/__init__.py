@@ -1,0 +1,2 @@
+"""The compiled hot path: which implementation runs (``implementation``) and its mypyc build
+(``build``, ``make native``)."""

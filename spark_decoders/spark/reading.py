@@ -1,0 +1,172 @@
+"""Reading captures in a Spark session: ``register`` the ``kafka-pcap`` data source,
+``read_exchanges`` through it or through the split plan, and the collected rows as local mode's.
+
+This module imports pyspark (the data sources are Spark classes); ``kraftwire.spark_decoders``
+imports it only when ``register`` or ``read_exchanges`` is first asked for, since Spark is an
+optional extra.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from pathlib import Path
+from typing import Any, Iterator
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.datasource import DataSource
+
+from ..decode.pipeline import first_timestamp
+from ..kafka.codecs import CodecBundle, parse_schema_dirs
+from ..kafka.connection import DEFAULT_SERVER_PORTS
+from ..output.sightings import merge_sightings
+from ..output.tables import EXCHANGES, check_table, sort_key, spark_ddl, utc_aware
+from .datasource import KafkaPcapDataSource
+from .routes import partition_labels
+from .segments_source import NAME as SEGMENTS
+from .segments_source import KafkaPcapSegmentsDataSource
+from .shards import check_spark_paths, codec_bundle, expand_paths
+from .spark_tasks import as_spark_task
+from .stitch import decode_pieces, stage_two_partitions
+
+
+def register(spark: SparkSession) -> None:
+    """Make ``spark.read.format("kafka-pcap")`` available in this session."""
+    register_once(spark, KafkaPcapDataSource)
+
+
+# The data sources registered in each session by this process. A session keeps what was
+# registered in it; registering again on every read cost a few py4j calls and logged Spark's
+# warning "The data source kafka-pcap replaced a previously registered data source" each query.
+_REGISTERED: "weakref.WeakKeyDictionary[object, set[str]]" = weakref.WeakKeyDictionary()
+
+
+def register_once(spark: SparkSession, source: type[DataSource]) -> None:
+    """Register the data source class ``source`` in ``spark`` unless this process already did."""
+    names = _REGISTERED.setdefault(spark, set())
+    if source.name() not in names:
+        _register_as_active(spark, source)
+        names.add(source.name())
+
+
+def _register_as_active(spark: SparkSession, source: type[DataSource]) -> None:
+    """Register ``source`` in ``spark`` while it is the JVM's active session. Spark refuses a name
+    that the *active* session already knows, so a session made by ``newSession()`` from one that
+    had read captures could not register it (DATA_SOURCE_ALREADY_EXISTS), yet could not load it
+    either: the registration itself is per session. The active session is restored after."""
+    jsession = getattr(spark, "_jsparkSession", None)  # a classic (not Spark Connect) session
+    if jsession is None:
+        spark.dataSource.register(source)
+        return
+    jvm: Any = spark.sparkContext._jvm  # py4j's gateway, untyped (None only once stopped)
+    sessions = jvm.org.apache.spark.sql.SparkSession
+    previous = sessions.getActiveSession()
+    sessions.setActiveSession(jsession)
+    try:
+        spark.dataSource.register(source)
+    finally:
+        if previous.isDefined():
+            sessions.setActiveSession(previous.get())
+        else:
+            sessions.clearActiveSession()
+
+
+# Captures above this many bytes in all are read through the split plan unless told otherwise:
+# every data source shard reads all of the input (passing over the other shards' packets), so its
+# reading grows with the number of cores, while the split plan reads each byte once, at about
+# twice the CPU of the decode.
+SPLIT_ABOVE_BYTES = 256 * 1024 * 1024
+SPLIT_BYTES = 64 * 1024 * 1024  # the byte ranges of the split plan chosen for large captures
+
+
+def read_exchanges(
+    spark: SparkSession,
+    paths: list[str],
+    schemas: str | None = None,
+    ports: frozenset[int] = DEFAULT_SERVER_PORTS,
+    shards: int | None = None,
+    split_bytes: int | None = None,
+    table: str = EXCHANGES,
+) -> DataFrame:
+    """A DataFrame of the exchanges in ``paths`` (or of their frames or connections: ``table``).
+
+    Through the ``kafka-pcap`` data source (connection shards, every file read by every shard), or
+    with ``split_bytes`` through the split plan (``stitch``): files cut into byte ranges read in
+    parallel, connections stitched across them in a second stage. Both give local mode's rows.
+    ``split_bytes`` None chooses: the split plan (``SPLIT_BYTES``) when the captures hold more
+    than ``SPLIT_ABOVE_BYTES`` in all, so that no task holds more rows than fit in memory; 0 means
+    the data source whatever the size.
+    """
+    check_spark_paths(paths)
+    if split_bytes is None and _total_bytes(paths) > SPLIT_ABOVE_BYTES:
+        split_bytes = SPLIT_BYTES
+    if split_bytes:
+        return read_split_exchanges(
+            spark,
+            [os.path.abspath(p) for p in paths],
+            codec_bundle(schemas),
+            ports,
+            split_bytes,
+            check_table(table),
+        )
+    register(spark)
+    reader = (
+        spark.read.format("kafka-pcap")
+        .option("ports", ",".join(str(p) for p in sorted(ports)))
+        .option("table", check_table(table))
+    )
+    if schemas:
+        reader = reader.option(
+            "schemas", ",".join(str(Path(d).resolve()) for d in parse_schema_dirs(schemas))
+        )
+    if shards:
+        reader = reader.option("shards", str(shards))
+    return reader.load(",".join(os.path.abspath(p) for p in paths))
+
+
+def read_split_exchanges(
+    spark: SparkSession,
+    paths: list[str],
+    bundle: CodecBundle | None,
+    ports: frozenset[int],
+    split_bytes: int,
+    output: str = EXCHANGES,
+) -> DataFrame:
+    """A DataFrame of the ``output`` rows of ``paths``, read in splits of ``split_bytes``."""
+    register_once(spark, KafkaPcapSegmentsDataSource)
+    files = tuple(sorted(expand_paths(",".join(paths)), key=lambda p: (first_timestamp(p), p)))
+    # A fixed number of partitions, so adaptive execution does not merge them back into a few;
+    # one route label per partition, so none gets two routes' work and another none.
+    partitions = stage_two_partitions(
+        sum(os.path.getsize(path) for path in files), spark.sparkContext.defaultParallelism
+    )
+    pieces = (
+        spark.read.format(SEGMENTS)
+        .option("split_bytes", str(split_bytes))
+        .option("routes", ",".join(str(label) for label in partition_labels(partitions)))
+        .load(",".join(files))
+    )
+
+    def stage_two(batches: Iterator[Any]) -> Iterator[Any]:  # pyarrow.RecordBatch
+        return as_spark_task(decode_pieces(batches, files, bundle, ports, output))
+
+    return (
+        pieces.repartition(partitions, "route")
+        .sortWithinPartitions(F.col("conn").asc_nulls_first(), "file_index", "split_index", "chunk")
+        .mapInArrow(stage_two, spark_ddl(output))
+    )
+
+
+def _total_bytes(paths: list[str]) -> int:
+    """The size of the captures ``paths`` names (globs expanded, as the data source does)."""
+    return sum(os.path.getsize(path) for path in expand_paths(",".join(paths)))
+
+
+def spark_rows_as_dicts(frame: DataFrame, table: str = EXCHANGES) -> list[dict[str, Any]]:
+    """Collected rows as local mode's dicts (UTC-aware timestamps), in local mode's order, the
+    sightings of an exchange merged as ``decode_local`` merges them (the DataFrame itself has a
+    row per capture that saw an exchange)."""
+    rows = [utc_aware(row, table) for row in frame.toArrow().to_pylist()]
+    rows.sort(key=sort_key(table))
+    return merge_sightings(rows) if table == EXCHANGES else rows
