@@ -194,7 +194,7 @@ def build_capture(path: Path, packets_wanted: int, package, pcapng: bool = False
     microsecond timestamps, a packet per enhanced packet block: what dumpcap writes); returns its
     packet count."""
     from kraftwire.spark_decoders.layers import LINK_ETHERNET
-    from kraftwire.spark_decoders.synth import Conversation, link_frame
+    from kraftwire.synthetic_capture import Conversation, link_frame
 
     pool = exchange_pool(package)
     rng = random.Random(7)

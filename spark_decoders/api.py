@@ -9,8 +9,7 @@ import os
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .bodies import BodyDecoder
-from .codecs import (
+from kraftwire.codegen.package_cache import (
     CodecBundle,
     codecs_bundle,
     generated_codecs,
@@ -18,6 +17,8 @@ from .codecs import (
     parse_schema_dirs,
     specs_fingerprint,
 )
+
+from .bodies import BodyDecoder
 from .connection import DEFAULT_SERVER_PORTS
 from .pipeline import (
     CollectorPaused,

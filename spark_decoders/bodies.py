@@ -19,6 +19,8 @@ from typing import Any, Callable, Final, NamedTuple
 
 from mypy_extensions import mypyc_attr
 
+from kraftwire.generated import api_keys
+
 from . import guard
 from .guard import DecodeTimeout
 from .headers import (
@@ -28,7 +30,6 @@ from .headers import (
     response_body_start,
 )
 from .jsonview import dumps, json_view
-from .kafka_apis import KAFKA_API_NAMES
 
 METADATA_TOPIC: Final = "__cluster_metadata"
 METADATA_TOPIC_ID: Final = uuid.UUID(int=1)
@@ -118,7 +119,7 @@ class BodyDecoder:
     def api_name(self, api_key: int) -> str | None:
         """The codec set's name for ``api_key``, else Kafka's, else None (a key Kafka never used)."""
         info = self.package.APIS.get(api_key)
-        return info.name if info is not None else KAFKA_API_NAMES.get(api_key)
+        return info.name if info is not None else api_keys.name(api_key)
 
     def request_flexible(self, api_key: int, api_version: int) -> bool | None:
         info = self.package.APIS.get(api_key)

@@ -78,7 +78,7 @@ def _decode_sorted(
     batches: Iterable, files: tuple[str, ...], bundle, ports: frozenset[int], output: str
 ) -> Iterator:
     from .bodies import BodyDecoder
-    from .codecs import load_codecs
+    from kraftwire.codegen.package_cache import load_codecs
     from .exchanges import packet_ref
     from .layers import Segment
     from .pipeline import DecodeOptions, FlowTable

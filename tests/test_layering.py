@@ -65,7 +65,7 @@ CORE_LAYERS = [
     ["states", "voters", "requests", "outbox", "log_ops", "messages", "responses", "memory", "reads"],
     ["api"],
     ["config", "storage"],
-    ["values", "errors"],
+    ["values"],
 ]
 """node/core from the top down (core.py's docstring names the layers). A module imports
 only modules of lower layers: the handlers do not import each other, nothing imports upward."""

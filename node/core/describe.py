@@ -6,7 +6,9 @@ leader (the fields left at 0, as Kafka's answers leave them)."""
 
 from __future__ import annotations
 
-from . import errors, responses
+from kraftwire.generated import errors
+
+from . import responses
 from .api import METADATA_PARTITION, METADATA_TOPIC, RequestReceived
 from .leader import LeaderState
 from .messages import metadata_partition

@@ -8,9 +8,9 @@ The follower's HW is ``min(leader HW, our LEO)`` and never decreases.
 
 from __future__ import annotations
 
+from kraftwire.generated import errors
 from kraftwire.node import batches as _batches
 
-from . import errors
 from .api import PeerRefused, ResponseReceived, SnapshotId, SnapshotWrite
 from .common import common_outcome
 from .log_ops import truncation_offset

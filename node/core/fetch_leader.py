@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from kraftwire.generated import errors
 from kraftwire.node import batches as _batches
 
-from . import errors, responses
+from . import responses
 from .api import METADATA_TOPIC_ID, InvariantViolation, ReplicaKey, RequestReceived, SnapshotId
 from .common import cluster_id_ok, validate_leader_only
 from .leader import LeaderState, ParkedFetch

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import errors, responses
+from kraftwire.generated import errors
+
+from . import responses
 from .api import Endpoint, RequestReceived, ResponseReceived
 from .common import cluster_id_ok, common_outcome, refuse, validate_voter_only
 from .leader import LeaderState

@@ -49,7 +49,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import errors, responses
+from kraftwire.generated import errors
+
+from . import responses
 from .api import (
     OutboundRequest,
     PeerRefused,

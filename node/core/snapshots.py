@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from kraftwire.generated import errors
 from kraftwire.generated import k_raft_version_record as _kv
 from kraftwire.generated import snapshot_footer_record as _footer
 from kraftwire.generated import snapshot_header_record as _header
 from kraftwire.node import batches as _batches
 
-from . import errors, responses
+from . import responses
 from .api import (
     BOOTSTRAP_SNAPSHOT_ID,
     CreateSnapshot,

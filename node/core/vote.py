@@ -13,7 +13,9 @@ A VoteResponse does not say whether it answered a pre-vote: the round is inferre
 
 from __future__ import annotations
 
-from . import errors, responses
+from kraftwire.generated import errors
+
+from . import responses
 from .api import ReplicaKey, RequestReceived, ResponseReceived, Role
 from .common import cluster_id_ok, common_outcome, refuse, validate_voter_only
 from .messages import key_of, metadata_partition

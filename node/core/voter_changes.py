@@ -16,7 +16,9 @@ from __future__ import annotations
 import base64
 from typing import Any, Iterable
 
-from . import errors, messages, responses
+from kraftwire.generated import errors
+
+from . import messages, responses
 from .api import ZERO_UUID, Endpoint, ReplicaKey, RequestReceived, ResponseReceived, VoterSpec
 from .common import cluster_id_ok, validate_leader_only
 from .leader import LeaderState, PendingVoterChange

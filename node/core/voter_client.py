@@ -11,7 +11,9 @@ restarts the period again.
 
 from __future__ import annotations
 
-from . import errors, messages
+from kraftwire.generated import errors
+
+from . import messages
 from .api import ResponseReceived
 from .common import common_outcome
 from .replica import Replica

@@ -21,6 +21,20 @@ from typing import TYPE_CHECKING, Any
 from kraftwire.generated import ProtocolError
 from kraftwire.generated import fetch_response as _fr
 from kraftwire.generated import produce_response as _pr
+from kraftwire.generated.errors import (
+    CORRUPT_MESSAGE,
+    FENCED_LEADER_EPOCH,
+    INVALID_REQUEST,
+    INVALID_REQUIRED_ACKS,
+    NONE,
+    NOT_LEADER_OR_FOLLOWER,
+    OFFSET_OUT_OF_RANGE,
+    POLICY_VIOLATION,
+    REQUEST_TIMED_OUT,
+    UNKNOWN_LEADER_EPOCH,
+    UNKNOWN_TOPIC_ID,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
 from kraftwire.node import batches as batch_codec
 from kraftwire.node.core.api import (
     METADATA_PARTITION,
@@ -33,15 +47,10 @@ from kraftwire.node.core.api import (
 if TYPE_CHECKING:
     from .node import KRaftNode
 
-NONE, OFFSET_OUT_OF_RANGE, CORRUPT_MESSAGE, UNKNOWN_TOPIC_OR_PARTITION = 0, 1, 2, 3
-NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, INVALID_REQUIRED_ACKS, INVALID_REQUEST = 6, 7, 21, 42
-FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_ID = 74, 75, 100
-POLICY_VIOLATION = 44
 KAFKA_METADATA_LOG_REFUSAL = (
     "kraftwire does not write into a Kafka metadata log: this quorum's log holds a metadata.version"
     " FeatureLevelRecord, and Kafka's controllers would stop at a record they cannot replay"
 )
-PRODUCE, FETCH = 0, 1
 
 
 def _is_metadata_topic(topic: Any, version: int) -> bool:

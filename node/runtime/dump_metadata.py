@@ -12,12 +12,12 @@ the same cache).
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import re
 from types import ModuleType
 from typing import Any
 
+from kraftwire.codegen.package_cache import generated_codecs, parse_schema_dirs
 from kraftwire.generated import ProtocolError
 from kraftwire.records import decode_metadata_record
 
@@ -58,11 +58,10 @@ def metadata_package(schemas: str | None) -> ModuleType:
             "decoding metadata records needs their specs: pass --schemas DIR "
             "(the directory of Kafka's metadata record specs, e.g. kafka-schemas/metadata)"
         )
-    # The codec cache of `kraftwire decode --schemas`, imported by name when asked for: generating
-    # codecs pulls in the generator, which plain dumps never need, and node/ type-checks on its own.
-    codecs = importlib.import_module("kraftwire.spark_decoders.codecs")
+    # The codec cache `kraftwire decode --schemas` uses too (it imports the generator only when a
+    # package must be generated, so plain dumps never load it).
     try:
-        package: ModuleType = codecs.generated_codecs(codecs.parse_schema_dirs(schemas))[0]
+        package: ModuleType = generated_codecs(parse_schema_dirs(schemas))[0]
     except (OSError, ValueError) as exc:
         raise NoMetadataCodecs(f"--schemas {schemas}: {exc}") from None
     try:

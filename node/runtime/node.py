@@ -27,8 +27,8 @@ import logging
 import time
 from typing import Any, Callable, Sequence, TypeVar, TypeVarTuple
 
+from kraftwire.generated import api_keys
 from kraftwire.node.core import KRaftCore
-from kraftwire.node.core.messages import API_READ_OFFSET
 from kraftwire.node.core.api import (
     AppendResult,
     CommittedBatch,
@@ -53,6 +53,7 @@ from kraftwire.node.core.api import (
 )
 from kraftwire.node.storage import FileOps, NodeStorage, StorageError, open_directory
 from kraftwire.node.storage.kafka_metadata import KafkaMetadataLogDetector
+from kraftwire.synthetic_capture import CaptureFile
 
 from . import client_path, describe_configs, local_apis, reads, recovery_notice
 from .snapshotting import AutoSnapshots
@@ -62,7 +63,6 @@ from .errors import NodeFailed, NotLeaderError
 from .inbox import AppendCall, InboxItem, ReadCall, ShutdownCall, SingleInput, SnapshotCall
 from .metrics import RaftMetrics
 from .metadata_leadership import MetadataLeadership
-from .capture import Capture
 from .config import NodeConfig
 from .peers import PeerNetwork
 from .limits import ServerLimits
@@ -86,13 +86,13 @@ class KRaftNode:
     ) -> None:
         self.config = config
         self.capture_path = capture_path  # --capture: every frame sent and received, as pcapng
-        self.capture: Capture | None = None
+        self.capture: CaptureFile | None = None
         self.listener = listener
         self.file_ops = file_ops
         self.storage: NodeStorage | None = None
         self.core: KRaftCore | None = None
         self.failure: str | None = None
-        self.served = local_apis.served_versions(extra=(client_path.PRODUCE, API_READ_OFFSET))
+        self.served = local_apis.served_versions(extra=(api_keys.PRODUCE, api_keys.READ_OFFSET))
         self._kafka_log = KafkaMetadataLogDetector()
         self._snapshots = AutoSnapshots.for_node(config, int(time.time() * 1000))
         self._inbox: collections.deque[InboxItem] = collections.deque()
@@ -162,7 +162,7 @@ class KRaftNode:
             if self.metrics is not None:
                 self.metrics.directory_id = storage.meta.directory_id
             if self.capture_path is not None:
-                self.capture = self.server.capture = self.network.capture = Capture(
+                self.capture = self.server.capture = self.network.capture = CaptureFile(
                     self.capture_path
                 )
                 self._read_network.capture = self.capture
@@ -319,16 +319,16 @@ class KRaftNode:
         self._wakeup.set()
 
     async def _handle_request(self, request: InboundRequest) -> tuple[int, Any] | None:
-        if request.api_key == local_apis.API_VERSIONS:
+        if request.api_key == api_keys.API_VERSIONS:
             status = self.status()
             epoch = -1 if status.high_watermark is None else status.high_watermark - 1
             return request.api_version, local_apis.api_versions_response(
                 request.api_version, request.body, self.served, status.kraft_version, epoch
             )
-        if request.api_key == client_path.PRODUCE:
+        if request.api_key == api_keys.PRODUCE:
             answer = await client_path.handle_produce(self, request.api_version, request.body)
             return None if answer is None else (request.api_version, answer)
-        if request.api_key == client_path.FETCH and client_path.is_client_fetch(
+        if request.api_key == api_keys.FETCH and client_path.is_client_fetch(
             request.api_version, request.body
         ):
             return request.api_version, await client_path.handle_client_fetch(
@@ -340,7 +340,7 @@ class KRaftNode:
             return request.api_version, describe_configs.describe_configs_response(
                 request.api_version, request.body, self.config
             )
-        if request.api_key == local_apis.DESCRIBE_CLUSTER:
+        if request.api_key == api_keys.DESCRIBE_CLUSTER:
             cluster_id, listener = self.running_storage().meta.cluster_id, self.config.listener_name
             return request.api_version, local_apis.describe_cluster_response(
                 request.api_version, request.body, cluster_id, self.status(), listener
@@ -357,7 +357,7 @@ class KRaftNode:
             reply = await asyncio.wait_for(future, max(30.0, self.config.request_timeout_ms / 250))
         finally:
             self._answers.pop(key, None)
-        if request.api_key == recovery_notice.DESCRIBE_QUORUM and self.storage is not None:
+        if request.api_key == api_keys.DESCRIBE_QUORUM and self.storage is not None:
             recovery_notice.attach(reply[1], self.storage.kept_cuts, self.config.node_id)
         return reply
 
@@ -496,9 +496,8 @@ class KRaftNode:
                 self._appends.on_flushed(ready.flush_log_to, leading, self.not_leader_error)
             for message in ready.messages:
                 if isinstance(message, OutboundRequest):
-                    network = (
-                        self._read_network if message.api_key == API_READ_OFFSET else self.network
-                    )
+                    reads = message.api_key == api_keys.READ_OFFSET
+                    network = self._read_network if reads else self.network
                     network.send(
                         message, message.endpoint or self._endpoint_of(message.destination)
                     )

@@ -6,13 +6,14 @@ import difflib
 from pathlib import Path
 
 from kraftwire.codegen.emit import generate_package
-from kraftwire.codegen.generate import load_specs
+from kraftwire.codegen.generate import load_spec_set
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_generated_matches_a_fresh_generation():
-    files = generate_package(load_specs([REPO / "schemas"]), "kraftwire.generated")
+    specs, facts = load_spec_set([REPO / "schemas"])
+    files = generate_package(specs, "kraftwire.generated", facts=facts)
     committed = {p.name for p in (REPO / "generated").iterdir() if p.suffix == ".py" or p.name == "py.typed"}
     fresh = {f.name for f in files}
     assert committed == fresh, f"missing {fresh - committed}, stale {committed - fresh}; run `make generate`"
@@ -26,9 +27,10 @@ def test_generated_matches_a_fresh_generation():
 
 
 def test_two_runs_give_identical_bytes():
-    specs = load_specs([REPO / "schemas"])
-    first = generate_package(specs, "kraftwire.generated", jobs=1)
-    second = generate_package(load_specs([REPO / "schemas"]), "kraftwire.generated", jobs=2)
+    specs, facts = load_spec_set([REPO / "schemas"])
+    first = generate_package(specs, "kraftwire.generated", jobs=1, facts=facts)
+    again, facts_again = load_spec_set([REPO / "schemas"])
+    second = generate_package(again, "kraftwire.generated", jobs=2, facts=facts_again)
     assert [(f.name, f.text) for f in first] == [(f.name, f.text) for f in second]
 
 

@@ -23,9 +23,9 @@ CONFIG = Path(__file__).with_name("mypy_core.ini")
 def _installed_layout(base: Path) -> Path:
     package = base / "kraftwire"
     package.mkdir()
-    for name in ("__init__.py", "records.py"):
+    for name in ("__init__.py", "records.py", "synthetic_capture.py"):
         (package / name).symlink_to(ROOT / "kraftwire" / name)
-    for name in ("node", "generated"):
+    for name in ("node", "generated", "codegen"):
         (package / name).symlink_to(ROOT / name, target_is_directory=True)
     return base
 

@@ -13,7 +13,7 @@ from kraftwire.spark_decoders import pipeline
 from kraftwire.spark_decoders.api import decode_shard
 from kraftwire.spark_decoders.layers import LINK_ETHERNET
 from kraftwire.spark_decoders.rows import STATUSES
-from kraftwire.spark_decoders.synth import link_frame, pcapng_section
+from kraftwire.synthetic_capture import link_frame, pcapng_section
 from kraftwire.spark_decoders.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(300)

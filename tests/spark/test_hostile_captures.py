@@ -10,7 +10,7 @@ import pytest
 
 from captures import conversation, decode, write
 from kraftwire.spark_decoders.layers import LINK_ETHERNET
-from kraftwire.spark_decoders.synth import link_frame, pcapng_section
+from kraftwire.synthetic_capture import link_frame, pcapng_section
 from kraftwire.spark_decoders.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(300)

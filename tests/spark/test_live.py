@@ -14,7 +14,7 @@ from captures import conversation, decode, pcap_of, write
 from kraftwire.spark_decoders.layers import LINK_ETHERNET
 from kraftwire.spark_decoders.live import decode_stream
 from kraftwire.spark_decoders.bodies import BodyDecoder
-from kraftwire.spark_decoders.synth import link_frame, pcapng_section
+from kraftwire.synthetic_capture import link_frame, pcapng_section
 from kraftwire.spark_decoders.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(180)

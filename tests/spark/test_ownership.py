@@ -23,7 +23,7 @@ from kraftwire.spark_decoders.layers import LINK_ETHERNET, tcp_segment
 from kraftwire.spark_decoders.ownership import ShardOwnership, shard_of
 from kraftwire.spark_decoders.pipeline import flow_key, segments
 from kraftwire.spark_decoders.rows import sort_key
-from kraftwire.spark_decoders.synth import link_frame, pcap_bytes, pcapng_section, tcp_packet
+from kraftwire.synthetic_capture import link_frame, pcap_bytes, pcapng_section, tcp_packet
 from kraftwire.spark_decoders.traffic import kraft_exchanges
 
 

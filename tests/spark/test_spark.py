@@ -12,7 +12,7 @@ from captures import T0, conversation, fragmented, pcap_of, write
 from kraftwire.spark_decoders import decode_local, read_exchanges
 from kraftwire.spark_decoders.api import spark_rows_as_dicts
 from kraftwire.spark_decoders.layers import LINK_SLL2
-from kraftwire.spark_decoders.synth import link_frame, pcapng_section
+from kraftwire.synthetic_capture import link_frame, pcapng_section
 from kraftwire.spark_decoders.traffic import kraft_exchanges
 from shared import shared_path
 

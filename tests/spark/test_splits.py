@@ -29,7 +29,7 @@ from kraftwire.spark_decoders.stitch import (
     piece_order,
     stage_two_partitions,
 )
-from kraftwire.spark_decoders.synth import link_frame, pcap_bytes, pcapng_section
+from kraftwire.synthetic_capture import link_frame, pcap_bytes, pcapng_section
 from kraftwire.spark_decoders.tables import EXCHANGES, sort_key, utc_aware
 from kraftwire.spark_decoders.traffic import kraft_exchanges
 from packet_strategies import link_packets

@@ -10,7 +10,7 @@ from kraftwire.spark_decoders.framing import FrameReader
 from kraftwire.spark_decoders.headers import plausible_request, plausible_response
 from kraftwire.spark_decoders.pipeline import segments
 from kraftwire.spark_decoders.reassembly import TcpStream
-from kraftwire.spark_decoders.synth import pcapng_section, link_frame
+from kraftwire.synthetic_capture import pcapng_section, link_frame
 from kraftwire.spark_decoders.traffic import kraft_exchanges
 
 EXCHANGES = kraft_exchanges(14, seed=11)
