@@ -53,3 +53,27 @@ def test_generated_package_needs_only_the_standard_library():
             for name in names:
                 top = name.split(".")[0]
                 assert top in allowed or top in optional, f"{path.name} imports {name}"
+
+
+def test_the_bundled_runtime_lives_once_in_codegen():
+    """generated/ links its runtime modules to codegen/'s (one copy in the repository); a package
+    generated anywhere else gets copies, so that it stands on its own."""
+    from kraftwire.codegen.emit import NATIVE_LOADER, RUNTIME
+
+    sources = [*RUNTIME.glob("*.py"), NATIVE_LOADER]
+    assert len(sources) > 20
+    for source in sources:
+        bundled = REPO / "generated" / source.name
+        assert bundled.is_symlink(), f"generated/{source.name} is a copy, not a link to {source}"
+        assert bundled.resolve() == source.resolve()
+
+
+def test_a_package_generated_elsewhere_holds_copies_of_the_runtime(tmp_path):
+    from kraftwire.codegen.emit import RUNTIME
+    from kraftwire.codegen.generate import generate
+
+    out = tmp_path / "kw"
+    generate([REPO / "schemas" / "VoteRequest.json", REPO / "schemas" / "VoteResponse.json"], out)
+    for source in RUNTIME.glob("*.py"):
+        copy = out / source.name
+        assert not copy.is_symlink() and copy.read_bytes() == source.read_bytes()
