@@ -202,7 +202,7 @@ def write_capture(
     """Exchanges drawn from ``pool`` (seeded) over 64 connections until ``packets_wanted`` packets
     are written; returns the packet count."""
     from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET
-    from kraftwire.spark_decoders.packets.synth import Conversation, link_frame
+    from kraftwire.synthetic_capture import Conversation, link_frame
 
     rng = random.Random(7)
     convs = [

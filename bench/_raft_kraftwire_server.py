@@ -27,9 +27,8 @@ import json
 import signal
 import time
 
+from kraftwire.generated.api_keys import FETCH
 from kraftwire.node.runtime import KRaftNode, load_config
-
-FETCH = 1  # Kafka's api key of Fetch
 
 
 def percentiles(values: list[float]) -> dict[str, float]:

@@ -447,7 +447,7 @@ def _codecs(schemas: str, native: bool):
             check=True,
         )
         subprocess.run([sys.executable, "-c", _BUILD_RECORDS_RUNTIME], check=True)
-    from kraftwire.spark_decoders.kafka.codecs import compile_native, generated_codecs
+    from kraftwire.codegen.package_cache import compile_native, generated_codecs
 
     if native:
         built = compile_native([Path(schemas)], BENCH_SPECS)

@@ -37,7 +37,8 @@ import time
 
 from kraftwire.node.runtime.local_cluster import LocalCluster
 from kraftwire.node.runtime.producer import MetadataClient
-from kraftwire.node.core.messages import API_READ_OFFSET, read_offset_request
+from kraftwire.generated.api_keys import READ_OFFSET
+from kraftwire.node.core.messages import read_offset_request
 from kraftwire.node.runtime.wire import frame_request, parse_response
 
 _SIZE = struct.Struct(">i")
@@ -53,7 +54,7 @@ async def reader(host: str, port: int, stop_at: float, latencies: list[float]) -
             start = time.perf_counter()
             writer.write(frame)
             size = _SIZE.unpack(await connection.readexactly(4))[0]
-            _, answer = parse_response(await connection.readexactly(size), API_READ_OFFSET, 0)
+            _, answer = parse_response(await connection.readexactly(size), READ_OFFSET, 0)
             partition = answer.topics[0].partitions[0] if answer.topics else None
             if answer.error_code or partition is None or partition.error_code:
                 failed += 1

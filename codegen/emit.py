@@ -22,6 +22,8 @@ import jinja2
 
 from . import GENERATOR_VERSION
 from .defaults import INTEGER_RANGES
+from .facts import KafkaFacts
+from .facts_emit import fact_modules
 from .model import Field, FieldType, MessageSpec, snake_case
 from .plan import JsonTable, StructPlan, plan_message
 from .python_values import default_constant, default_expr, mutable_default
@@ -337,8 +339,10 @@ def generate_package(
     package: str,
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    facts: KafkaFacts | None = None,
 ) -> list[GeneratedFile]:
-    """Every file of the package, in a stable order: modules, runtime files, ``__init__.py``, ``py.typed``.
+    """Every file of the package, in a stable order: modules (the fact modules among them), runtime
+    files, ``__init__.py``, ``py.typed``.
 
     ``progress(done, total)`` is called after each message module is rendered.
     """
@@ -353,6 +357,10 @@ def generate_package(
             pool.shutdown(cancel_futures=True)
     else:
         modules = _collect(map(_render_and_format, real), len(real), progress)
+    modules += [
+        GeneratedFile(file, format_source(source, file))
+        for file, source in fact_modules(specs, facts or KafkaFacts()).items()
+    ]
     runtime = [
         GeneratedFile(path.name, path.read_text(encoding="utf-8"))
         for path in sorted([*RUNTIME.glob("*.py"), NATIVE_LOADER])

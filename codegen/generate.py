@@ -15,6 +15,8 @@ from pathlib import Path
 
 from .archives import ArchiveError, archive_specs, is_archive
 from .emit import generate_package
+from .facts import KafkaFacts, load_facts
+from .facts_emit import request_names
 from .loader import RawSpec, SpecSyntaxError, parse_raw, spec_comments, spec_files
 from .model import MessageSpec, build_message
 from .output import OutputError, OutputPlan, apply, early_refusal, plan_output, refusal
@@ -180,9 +182,21 @@ def prepare(
 ) -> Generation:
     """Load, validate and render everything, and compare it with ``out_dir``; writes nothing."""
     name = package_name(out_dir, package)
-    specs = load_specs(sources)
-    files = generate_package(specs, name, jobs, progress)
+    specs, facts = load_spec_set(sources)
+    files = generate_package(specs, name, jobs, progress, facts)
     return Generation(specs, plan_output(files, out_dir))
+
+
+def load_spec_set(sources: list[Path]) -> tuple[list[MessageSpec], KafkaFacts]:
+    """The specs of ``sources`` and the fact files beside them, checked together.
+
+    Raises SpecSetError on any problem, in a spec or in a fact file.
+    """
+    specs = load_specs(sources)
+    facts, problems = load_facts([Path(source) for source in sources], request_names(specs))
+    if problems:
+        raise SpecSetError(problems)
+    return specs, facts
 
 
 def write(plan: OutputPlan, force: bool = False) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .archives import is_archive
+from .facts import is_fact_file
 
 
 class SpecSyntaxError(ValueError):
@@ -114,13 +115,18 @@ def _describe(error: json.JSONDecodeError, text: str) -> str:
 
 
 def spec_files(directories: list[Path]) -> list[Path]:
-    """Every ``*.json`` spec below the given directories, in a stable order (archives: ``archive_specs``)."""
+    """Every ``*.json`` spec below the given directories, in a stable order (archives: ``archive_specs``).
+
+    The fact files (``facts.FACT_FILES``) are JSON beside the specs but no spec: they are left out.
+    """
     files: list[Path] = []
     for directory in directories:
         directory = Path(directory)
         if directory.is_file():
-            if not is_archive(directory):
+            if not is_archive(directory) and not is_fact_file(directory):
                 files.append(directory)
         else:
-            files.extend(p for p in directory.rglob("*.json") if p.is_file())
+            files.extend(
+                p for p in directory.rglob("*.json") if p.is_file() and not is_fact_file(p)
+            )
     return sorted(set(files), key=lambda p: (p.name, str(p)))

@@ -13,6 +13,18 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar, overload
 
 from ._base import MapKeyList, Message
+
+# framing reaches the header classes through this package's lookup() when it is called (not when it
+# is imported), so it can be imported first.
+from .framing import (
+    RequestFrame,
+    ResponseFrame,
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
+    read_frame,
+)
 from ._native_loader import package_implementation as _package_implementation
 from ._runtime import (
     DecodeError,
@@ -661,15 +673,3 @@ def coordinator_key_class(record_type: int, family: str | None = None) -> type[M
 def coordinator_value_class(record_type: int, family: str | None = None) -> type[Message] | None:
     pair = _family_table(COORDINATOR_RECORDS, family, "coordinator records").get(record_type)
     return None if pair is None else lookup(pair[1])
-
-
-# Imported last: framing looks up the header classes through the functions above.
-from .framing import (  # noqa: E402
-    RequestFrame,
-    ResponseFrame,
-    decode_request,
-    decode_response,
-    encode_request,
-    encode_response,
-    read_frame,
-)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kraftwire.codegen.package_cache import generated_codecs, load_codecs, parse_schema_dirs
+
 from .decode.pipeline import DecodeOptions, decode_files
 from .kafka.bodies import BodyDecoder
-from .kafka.codecs import generated_codecs, load_codecs, parse_schema_dirs
 from .kafka.connection import DEFAULT_SERVER_PORTS
 from .output.sightings import merge_sightings
 from .output.tables import EXCHANGES, check_table

@@ -29,15 +29,24 @@ GRAPH = ImportGraph()
 
 MAY_IMPORT = {
     "root": set(),
-    "codegen": {"root"},
+    "shared": {"root"},
+    # The codec-package cache (``package_cache``) hands out the bundled package when no specs are
+    # given: the generator's layer names its own output, which never imports it back.
+    "codegen": {"root", "generated"},
     "generated": {"root"},
-    "node": {"root", "generated"},
-    # kraftwire decode --schemas generates codecs for the specs it is given, and the decoders build their
-    # own compiled modules with the generator's native builder.
-    "spark_decoders": {"root", "generated", "codegen"},
-    "command line": {"root", "codegen", "generated", "node", "spark_decoders"},
+    # ``kraftwire dump-log --schemas`` and ``kraftwire decode --schemas`` generate codecs for the
+    # specs they are given (``codegen.package_cache``); the decoders also build their own compiled
+    # modules with the generator's native builder.
+    "node": {"root", "shared", "generated", "codegen"},
+    "spark_decoders": {"root", "shared", "generated", "codegen"},
+    "command line": {"root", "shared", "codegen", "generated", "node", "spark_decoders"},
 }
 """Layer -> the other layers its modules may import (each layer imports itself too)."""
+
+
+SHARED = {"kraftwire.synthetic_capture"}
+"""Modules beside the command line that import nothing of kraftwire's and serve every layer: the
+capture writer the node (``--capture``) and the decoders' tests share (neither may import the other)."""
 
 
 def layer_of(module: str) -> str:
@@ -47,6 +56,8 @@ def layer_of(module: str) -> str:
     """
     if module == "kraftwire":
         return "root"
+    if module in SHARED:
+        return "shared"
     part = module.split(".")[1]
     return part if part in MAY_IMPORT and part != "root" else "command line"
 
@@ -86,6 +97,30 @@ LATE_IMPORTS = {
         "kraftwire.node.runtime.cli_node",
         "kraftwire.node.runtime.metrics",
     ): "the Prometheus endpoint needs prometheus-client, an optional extra (--metrics-port)",
+    (
+        "kraftwire.codegen.package_cache",
+        "kraftwire.codegen",
+    ): "the generator (jinja2, black) and mypyc are loaded only when specs are generated or compiled "
+    "for the first time: a Spark query's planning process and `dump-log` read the cache without them",
+    (
+        "kraftwire.codegen.package_cache",
+        "kraftwire.generated",
+    ): "a cached package is imported by its generated name; the bundled one by name when no specs "
+    "are given",
+    (
+        "kraftwire.spark_decoders",
+        "kraftwire.spark_decoders.api",
+    ): "the compiled or pure decoders are chosen (native.implementation) before any decoder module "
+    "is imported",
+    (
+        "kraftwire.spark_decoders",
+        "kraftwire.spark_decoders.spark.reading",
+    ): "register/read_exchanges need pyspark, an optional extra that takes seconds to import: served "
+    "through the package's __getattr__",
+    (
+        "kraftwire.spark_decoders.cli",
+        "kraftwire.spark_decoders.spark.reading",
+    ): "only `kraftwire decode --spark` needs pyspark",
 }
 """(importing module, imported module or package prefix) -> why the import may sit below the top."""
 
@@ -185,7 +220,7 @@ CORE_LAYERS = [
     ],
     ["api"],
     ["config", "storage", "batches"],
-    ["values", "errors"],
+    ["values"],
 ]
 """node/core from the top down (core.py's docstring names the layers). A module imports
 only modules of lower layers: the handlers do not import each other, nothing imports upward."""

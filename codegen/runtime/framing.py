@@ -19,7 +19,15 @@ if TYPE_CHECKING:  # every package has the header specs; looked up at run time t
     from .response_header import ResponseHeader
 
 _SIZE = struct.Struct(">i")
-_KEY_AND_VERSION = struct.Struct(">hh")
+# Every request header, in all its versions, starts with the API key, the API version and the
+# correlation id, then the client id as an int16-length string (its classic encoding even in the
+# flexible header v2, -1 for null); every response header starts with the correlation id. Routing a
+# request and pairing a response need no more, and no body codec: ``read_request_head`` and
+# ``read_response_head`` read them, and the capture decoders' own readers share these layouts.
+REQUEST_HEAD = struct.Struct(">hhi")
+CLIENT_ID_LENGTH = struct.Struct(">h")
+RESPONSE_HEAD = struct.Struct(">i")
+_KEY_AND_VERSION = struct.Struct(REQUEST_HEAD.format[:3])  # what names a request's header version
 DEFAULT_MAX_FRAME = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
 # Kafka's client.id default: clients that set none send "" (the broker reads a null id as "" too).
 DEFAULT_CLIENT_ID = ""
@@ -38,6 +46,30 @@ class ResponseFrame(NamedTuple):
     correlation_id: int
     header: ResponseHeader
     body: Message  # an instance of the package's response_class(api_key)
+
+
+class RequestHead(NamedTuple):
+    """The fields a request header starts with in every version."""
+
+    api_key: int
+    api_version: int
+    correlation_id: int
+
+
+def read_request_head(payload: bytes | bytearray, pos: int = 0) -> RequestHead | None:
+    """The API key, version and correlation id of the request payload at ``pos`` (without the
+    frame's size prefix); None when fewer bytes than they take are there."""
+    if len(payload) - pos < REQUEST_HEAD.size:
+        return None
+    return RequestHead._make(REQUEST_HEAD.unpack_from(payload, pos))
+
+
+def read_response_head(payload: bytes | bytearray, pos: int = 0) -> int | None:
+    """The correlation id of the response payload at ``pos``; None when it is cut short."""
+    if len(payload) - pos < RESPONSE_HEAD.size:
+        return None
+    correlation_id: int = RESPONSE_HEAD.unpack_from(payload, pos)[0]
+    return correlation_id
 
 
 def read_frame(

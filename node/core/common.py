@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, NamedTuple
 
-from . import errors
+from kraftwire.generated import errors
+
 from .api import Endpoint, PeerRefused, Role
 from .replica import Replica
 from .states import EPOCH_LIMIT

@@ -6,9 +6,11 @@ leader (the fields left at 0, as Kafka's answers leave them)."""
 
 from __future__ import annotations
 
+from kraftwire.generated import errors
+
 from kraftwire.generated import describe_quorum_request as _dq
 
-from . import errors, responses
+from . import responses
 from .api import METADATA_PARTITION, METADATA_TOPIC, RequestReceived
 from .leader import LeaderState
 from .messages import as_message, metadata_partition

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import describe, errors, fetch_client, fetch_follower, fetch_leader, messages as m
+from kraftwire.generated import api_keys, errors
+
+from . import describe, fetch_client, fetch_follower, fetch_leader
 from . import quorum_epoch, read_offset, responses, snapshots, vote, voter_changes, voter_client
 from .api import InvariantViolation, PeerRefused, RequestFailed, RequestReceived, ResponseReceived
 from .common import refuse
@@ -25,29 +27,29 @@ def _fetch(replica: Replica, ev: RequestReceived) -> None:
 
 
 REQUEST_HANDLERS: dict[int, Callable[[Replica, RequestReceived], None]] = {
-    m.API_API_VERSIONS: _api_versions,
-    m.API_VOTE: vote.handle_vote_request,
-    m.API_BEGIN_QUORUM_EPOCH: quorum_epoch.handle_begin_quorum_epoch_request,
-    m.API_END_QUORUM_EPOCH: quorum_epoch.handle_end_quorum_epoch_request,
-    m.API_FETCH: _fetch,
-    m.API_FETCH_SNAPSHOT: snapshots.handle_fetch_snapshot_request,
-    m.API_DESCRIBE_QUORUM: describe.handle_describe_quorum_request,
-    m.API_ADD_RAFT_VOTER: voter_changes.handle_add_raft_voter_request,
-    m.API_REMOVE_RAFT_VOTER: voter_changes.handle_remove_raft_voter_request,
-    m.API_UPDATE_RAFT_VOTER: voter_changes.handle_update_raft_voter_request,
-    m.API_READ_OFFSET: read_offset.handle_read_offset_request,
+    api_keys.API_VERSIONS: _api_versions,
+    api_keys.VOTE: vote.handle_vote_request,
+    api_keys.BEGIN_QUORUM_EPOCH: quorum_epoch.handle_begin_quorum_epoch_request,
+    api_keys.END_QUORUM_EPOCH: quorum_epoch.handle_end_quorum_epoch_request,
+    api_keys.FETCH: _fetch,
+    api_keys.FETCH_SNAPSHOT: snapshots.handle_fetch_snapshot_request,
+    api_keys.DESCRIBE_QUORUM: describe.handle_describe_quorum_request,
+    api_keys.ADD_RAFT_VOTER: voter_changes.handle_add_raft_voter_request,
+    api_keys.REMOVE_RAFT_VOTER: voter_changes.handle_remove_raft_voter_request,
+    api_keys.UPDATE_RAFT_VOTER: voter_changes.handle_update_raft_voter_request,
+    api_keys.READ_OFFSET: read_offset.handle_read_offset_request,
 }
 
 RESPONSE_HANDLERS: dict[int, Callable[[Replica, ResponseReceived], bool]] = {
-    m.API_VOTE: vote.handle_vote_response,
-    m.API_BEGIN_QUORUM_EPOCH: quorum_epoch.handle_begin_quorum_epoch_response,
-    m.API_END_QUORUM_EPOCH: quorum_epoch.handle_end_quorum_epoch_response,
-    m.API_FETCH: fetch_follower.handle_fetch_response,
-    m.API_FETCH_SNAPSHOT: snapshots.handle_fetch_snapshot_response,
-    m.API_API_VERSIONS: voter_changes.handle_api_versions_response,
-    m.API_UPDATE_RAFT_VOTER: voter_client.handle_update_raft_voter_response,
-    m.API_ADD_RAFT_VOTER: voter_client.handle_auto_join_response,
-    m.API_REMOVE_RAFT_VOTER: voter_client.handle_auto_join_response,
+    api_keys.VOTE: vote.handle_vote_response,
+    api_keys.BEGIN_QUORUM_EPOCH: quorum_epoch.handle_begin_quorum_epoch_response,
+    api_keys.END_QUORUM_EPOCH: quorum_epoch.handle_end_quorum_epoch_response,
+    api_keys.FETCH: fetch_follower.handle_fetch_response,
+    api_keys.FETCH_SNAPSHOT: snapshots.handle_fetch_snapshot_response,
+    api_keys.API_VERSIONS: voter_changes.handle_api_versions_response,
+    api_keys.UPDATE_RAFT_VOTER: voter_client.handle_update_raft_voter_response,
+    api_keys.ADD_RAFT_VOTER: voter_client.handle_auto_join_response,
+    api_keys.REMOVE_RAFT_VOTER: voter_client.handle_auto_join_response,
 }
 
 
@@ -109,7 +111,7 @@ def on_request_timeout(replica: Replica, dest: int, flight: InFlight) -> None:
 def _on_failed(replica: Replica, dest: int, flight: InFlight, error: int) -> None:
     """Most failures need nothing beyond the retry backoff: the next poll sends again (a FetchSnapshot
     from the same position). These two change state."""
-    if flight.api_key == m.API_VOTE and error == errors.UNSUPPORTED_VERSION:
+    if flight.api_key == api_keys.VOTE and error == errors.UNSUPPORTED_VERSION:
         vote.on_vote_unsupported(replica, dest)
-    elif flight.api_key == m.API_API_VERSIONS:
+    elif flight.api_key == api_keys.API_VERSIONS:
         voter_changes.on_api_versions_failed(replica, dest)

@@ -18,13 +18,14 @@ leader or epoch changes) or MaxWaitMs passes, then answered with what there is t
 
 from __future__ import annotations
 
+from kraftwire.generated import errors
+
 from typing import Any
 
 from kraftwire.generated import fetch_request as _fetch
 from kraftwire.generated import fetch_response as _fr
 
 from . import batches as _batches
-from . import errors
 from .api import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID, RequestReceived, Role
 from .leader import ParkedFetch
 from .messages import as_message

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from kraftwire.generated import fetch_response as _fetch
 
+from kraftwire.generated import errors
+
 from . import batches as _batches
 
-from . import errors
 from .api import PeerRefused, ResponseReceived, SnapshotId, SnapshotWrite
 from .common import common_outcome
 from .log_ops import truncation_offset

@@ -19,9 +19,11 @@ from typing import Any, NamedTuple
 
 from kraftwire.generated import fetch_request as _fetch
 
+from kraftwire.generated import errors
+
 from . import batches as _batches
 
-from . import errors, responses
+from . import responses
 from .api import METADATA_TOPIC_ID, InvariantViolation, ReplicaKey, RequestReceived, SnapshotId
 from .common import cluster_id_ok, validate_leader_only
 from .leader import LeaderState, ParkedFetch

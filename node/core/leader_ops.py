@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from kraftwire.generated import errors
 from kraftwire.generated import k_raft_version_record as _kv
 from kraftwire.generated import leader_change_message as _lc
 
-from . import errors, messages, responses
+from . import messages, responses
 from .api import LogBatch, WireMessage
 from .leader import Accumulator, LeaderState, PendingVoterChange
 from .reads import ConfirmRound, LeaderRead

@@ -38,18 +38,6 @@ from .api import (
     WireMessage,
 )
 
-API_FETCH = 1
-API_API_VERSIONS = 18
-API_VOTE = 52
-API_BEGIN_QUORUM_EPOCH = 53
-API_END_QUORUM_EPOCH = 54
-API_DESCRIBE_QUORUM = 55
-API_FETCH_SNAPSHOT = 59
-API_ADD_RAFT_VOTER = 80
-API_REMOVE_RAFT_VOTER = 81
-API_UPDATE_RAFT_VOTER = 82
-API_READ_OFFSET = 1000  # kraftwire's own (schemas/ReadOffsetRequest.json says why this key)
-
 FETCH_HW_UNSUPPORTED = (1 << 63) - 1
 """Fetch v18 ``HighWatermark`` default (Long.MAX_VALUE): "the feature is not supported"."""
 

@@ -10,12 +10,14 @@ leader's preferred successors, so the best-placed voter starts the next election
 
 from __future__ import annotations
 
+from kraftwire.generated import errors
+
 from typing import Any, Callable
 
 from kraftwire.generated import begin_quorum_epoch_request as _bqe
 from kraftwire.generated import end_quorum_epoch_request as _eqe
 
-from . import errors, responses
+from . import responses
 from .api import Endpoint, PeerRefused, RequestReceived, ResponseReceived, WireMessage
 from .common import cluster_id_ok, common_outcome, refuse, validate_voter_only
 from .leader import LeaderState

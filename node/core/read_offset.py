@@ -50,7 +50,9 @@ from __future__ import annotations
 from kraftwire.generated import read_offset_request as _ro
 from kraftwire.generated import read_offset_response as _ror
 
-from . import errors, responses
+from kraftwire.generated import errors
+
+from . import responses
 from .api import (
     OutboundRequest,
     PeerRefused,

@@ -29,8 +29,8 @@ from kraftwire.generated import (
     update_raft_voter_response as _upd,
     vote_response as _vote,
 )
+from kraftwire.generated import errors
 
-from . import errors
 from .api import (
     METADATA_PARTITION,
     METADATA_TOPIC,

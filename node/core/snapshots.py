@@ -15,9 +15,11 @@ from kraftwire.generated import fetch_snapshot_response as _fsr
 from kraftwire.generated import k_raft_version_record as _kv
 from kraftwire.generated import snapshot_footer_record as _footer
 from kraftwire.generated import snapshot_header_record as _header
+from kraftwire.generated import errors
+
 from . import batches as _batches
 
-from . import errors, responses
+from . import responses
 from .api import (
     BOOTSTRAP_SNAPSHOT_ID,
     CreateSnapshot,

@@ -13,10 +13,12 @@ A VoteResponse does not say whether it answered a pre-vote: the round is inferre
 
 from __future__ import annotations
 
+from kraftwire.generated import errors
+
 from kraftwire.generated import vote_request as _vq
 from kraftwire.generated import vote_response as _vr
 
-from . import errors, responses
+from . import responses
 from .api import ReplicaKey, RequestReceived, ResponseReceived, Role
 from .common import cluster_id_ok, common_outcome, refuse, validate_voter_only
 from .messages import as_message, key_of, metadata_partition

@@ -21,7 +21,9 @@ from kraftwire.generated import api_versions_response as _avr
 from kraftwire.generated import remove_raft_voter_request as _rem
 from kraftwire.generated import update_raft_voter_request as _upd
 
-from . import errors, messages, responses
+from kraftwire.generated import errors
+
+from . import messages, responses
 from .api import ZERO_UUID, Endpoint, ReplicaKey, RequestReceived, ResponseReceived, VoterSpec
 from .common import cluster_id_ok, validate_leader_only
 from .leader import LeaderState, PendingVoterChange

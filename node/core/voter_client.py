@@ -11,11 +11,13 @@ restarts the period again.
 
 from __future__ import annotations
 
+from kraftwire.generated import errors
+
 from kraftwire.generated import add_raft_voter_response as _addr
 from kraftwire.generated import remove_raft_voter_response as _remr
 from kraftwire.generated import update_raft_voter_response as _updr
 
-from . import errors, messages
+from . import messages
 from .api import PeerRefused, ResponseReceived
 from .common import common_outcome
 from .replica import Replica

@@ -19,7 +19,7 @@ from kraftwire.generated import add_raft_voter_request as _add
 from kraftwire.generated import describe_cluster_request as _dc
 from kraftwire.generated import describe_quorum_request as _dq
 from kraftwire.generated import remove_raft_voter_request as _remove
-from kraftwire.node.core import errors
+from kraftwire.generated import errors
 from kraftwire.node.core.api import METADATA_PARTITION, METADATA_TOPIC, Endpoint
 from kraftwire.node.storage import StorageError, uuid_from_str, uuid_to_str
 from kraftwire.node.storage.layout import read_meta_properties

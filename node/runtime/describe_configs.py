@@ -19,14 +19,18 @@ import re
 from typing import Any
 
 from kraftwire.generated import describe_configs_response as _dc
-from kraftwire.node.core import errors
-from kraftwire.node.core.errors import INVALID_REQUEST, NONE, UNKNOWN_TOPIC_OR_PARTITION
+from kraftwire.generated import errors
+from kraftwire.generated.errors import (
+    INVALID_REQUEST,
+    INVALID_TOPIC_EXCEPTION,
+    NONE,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
 
 from .config import NodeConfig
 from .tls import SSL_KEYS
 
 DESCRIBE_CONFIGS = _dc.DescribeConfigsResponse.API_KEY
-INVALID_TOPIC_EXCEPTION = 17  # the one code here the core's error table does not hold
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
 STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 4, 5
 BOOLEAN, STRING, INT, LONG, LIST, PASSWORD = 1, 2, 3, 5, 7, 9

@@ -12,12 +12,12 @@ the same cache).
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import re
 from types import ModuleType
 from typing import Any
 
+from kraftwire.codegen.package_cache import generated_codecs, parse_schema_dirs
 from kraftwire.generated import ProtocolError
 from kraftwire.generated.records import decode_metadata_record
 
@@ -58,11 +58,8 @@ def metadata_package(schemas: str | None) -> ModuleType:
             "decoding metadata records needs their specs: pass --schemas DIR "
             "(the directory of Kafka's metadata record specs, e.g. kafka-schemas/metadata)"
         )
-    # The codec cache of `kraftwire decode --schemas`, imported by name when asked for: generating
-    # codecs pulls in the generator, which plain dumps never need, and node/ type-checks on its own.
-    codecs = importlib.import_module("kraftwire.spark_decoders.kafka.codecs")
     try:
-        package: ModuleType = codecs.generated_codecs(codecs.parse_schema_dirs(schemas))[0]
+        package: ModuleType = generated_codecs(parse_schema_dirs(schemas))[0]
     except (OSError, ValueError) as exc:
         raise NoMetadataCodecs(f"--schemas {schemas}: {exc}") from None
     try:

@@ -6,17 +6,34 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kraftwire.generated import APIS
+from kraftwire.generated import APIS, api_keys
 from kraftwire.generated import api_versions_response as _av
 from kraftwire.generated import describe_cluster_response as _dc
+from kraftwire.generated.errors import (
+    INVALID_REQUEST,
+    MISMATCHED_ENDPOINT_TYPE,
+    NONE,
+    UNSUPPORTED_ENDPOINT_TYPE,
+    UNSUPPORTED_VERSION,
+)
 from kraftwire.node.core.api import QuorumStatus
 
-API_VERSIONS, DESCRIBE_CLUSTER = 18, 60
 # What a KRaft controller serves (docs/kraft.md §11), at the versions our codecs know.
-SERVED_KEYS = (1, 18, 32, 52, 53, 54, 55, 59, 60, 80, 81, 82)
+SERVED_KEYS = (
+    api_keys.FETCH,
+    api_keys.API_VERSIONS,
+    api_keys.DESCRIBE_CONFIGS,
+    api_keys.VOTE,
+    api_keys.BEGIN_QUORUM_EPOCH,
+    api_keys.END_QUORUM_EPOCH,
+    api_keys.DESCRIBE_QUORUM,
+    api_keys.FETCH_SNAPSHOT,
+    api_keys.DESCRIBE_CLUSTER,
+    api_keys.ADD_RAFT_VOTER,
+    api_keys.REMOVE_RAFT_VOTER,
+    api_keys.UPDATE_RAFT_VOTER,
+)
 SUPPORTED_KRAFT_VERSION = (0, 1)
-NONE, INVALID_REQUEST, UNSUPPORTED_VERSION = 0, 42, 35
-MISMATCHED_ENDPOINT_TYPE, UNSUPPORTED_ENDPOINT_TYPE = 114, 115
 CONTROLLER_ENDPOINT = 2
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 

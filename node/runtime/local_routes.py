@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
 
-from kraftwire.node.core.messages import API_READ_OFFSET
+from kraftwire.generated import api_keys
 
 from . import client_path, describe_configs, local_apis, reads
 from .node_view import LocalNode
@@ -50,9 +50,9 @@ def local_routes(node: LocalNode, to_core: Route) -> dict[int, Route]:
         )
 
     return {
-        local_apis.API_VERSIONS: api_versions,
+        api_keys.API_VERSIONS: api_versions,
         client_path.PRODUCE: produce,
-        API_READ_OFFSET: read_offset,
+        api_keys.READ_OFFSET: read_offset,
         describe_configs.DESCRIBE_CONFIGS: describe_config,
-        local_apis.DESCRIBE_CLUSTER: describe_cluster,
+        api_keys.DESCRIBE_CLUSTER: describe_cluster,
     }

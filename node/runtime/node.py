@@ -27,8 +27,8 @@ import logging
 import time
 from typing import Any, Callable, Sequence, TypeVar, TypeVarTuple
 
+from kraftwire.generated import api_keys
 from kraftwire.node.core import KRaftCore
-from kraftwire.node.core.messages import API_FETCH, API_READ_OFFSET
 from kraftwire.node.core.api import (
     AppendResult,
     CommittedBatch,
@@ -53,6 +53,7 @@ from kraftwire.node.core.api import (
 )
 from kraftwire.node.storage import FileOps, NodeStorage, StorageError, open_directory
 from kraftwire.node.storage.kafka_metadata import KafkaMetadataLogDetector
+from kraftwire.synthetic_capture import CaptureFile
 
 from . import client_path, local_apis, reads, recovery_notice
 from .local_routes import local_routes
@@ -63,7 +64,6 @@ from .errors import NodeFailed, NotLeaderError
 from .inbox import AppendCall, InboxItem, ReadCall, ShutdownCall, SingleInput, SnapshotCall
 from .metrics import RaftMetrics
 from .metadata_leadership import MetadataLeadership
-from .capture import Capture
 from .config import NodeConfig
 from .peers import PeerNetwork
 from .limits import ServerLimits
@@ -87,13 +87,13 @@ class KRaftNode:
     ) -> None:
         self.config = config
         self.capture_path = capture_path  # --capture: every frame sent and received, as pcapng
-        self.capture: Capture | None = None
+        self.capture: CaptureFile | None = None
         self.listener = listener
         self.file_ops = file_ops
         self.storage: NodeStorage | None = None
         self.core: KRaftCore | None = None
         self.failure: str | None = None
-        self.served = local_apis.served_versions(extra=(client_path.PRODUCE, API_READ_OFFSET))
+        self.served = local_apis.served_versions(extra=(api_keys.PRODUCE, api_keys.READ_OFFSET))
         self._kafka_log = KafkaMetadataLogDetector()
         self._snapshots = AutoSnapshots.for_node(config, int(time.time() * 1000))
         self._inbox: collections.deque[InboxItem] = collections.deque()
@@ -164,7 +164,7 @@ class KRaftNode:
             if self.metrics is not None:
                 self.metrics.directory_id = storage.meta.directory_id
             if self.capture_path is not None:
-                self.capture = self.server.capture = self.network.capture = Capture(
+                self.capture = self.server.capture = self.network.capture = CaptureFile(
                     self.capture_path
                 )
                 self._read_network.capture = self.capture
@@ -330,14 +330,14 @@ class KRaftNode:
             )
         )
         # A Fetch may be parked for its MaxWaitMs (a client's as long as it asks) before its answer.
-        parked_s = max(0, request.body.max_wait_ms) / 1000 if request.api_key == API_FETCH else 0
+        parked_s = max(0, request.body.max_wait_ms) / 1000 if request.api_key == api_keys.FETCH else 0
         try:
             reply = await asyncio.wait_for(
                 future, max(30.0, self.config.request_timeout_ms / 250) + parked_s
             )
         finally:
             self._answers.pop(key, None)
-        if request.api_key == recovery_notice.DESCRIBE_QUORUM and self.storage is not None:
+        if request.api_key == api_keys.DESCRIBE_QUORUM and self.storage is not None:
             recovery_notice.attach(reply[1], self.storage.kept_cuts, self.config.node_id)
         return reply
 
@@ -476,9 +476,8 @@ class KRaftNode:
                 self._appends.on_flushed(ready.flush_log_to, leading, self.not_leader_error)
             for message in ready.messages:
                 if isinstance(message, OutboundRequest):
-                    network = (
-                        self._read_network if message.api_key == API_READ_OFFSET else self.network
-                    )
+                    reads = message.api_key == api_keys.READ_OFFSET
+                    network = self._read_network if reads else self.network
                     network.send(
                         message, message.endpoint or self._endpoint_of(message.destination)
                     )

@@ -23,16 +23,16 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kraftwire.generated import APIS, ProtocolError
+from kraftwire.generated.errors import BROKER_NOT_AVAILABLE, UNSUPPORTED_VERSION
 from kraftwire.node.core.api import Endpoint, OutboundRequest
 from kraftwire.node.core.messages import api_versions_request
+from kraftwire.synthetic_capture import CapturedStream, CaptureFile
 
-from .capture import Capture, Stream, addresses
+from .capture import addresses
 from .wire import FrameError, frame_request, parse_response, read_payload, response_correlation_id
 
 log = logging.getLogger("kraftwire.node")
 
-BROKER_NOT_AVAILABLE = 8
-UNSUPPORTED_VERSION = 35
 RECONNECT_BACKOFF_MS = 50
 RECONNECT_BACKOFF_MAX_MS = 1000
 
@@ -52,7 +52,7 @@ class PeerChannel:
         self.endpoint = endpoint
         self.versions: dict[int, tuple[int, int]] = {}  # api key -> the peer's (min, max)
         self._writer: asyncio.StreamWriter | None = None
-        self._stream: Stream | None = None  # the capture of the current connection
+        self._stream: CapturedStream | None = None  # the capture of the current connection
         self._queue: list[OutboundRequest] = []
         self._pending: dict[int, _Pending] = {}
         self._ids = itertools.count(1)
@@ -228,7 +228,7 @@ class PeerNetwork:
         request_timeout_ms: int,
         max_frame_bytes: int,
         client_id: str,
-        capture: Capture | None = None,
+        capture: CaptureFile | None = None,
         tls: ssl.SSLContext | None = None,
     ) -> None:
         self.capture = capture

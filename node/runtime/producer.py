@@ -17,14 +17,18 @@ from typing import Any, Callable, TypeVar
 
 from kraftwire.generated import fetch_request as _fq
 from kraftwire.generated import produce_request as _pq
+from kraftwire.generated.errors import (
+    FENCED_LEADER_EPOCH,
+    NOT_LEADER_OR_FOLLOWER,
+    OFFSET_OUT_OF_RANGE,
+    UNKNOWN_LEADER_EPOCH,
+)
 from kraftwire.node.core.api import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID, Endpoint
 from kraftwire.generated.records import decode_batches, encode_batch
 
 from .admin import find_leader, first_answer
 from .client import ClientError, KafkaConnection
 
-OFFSET_OUT_OF_RANGE, NOT_LEADER_OR_FOLLOWER = 1, 6
-FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH = 74, 75
 _Result = TypeVar("_Result")
 
 

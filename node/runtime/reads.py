@@ -33,7 +33,16 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from kraftwire.generated import api_keys
 from kraftwire.generated import read_offset_response as _ro
+from kraftwire.generated.errors import (
+    BROKER_NOT_AVAILABLE,
+    INCONSISTENT_CLUSTER_ID,
+    NONE,
+    NOT_LEADER_OR_FOLLOWER,
+    REQUEST_TIMED_OUT,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
 from kraftwire.node.core.api import (
     METADATA_PARTITION,
     METADATA_TOPIC,
@@ -43,13 +52,10 @@ from kraftwire.node.core.api import (
     ReadReady,
     SnapshotLoaded,
 )
-from kraftwire.node.core.messages import API_READ_OFFSET
 
 from .errors import NodeFailed
 from .node_view import QuorumView, ReadTarget
 
-NONE, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, BROKER_NOT_AVAILABLE = 0, 6, 7, 8
-UNKNOWN_TOPIC_OR_PARTITION, INCONSISTENT_CLUSTER_ID = 3, 104
 CONSISTENCIES = ("linearizable", "stale")
 MAX_WAITING_READS = 10_000  # per node; one more is refused at once (each also waits a bounded time)
 RAFT_CLIENT_PREFIX = "raft-client-"
@@ -191,7 +197,7 @@ def _known(leader: LeaderAndEpoch) -> str:
 
 def is_client_read(api_key: int, client_id: str | None) -> bool:
     """A ReadOffset this node answers itself (see the module doc), not one for the core."""
-    return api_key == API_READ_OFFSET and not (client_id or "").startswith(RAFT_CLIENT_PREFIX)
+    return api_key == api_keys.READ_OFFSET and not (client_id or "").startswith(RAFT_CLIENT_PREFIX)
 
 
 async def handle_client_read(node: ReadTarget, request: Any) -> Any:

@@ -16,7 +16,6 @@ from typing import Any, Sequence
 
 from kraftwire.node.storage.recovery import CutData
 
-DESCRIBE_QUORUM = 55
 RECOVERY_NOTICE_TAG = 0x6B77  # "kw"
 
 

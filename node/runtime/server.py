@@ -21,16 +21,15 @@ import ssl
 import struct
 from typing import Any, Awaitable, Callable, NamedTuple
 
-from kraftwire.generated import ProtocolError, decode_request
+from kraftwire.generated import ProtocolError, api_keys, decode_request
+from kraftwire.generated.framing import read_request_head
+from kraftwire.synthetic_capture import CapturedStream, CaptureFile
 
-from .capture import Capture, Stream, addresses
+from .capture import addresses
 from .limits import ConnectionLimits, IdleTimeout, RequestBytes, ServerLimits, read_request
 from .wire import FrameError, frame_response
 
 log = logging.getLogger("kraftwire.node")
-
-API_VERSIONS = 18
-_HEAD = struct.Struct(">hhi")  # api key, api version, correlation id
 
 
 class InboundRequest(NamedTuple):
@@ -54,7 +53,7 @@ class RequestServer:
         served: Callable[[int, int], bool],
         unsupported_api_versions: Callable[[], Any],
         limits: ServerLimits,
-        capture: Capture | None = None,
+        capture: CaptureFile | None = None,
     ) -> None:
         self.handler = handler
         self.capture = capture
@@ -148,11 +147,12 @@ class RequestServer:
 
     async def _answer(self, connection: int, peer: str, payload: bytes, writer: _Recorder) -> None:
         writer.received(payload)
-        if len(payload) < _HEAD.size:
+        head = read_request_head(payload)
+        if head is None:
             raise FrameError(f"request of {len(payload)} bytes is shorter than a request header")
-        api_key, version, correlation_id = _HEAD.unpack_from(payload)
+        api_key, version, correlation_id = head
         if not self.served(api_key, version):
-            if api_key != API_VERSIONS:
+            if api_key != api_keys.API_VERSIONS:
                 raise FrameError(f"API key {api_key} v{version} is not served here")
             writer.write(frame_response(self.unsupported_api_versions(), 0, correlation_id))
             await writer.drain()
@@ -170,7 +170,7 @@ class RequestServer:
 class _Recorder:
     """The connection's writer, copying every frame to the capture stream when there is one."""
 
-    def __init__(self, writer: asyncio.StreamWriter, stream: Stream | None) -> None:
+    def __init__(self, writer: asyncio.StreamWriter, stream: CapturedStream | None) -> None:
         self.writer = writer
         self.stream = stream
 

@@ -17,6 +17,7 @@ from kraftwire.generated import (
     response_class,
     response_header_version,
 )
+from kraftwire.generated.framing import read_response_head
 
 _SIZE = struct.Struct(">i")
 _RequestHeader = lookup("RequestHeader")
@@ -82,7 +83,7 @@ def parse_response(payload: bytes, api_key: int, version: int) -> tuple[int, Any
 
 
 def response_correlation_id(payload: bytes) -> int:
-    if len(payload) < 4:
+    correlation_id: int | None = read_response_head(payload)
+    if correlation_id is None:
         raise FrameError("response shorter than its correlation id")
-    correlation_id: int = _SIZE.unpack_from(payload, 0)[0]
     return correlation_id

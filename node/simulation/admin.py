@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kraftwire.generated import describe_quorum_request as _dq
-from kraftwire.node.core import errors
+from kraftwire.generated import api_keys, errors
 from kraftwire.node.core.api import METADATA_PARTITION, METADATA_TOPIC, ReplicaKey, WireMessage
 from kraftwire.node.core.messages import add_raft_voter_request, remove_raft_voter_request
 
@@ -26,8 +26,6 @@ from .wire import Envelope
 RETRY_BACKOFF_MS = 500
 REQUEST_TIMEOUT_MS = 5000
 MAX_ATTEMPTS = 40
-
-_API_DESCRIBE_QUORUM = 55
 
 
 class AdminHost(Host, Protocol):
@@ -159,7 +157,7 @@ class AdminClient:
         self._in_flight = None
         body = self.host.codec.unpack_response(env)
         self.host.trace.add((self.host.queue.now, "recv", self.id, env.src, env.version, body))
-        if env.api_key == _API_DESCRIBE_QUORUM:
+        if env.api_key == api_keys.DESCRIBE_QUORUM:
             topics = body.topics
             leader = topics[0].partitions[0].leader_id if topics and topics[0].partitions else -1
             if leader < 0 or self.host.replica_key(leader) is None:

@@ -13,8 +13,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from kraftwire.generated import api_keys, errors
 from kraftwire.node.core import Config, Endpoint, ReplicaKey, Role, VoterSpec
-from kraftwire.node.core import errors
 
 from .admin import AdminClient, VoterChange
 from .events import EventQueue
@@ -29,9 +29,6 @@ from .script import ScriptRunner
 from .trace import Trace, TraceFilter
 from .violation import Violation
 from .wire import Envelope, WireCodec
-
-VOTE_API_KEY = 52
-
 
 EXPLAINED_REFUSALS = (" is not a voter", ": names this node leader of epoch ")
 """Refusals honest peers cause too (see :meth:`Simulation.refused`)."""
@@ -98,7 +95,7 @@ class Simulation:
             node = SimNode(self, nid, disk, dict(node_config), self.snapshot_every)
             node.fsync_ms = rng.choice((0, 1, 1, 2))
             if opts.vote_max_version is not None:
-                node.versions[VOTE_API_KEY] = opts.vote_max_version
+                node.versions[api_keys.VOTE] = opts.vote_max_version
             self.nodes[nid] = self.endpoints[nid] = node
         self.bootstrap_voters = [
             VoterSpec(self.nodes[i].key, {LISTENER: endpoint_of(i)}, (0, 1))

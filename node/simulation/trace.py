@@ -18,7 +18,7 @@ from collections import deque
 from typing import Any, Callable, Iterable
 
 from kraftwire.generated import APIS
-from kraftwire.node.core.errors import name as error_name
+from kraftwire.generated.errors import name as error_name
 
 from .network import ADMIN_ID
 

@@ -19,7 +19,7 @@ from typing import Any, Callable, Final, NamedTuple
 
 from mypy_extensions import mypyc_attr
 
-from kraftwire.generated import ProtocolError
+from kraftwire.generated import ProtocolError, api_keys
 from kraftwire.generated.records import batches_to_json, write_batches_json_text
 
 from . import guard
@@ -31,7 +31,6 @@ from .headers import (
     response_body_start,
 )
 from .jsonview import dumps, json_view
-from .kafka_apis import KAFKA_API_NAMES
 
 METADATA_TOPIC: Final = "__cluster_metadata"
 METADATA_TOPIC_ID: Final = uuid.UUID(int=1)
@@ -116,7 +115,7 @@ class BodyDecoder:
     def api_name(self, api_key: int) -> str | None:
         """The codec set's name for ``api_key``, else Kafka's, else None (a key Kafka never used)."""
         info = self.package.APIS.get(api_key)
-        return info.name if info is not None else KAFKA_API_NAMES.get(api_key)
+        return info.name if info is not None else api_keys.name(api_key)
 
     def request_flexible(self, api_key: int, api_version: int) -> bool | None:
         info = self.package.APIS.get(api_key)

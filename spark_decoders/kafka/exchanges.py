@@ -15,6 +15,7 @@ from typing import Callable, Final
 from .bodies import BodyDecoder, Decoded
 from .framing import Frame
 from .headers import (
+    PRODUCE,
     RequestHead,
     produce_acks,
     read_correlation_id,
@@ -70,7 +71,7 @@ class Matcher:
         if head is None:
             self.unreadable_frames += 1
             return
-        if frame.damage is None and head.api_key == 0:
+        if frame.damage is None and head.api_key == PRODUCE:
             flexible = self.bodies.request_flexible(head.api_key, head.api_version)
             if produce_acks(frame.payload, head, flexible) == 0:
                 self.emit(self._row(frame, head, None, "acks0"))

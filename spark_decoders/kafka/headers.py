@@ -19,17 +19,25 @@ import struct
 from collections.abc import Callable, Collection, Container
 from typing import Callable, Final
 
-_REQUEST_HEAD: Final = struct.Struct(">hhih")
+from kraftwire.generated import api_keys
+from kraftwire.generated.framing import CLIENT_ID_LENGTH, REQUEST_HEAD, RESPONSE_HEAD
+
+# The header layouts are the codecs' (``kraftwire.generated.framing``): key, version and correlation
+# id, then the client id's int16 length (so the client id's bytes start at 10); a response's
+# correlation id. This reader stays the decoders' own: it runs compiled (librt's typed reads, a
+# native ``RequestHead``) once per frame, never raises on damaged bytes, and judges frame starts.
+_REQUEST_HEAD: Final = struct.Struct(REQUEST_HEAD.format + CLIENT_ID_LENGTH.format[1:])
 _INT32: Final = struct.Struct(">i")
-_INT16: Final = struct.Struct(">h")
-_REQUEST_START: Final = struct.Struct(">ihhih")  # a request frame's size, then its header
-_SIZE_AND_ID: Final = struct.Struct(">ii")  # a response frame's size, then its correlation id
+_INT16: Final = CLIENT_ID_LENGTH
+# a request frame's size, then its header; a response frame's size, then its correlation id
+_REQUEST_START: Final = struct.Struct(">i" + _REQUEST_HEAD.format[1:])
+_SIZE_AND_ID: Final = struct.Struct(">i" + RESPONSE_HEAD.format[1:])
 # Bound once: compiled, ``_INT16.unpack_from(...)`` would look the method up on every call.
 _unpack_int16: Final[Callable[[bytes | bytearray | memoryview, int], tuple[int]]] = (
     _INT16.unpack_from
 )
 _unpack_request_head: Final = _REQUEST_HEAD.unpack_from
-_unpack_numbers: Final = struct.Struct(">hhi").unpack_from  # key, version, correlation id
+_unpack_numbers: Final = REQUEST_HEAD.unpack_from  # key, version, correlation id
 _unpack_int32: Final = _INT32.unpack_from
 _unpack_request_start: Final = _REQUEST_START.unpack_from
 _unpack_size_and_id: Final = _SIZE_AND_ID.unpack_from
@@ -42,7 +50,7 @@ if COMPILED:
     from librt.strings import read_i16_be, read_i32_be
 MAX_API_KEY: Final = 127  # Kafka numbers its APIs from 0 up; a codec set may add its own keys
 MAX_API_VERSION: Final = 40
-PRODUCE: Final = 0
+PRODUCE: Final = api_keys.PRODUCE
 
 
 class RequestHead:

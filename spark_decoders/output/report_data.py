@@ -15,7 +15,8 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any
 
-from ..kafka.kafka_errors import error_label
+from kraftwire.generated import errors
+
 from .report_elections import Elections
 
 ROW_LIMIT = 5000
@@ -45,6 +46,12 @@ ROW_COLUMNS = (
 CLIENT_ID_CHARS = 100  # a client id is up to 32,767 characters: the page keeps each one's start
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _MICROSECOND = dt.timedelta(microseconds=1)
+
+
+def error_label(code: int) -> str:
+    """``NOT_LEADER_OR_FOLLOWER (6)``; a code Kafka does not define is shown as its number only."""
+    error = errors.ERRORS.get(code)
+    return str(code) if error is None else f"{error.name} ({code})"
 
 
 def api_name(row: dict[str, Any]) -> str:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
-    from ..kafka.codecs import CodecBundle
+    from kraftwire.codegen.package_cache import CodecBundle
 
 NAME = "kafka-pcap"
 

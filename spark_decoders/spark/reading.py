@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSource
 
 from ..decode.pipeline import first_timestamp
-from ..kafka.codecs import CodecBundle, parse_schema_dirs
+from kraftwire.codegen.package_cache import CodecBundle, parse_schema_dirs
 from ..kafka.connection import DEFAULT_SERVER_PORTS
 from ..output.sightings import merge_sightings
 from ..output.tables import EXCHANGES, check_table, sort_key, spark_ddl, utc_aware

@@ -22,7 +22,7 @@ from ..decode.pipeline import (
     map_file,
 )
 from ..kafka.bodies import BodyDecoder
-from ..kafka.codecs import (
+from kraftwire.codegen.package_cache import (
     CodecBundle,
     codecs_bundle,
     load_codecs,

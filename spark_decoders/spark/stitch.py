@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from ..decode.pipeline import CollectorPaused, DecodeOptions, FlowTable
 from ..kafka.bodies import BodyDecoder
-from ..kafka.codecs import load_codecs
+from kraftwire.codegen.package_cache import load_codecs
 from ..kafka.exchanges import packet_ref
 from ..kafka.rows import Row
 from ..output.tables import EXCHANGES, to_arrow
@@ -25,7 +25,7 @@ from .pieces import unpack_segments
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from ..kafka.codecs import CodecBundle
+    from kraftwire.codegen.package_cache import CodecBundle
 
 # pyarrow has no type annotations: the Arrow batches that flow through here are typed Any.
 

@@ -95,7 +95,7 @@ def run_blocked(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
 def capture(tmp_path_factory) -> str:
     """Five KRaft exchanges on one connection, as a pcap file."""
     from kraftwire.spark_decoders.packets.layers import LINK_RAW
-    from kraftwire.spark_decoders.packets.synth import Conversation, pcap_bytes
+    from kraftwire.synthetic_capture import Conversation, pcap_bytes
     from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
     conversation = Conversation(("10.0.0.1", 40001), ("10.0.0.2", 9093))

@@ -141,3 +141,24 @@ def test_frames_with_bytes_after_them_are_told_to_be_split_first():
     frames = kw.encode_request(VoteRequest(), 2, correlation_id=1) * 2
     with pytest.raises(UnsupportedVersionError, match="split it with read_frame"):
         kw.decode_request(frames)
+
+
+def test_the_request_head_is_read_from_every_header_version_without_a_codec():
+    from kraftwire.generated.framing import RequestHead, read_request_head
+
+    for version in (0, 2):  # Vote's header v2 (flexible) and BeginQuorumEpoch v0's header v1
+        body = VoteRequest() if version else kw.lookup("BeginQuorumEpochRequest")()
+        frame = kw.encode_request(body, version, 1234, client_id="c")
+        head = read_request_head(frame, 4)
+        assert head == RequestHead(body.API_KEY, version, 1234)
+        assert head == read_request_head(frame[4:])
+        assert read_request_head(frame[4:11]) is None  # one byte short of the correlation id
+    assert read_request_head(frame[4:12]) == head
+
+
+def test_the_response_head_is_its_correlation_id():
+    from kraftwire.generated.framing import read_response_head
+
+    frame = kw.encode_response(kw.lookup("VoteResponse")(), 1, -7)
+    assert read_response_head(frame, 4) == -7 and read_response_head(frame[4:]) == -7
+    assert read_response_head(frame[4:7]) is None

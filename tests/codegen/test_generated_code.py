@@ -10,7 +10,10 @@ import kraftwire.generated as bundled
 
 def _message_modules(package) -> list[Path]:
     directory = Path(package.__file__).parent
-    return sorted(p for p in directory.glob("*.py") if not p.name.startswith("_") and p.stem not in ("framing", "records"))
+    # framing and records are the runtime's public faces; errors and api_keys are Kafka's facts, their
+    # lookups are called by the users of the package
+    others = ("framing", "records", "errors", "api_keys")
+    return sorted(p for p in directory.glob("*.py") if not p.name.startswith("_") and p.stem not in others)
 
 
 def _unused(path: Path) -> list[str]:

@@ -6,13 +6,14 @@ import difflib
 from pathlib import Path
 
 from kraftwire.codegen.emit import generate_package
-from kraftwire.codegen.generate import load_specs
+from kraftwire.codegen.generate import load_spec_set
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_generated_matches_a_fresh_generation():
-    files = generate_package(load_specs([REPO / "schemas"]), "kraftwire.generated")
+    specs, facts = load_spec_set([REPO / "schemas"])
+    files = generate_package(specs, "kraftwire.generated", facts=facts)
     committed = {p.name for p in (REPO / "generated").iterdir() if p.suffix == ".py" or p.name == "py.typed"}
     fresh = {f.name for f in files}
     assert committed == fresh, f"missing {fresh - committed}, stale {committed - fresh}; run `make generate`"
@@ -26,9 +27,10 @@ def test_generated_matches_a_fresh_generation():
 
 
 def test_two_runs_give_identical_bytes():
-    specs = load_specs([REPO / "schemas"])
-    first = generate_package(specs, "kraftwire.generated", jobs=1)
-    second = generate_package(load_specs([REPO / "schemas"]), "kraftwire.generated", jobs=2)
+    specs, facts = load_spec_set([REPO / "schemas"])
+    first = generate_package(specs, "kraftwire.generated", jobs=1, facts=facts)
+    again, facts_again = load_spec_set([REPO / "schemas"])
+    second = generate_package(again, "kraftwire.generated", jobs=2, facts=facts_again)
     assert [(f.name, f.text) for f in first] == [(f.name, f.text) for f in second]
 
 
@@ -51,3 +53,27 @@ def test_generated_package_needs_only_the_standard_library():
             for name in names:
                 top = name.split(".")[0]
                 assert top in allowed or top in optional, f"{path.name} imports {name}"
+
+
+def test_the_bundled_runtime_lives_once_in_codegen():
+    """generated/ links its runtime modules to codegen/'s (one copy in the repository); a package
+    generated anywhere else gets copies, so that it stands on its own."""
+    from kraftwire.codegen.emit import NATIVE_LOADER, RUNTIME
+
+    sources = [*RUNTIME.glob("*.py"), NATIVE_LOADER]
+    assert len(sources) > 20
+    for source in sources:
+        bundled = REPO / "generated" / source.name
+        assert bundled.is_symlink(), f"generated/{source.name} is a copy, not a link to {source}"
+        assert bundled.resolve() == source.resolve()
+
+
+def test_a_package_generated_elsewhere_holds_copies_of_the_runtime(tmp_path):
+    from kraftwire.codegen.emit import RUNTIME
+    from kraftwire.codegen.generate import generate
+
+    out = tmp_path / "kw"
+    generate([REPO / "schemas" / "VoteRequest.json", REPO / "schemas" / "VoteResponse.json"], out)
+    for source in RUNTIME.glob("*.py"):
+        copy = out / source.name
+        assert not copy.is_symlink() and copy.read_bytes() == source.read_bytes()

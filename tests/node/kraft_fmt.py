@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kraftwire.node.core.batches import decode_batches
-from kraftwire.node.core import errors
+from kraftwire.generated import errors
 from kraftwire.node.core.api import ElectionState, LogBatch, OutboundRequest, OutboundResponse
 
 

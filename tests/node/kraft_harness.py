@@ -40,7 +40,7 @@ from kraftwire.node.core.api import (
     SnapshotLoaded,
     Tick,
 )
-from kraftwire.node.core import errors
+from kraftwire.generated import errors
 import kraft_requests as requests_dsl
 
 LISTENER = "CONTROLLER"

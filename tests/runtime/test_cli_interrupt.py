@@ -116,7 +116,7 @@ def test_consume_stops_on_ctrl_c(tmp_path):
 
 
 def test_decode_stops_on_ctrl_c(tmp_path):
-    from kraftwire.spark_decoders.packets.synth import Conversation, link_frame, pcap_bytes
+    from kraftwire.synthetic_capture import Conversation, link_frame, pcap_bytes
     from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET
     from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 

@@ -30,7 +30,7 @@ def schemas() -> str:
 
 @pytest.fixture
 def segment(tmp_path, schemas):
-    from kraftwire.spark_decoders.kafka.codecs import generated_codecs, parse_schema_dirs
+    from kraftwire.codegen.package_cache import generated_codecs, parse_schema_dirs
 
     metadata, _ = generated_codecs(parse_schema_dirs(schemas))
     topic = metadata.lookup("TopicRecord")(

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from kraftwire.node.core import errors
+from kraftwire.generated import errors
 from kraftwire.node.core.api import Endpoint, ReplicaKey
 from kraftwire.node.core.messages import begin_quorum_epoch_request, vote_request
 from kraftwire.node.runtime.client import KafkaConnection

@@ -15,7 +15,7 @@ import uuid
 import pytest
 
 from kraftwire.generated import fetch_request as _fetch
-from kraftwire.node.core import errors
+from kraftwire.generated import errors
 from kraftwire.node.runtime.admin import (
     add_raft_voter_request,
     describe_quorum_request,

@@ -31,7 +31,7 @@ BASE = {
 
 @pytest.fixture(scope="module")
 def metadata():
-    from kraftwire.spark_decoders.kafka.codecs import generated_codecs
+    from kraftwire.codegen.package_cache import generated_codecs
 
     package, _ = generated_codecs([shared_path("kafka-schemas", "metadata")])
     return package

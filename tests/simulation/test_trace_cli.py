@@ -10,7 +10,7 @@ import pytest
 
 from kraftwire.cli import main
 from kraftwire.generated.vote_request import VoteRequest
-from kraftwire.node.core import errors
+from kraftwire.generated import errors
 from kraftwire.node.simulation.runner import COUNTED_OBSERVATIONS, Summary
 from kraftwire.node.simulation.trace import KINDS, LEGEND, Trace, TraceFilter
 

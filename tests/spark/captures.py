@@ -8,7 +8,7 @@ from pathlib import Path
 from kraftwire.spark_decoders.kafka.bodies import BodyDecoder
 from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET, LINK_RAW, LINK_SLL2
 from kraftwire.spark_decoders.decode.pipeline import decode_files
-from kraftwire.spark_decoders.packets.synth import (
+from kraftwire.synthetic_capture import (
     Conversation,
     ip_fragments,
     link_frame,

@@ -8,7 +8,7 @@ node 3 then asks a pre-vote, stands for epoch 2 (a vote from 2), begins it, lead
 from __future__ import annotations
 
 from kraftwire.generated import encode_request, encode_response, lookup
-from kraftwire.spark_decoders.packets.synth import Conversation
+from kraftwire.synthetic_capture import Conversation
 
 from captures import T0
 

@@ -13,7 +13,7 @@ from kraftwire.spark_decoders.packets.layers import (
     LINK_SLL,
     LINK_SLL2,
 )
-from kraftwire.spark_decoders.packets.synth import ip_fragments, link_frame, tcp_packet
+from kraftwire.synthetic_capture import ip_fragments, link_frame, tcp_packet
 
 ADDRESSES_V4 = ["10.0.0.1", "10.0.0.2", "192.168.7.9", "10.0.0.10"]
 ADDRESSES_V6 = ["fd00::1", "fd00::2", "2001:db8::17"]

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from captures import T0, assert_rows_match, conversation, decode, pcap_of, write
-from kraftwire.spark_decoders.packets.synth import Conversation
+from kraftwire.synthetic_capture import Conversation
 from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(120)

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from kraftwire.spark_decoders.kafka.codecs import (
+from kraftwire.codegen.package_cache import (
     CodecBundle,
     compile_native,
     generated_codecs,
@@ -122,7 +122,7 @@ def test_a_body_read_that_runs_away_is_a_decode_error_row_not_a_hang():
     first read arms the timer through ``guard.arm``; the second finds it armed and only marks."""
     from kraftwire.generated import encode_request, lookup
     from kraftwire.spark_decoders.kafka.bodies import BodyDecoder, _Codec
-    from kraftwire.spark_decoders.kafka.codecs import load_codecs
+    from kraftwire.codegen.package_cache import load_codecs
 
     class Spinning:
         @staticmethod

@@ -13,7 +13,7 @@ from kraftwire.spark_decoders.decode import pipeline
 from kraftwire.spark_decoders.spark.shards import decode_shard
 from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET
 from kraftwire.spark_decoders.kafka.rows import STATUSES
-from kraftwire.spark_decoders.packets.synth import link_frame, pcapng_section
+from kraftwire.synthetic_capture import link_frame, pcapng_section
 from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(300)

@@ -10,7 +10,7 @@ import pytest
 from captures import assert_rows_match, conversation, decode, fragmented, pcap_of, write
 from kraftwire.spark_decoders.packets.fragments import FragmentReassembler
 from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET, LINK_RAW, LINK_SLL2, tcp_segment
-from kraftwire.spark_decoders.packets.synth import ip_fragments, tcp_packet
+from kraftwire.synthetic_capture import ip_fragments, tcp_packet
 from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(120)

@@ -27,7 +27,7 @@ from kraftwire.spark_decoders.packets.capture import CaptureStats
 from kraftwire.spark_decoders.kafka.connection import DEFAULT_SERVER_PORTS
 from kraftwire.spark_decoders.kafka.exchanges import packet_ref
 from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET, LINK_SLL2
-from kraftwire.spark_decoders.packets.synth import ip_fragments, link_frame
+from kraftwire.synthetic_capture import ip_fragments, link_frame
 from kraftwire.spark_decoders.output.tables import CONNECTIONS, EXCHANGES, FRAMES, sort_key
 from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
@@ -236,7 +236,7 @@ def test_fused_loop_equals_the_general_path(tmp_path_factory, data, table, shard
 
 def test_a_pcap_of_another_link_type_decodes_as_before(tmp_path):
     """Only Ethernet packets can be fused; an SLL2 pcap goes the general way, packet by packet."""
-    from kraftwire.spark_decoders.packets.synth import pcap_bytes
+    from kraftwire.synthetic_capture import pcap_bytes
 
     conv = conversation(EXCHANGES_POOL[:3])
     path = str(tmp_path / "sll2.pcap")

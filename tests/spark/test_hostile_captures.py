@@ -10,7 +10,7 @@ import pytest
 
 from captures import conversation, decode, write
 from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET
-from kraftwire.spark_decoders.packets.synth import link_frame, pcapng_section
+from kraftwire.synthetic_capture import link_frame, pcapng_section
 from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(300)

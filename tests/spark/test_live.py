@@ -14,7 +14,7 @@ from captures import conversation, decode, pcap_of, write
 from kraftwire.spark_decoders.packets.layers import LINK_ETHERNET
 from kraftwire.spark_decoders.decode.live import decode_stream
 from kraftwire.spark_decoders.kafka.bodies import BodyDecoder
-from kraftwire.spark_decoders.packets.synth import link_frame, pcapng_section
+from kraftwire.synthetic_capture import link_frame, pcapng_section
 from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(180)

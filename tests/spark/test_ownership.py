@@ -24,7 +24,7 @@ from kraftwire.spark_decoders.spark.ownership import ShardOwnership, shard_of
 from kraftwire.spark_decoders.decode.pipeline import segments
 from kraftwire.spark_decoders.packets.layers import flow_key
 from kraftwire.spark_decoders.kafka.rows import sort_key
-from kraftwire.spark_decoders.packets.synth import (
+from kraftwire.synthetic_capture import (
     link_frame,
     pcap_bytes,
     pcapng_section,

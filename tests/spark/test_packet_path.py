@@ -206,7 +206,7 @@ def test_a_decode_leaves_no_cycle_of_its_objects(tmp_path):
     finds none of the package's objects, and no row, unreachable."""
     from captures import conversation
     from kraftwire.spark_decoders.decode.pipeline import decode_files
-    from kraftwire.spark_decoders.packets.synth import link_frame, pcap_bytes
+    from kraftwire.synthetic_capture import link_frame, pcap_bytes
     from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
     exchanges = kraft_exchanges(6, seed=3)

@@ -23,7 +23,7 @@ from kraftwire.cli import main
 from kraftwire.generated import encode_request, encode_response, lookup
 from kraftwire.spark_decoders.report import render
 from kraftwire.spark_decoders.output.report_data import ROW_LIMIT, sample_indices
-from kraftwire.spark_decoders.packets.synth import Conversation
+from kraftwire.synthetic_capture import Conversation
 from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(300)

@@ -13,7 +13,7 @@ from corpus.corpus_data import spark_agrees_with_local
 from kraftwire.spark_decoders import decode_local, read_exchanges
 from kraftwire.spark_decoders.spark.reading import spark_rows_as_dicts
 from kraftwire.spark_decoders.packets.layers import LINK_SLL2
-from kraftwire.spark_decoders.packets.synth import link_frame, pcapng_section
+from kraftwire.synthetic_capture import link_frame, pcapng_section
 from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 from shared import shared_path
 

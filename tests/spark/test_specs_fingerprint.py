@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from kraftwire.spark_decoders.kafka import codecs
-from kraftwire.spark_decoders.kafka.codecs import _files_under, specs_fingerprint
+from kraftwire.codegen import package_cache as codecs
+from kraftwire.codegen.package_cache import _files_under, specs_fingerprint
 from shared import shared_path
 
 MESSAGES = (

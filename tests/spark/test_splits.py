@@ -30,7 +30,7 @@ from kraftwire.spark_decoders.spark.stitch import (
     piece_order,
     stage_two_partitions,
 )
-from kraftwire.spark_decoders.packets.synth import link_frame, pcap_bytes, pcapng_section
+from kraftwire.synthetic_capture import link_frame, pcap_bytes, pcapng_section
 from kraftwire.spark_decoders.output.tables import EXCHANGES, sort_key, utc_aware
 from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 from packet_strategies import link_packets

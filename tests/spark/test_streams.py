@@ -10,7 +10,7 @@ from kraftwire.spark_decoders.kafka.framing import FrameReader
 from kraftwire.spark_decoders.kafka.headers import plausible_request, plausible_response
 from kraftwire.spark_decoders.decode.pipeline import segments
 from kraftwire.spark_decoders.packets.reassembly import TcpStream
-from kraftwire.spark_decoders.packets.synth import pcapng_section, link_frame
+from kraftwire.synthetic_capture import pcapng_section, link_frame
 from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 EXCHANGES = kraft_exchanges(14, seed=11)

@@ -24,7 +24,7 @@ from kraftwire.spark_decoders.packets.layers import (
     LINK_SLL,
     LINK_SLL2,
 )
-from kraftwire.spark_decoders.packets.synth import link_frame, pcapng_section
+from kraftwire.synthetic_capture import link_frame, pcapng_section
 from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(120)

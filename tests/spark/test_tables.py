@@ -11,7 +11,7 @@ from kraftwire.cli import main
 from kraftwire.spark_decoders import decode_local
 from kraftwire.spark_decoders.packets.layers import ACK, RST
 from kraftwire.spark_decoders.kafka.rows import timestamp
-from kraftwire.spark_decoders.packets.synth import Conversation
+from kraftwire.synthetic_capture import Conversation
 from kraftwire.spark_decoders.output.tables import column_names
 from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 

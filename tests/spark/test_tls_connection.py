@@ -14,7 +14,7 @@ from captures import T0, assert_rows_match, conversation, decode, pcap_of, write
 from kraftwire.node.runtime.tls import client_context, server_context, tls_settings
 from kraftwire.node.runtime.tls_certs import make_pki
 from kraftwire.spark_decoders.kafka.framing import opens_tls
-from kraftwire.spark_decoders.packets.synth import Conversation
+from kraftwire.synthetic_capture import Conversation
 from kraftwire.spark_decoders.kafka.traffic import kraft_exchanges
 
 pytestmark = pytest.mark.timeout(120)

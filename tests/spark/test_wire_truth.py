@@ -15,7 +15,7 @@ import pytest
 from captures import T0, assert_json_equal, assert_rows_match, decode, pcap_of, write
 from kraftwire.generated import encode_request, encode_response, lookup
 from kraftwire.records import encode_batch
-from kraftwire.spark_decoders.packets.synth import Conversation
+from kraftwire.synthetic_capture import Conversation
 from kraftwire.spark_decoders.kafka.traffic import Exchange, kraft_exchanges
 
 pytestmark = pytest.mark.timeout(120)

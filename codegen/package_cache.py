@@ -1,4 +1,5 @@
-"""The codec package a decode job uses: the bundled one, or one generated from spec directories.
+"""Codec packages generated from spec directories on demand, cached: what ``kraftwire decode
+--schemas`` and ``kraftwire dump-log --schemas`` decode with when the bundled codecs are not enough.
 
 Generating from Kafka's 292 specs takes seconds, so a generated package is cached under a directory
 named by a hash of the specs' contents and of the generator's sources: every job with the same specs
@@ -53,10 +54,8 @@ def _files_under(root: Path, suffixes: tuple[str, ...]) -> list[tuple[str, str]]
 def _fingerprint_roots(spec_dirs: list[Path]) -> list[tuple[Path, tuple[str, ...]]]:
     """The folders a fingerprint covers (the generator's own sources first), with the suffixes
     of the files it reads there."""
-    import kraftwire.codegen as codegen
-
     roots: list[tuple[Path, tuple[str, ...]]] = [
-        (Path(codegen.__file__).resolve().parent, (".py", ".j2", ".json"))
+        (Path(__file__).resolve().parent, (".py", ".j2", ".json"))
     ]
     roots += [(Path(d), (".json",)) for d in spec_dirs]
     for root, _ in roots:
@@ -65,16 +64,15 @@ def _fingerprint_roots(spec_dirs: list[Path]) -> list[tuple[Path, tuple[str, ...
     return roots
 
 
-# (path, device, inode, size, mtime, ctime): what tells a file's content changed without reading it.
-_Stamp = tuple[str, int, int, int, int, int]
-
 # The last fingerprint of each list of spec folders, with the metadata of every file it read: a
 # Spark query's planning process, reused from query to query, asks for it every query, and the
 # files' metadata costs a fifth of reading and hashing their contents (2 ms against 10.5 for
 # Kafka's specs). A file changed within ``_RACY_NS`` of the moment its metadata was read could
 # change again within the same tick of the file system's clock with nothing in its metadata to
 # show it, so such a fingerprint is not remembered (git's rule for "racily clean" files).
-_FINGERPRINTS: dict[tuple[Path, ...], tuple[tuple[_Stamp, ...], str]] = {}
+_FINGERPRINTS: dict[
+    tuple[Path, ...], tuple[tuple[tuple[str, int, int, int, int, int], ...], str]
+] = {}
 _RACY_NS = 2_000_000_000
 
 
@@ -102,7 +100,7 @@ def specs_fingerprint(spec_dirs: list[Path]) -> str:
     return fingerprint
 
 
-def _stamp(path: str) -> _Stamp:
+def _stamp(path: str) -> tuple[str, int, int, int, int, int]:
     """What tells a file's content changed without reading it; the last two: mtime and ctime."""
     stat = os.stat(path)
     return (path, stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
@@ -169,7 +167,7 @@ def _generated_package_dir(spec_dirs: list[Path], cache_dir: Path | None) -> tup
     if not (root / name / "__init__.py").exists():
         # Imported only to generate: the generator's imports (jinja2, jsonschema, black) cost a
         # Spark query's planning process a tenth of a second more than the rest of its bundle.
-        from kraftwire.codegen.generate import generate
+        from .generate import generate
 
         staging = Path(tempfile.mkdtemp(prefix=name, dir=_ensure(root.parent)))
         generate([Path(d) for d in spec_dirs], staging / name, name)
@@ -195,8 +193,8 @@ def compile_native(
     Compiling all of Kafka's specs takes a quarter of an hour of CPU; a job that knows which APIs
     its traffic carries compiles those. ``KRAFTWIRE_PURE=1`` still forces the pure codecs.
     """
-    from kraftwire.codegen.generate import load_specs
-    from kraftwire.codegen.native.build import build_native
+    from .generate import load_specs
+    from .native.build import build_native
 
     root, name = _generated_package_dir(spec_dirs, cache_dir)
     package_dir = root / name
