@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import struct
 import zlib
+from typing import Any
 
 from ._frames import lz4_frame_compress, lz4_frame_decompress, zstd_frame_bound
 from ._runtime import DecodeError, EncodeError, ProtocolError
 
-try:
-    import cramjam as _cramjam
-except ImportError:  # the codecs it serves then raise CodecUnavailableError
-    _cramjam = None  # type: ignore[assignment]
+# cramjam is imported on the first snappy, lz4 or zstd batch, not with this module: it costs a
+# process about 3 MiB of memory, which a node that never sees such a batch need not pay.
+# ``_UNLOADED`` until then; ``None`` when it is not installed (those codecs raise
+# CodecUnavailableError).
+_UNLOADED: Any = object()
+_cramjam: Any = _UNLOADED
 
 __all__ = [
     "ATTR_CODEC_MASK",
@@ -61,6 +64,13 @@ class CodecUnavailableError(ProtocolError):
 
 
 def _lib():
+    global _cramjam
+    if _cramjam is _UNLOADED:
+        try:
+            import cramjam as module
+        except ImportError:
+            module = None
+        _cramjam = module
     if _cramjam is None:
         raise CodecUnavailableError(
             "snappy, lz4 and zstd record batches need the 'cramjam' package (pip install cramjam)"
