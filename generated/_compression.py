@@ -67,10 +67,11 @@ def _lib():
     global _cramjam
     if _cramjam is _UNLOADED:
         try:
-            import cramjam as module
+            import cramjam
+
+            _cramjam = cramjam
         except ImportError:
-            module = None
-        _cramjam = module
+            _cramjam = None
     if _cramjam is None:
         raise CodecUnavailableError(
             "snappy, lz4 and zstd record batches need the 'cramjam' package (pip install cramjam)"
