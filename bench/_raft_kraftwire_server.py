@@ -16,7 +16,8 @@ What it prints (one line each, flushed, for bench/raft.py to read):
   of ``--window`` seconds: commit latency (append call to commit) of the records appended in it, in
   milliseconds from time.perf_counter, and the records committed in it. Once only.
 
-It stops on SIGTERM (graceful shutdown) or SIGKILL.
+Once started it calls ``settle_gc`` (as ``kraftwire node start`` does; Kafka's side runs on
+kafka-run-class.sh's G1 settings). It stops on SIGTERM (graceful shutdown) or SIGKILL.
 """
 
 from __future__ import annotations
