@@ -16,7 +16,8 @@ What it prints (one line each, flushed, for bench/raft.py to read):
   of ``--window`` seconds: commit latency (append call to commit) of the records appended in it, in
   milliseconds from time.perf_counter, and the records committed in it. Once only.
 
-It stops on SIGTERM (graceful shutdown) or SIGKILL.
+Once started it calls ``settle_gc`` (as ``kraftwire node start`` does; Kafka's side runs on
+kafka-run-class.sh's G1 settings). It stops on SIGTERM (graceful shutdown) or SIGKILL.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ import asyncio
 import json
 import signal
 import time
+from typing import Any, Awaitable, Generator
 
 from kraftwire.generated.api_keys import FETCH
-from kraftwire.node.runtime import KRaftNode, load_config
+from kraftwire.node.runtime import KRaftNode, load_config, settle_gc
+from kraftwire.node.runtime import server as server_module
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
@@ -37,6 +40,76 @@ def percentiles(values: list[float]) -> dict[str, float]:
         return {q: float("nan") for q in ("p50", "p75", "p99", "p999")}
     pick = lambda q: ordered[min(len(ordered) - 1, int(len(ordered) * q))]  # noqa: E731
     return {"p50": pick(0.5), "p75": pick(0.75), "p99": pick(0.99), "p999": pick(0.999)}
+
+
+class RequestCost:
+    """Thread CPU time the node's request server spends per request served: reading the frame,
+    decoding it, handing it to the node, encoding and writing the answer. Each connection's coroutine
+    is timed only while it runs (``time.thread_time``: the time a Fetch waits parked, the disk thread
+    and other processes do not count), over the window; the core's own work on the request runs in
+    the node's loop, outside this figure. ``write_seconds`` is the part spent in the transport's
+    write, which on loopback is mostly the kernel's: its TCP send hands the bytes to the peer's
+    socket in this thread's time."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.write_seconds = 0.0
+        self.requests = 0
+        self.counting = False
+
+    def wrap(self, node: KRaftNode) -> None:
+        server = node.server
+        serve, answer = server._serve, server._answer  # a connection's loop; one request's path
+
+        def timed_serve(*args: Any) -> Awaitable[None]:
+            return _Timed(serve(*args), self)
+
+        async def counted_answer(*args: Any) -> None:
+            if self.counting:
+                self.requests += 1
+            await answer(*args)
+
+        server._serve = timed_serve  # type: ignore[method-assign]
+        server._answer = counted_answer  # type: ignore[method-assign]
+        recorder = server_module._Recorder
+        write = recorder.write
+
+        def timed_write(self_: Any, frame: bytes) -> None:
+            began = time.thread_time()
+            try:
+                write(self_, frame)
+            finally:
+                if self.counting:
+                    self.write_seconds += time.thread_time() - began
+
+        recorder.write = timed_write  # type: ignore[method-assign]
+
+
+class _Timed:
+    """Drives a coroutine, adding the thread CPU time of each step it takes while the RequestCost
+    counts."""
+
+    def __init__(self, coroutine: Any, cost: RequestCost) -> None:
+        self.coroutine, self.cost = coroutine, cost
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        cost, coroutine = self.cost, self.coroutine
+        send: Any = None
+        error: BaseException | None = None
+        while True:
+            began = time.thread_time()
+            try:
+                yielded = coroutine.send(send) if error is None else coroutine.throw(error)
+            except StopIteration as done:
+                return done.value
+            finally:
+                if cost.counting:
+                    cost.seconds += time.thread_time() - began
+            send, error = None, None
+            try:
+                send = yield yielded
+            except BaseException as exc:  # cancellation and the like go on to the connection
+                error = exc
 
 
 class Workload:
@@ -114,18 +187,23 @@ async def report(workload: Workload, size: int, every_s: float) -> None:
         )
 
 
-async def measure_window(workload: Workload, warmup_s: float, window_s: float) -> None:
+async def measure_window(
+    workload: Workload, cost: RequestCost, warmup_s: float, window_s: float
+) -> None:
     await asyncio.sleep(warmup_s)
     workload.window, workload.window_open = [], True
     print("WINDOW start", flush=True)
     began, fetches = time.perf_counter(), workload.fetches
+    cost.counting = True
     await asyncio.sleep(window_s)
-    workload.window_open = False
+    cost.counting = workload.window_open = False
     elapsed = time.perf_counter() - began
     committed, fetches = workload.window_committed, workload.fetches - fetches
     await asyncio.sleep(min(5.0, window_s))  # the window's last appends commit
     result = {"records_per_s": committed / elapsed, "committed": committed, "seconds": elapsed,
-              "fetches": fetches}  # fmt: skip
+              "fetches": fetches, "requests": cost.requests,
+              "us_per_request": 1e6 * cost.seconds / max(cost.requests, 1),
+              "us_write_per_request": 1e6 * cost.write_seconds / max(cost.requests, 1)}  # fmt: skip
     result.update(percentiles(workload.window))
     print("WINDOW " + json.dumps(result), flush=True)
 
@@ -135,8 +213,10 @@ async def serve(args: argparse.Namespace) -> None:
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     await node.start()
-    workload = Workload(node, args)
+    settle_gc()  # as ``kraftwire node start`` does
+    workload, cost = Workload(node, args), RequestCost()
     workload.count_fetches(node)
+    cost.wrap(node)
     tasks = [asyncio.create_task(report(workload, args.record_size, args.report_s))]
     seen_epoch = {"leader": -1, "follower": -1}
     try:
@@ -153,7 +233,9 @@ async def serve(args: argparse.Namespace) -> None:
                 tasks.append(asyncio.create_task(workload.run_epoch(status.epoch)))
                 if len(tasks) == 2 and args.window > 0:
                     tasks.append(
-                        asyncio.create_task(measure_window(workload, args.warmup, args.window))
+                        asyncio.create_task(
+                            measure_window(workload, cost, args.warmup, args.window)
+                        )
                     )
             await node.wait_for_commit(0.05)
     finally:

@@ -36,7 +36,7 @@ SERVER = Path(__file__).resolve().parent / "_raft_kraftwire_server.py"
 
 # kafka-run-class.sh's default JVM performance options; the heap is kafka-server-start.sh's default
 # (-Xmx1G -Xms1G) unless --kafka-heap-mb says otherwise. The interop tests' flags (serial GC, client
-# compiler only) are not used: they would handicap a long run.
+# compiler only) are used by --quick alone (they start a JVM sooner): they would handicap a long run.
 KAFKA_JVM = (
     "-server",
     "-XX:+UseG1GC",
@@ -89,8 +89,8 @@ class _Quorum:
     def kill(self, node: int) -> None:
         kill(self.processes[node])
 
-    def stop_all(self) -> None:
-        stop(list(self.processes.values()))
+    def stop_all(self, graceful_s: float = 10.0) -> None:
+        stop(list(self.processes.values()), graceful_s)
 
     def pids(self) -> dict[int, int]:
         return {n: p.pid for n, p in self.processes.items() if p.poll() is None}
@@ -143,9 +143,18 @@ class _Quorum:
 class KafkaQuorum(_Quorum):
     kind = "Kafka"
 
-    def __init__(self, root: Path, rate: int, size: int, timers: dict[str, int], heap_mb: int):
+    def __init__(
+        self,
+        root: Path,
+        rate: int,
+        size: int,
+        timers: dict[str, int],
+        heap_mb: int,
+        quick_jvm: bool = False,
+    ):
         super().__init__(root, rate, size, timers)
         self.heap_mb = heap_mb
+        self.jvm = (*JVM_FLAGS, "-Dkraftwire.log.level=INFO") if quick_jvm else KAFKA_JVM
         self.classpath = classpath()
         self.ports = dict(zip(self.ids, free_ports(3)))
         # TestRaftServer needs a replica directory id; Kafka rejects the all-zero one.
@@ -173,7 +182,7 @@ class KafkaQuorum(_Quorum):
 
     def command(self, node: int) -> list[str]:
         heap = f"-Xmx{self.heap_mb}m", f"-Xms{self.heap_mb}m"
-        return ["java", *heap, *KAFKA_JVM, "-cp", self.classpath, TEST_RAFT_SERVER]\
+        return ["java", *heap, *self.jvm, "-cp", self.classpath, TEST_RAFT_SERVER]\
             + ["--config", str(self.root / f"node{node}.properties")]\
             + ["--throughput", str(self.rate), "--record-size", str(self.size)]\
             + ["--replica-directory-id", self.directory_ids[node]]  # fmt: skip

@@ -2,9 +2,10 @@
 latency, CPU per record, resident memory and failover of three kraftwire nodes and of three
 ``kafka.tools.TestRaftServer`` processes, measured in one run with the same workload and timers.
 
-    .venv/bin/python bench/raft.py [--rates 2000,5000,10000,20000,40000] [--record-size 256]
-                                   [--warmup 5] [--window 10] [--trials 20] [--kafka-heap-mb 1024]
-    .venv/bin/python bench/raft.py --quick        # smoke run: tiny, figures meaningless
+    .venv/bin/python bench/raft.py [--rates 2000,5000,10000,20000,40000] [--step 1.5]
+                                   [--max-rate 400000] [--record-size 256] [--warmup 5]
+                                   [--window 10] [--trials 20] [--kafka-heap-mb 1024]
+    .venv/bin/python bench/raft.py --quick        # smoke run: tiny, both sides at once, figures meaningless
 
 Needs Java and Kafka's jars (``make kafka``). For each rate of the sweep, lowest first, each side runs
 a fresh 3-node quorum whose leader appends ``--record-size``-byte records at that rate, one record per
@@ -15,13 +16,18 @@ After ``--warmup`` seconds a window of ``--window`` seconds is measured:
 * committed records/s: kraftwire counts the commits in the window; TestRaftServer reports none
   exactly (its bytes/s line is a rate over its metrics window), so its leader's log end offset is read
   from the segment's batch headers at the window's two ends. A rate is *sustained* when >= 95% of it
-  commits; a side's sweep stops at its first unsustained rate;
+  commits. After ``--rates``, each side's sweep goes on at ``--step`` times the last rate (60,000,
+  90,000, 135,000, ...) and stops at its first unsustained rate: its *ceiling* is the most it
+  committed, and the ratio is taken at the two ceilings (a side that sustained every rate up to
+  ``--max-rate`` has only a lower bound, and the line says so);
 * commit latency, append call to commit: kraftwire's from time.perf_counter (p50/p75/p99/p999 of the
   window); Kafka's from TestRaftServer's own line (p75/p99/p999; it has no p50), whose histogram
   is 1,000 bytes over 0-250 ms in constant buckets: 1 ms resolution, anything above ~249 ms reads 249;
 * CPU seconds per 10,000 committed records of each process (leader, followers; /proc utime+stime)
   and resident memory (VmRSS) at the window's end; for kraftwire also the leader's CPU per Fetch
-  request it served (the per-request cost of the replication path).
+  request it served (all its work over its followers' Fetches) and its request path's thread CPU
+  per request served (frame read, decode, hand-over, encode, write; bench/_raft_kraftwire_server.py),
+  and at the end the same path timed in this process alone (bench/_raft_request_cost.py).
 
 Durability, as each does it: both fsync before a write counts. kraftwire fsyncs the log on every
 flush, leader and followers. Kafka's KafkaRaftClient flushes its log (``log.flush``) after the
@@ -43,12 +49,14 @@ import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _raft_procs import cpu_seconds, log_end_offset, rss_mb, stop  # noqa: E402
 from _raft_quorums import KafkaQuorum, KraftwireQuorum  # noqa: E402
+from _raft_request_cost import describe as describe_request_path  # noqa: E402
 
 TIMERS = {
     "controller.quorum.election.timeout.ms": 1000,
@@ -86,7 +94,7 @@ def usage(quorum, leader: int, cpu_before: dict[int, float], committed: int) -> 
 
 
 def kafka_step(root: Path, rate: int, args, trials: int) -> dict:
-    quorum = KafkaQuorum(root, rate, args.record_size, TIMERS, args.kafka_heap_mb)
+    quorum = KafkaQuorum(root, rate, args.record_size, TIMERS, args.kafka_heap_mb, args.quick)
     try:
         quorum.start_all()
         leader, _, _ = quorum.wait_leader()
@@ -106,11 +114,11 @@ def kafka_step(root: Path, rate: int, args, trials: int) -> dict:
             p75, p99, p999 = map(float, _KAFKA_LINE.search(lines[-1]).groups()[1:])
         except TimeoutError:
             pass
-        result["failover_s"] = failover(quorum, trials)
-        if trials:
-            result["catch_up_s"] = catch_up(quorum, args.catch_up, rate)
+        result["failover_s"], result["catch_up_s"] = failover_and_catch_up(
+            quorum, trials, rate, args
+        )
     finally:
-        quorum.stop_all()
+        quorum.stop_all(1.0 if args.quick else 10.0)  # a smoke run need not wait
     result.update(records_per_s=committed / elapsed, p50=float("nan"), p75=p75, p99=p99, p999=p999)
     return result
 
@@ -131,19 +139,22 @@ def kraftwire_step(root: Path, rate: int, args, trials: int) -> dict:
         )
         window = json.loads(found[0].split(" ", 1)[1])
         result = usage(quorum, leader, cpu, window["committed"])
-        result["failover_s"] = failover(quorum, trials)
-        if trials:
-            result["catch_up_s"] = catch_up(quorum, args.catch_up, rate)
+        result["failover_s"], result["catch_up_s"] = failover_and_catch_up(
+            quorum, trials, rate, args
+        )
     finally:
-        quorum.stop_all()
+        quorum.stop_all(1.0 if args.quick else 10.0)  # a smoke run need not wait
     result.update(window)
     result["us_per_fetch"] = 1e6 * leader_spent / max(window["fetches"], 1)
     return result
 
 
 def sweep(name: str, step, root: Path, args) -> list[tuple[int, dict]]:
-    rows = []
-    for index, rate in enumerate(args.rates):
+    """The rates of ``--rates``, then (``--step`` > 1) each rate ``--step`` times the last, until a
+    rate is not sustained (the side's ceiling is then between the two last rates) or passes
+    ``--max-rate``."""
+    rows: list[tuple[int, dict]] = []
+    for index, rate in enumerate(rates(args)):
         # failover is timed on the first (lowest-rate) quorum, after its window
         trials = args.trials if index == 0 else 0
         result = step(root / f"{name.split()[0].lower()}-{index}", rate, args, trials)
@@ -154,6 +165,14 @@ def sweep(name: str, step, root: Path, args) -> list[tuple[int, dict]]:
     return rows
 
 
+def rates(args):
+    yield from args.rates
+    rate = args.rates[-1]
+    while args.step > 1 and round(rate * args.step, -3) <= args.max_rate:
+        rate = int(round(rate * args.step, -3))
+        yield rate
+
+
 def print_row(name: str, rate: int, r: dict) -> None:
     leader = r["leader"]
     followers = [n for n in r["cpu_per_10k"] if n != leader]
@@ -161,9 +180,14 @@ def print_row(name: str, rate: int, r: dict) -> None:
     rss = "/".join(f"{r['rss_mb'][n]:.0f}" for n in sorted(r["rss_mb"]))
     sustained = "sustained" if r["records_per_s"] >= SUSTAINED * rate else "NOT sustained"
     p50 = "" if r["p50"] != r["p50"] else f"p50 {r['p50']:.1f} "
-    extra = (
-        f"; leader CPU per Fetch served {r['us_per_fetch']:.0f} us" if "us_per_fetch" in r else ""
-    )
+    extra = ""
+    if "us_per_fetch" in r:
+        extra = (
+            f"; leader CPU per Fetch served {r['us_per_fetch']:.0f} us; request path per request "
+            f"served {r['us_per_request']:.0f} us thread CPU, {r['us_write_per_request']:.0f} us "
+            f"of it in the transport's write (the kernel's loopback send), over {r['requests']:,} "
+            f"requests"
+        )
     if "us_per_fetch" not in r and r["p999"] >= KAFKA_CEILING_MS:
         extra += (
             f" (TestRaftServer's histogram tops out at {KAFKA_CEILING_MS:.0f} ms: a lower bound)"
@@ -177,12 +201,26 @@ def print_row(name: str, rate: int, r: dict) -> None:
     )
 
 
-def catch_up(quorum, records: int, rate: int) -> float:
-    """Stop a follower (SIGTERM), let the leader write ``records`` more, restart the follower: seconds
-    from its restart until its log end reaches the leader's log end at that moment."""
+def failover_and_catch_up(quorum, trials: int, rate: int, args) -> tuple[list[float], float]:
+    """Failover's ``trials``, then the catch-up (none when ``trials`` is 0). ``--quick`` saves a
+    process restart: the leader its one trial killed is the follower that catches up."""
+    if not trials:
+        return [], float("nan")
+    if args.quick:
+        times, killed = failover(quorum, trials, rejoin_last=False)
+        return times, catch_up(quorum, args.catch_up, rate, down=killed)
+    return failover(quorum, trials)[0], catch_up(quorum, args.catch_up, rate)
+
+
+def catch_up(quorum, records: int, rate: int, down: int | None = None) -> float:
+    """Stop a follower (SIGTERM; or take ``down``, a node already stopped), let the leader write
+    ``records`` more, restart the follower: seconds from its restart until its log end reaches the
+    leader's log end at that moment."""
     leader, _, _ = quorum.wait_leader()
-    follower = next(n for n in quorum.ids if n != leader)
-    stop([quorum.processes[follower]])
+    follower = down
+    if follower is None:
+        follower = next(n for n in quorum.ids if n != leader)
+        stop([quorum.processes[follower]])
     start = log_end_offset(quorum.partition_dir(leader))
     wait_for(
         lambda: log_end_offset(quorum.partition_dir(leader)) - start >= records,
@@ -200,10 +238,12 @@ def catch_up(quorum, records: int, rate: int) -> float:
     return time.perf_counter() - restarted
 
 
-def failover(quorum, trials: int) -> list[float]:
+def failover(quorum, trials: int, rejoin_last: bool = True) -> tuple[list[float], int]:
     """Seconds from kill -9 of the leader to the new leader's first commit, ``trials`` times, on a
-    running quorum; the killed node restarts and rejoins before the next trial."""
+    running quorum; the killed node restarts and rejoins before the next trial (and after the last
+    unless ``rejoin_last`` is false). Also the node killed last."""
     times: list[float] = []
+    leader = -1
     for trial in range(trials):
         leader, epoch, _ = quorum.wait_leader()
         time.sleep(1.0)  # a steady epoch before the kill
@@ -211,22 +251,40 @@ def failover(quorum, trials: int) -> list[float]:
         quorum.kill(leader)
         _, new_epoch, committed_at = quorum.wait_leader(after_epoch=epoch, not_in=(leader,))
         times.append(committed_at - killed_at)
-        quorum.start(leader)  # the catch-up after the last trial needs three nodes too
-        quorum.wait_follower(leader, new_epoch)
-    return times
-
-
-def best(rows: list[tuple[int, dict]]) -> tuple[int, dict]:
-    sustained = [(rate, r) for rate, r in rows if r["records_per_s"] >= SUSTAINED * rate]
-    return max(sustained or rows, key=lambda row: row[1]["records_per_s"])
+        if trial < trials - 1 or rejoin_last:
+            quorum.start(leader)  # the catch-up after the last trial needs three nodes too
+            quorum.wait_follower(leader, new_epoch)
+    return times, leader
 
 
 def verdict(ok: bool) -> str:
     return "met" if ok else "NOT met"
 
 
+def ceiling(name: str, rows: list[tuple[int, dict]]) -> tuple[int, dict]:
+    """The row with the most committed records/s, and a line saying whether the sweep found the
+    side's ceiling (a rate it did not sustain) or only a lower bound of it."""
+    rate, top = max(rows, key=lambda row: row[1]["records_per_s"])
+    last_rate, last = rows[-1]
+    if last["records_per_s"] < SUSTAINED * last_rate:
+        found = (
+            f"ceiling found: {last_rate:,}/s not sustained ({last['records_per_s']:,.0f} committed, "
+            f"{last['records_per_s'] / last_rate:.2f} of it)"
+        )
+    else:
+        found = f"ceiling NOT found: every rate up to {last_rate:,}/s sustained, a lower bound"
+    print(
+        f"ceiling {name}: {top['records_per_s']:,.0f} committed records/s (at a target of "
+        f"{rate:,}/s); {found}",
+        flush=True,
+    )
+    return rate, top
+
+
 def summary(ours_rows, theirs_rows, ours_fail, theirs_fail) -> None:
-    (our_rate, ours), (their_rate, theirs) = best(ours_rows), best(theirs_rows)
+    (their_rate, theirs), (our_rate, ours) = ceiling("Kafka TestRaftServer", theirs_rows), ceiling(
+        "kraftwire", ours_rows
+    )
     ratio = ours["records_per_s"] / theirs["records_per_s"]
     print(
         f"verdict records/s: kraftwire {ours['records_per_s']:,.0f} (at {our_rate:,}) / Kafka "
@@ -280,12 +338,15 @@ def projection(ours_rows, theirs_rows) -> None:
     ours_core = 1e4 / max(ours["cpu_per_10k"][ours["leader"]], 1e-9)
     theirs_core = 1e4 / max(theirs["cpu_per_10k"][theirs["leader"]], 1e-9)
     print(
-        f"machine: {cores} cores, load average {load:.1f}; three nodes, their disks and whatever else "
-        f"runs share them (a JVM's many threads get more of a crowded scheduler than one Python "
-        f"thread), so the sweep's ceiling is partly the machine's. Projection at {rate:,} records/s, "
-        f"the highest rate both sustained: records/s a leader would commit with one core of its own "
-        f"(10,000 / its CPU s per 10,000 records): kraftwire {ours_core:,.0f}, Kafka "
-        f"{theirs_core:,.0f} = {ours_core / theirs_core:.2f}x"
+        f"machine: {cores} cores, load average {load:.1f}; three nodes, their disks, this driver and "
+        f"whatever else runs share them (a JVM's many threads get more of a crowded scheduler than "
+        f"one Python thread), so each ceiling above is this machine's for three nodes at once, not "
+        f"a node's with a core of its own, which the machine cannot show. Projection at {rate:,} "
+        f"records/s, the highest rate both sustained: records/s a leader would commit with one core "
+        f"of its own (10,000 / its CPU s per 10,000 records): kraftwire {ours_core:,.0f}, Kafka "
+        f"{theirs_core:,.0f} = {ours_core / theirs_core:.2f}x (floor 0.5x: "
+        f"{verdict(ours_core / theirs_core >= 0.5)}; goal 1.0x: "
+        f"{verdict(ours_core / theirs_core >= 1.0)})"
     )
 
 
@@ -297,6 +358,10 @@ def main() -> None:
     parser.add_argument("--record-size", type=int, default=256)
     parser.add_argument("--warmup", type=float, default=5.0)
     parser.add_argument("--window", type=float, default=10.0)
+    parser.add_argument(
+        "--step", type=float, default=1.5, help="after --rates, multiply the rate by this (1: stop)"
+    )
+    parser.add_argument("--max-rate", type=int, default=400_000, help="records/s the steps stop at")
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--catch-up", type=int, default=100_000, help="records a follower misses")
     parser.add_argument("--kafka-heap-mb", type=int, default=1024)
@@ -306,7 +371,7 @@ def main() -> None:
     if args.trials < 1 or args.catch_up < 1 or not args.rates or args.rates[0] < 1:
         parser.error("--trials, --catch-up and every rate must be at least 1")
     if args.quick:
-        args.rates, args.warmup, args.window, args.trials = [200], 1.0, 2.0, 1
+        args.rates, args.warmup, args.window, args.trials, args.step = [200], 1.0, 2.0, 1, 1.0
         args.catch_up = 200
         args.kafka_heap_mb = min(args.kafka_heap_mb, 256)
     if shutil.which("java") is None:
@@ -329,8 +394,14 @@ def run(root: Path, args) -> None:
         f"{args.kafka_heap_mb} MiB; load average {os.getloadavg()[0]:.1f}",
         flush=True,
     )
-    theirs = sweep("Kafka TestRaftServer", kafka_step, root, args)
-    ours = sweep("kraftwire", kraftwire_step, root, args)
+    if args.quick:  # both sides at once: a smoke run's figures mean nothing, its time does
+        with ThreadPoolExecutor(2) as pool:
+            kafka = pool.submit(sweep, "Kafka TestRaftServer", kafka_step, root, args)
+            ours = sweep("kraftwire", kraftwire_step, root, args)
+            theirs = kafka.result()
+    else:
+        theirs = sweep("Kafka TestRaftServer", kafka_step, root, args)
+        ours = sweep("kraftwire", kraftwire_step, root, args)
     theirs_fail, ours_fail = theirs[0][1]["failover_s"], ours[0][1]["failover_s"]
     print(f"failover Kafka TestRaftServer: {_seconds(theirs_fail)}", flush=True)
     print(f"failover kraftwire: {_seconds(ours_fail)}", flush=True)
@@ -342,6 +413,7 @@ def run(root: Path, args) -> None:
         flush=True,
     )
     summary(ours, theirs, ours_fail, theirs_fail)
+    print(describe_request_path(32 * 1024), flush=True)
 
 
 def _seconds(times: list[float]) -> str:

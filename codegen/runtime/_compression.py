@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import struct
 import zlib
-from types import ModuleType
+from typing import Any
 
 from ._frames import lz4_frame_compress, lz4_frame_decompress, zstd_frame_bound
 from ._runtime import ByteData, DecodeError, EncodeError, ProtocolError
 
-try:
-    import cramjam as _cramjam
-except ImportError:  # the codecs it serves then raise CodecUnavailableError
-    _cramjam = None  # type: ignore[assignment]
+# cramjam is imported on the first snappy, lz4 or zstd batch, not with this module: it costs a
+# process about 3 MiB of memory, which a node that never sees such a batch need not pay.
+# ``_UNLOADED`` until then; ``None`` when it is not installed (those codecs raise
+# CodecUnavailableError).
+_UNLOADED: Any = object()
+_cramjam: Any = _UNLOADED
 
 __all__ = [
     "ATTR_CODEC_MASK",
@@ -61,7 +63,15 @@ class CodecUnavailableError(ProtocolError):
     """A compression codec is needed but the library that implements it is not installed."""
 
 
-def _lib() -> ModuleType:
+def _lib() -> Any:
+    global _cramjam
+    if _cramjam is _UNLOADED:
+        try:
+            import cramjam
+
+            _cramjam = cramjam
+        except ImportError:
+            _cramjam = None
     if _cramjam is None:
         raise CodecUnavailableError(
             "snappy, lz4 and zstd record batches need the 'cramjam' package (pip install cramjam)"
@@ -179,7 +189,7 @@ def _gzip_decompress(data: ByteData, limit: int) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def _snappy_decompress(lib: ModuleType, data: ByteData, limit: int) -> bytes:
+def _snappy_decompress(lib: Any, data: ByteData, limit: int) -> bytes:
     data = bytes(data)
     if not data.startswith(_XERIAL_MAGIC):
         size = lib.snappy.decompress_raw_len(data)
@@ -215,7 +225,7 @@ def _snappy_decompress(lib: ModuleType, data: ByteData, limit: int) -> bytes:
     return b"".join(bytes(lib.snappy.decompress_raw(block)) for block in blocks)
 
 
-def _zstd_decompress(lib: ModuleType, data: ByteData, limit: int) -> bytes:
+def _zstd_decompress(lib: Any, data: ByteData, limit: int) -> bytes:
     bound, exact = zstd_frame_bound(data)
     if bound <= limit:
         return bytes(lib.zstd.decompress(data))

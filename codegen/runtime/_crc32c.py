@@ -8,6 +8,8 @@ but is slow for large batches. ``crc32c(data)`` returns the checksum as an unsig
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
+import importlib.util
 from collections.abc import Callable
 from types import ModuleType
 
@@ -45,9 +47,41 @@ def _optional_module(name: str) -> ModuleType | None:
         return None
 
 
+_CHECK = (b"123456789", 0xE3069283)  # CRC-32C's published check value
+
+
+def _icrar_extension() -> ModuleType | None:
+    """The ICRAR ``crc32c`` package's C extension module, loaded on its own.
+
+    The package's ``__init__`` imports ``importlib.metadata`` (for its version string) and its command
+    line (argparse), which pull in email, csv, zipfile and more: about 5 MiB of memory in every
+    process that checks a batch, for one C function. The extension is loaded from the package's
+    folder without running that ``__init__``; if the layout is not the one expected (another
+    version), or the loaded function fails the check value, the package is imported as usual."""
+    try:
+        spec = importlib.util.find_spec("crc32c")
+        folders = spec.submodule_search_locations if spec is not None else None
+        if not folders:
+            return None
+        finder = importlib.machinery.FileFinder(
+            folders[0],
+            (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES),
+        )
+        found = finder.find_spec("crc32c._crc32c")
+        if found is None or found.loader is None:
+            return None
+        module = importlib.util.module_from_spec(found)
+        found.loader.exec_module(module)  # multi-phase init: its functions exist only after this
+        if module.crc32c(_CHECK[0]) != _CHECK[1]:
+            return None
+        return module
+    except Exception:  # any surprise: the ordinary import below decides
+        return None
+
+
 # The ICRAR "crc32c" package (C, uses SSE4.2/ARMv8 CRC) and Google's C binding, when installed.
-_ICRAR = _optional_module("crc32c")
-_GOOGLE = _optional_module("google_crc32c")
+_ICRAR = _icrar_extension() or _optional_module("crc32c")
+_GOOGLE = None if _ICRAR is not None else _optional_module("google_crc32c")
 
 
 def _pick() -> tuple[Callable[..., int], str]:  # (data, value=0) -> checksum

@@ -3,6 +3,7 @@ embedding API), its configuration, and the command-line tools built on it."""
 
 from .config import ConfigError, NodeConfig, config_from_properties, load_config
 from .errors import NodeFailed, NotLeaderError
+from .gc_settings import settle_gc
 from .node import KRaftNode
 from .reads import ReadError, ReadTimeoutError
 
@@ -16,4 +17,5 @@ __all__ = [
     "ReadTimeoutError",
     "config_from_properties",
     "load_config",
+    "settle_gc",
 ]

@@ -1,11 +1,19 @@
 """The node's pending application appends. Each append waits twice: to be in the leader's log and on
 disk (what Produce acks=1 answers on), then to be committed (acks=-1 and ``KRaftNode.append``).
 Appends queued together share one core append (group commit); each keeps the offsets of its own
-records."""
+records.
+
+Both queues are kept in offset order while appends arrive in offset order (always, within a leader's
+term), so flushing or committing takes what it settles from the front and stops at the first append
+beyond it: a leader with tens of thousands of appends in flight does not walk all of them for every
+batch it commits. An append below the one before it (a new term appending over a cut log) turns
+that off until the queue empties; each pass then walks the whole queue, as it must.
+"""
 
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Sequence, TypeVar
 
@@ -31,10 +39,9 @@ class _Waiter:
 
 class PendingAppends:
     def __init__(self) -> None:
-        self._committed: list[_Waiter] = []  # appends waiting to be committed
-        self._flushed: list[tuple[AppendResult, asyncio.Future[AppendResult]]] = (
-            []
-        )  # ... to be on disk
+        self._committed: deque[_Waiter] = deque()  # appends waiting to be committed
+        self._flushed: deque[tuple[AppendResult, asyncio.Future[AppendResult]]] = deque()  # on disk
+        self._in_order = True  # both queues in offset order (see the module docstring)
 
     def add_group(
         self,
@@ -44,6 +51,10 @@ class PendingAppends:
         """``group``: (record count, appended future, committed future) of each append fed as the
         one core append that returned ``result``, in order."""
         last = result.last_offset - sum(count for count, _, _ in group)
+        tails = [self._committed[-1].last_offset] if self._committed else []
+        tails += [self._flushed[-1][0].last_offset] if self._flushed else []
+        if tails and last < max(tails):
+            self._in_order = False
         for count, appended, committed in group:
             last += count
             self._flushed.append((AppendResult(last, result.epoch), appended))
@@ -55,7 +66,27 @@ class PendingAppends:
         """The log is on disk below ``flushed_to``; ``leading_epoch`` is the epoch this node leads
         (None when it does not). Records still in a leader's accumulator when it loses leadership
         are never appended."""
-        still = []
+        pending = self._flushed
+        while pending:
+            result, future = pending[0]
+            if leading_epoch != result.epoch:
+                fail(future, not_leader())
+            elif result.last_offset < flushed_to:
+                resolve(future, result)
+            elif self._in_order:
+                break  # every append behind it is later, in this same term
+            else:
+                self._flushed = self._settle_flushed_unordered(
+                    flushed_to, leading_epoch, not_leader
+                )
+                return
+            pending.popleft()
+        self._reorder_if_empty()
+
+    def _settle_flushed_unordered(
+        self, flushed_to: int, leading_epoch: int | None, not_leader: Callable[[], Exception]
+    ) -> deque[tuple[AppendResult, asyncio.Future[AppendResult]]]:
+        still: deque[tuple[AppendResult, asyncio.Future[AppendResult]]] = deque()
         for result, future in self._flushed:
             if leading_epoch != result.epoch:
                 fail(future, not_leader())
@@ -63,29 +94,37 @@ class PendingAppends:
                 resolve(future, result)
             else:
                 still.append((result, future))
-        self._flushed = still
+        return still
 
     def on_committed(self, batch: CommittedBatch) -> None:
-        keep = []
-        for waiter in self._committed:
-            if waiter.last_offset > batch.last_offset:
-                keep.append(waiter)
-            elif waiter.future.done():
-                continue
-            elif waiter.last_offset >= batch.base_offset and batch.epoch != waiter.epoch:
-                lost = f"offset {waiter.last_offset} was committed by epoch {batch.epoch}, not {waiter.epoch}"
-                fail(waiter.future, NodeFailed(f"{lost}: the append was lost"))
-            else:
-                waiter.future.set_result(waiter.last_offset)
-        self._committed = keep
+        if not self._in_order:
+            keep: deque[_Waiter] = deque()
+            for waiter in self._committed:
+                if waiter.last_offset > batch.last_offset:
+                    keep.append(waiter)
+                else:
+                    _settle_committed(waiter, batch)
+            self._committed = keep
+            self._reorder_if_empty()
+            return
+        pending = self._committed
+        while pending and pending[0].last_offset <= batch.last_offset:
+            _settle_committed(pending.popleft(), batch)
+        self._reorder_if_empty()
+
+    def _reorder_if_empty(self) -> None:
+        if not self._committed and not self._flushed:
+            self._in_order = True
 
     def fail_below(self, offset: int) -> None:
         """A snapshot up to ``offset`` replaced the log there: appends below it can no longer be seen."""
-        for waiter in [w for w in self._committed if w.last_offset < offset]:
-            self._committed.remove(waiter)
+        below = [w for w in self._committed if w.last_offset < offset]
+        self._committed = deque(w for w in self._committed if w.last_offset >= offset)
+        for waiter in below:
             fail(
                 waiter.future, NodeFailed(f"offset {waiter.last_offset} was replaced by a snapshot")
             )
+        self._reorder_if_empty()
 
     def fail_all(self, error: Exception) -> None:
         for waiter in self._committed:
@@ -94,6 +133,21 @@ class PendingAppends:
             fail(future, error)
         self._committed.clear()
         self._flushed.clear()
+        self._in_order = True
+
+
+def _settle_committed(waiter: _Waiter, batch: CommittedBatch) -> None:
+    """``waiter``'s append is at or below ``batch``'s end: committed, unless another term's batch
+    now holds its offsets."""
+    if waiter.future.done():
+        return
+    if waiter.last_offset >= batch.base_offset and batch.epoch != waiter.epoch:
+        lost = (
+            f"offset {waiter.last_offset} was committed by epoch {batch.epoch}, not {waiter.epoch}"
+        )
+        fail(waiter.future, NodeFailed(f"{lost}: the append was lost"))
+    else:
+        waiter.future.set_result(waiter.last_offset)
 
 
 def fail(future: asyncio.Future[_Value], error: Exception) -> None:

@@ -11,6 +11,7 @@ import sys
 from kraftwire.node.storage import StorageError
 
 from .config import ConfigError, NodeConfig, load_config
+from .gc_settings import settle_gc
 from .node import KRaftNode
 
 log = logging.getLogger("kraftwire.node")
@@ -74,6 +75,7 @@ async def _serve(config: NodeConfig, metrics_port: int | None, capture: str | No
 
         serve_prometheus(node.enable_metrics(), metrics_port)
     await node.start()
+    settle_gc()
     stop = asyncio.Event()
     received: list[signal.Signals] = []
     loop = asyncio.get_running_loop()

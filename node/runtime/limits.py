@@ -118,9 +118,12 @@ class IdleTimeout(Exception):
 
 
 async def _read_some(reader: asyncio.StreamReader, count: int, idle_s: float | None) -> bytes:
+    # asyncio.timeout, not wait_for: wait_for runs the read as a task of its own, one more task and
+    # one more trip through the event loop for every read of every request.
     try:
-        return await asyncio.wait_for(reader.read(count), idle_s)
-    except asyncio.TimeoutError:
+        async with asyncio.timeout(idle_s):
+            return await reader.read(count)
+    except TimeoutError:
         raise IdleTimeout() from None
 
 
@@ -153,6 +156,8 @@ async def read_request(
                     f"requests being read already hold {budget.held} bytes; a {size}-byte request"
                     f" does not fit in queued.max.request.bytes={budget.bound}"
                 )
+            if len(piece) == size:  # the whole payload in one read: no copy to make
+                return piece, size if counted else 0
             payload += piece
     except BaseException:
         if counted:

@@ -178,9 +178,9 @@ class _Recorder:
         if self.stream is not None:
             self.stream.sent_by("client", struct.pack(">i", len(payload)) + payload)
 
-    def write(self, frame: bytes) -> None:
+    def write(self, frame: bytes | bytearray) -> None:
         if self.stream is not None:
-            self.stream.sent_by("server", frame)
+            self.stream.sent_by("server", bytes(frame))
         self.writer.write(frame)
 
     async def drain(self) -> None:

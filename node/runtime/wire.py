@@ -20,6 +20,7 @@ from kraftwire.generated import (
 from kraftwire.generated.framing import read_response_head
 
 _SIZE = struct.Struct(">i")
+_CORRELATION = _SIZE  # an int32 too
 _RequestHeader = lookup("RequestHeader")
 _ResponseHeader = lookup("ResponseHeader")
 
@@ -49,27 +50,58 @@ async def read_payload(reader: asyncio.StreamReader, max_size: int) -> bytes | N
 
 def frame_request(body: Any, version: int, correlation_id: int, client_id: str) -> bytes:
     api_key = body.API_KEY
-    header = _RequestHeader(
-        request_api_key=api_key,
-        request_api_version=version,
-        correlation_id=correlation_id,
-        client_id=client_id,
-    )
     out = bytearray(4)
-    header.write(out, request_header_version(api_key, version))
+    out += _request_header(api_key, version, client_id)
+    _CORRELATION.pack_into(out, 8, correlation_id)  # after the size, api key and api version
     body.write(out, version)
     _SIZE.pack_into(out, 0, len(out) - 4)
     return bytes(out)
 
 
-def frame_response(body: Any, version: int, correlation_id: int) -> bytes:
+def frame_response(body: Any, version: int, correlation_id: int) -> bytearray:
+    """The response's frame, size prefix included: a bytearray, which a transport takes as it is
+    (a copy to bytes would cost as much as writing a Fetch answer's records once more)."""
     out = bytearray(4)
-    _ResponseHeader(correlation_id=correlation_id).write(
-        out, response_header_version(body.API_KEY, version)
-    )
+    out += _response_header(body.API_KEY, version)
+    _CORRELATION.pack_into(out, 4, correlation_id)
     body.write(out, version)
     _SIZE.pack_into(out, 0, len(out) - 4)
-    return bytes(out)
+    return out
+
+
+# Every request (and response) of one API version from one client has the same header but for its
+# correlation id: each header is encoded once, by the generated header codec, with a correlation id
+# of 0 that each frame overwrites in place.
+_REQUEST_HEADERS: dict[tuple[int, int, str], bytes] = {}
+_RESPONSE_HEADERS: dict[tuple[int, int], bytes] = {}
+_MAX_CACHED = 1024  # a node sends as a handful of client ids; a caller with endless ones is not cached
+
+
+def _request_header(api_key: int, version: int, client_id: str) -> bytes:
+    key = (api_key, version, client_id)
+    header = _REQUEST_HEADERS.get(key)
+    if header is None:
+        out = bytearray()
+        _RequestHeader(
+            request_api_key=api_key,
+            request_api_version=version,
+            correlation_id=0,
+            client_id=client_id,
+        ).write(out, request_header_version(api_key, version))
+        header = bytes(out)
+        if len(_REQUEST_HEADERS) < _MAX_CACHED:
+            _REQUEST_HEADERS[key] = header
+    return header
+
+
+def _response_header(api_key: int, version: int) -> bytes:
+    key = (api_key, version)
+    header = _RESPONSE_HEADERS.get(key)
+    if header is None:
+        out = bytearray()
+        _ResponseHeader(correlation_id=0).write(out, response_header_version(api_key, version))
+        header = _RESPONSE_HEADERS[key] = bytes(out)
+    return header
 
 
 def parse_response(payload: bytes, api_key: int, version: int) -> tuple[int, Any]:

@@ -39,9 +39,8 @@ _ALL = 1 << 62  # read's byte limit: no limit
 
 def is_metadata_version_record(value: object) -> bool:
     """Whether a data record's value is Kafka's ``FeatureLevelRecord`` for metadata.version."""
-    return isinstance(value, (bytes, bytearray)) and bytes(
-        value[: len(_METADATA_VERSION_HEAD)]
-    ) == (_METADATA_VERSION_HEAD)
+    # startswith, not a sliced copy compared: every record a node appends or learns of comes here
+    return isinstance(value, (bytes, bytearray)) and value.startswith(_METADATA_VERSION_HEAD)
 
 
 def feature_level_record(name: str, level: int) -> bytes:

@@ -27,7 +27,9 @@ def find(pattern: str, output: str) -> list[float]:
     return [number(group) for group in match.groups()]
 
 
-def test_quick_run_prints_every_row_and_ratio():
+@pytest.fixture(scope="module")
+def output() -> str:
+    """One quick run's output, for every test here."""
     result = subprocess.run(
         [sys.executable, str(BENCH), "--quick"],
         capture_output=True,
@@ -35,8 +37,11 @@ def test_quick_run_prints_every_row_and_ratio():
         timeout=380,
         stdin=subprocess.DEVNULL,
     )
-    output = result.stdout
-    assert result.returncode == 0, output + result.stderr
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def test_quick_run_prints_every_row(output: str):
     for name in ("Kafka TestRaftServer", "kraftwire"):
         row = find(
             rf"^{name} at {NUMBER} records/s: {NUMBER} committed records/s .*"
@@ -50,6 +55,31 @@ def test_quick_run_prints_every_row_and_ratio():
         find(rf"^failover {name}: median {NUMBER} s, p90 {NUMBER} s over 1 trials", output)
     assert find(r"leader CPU per Fetch served ([\d,]+) us", output)[0] > 0
 
+
+def test_quick_run_prints_the_request_cost_and_the_ceilings(output: str):
+    per_request, in_write, requests = find(
+        rf"; request path per request served {NUMBER} us thread CPU, {NUMBER} us of it in the "
+        rf"transport's write .*, over {NUMBER} requests$",
+        output,
+    )
+    assert 0 < in_write <= per_request and requests > 0
+    total, *steps = find(
+        rf"^request path per follower Fetch, in this process alone \((?:pure|native) codecs, .*\): "
+        rf"{NUMBER} us = read {NUMBER} \+ decode {NUMBER} \+ answer built {NUMBER} \+ encoded "
+        rf"{NUMBER} us$",
+        output,
+    )
+    assert all(step > 0 for step in steps) and total == pytest.approx(sum(steps), abs=2)
+    for name in ("Kafka TestRaftServer", "kraftwire"):
+        top, rate = find(
+            rf"^ceiling {name}: {NUMBER} committed records/s \(at a target of {NUMBER}/s\); "
+            rf"ceiling NOT found: every rate up to 200/s sustained, a lower bound$",
+            output,
+        )
+        assert top > 0 and rate == 200
+
+
+def test_quick_run_prints_every_ratio(output: str):
     ours, theirs, ratio = find(
         rf"^verdict records/s: kraftwire {NUMBER} \(at [\d,]+\) / Kafka {NUMBER} \(at [\d,]+\) = "
         rf"{NUMBER}x \(goal >= 1.0x, floor 0.5x\): (?:met|NOT met); floor (?:met|NOT met)$",
@@ -75,8 +105,8 @@ def test_quick_run_prints_every_row_and_ratio():
     )
     assert ours > 0 and theirs > 0 and ratio == pytest.approx(ours / theirs, abs=0.02)
     cores, _, ours, theirs, ratio = find(
-        rf"^machine: {NUMBER} cores, load average {NUMBER};.*kraftwire {NUMBER}, Kafka {NUMBER} = "
-        rf"{NUMBER}x$",
+        rf"^machine: {NUMBER} cores, load average {NUMBER};.*cannot show.*kraftwire {NUMBER}, Kafka "
+        rf"{NUMBER} = {NUMBER}x \(floor 0.5x: (?:met|NOT met); goal 1.0x: (?:met|NOT met)\)$",
         output,
     )
     assert cores >= 1 and ratio == pytest.approx(ours / theirs, rel=0.05)
