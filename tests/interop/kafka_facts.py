@@ -3,7 +3,8 @@
 :func:`release_facts` compiles ``java/KafkaFacts.java`` against the release's class path and runs it;
 ``python tests/interop/kafka_facts.py`` rewrites ``schemas/errors.json`` from it (then ``make generate``).
 The API keys in ``schemas/api_keys.json`` come from Kafka's request specs instead
-(``python -m kraftwire.codegen.api_keys_file``); the interop test checks both against this program's output.
+(``python -m kraftwire.codegen.api_keys_file``); the interop test checks both against this program's
+output.
 """
 
 from __future__ import annotations
