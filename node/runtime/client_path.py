@@ -29,7 +29,6 @@ KAFKA_METADATA_LOG_REFUSAL = (
     "kraftwire does not write into a Kafka metadata log: this quorum's log holds a metadata.version"
     " FeatureLevelRecord, and Kafka's controllers would stop at a record they cannot replay"
 )
-PRODUCE = 0
 
 
 def _is_metadata_topic(topic: Any, version: int) -> bool:

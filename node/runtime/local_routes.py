@@ -51,7 +51,7 @@ def local_routes(node: LocalNode, to_core: Route) -> dict[int, Route]:
 
     return {
         api_keys.API_VERSIONS: api_versions,
-        client_path.PRODUCE: produce,
+        api_keys.PRODUCE: produce,
         api_keys.READ_OFFSET: read_offset,
         describe_configs.DESCRIBE_CONFIGS: describe_config,
         api_keys.DESCRIBE_CLUSTER: describe_cluster,

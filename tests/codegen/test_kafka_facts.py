@@ -4,6 +4,7 @@ the files against the pinned release's jar)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 from pathlib import Path
@@ -144,3 +145,34 @@ def test_a_generated_package_carries_the_fact_modules(tmp_path):
     )
     exec((out / "api_keys.py").read_text(), namespace)
     assert namespace["NAMES"] == {1: "Fetch", 52: "Vote"} and namespace["VOTE"] == 52
+
+
+def _numbered_facts(path: Path) -> list[str]:
+    """Assignments in ``path`` of an int literal to the name of a Kafka API key or error code."""
+    fact_names = {n for n in vars(api_keys) if n.isupper()} | {
+        n for n in vars(errors) if n.isupper()
+    }
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        value = getattr(node, "value", None)
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+            value = value.operand
+        if not (isinstance(value, ast.Constant) and type(value.value) is int):
+            continue
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id in fact_names:
+                found.append(f"{path.relative_to(REPO)}:{node.lineno} {target.id}")
+    return found
+
+
+def test_no_hand_written_module_numbers_an_api_key_or_error_code_itself():
+    """The node, the decoders and the command line take API keys and error codes from the generated
+    modules: a name of either set to a number by hand is a second copy of a Kafka fact."""
+    sources = [*REPO.joinpath("kraftwire").glob("*.py")]
+    for folder in ("node", "spark_decoders"):
+        sources += REPO.joinpath(folder).rglob("*.py")
+    found = [hit for path in sorted(sources) for hit in _numbered_facts(path)]
+    assert not found, f"API keys or error codes written as numbers: {found}"
