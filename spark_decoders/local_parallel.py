@@ -93,11 +93,12 @@ def decode_parallel(
     files = tuple(
         sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p))
     )
+    local_decoder(schemas)  # the specs' problems told here, as one process tells them
     # Encoded lines go through files of the workers' own (hundreds of MB for a large capture):
     # a pipe and pickle would cost the parent a third of the decode to receive them.
     with tempfile.TemporaryDirectory(prefix="kraftwire-decode-") as spill_dir:
         tasks = [(files, schemas, options, shard, jobs, encode, spill_dir) for shard in range(jobs)]
-        pool = multiprocessing.get_context().Pool(jobs, initializer=_ignore_sigint)
+        pool = _start_method().Pool(jobs, initializer=_ignore_sigint)
         try:
             results = pool.starmap(decode_one_shard, tasks, chunksize=1)
             pool.close()
@@ -137,6 +138,15 @@ def _line_runs(
     if shard >= 0:
         runs.append(spills[shard][start : offsets[shard]])
     return runs
+
+
+def _start_method() -> Any:  # a multiprocessing context (its type differs per method)
+    """Fork where there is fork: a forked worker starts with the codecs this process loaded, a
+    spawned one imports and loads them again (about 0.3 s). Everything sent to a worker is
+    picklable, so spawn works as well."""
+    if "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
 
 
 def _ignore_sigint() -> None:
