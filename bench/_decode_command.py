@@ -157,31 +157,13 @@ def report_commands(
             _line(f"kraftwire decode --format jsonl --jobs 1 ({kind})", runs[kind], packets)
         best = runs[local[-1]]
         env = pure_env if local[-1] == "pure" else None
-        for jobs in JOBS:
-            runs[f"jobs{jobs}"] = best_of(
-                rounds, _decode_argv(capture, "--jobs", str(jobs)), workdir, f"jobs{jobs}", env
-            )
-            _line(f"kraftwire decode --jobs {jobs} ({local[-1]})", runs[f"jobs{jobs}"], packets)
-        _same_as_one_process(workdir, local[-1], rounds)
+        runs.update(_time_jobs(capture, packets, rounds, workdir, local[-1], env))
         if tshark and shutil.which("tshark"):
             runs["tshark"] = best_of(
                 rounds, lambda out: TSHARK + [str(capture)], workdir, "tshark", stdout=True
             )
             _line("tshark -T json > file", runs["tshark"], packets)
-            for kind in local:
-                _ratio(
-                    f"kraftwire decode --jobs 1 ({kind}) / tshark -T json",
-                    runs["tshark"],
-                    runs[kind],
-                    20,
-                )
-            _ratio(
-                f"kraftwire decode --jobs 2 ({local[-1]}) / tshark -T json",
-                runs["tshark"],
-                runs["jobs2"],
-                20,
-            )
-            _jobs_projection(runs, local[-1])
+            _tshark_ratios(runs, local)
         if spark:
             for cores in (1, 2):
                 name = f"spark local[{cores}]"
@@ -199,6 +181,15 @@ def report_commands(
     return runs
 
 
+def _tshark_ratios(runs: dict[str, Run], local: list[str]) -> None:
+    """tshark against each one-process decode and against --jobs 2, then the projection."""
+    tshark = runs["tshark"]
+    for kind in local:
+        _ratio(f"kraftwire decode --jobs 1 ({kind}) / tshark -T json", tshark, runs[kind], 20)
+    _ratio(f"kraftwire decode --jobs 2 ({local[-1]}) / tshark -T json", tshark, runs["jobs2"], 20)
+    _jobs_projection(runs, local[-1])
+
+
 def _ratio(label: str, slow: Run, fast: Run, target: float) -> None:
     wall, cpu = slow.wall_s / fast.wall_s, slow.cpu_s / fast.cpu_s
     verdict = "met" if min(wall, cpu) >= target else "NOT met"
@@ -211,6 +202,20 @@ def _ratio(label: str, slow: Run, fast: Run, target: float) -> None:
 # reads the whole capture, so the CPU grows with the workers), from which ``_jobs_projection``
 # projects four free cores.
 JOBS = (2, 4)
+
+
+def _time_jobs(
+    capture: Path, packets: int, rounds: int, workdir: Path, local: str, env: dict | None
+) -> dict[str, Run]:
+    """The --jobs runs (``JOBS``), printed, their rows compared with one process's."""
+    runs = {}
+    for jobs in JOBS:
+        runs[f"jobs{jobs}"] = best_of(
+            rounds, _decode_argv(capture, "--jobs", str(jobs)), workdir, f"jobs{jobs}", env
+        )
+        _line(f"kraftwire decode --jobs {jobs} ({local})", runs[f"jobs{jobs}"], packets)
+    _same_as_one_process(workdir, local, rounds)
+    return runs
 
 
 def _same_as_one_process(workdir: Path, local: str, rounds: int) -> None:
