@@ -30,6 +30,7 @@ pytestmark = pytest.mark.timeout(300)
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "data"
 FORMATS = ("table", "jsonl", "parquet")
+HOUR = 3600 * 10**9
 
 
 def _decode(captures: list[str], out: Path, jobs: int, *options: str) -> bytes:
@@ -45,15 +46,17 @@ def _assert_same_for_every_job_count(captures: list[str], tmp_path: Path, *optio
         assert _decode(captures, tmp_path / f"jobs{jobs}", jobs, *options) == one, (jobs, options)
 
 
-def _interleaved(connections: int, exchanges: int, seed: int) -> list[tuple[int, bytes]]:
+def _interleaved(
+    connections: int, exchanges: int, seed: int, t0: int = T0, network: int = 0
+) -> list[tuple[int, bytes]]:
     """The packets of ``connections`` conversations at once, in time order: consecutive packets
-    belong to different connections, so to different workers."""
+    belong to different connections, so to different workers. Clients in 10.``network``/16."""
     packets = []
     for index in range(connections):
         conv = conversation(
             kraft_exchanges(exchanges, seed=seed + index),
-            client=(f"10.0.{index // 200}.{index % 200 + 1}", 40000 + index),
-            t0=T0 + index * 37_000,
+            client=(f"10.{network}.{index // 200}.{index % 200 + 1}", 40000 + index),
+            t0=t0 + index * 37_000,
         )
         packets.extend(conv.packets)
     return sorted(packets, key=lambda packet: packet[0])
@@ -183,11 +186,11 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc (Linux)")
 def test_ctrl_c_exits_130_and_leaves_no_worker(tmp_path):
-    packets = _interleaved(40, 40, seed=9)
-    one = write(tmp_path, "busy.pcap", pcap_of(packets))
-    captures = [one] + [str(tmp_path / f"copy-{i}.pcap") for i in range(60)]
-    for copy in captures[1:]:
-        os.link(one, copy)  # many captures, so that the workers are busy for a while
+    # Seconds of work for the workers: 108,000 exchanges, each file's from clients of its own.
+    captures = [
+        write(tmp_path, f"busy-{n}.pcap", pcap_of(_interleaved(300, 60, n, T0 + n * HOUR, n + 1)))
+        for n in range(6)
+    ]
     command = [sys.executable, "-m", "kraftwire", "decode", *captures, "--format", "jsonl"]
     out = tmp_path / "rows.jsonl"
     process = subprocess.Popen(
@@ -203,7 +206,6 @@ def test_ctrl_c_exits_130_and_leaves_no_worker(tmp_path):
             workers = _children(process.pid)
             time.sleep(0.02)
         assert len(workers) == 2, "the workers never started (or the decode ended first)"
-        time.sleep(0.3)  # well into the decode
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
     finally:
