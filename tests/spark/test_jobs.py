@@ -218,3 +218,17 @@ def test_ctrl_c_exits_130_and_leaves_no_worker(tmp_path):
     while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(_alive(pid) for pid in workers)
+
+
+def test_files_that_are_no_capture_or_cut_short_are_told_alike(synthetic, tmp_path, capsys):
+    junk = write(tmp_path, "junk.pcap", b"hello, not a capture")
+    whole = Path(synthetic["whole"][0]).read_bytes()
+    cut = write(tmp_path, "cut.pcap", whole[: len(whole) // 2 + 7])
+    said = []
+    for jobs in ("1", "2"):
+        argv = ["decode", junk, cut, *synthetic["rotated"], "--format", "jsonl"]
+        code = main([*argv, "--jobs", jobs, "--parallel-above", "0"])
+        said.append((code, capsys.readouterr()))
+    assert said[0] == said[1]
+    code, (out, err) = said[1]
+    assert code == 1 and out and "junk.pcap: not a pcap or pcapng file" in err
