@@ -28,7 +28,7 @@ import tempfile
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import itemgetter
-from typing import Any, Callable, Iterable
+from typing import Any, BinaryIO, Callable, Iterable
 
 from .api import local_decoder
 from .capture import CaptureError, CaptureStats
@@ -186,11 +186,20 @@ def decode_one_shard(
         keys = [key(row) for row in rows]
         if encode is None:
             return ShardResult(keys, rows, problems)
-        lines = [encode(row, options.table) for row in rows]
-    spill = os.path.join(spill_dir, f"shard-{shard}")
-    with open(spill, "xb") as out:
-        out.writelines(lines)
-    return ShardResult(keys, [len(line) for line in lines], problems, spill)
+        spill = os.path.join(spill_dir, f"shard-{shard}")
+        with open(spill, "xb") as out:
+            lengths = _spilled(rows, encode, options.table, out)
+    return ShardResult(keys, lengths, problems, spill)
+
+
+def _spilled(rows: list[Row], encode: Encoder, table: str, out: BinaryIO) -> list[int]:
+    """Each row's line written to ``out`` as it is encoded (not all held first: the lines of half
+    a large capture are hundreds of MB); their lengths."""
+    lengths = []
+    write = out.write
+    for row in rows:
+        lengths.append(write(encode(row, table)))
+    return lengths
 
 
 def _merged_stats(files: tuple[str, ...], results: list[ShardResult]) -> dict[str, CaptureStats]:
