@@ -228,14 +228,15 @@ def _same_as_one_process(workdir: Path, local: str, rounds: int) -> None:
 def _jobs_projection(runs: dict[str, Run], local: str) -> None:
     """tshark against --jobs N on N free cores, projected from CPU seconds: the command's start-up
     (the tiny decode's wall time) plus its other CPU seconds divided by N. A lower bound: it
-    assumes shards of equal work and counts the parent's merge and write as shared out."""
+    assumes shards of equal work and counts the parent's merge and write as shared out. tshark's
+    side is its CPU seconds: single-threaded, that is its wall time on a free core."""
     tshark, start = runs["tshark"], runs["tiny"]
     for jobs in JOBS:
         run = runs[f"jobs{jobs}"]
         projected = start.wall_s + max(run.cpu_s - start.cpu_s, 0.0) / jobs
         print(
             f"  projection, --jobs {jobs} ({local}) on {jobs} free cores: >= "
-            f"{projected:.2f} s wall, tshark / that <= {tshark.wall_s / projected:.1f}x "
+            f"{projected:.2f} s wall, tshark / that <= {tshark.cpu_s / projected:.1f}x "
             f"({run.cpu_s:.2f} CPU seconds in all; tshark {tshark.cpu_s:.2f}, single-threaded)"
         )
 
