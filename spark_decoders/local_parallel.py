@@ -45,10 +45,11 @@ from .rows import OrderedRows, Row
 from .sightings import merge_sightings
 from .tables import EXCHANGES, sort_key
 
-# Below this many bytes of captures in all, one process decodes: starting workers (and each of
-# them reading the whole input) costs more than the decode it shares out. On the bench's capture
-# a worker's start costs about 0.05 s; a 4 MiB capture decodes in about 0.25 s.
-PARALLEL_ABOVE_BYTES = 4 * 1024 * 1024
+# Below this many bytes of captures in all, one process decodes: two workers cost about 0.15 s
+# of CPU more than one process (the pool, the spill files, each worker reading the whole input),
+# and a 4 MiB capture took 0.42 s of CPU in one process against 0.57 s with two (synthetic KRaft
+# traffic, compiled), so that two free cores would save about as much as the workers cost.
+PARALLEL_ABOVE_BYTES = 8 * 1024 * 1024
 
 # A row (a dict) encoded into one output line; module-level so that a worker can be sent it.
 Encoder = Callable[[Row, str], bytes]
