@@ -14,6 +14,7 @@ from typing import TextIO
 
 import orjson
 
+from . import local_parallel
 from .api import local_decoder
 from .decode.live import decode_stream
 from .decode.pipeline import DecodeOptions, decode_files
@@ -55,10 +56,30 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         help="output file (default: standard output; " "required for parquet)",
     )
     parser.add_argument("--ports", default="9092,9093", help="server ports, comma-separated")
+    parser.add_argument(
+        "--jobs",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="worker processes of a local decode (default: the usable CPUs; 1: this process alone);"
+        " captures below a few MiB and standard input are decoded in this process",
+    )
+    # Testing only: the capture size above which --jobs starts workers.
+    parser.add_argument("--parallel-above", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--spark", action="store_true", help="decode with Spark instead of locally")
     parser.add_argument(
         "--master", default=None, help="Spark master URL (with --spark; default local[*])"
     )
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"--ports must be comma-separated numbers, not {args.ports!r}", 2)
     if args.master is not None and not args.spark:
         return _fail("--master is used only with --spark", 2)
+    if args.jobs is not None and args.spark:
+        return _fail("--jobs is used only without --spark (Spark's master sets its cores)", 2)
     if "-" in args.captures:
         return _run_stream(args, ports)
     if args.format == "parquet" and args.out is None:
@@ -152,9 +175,20 @@ def _silence_stdout() -> None:
 
 
 def _local_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[Row], list[str]]:
+    """The rows, or with --jobs and jsonl their lines already encoded (``_write`` tells them)."""
+    options = DecodeOptions(server_ports=ports, table=args.table)
+    jobs = local_parallel.usable_cpus() if args.jobs is None else args.jobs
+    above = (
+        local_parallel.PARALLEL_ABOVE_BYTES if args.parallel_above is None else args.parallel_above
+    )
+    if local_parallel.worth_parallel(args.captures, jobs, above):
+        encode = jsonl_line if args.format == "jsonl" else None
+        rows, stats = local_parallel.decode_parallel(
+            args.captures, args.schemas, options, jobs, encode
+        )
+        return rows, unreadable_captures(stats)
     bodies = local_decoder(args.schemas)
     progress = _Progress() if sys.stderr.isatty() else None
-    options = DecodeOptions(server_ports=ports, table=args.table)
     rows, stats = decode_files(args.captures, bodies, options, progress)
     if progress:
         progress.done()
@@ -230,7 +264,9 @@ def _write(rows: list[Row], args: argparse.Namespace) -> None:
     if args.format == "jsonl":
         out = open(args.out, "xb") if args.out else sys.stdout.buffer
         try:
-            out.writelines(jsonl_line(row, args.table) for row in rows)
+            out.writelines(
+                jsonl_line(row, args.table) if isinstance(row, dict) else row for row in rows
+            )
         finally:
             if args.out:
                 out.close()

@@ -60,13 +60,22 @@ CORE_BENCH = Path(__file__).resolve().parents[1] / "bench" / "core.py"
 
 def test_core_bench_quick_runs_and_reports_every_figure():
     """``bench/core.py --quick`` runs one short seeded case; its figures are not checked, its shape is
-    (the three rates, the event mix and the verdict line), and the run itself must be violation-free."""
+    (the three rates, the event mix and the verdict line), and the run itself must be violation-free.
+    """
     proc = subprocess.run(
         [sys.executable, str(CORE_BENCH), "--quick"], capture_output=True, text=True, timeout=240
     )
     output = proc.stdout
-    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{output}\nstderr:\n{proc.stderr}"
-    for label in ("core:", "simulator, codecs on:", "simulator, codecs off:", "event mix:", "target: core >= 100,000"):
+    assert (
+        proc.returncode == 0
+    ), f"exit {proc.returncode}\nstdout:\n{output}\nstderr:\n{proc.stderr}"
+    for label in (
+        "core:",
+        "simulator, codecs on:",
+        "simulator, codecs off:",
+        "event mix:",
+        "target: core >= 100,000",
+    ):
         assert label in output, output
     assert "steady:3:0" in output, output
 
@@ -93,7 +102,11 @@ def test_decode_bench_command_mode_times_the_commands(tmp_path):
     assert (
         proc.returncode == 0
     ), f"exit {proc.returncode}\nstdout:\n{output}\nstderr:\n{proc.stderr}"
-    for label in ("kraftwire decode --help", "start-up", "kraftwire decode --format jsonl (pure)"):
+    for label in (
+        "kraftwire decode --help",
+        "start-up",
+        "kraftwire decode --format jsonl --jobs 1 (pure)",
+    ):
         assert label in output, output
     if shutil.which("tshark"):
         assert "/ tshark -T json:" in output, output
