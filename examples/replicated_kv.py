@@ -16,6 +16,7 @@ import asyncio
 import json
 import tempfile
 
+from kraftwire.node.core.api import CommittedBatch, LeaderAndEpoch, SnapshotLoaded
 from kraftwire.node.runtime import KRaftNode, NotLeaderError, load_config
 from kraftwire.node.runtime.local_cluster import LocalCluster
 
@@ -27,17 +28,17 @@ class KeyValueStore:
         self.data: dict[str, str] = {}
         self.applied = 0  # offset after the last applied record
 
-    def handle_commit(self, batch) -> None:
+    def handle_commit(self, batch: CommittedBatch) -> None:
         for record in batch.records:
             entry = json.loads(record)
             self.data[entry["key"]] = entry["value"]
         self.applied = batch.last_offset + 1
 
-    def handle_load_snapshot(self, snapshot) -> None:
+    def handle_load_snapshot(self, snapshot: SnapshotLoaded) -> None:
         self.data = json.loads(snapshot.records[0]) if snapshot.records else {}
         self.applied = snapshot.snapshot_id.end_offset
 
-    def handle_leader_change(self, leader) -> None:
+    def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
         pass
 
 
@@ -71,7 +72,9 @@ async def get(node: KRaftNode, store: KeyValueStore, key: str) -> str | None:
     return store.data.get(key)
 
 
-async def put_and_read_everywhere(nodes, stores, key: str, value: str) -> bool:
+async def put_and_read_everywhere(
+    nodes: dict[int, KRaftNode], stores: dict[int, KeyValueStore], key: str, value: str
+) -> bool:
     """Write, then read the key back on every follower right after the write is acknowledged."""
     await put(nodes, key, value)
     leader = await wait_for_leader(nodes)
