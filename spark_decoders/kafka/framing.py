@@ -30,6 +30,7 @@ from typing import Callable, Final
 
 from .headers import Plausible
 from ..packets.reassembly import CAPTURE_END, CLOSED, TRUNCATED, StreamSink
+from ..packets.typed_reads import i32_be
 
 MAX_FRAME: Final = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
 _SIZE: Final = struct.Struct(">i")
@@ -37,11 +38,6 @@ _SIZE: Final = struct.Struct(">i")
 _unpack_size: Final = _SIZE.unpack_from
 _TLS_HANDSHAKE: Final = 0x16  # a TLS record's content type for handshake messages
 _PACKET_START: Final = frozenset({0})  # where packets start in a buffer holding one packet's bytes
-# Whether this module runs compiled: then a payload's frame sizes are read with librt's typed
-# reader (see ``layers.COMPILED``).
-COMPILED: Final = not __file__.endswith((".py", ".pyc"))
-if COMPILED:
-    from librt.strings import read_i32_be
 
 
 class Frame:
@@ -238,12 +234,8 @@ class FrameReader(StreamSink):
         pos, end = 0, len(payload)
         max_frame, on_frame, in_rules = self.max_frame, self.on_frame, self.in_rules
         verdict: bool | None = True
-        size: int
         while end - pos >= 4:
-            if COMPILED:
-                size = int(read_i32_be(payload, pos))
-            else:
-                (size,) = _unpack_size(payload, pos)
+            size = i32_be(payload, pos)
             verdict = 0 <= size <= max_frame
             if verdict and in_rules is not None:
                 verdict = in_rules(payload, pos, _PACKET_START)

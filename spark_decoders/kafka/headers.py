@@ -20,34 +20,31 @@ from collections.abc import Callable, Collection, Container
 from typing import Callable, Final
 
 from kraftwire.generated import api_keys
-from kraftwire.generated.framing import CLIENT_ID_LENGTH, REQUEST_HEAD, RESPONSE_HEAD
+from kraftwire.generated.framing import CLIENT_ID_LENGTH, REQUEST_HEAD
+
+from ..packets.typed_reads import (
+    i16_i16_i32_i16_be,
+    i32_be,
+    i32_i16_i16_i32_i16_be,
+    i32_i32_be,
+)
 
 # The header layouts are the codecs' (``kraftwire.generated.framing``): key, version and correlation
 # id, then the client id's int16 length (so the client id's bytes start at 10); a response's
-# correlation id. This reader stays the decoders' own: it runs compiled (librt's typed reads, a
-# native ``RequestHead``) once per frame, never raises on damaged bytes, and judges frame starts.
-_REQUEST_HEAD: Final = struct.Struct(REQUEST_HEAD.format + CLIENT_ID_LENGTH.format[1:])
-_INT32: Final = struct.Struct(">i")
+# correlation id. This reader stays the decoders' own: it runs compiled (the packet stage's typed
+# reads, a native ``RequestHead``) once per frame, never raises on damaged bytes, and judges frame
+# starts. The fixed fields are read in one call of the packet stage's ``typed_reads`` whose layout
+# is the header's (tests/spark/test_stages.py checks that the layouts agree): a request header's
+# ``i16_i16_i32_i16``, a request frame's size then its header ``i32_i16_i16_i32_i16``, a response
+# frame's size then its correlation id ``i32_i32``.
 _INT16: Final = CLIENT_ID_LENGTH
-# a request frame's size, then its header; a response frame's size, then its correlation id
-_REQUEST_START: Final = struct.Struct(">i" + _REQUEST_HEAD.format[1:])
-_SIZE_AND_ID: Final = struct.Struct(">i" + RESPONSE_HEAD.format[1:])
 # Bound once: compiled, ``_INT16.unpack_from(...)`` would look the method up on every call.
 _unpack_int16: Final[Callable[[bytes | bytearray | memoryview, int], tuple[int]]] = (
     _INT16.unpack_from
 )
-_unpack_request_head: Final = _REQUEST_HEAD.unpack_from
 _unpack_numbers: Final = REQUEST_HEAD.unpack_from  # key, version, correlation id
-_unpack_int32: Final = _INT32.unpack_from
-_unpack_request_start: Final = _REQUEST_START.unpack_from
-_unpack_size_and_id: Final = _SIZE_AND_ID.unpack_from
 # Bytes no client id plausibly holds when looking for a frame start: control characters.
 _CONTROL: Final = re.compile(rb"[\x00-\x1f\x7f]")
-# Whether this module runs compiled: then a header's fields are read from bytes with librt's typed
-# readers (see ``layers.COMPILED``).
-COMPILED: Final = not __file__.endswith((".py", ".pyc"))
-if COMPILED:
-    from librt.strings import read_i16_be, read_i32_be
 MAX_API_KEY: Final = 127  # Kafka numbers its APIs from 0 up; a codec set may add its own keys
 MAX_API_VERSION: Final = 40
 PRODUCE: Final = api_keys.PRODUCE
@@ -84,14 +81,7 @@ def read_request_head(payload: bytes) -> RequestHead | None:
     """The fixed part of a request header, or None when the payload is too short to hold it."""
     if len(payload) < 10:
         return None
-    length: int
-    if COMPILED:
-        api_key = int(read_i16_be(payload, 0))
-        api_version = int(read_i16_be(payload, 2))
-        correlation_id = int(read_i32_be(payload, 4))
-        length = int(read_i16_be(payload, 8))
-    else:
-        api_key, api_version, correlation_id, length = _unpack_request_head(payload, 0)
+    api_key, api_version, correlation_id, length = i16_i16_i32_i16_be(payload, 0)
     client_id: str | None = None
     end, plain = 10, length == -1
     if length >= 0:
@@ -152,7 +142,7 @@ def response_body_start(payload: bytes, header_version: int) -> int | None:
 def read_correlation_id(payload: bytes) -> int | None:
     if len(payload) < 4:
         return None
-    return int(read_i32_be(payload, 0)) if COMPILED else _unpack_int32(payload, 0)[0]
+    return i32_be(payload, 0)
 
 
 # What a frame reader holds: its buffer, or one packet's payload.
@@ -186,19 +176,7 @@ def plausible_request(buf: Buffer, pos: int, boundaries: Boundaries = frozenset(
 def _plausible_request(buf: Buffer, pos: int, api_keys: Container[int]) -> bool | None:
     if len(buf) - pos < 14:
         return None
-    size: int
-    api_key: int
-    api_version: int
-    correlation_id: int
-    length: int
-    if COMPILED and isinstance(buf, bytes):
-        size = int(read_i32_be(buf, pos))
-        api_key = int(read_i16_be(buf, pos + 4))
-        api_version = int(read_i16_be(buf, pos + 6))
-        correlation_id = int(read_i32_be(buf, pos + 8))
-        length = int(read_i16_be(buf, pos + 12))
-    else:
-        size, api_key, api_version, correlation_id, length = _unpack_request_start(buf, pos)
+    size, api_key, api_version, correlation_id, length = i32_i16_i16_i32_i16_be(buf, pos)
     if size < 10 or size > 100 * 1024 * 1024:
         return False
     if not 0 <= api_key <= MAX_API_KEY and api_key not in api_keys:
@@ -222,13 +200,8 @@ def request_in_rules(buf: Buffer, pos: int, boundaries: Boundaries = frozenset()
     version are not judged: a key no codec knows is a frame all the same."""
     if len(buf) - pos < 14:
         return None
-    size: int
-    length: int
-    if COMPILED and isinstance(buf, bytes):
-        size, length = int(read_i32_be(buf, pos)), int(read_i16_be(buf, pos + 12))
-    else:
-        (size,) = _unpack_int32(buf, pos)
-        (length,) = _unpack_int16(buf, pos + 12)
+    # one read of the fixed fields (the key, version and correlation id are not judged here)
+    size, _, _, _, length = i32_i16_i16_i32_i16_be(buf, pos)
     if size < 10:
         return False
     if length == -1:
@@ -288,12 +261,7 @@ def plausible_response(pending: Collection[int]) -> Plausible:
     def check(buf: Buffer, pos: int, boundaries: Boundaries = frozenset()) -> bool | None:
         if len(buf) - pos < 8:
             return None
-        size: int
-        correlation_id: int
-        if COMPILED and isinstance(buf, bytes):
-            size, correlation_id = int(read_i32_be(buf, pos)), int(read_i32_be(buf, pos + 4))
-        else:
-            size, correlation_id = _unpack_size_and_id(buf, pos)
+        size, correlation_id = i32_i32_be(buf, pos)
         if size < 4 or size > 100 * 1024 * 1024 or correlation_id < 0:
             return False
         if correlation_id in pending:
@@ -319,7 +287,7 @@ def _next_answers(
         return True
     if end + 8 > len(buf):
         return None
-    size, correlation_id = _unpack_size_and_id(buf, end)
+    size, correlation_id = i32_i32_be(buf, end)
     if not 4 <= size <= 100 * 1024 * 1024 or correlation_id not in pending:
         return False
     return _next_answers(buf, end + 4 + size, boundaries, pending, depth - 1)

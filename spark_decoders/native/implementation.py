@@ -34,11 +34,12 @@ MANIFEST = "BUILD.json"
 GROUP = "hot_path"
 GROUP_LIBRARY = f"{GROUP}__mypyc"
 # The modules compiled, chosen by profile (``bench/decode.py --profile``): the per-packet path
-# (capture records, link and IP layers, reassembly, framing, headers), the per-exchange path
-# (matching, rows, body decoding, the JSON views) and the loop tying them together; for Spark, the
-# shards' packet ownership, the byte-range splits and IP fragment reassembly. ``tables`` is
-# compiled because its connections derive from ``connection.Connection``. ``guard`` stays pure: its
-# CPU-time limit is a signal handler, which runs between interpreted bytecodes.
+# (capture records, link and IP layers, reassembly, the typed reads, framing, headers), the
+# per-exchange path (matching, rows, body decoding, the JSON views) and the loop tying them
+# together; for Spark, the shards' packet ownership, the byte-range splits and IP fragment
+# reassembly. ``tables`` is compiled because its connections derive from ``connection.Connection``.
+# ``guard`` stays pure: its CPU-time limit is a signal handler, which runs between interpreted
+# bytecodes.
 COMPILED_MODULES = (
     "decode.pipeline",
     "kafka.bodies",
@@ -54,6 +55,7 @@ COMPILED_MODULES = (
     "packets.layers",
     "packets.pcapng",
     "packets.reassembly",
+    "packets.typed_reads",
     "spark.ownership",
     "spark.splits",
 )

@@ -41,8 +41,8 @@ ACK: Final = 0x10
 # than a call per field, so that is what runs. The choice of build is made once, for the whole
 # package (``native.implementation``); each module reading with librt has this flag only to know
 # which build it is part of, and imports librt only when compiled: a pure install (no mypy extra)
-# has no librt to import. Above the packet stage only the Kafka header readers (``headers``,
-# ``framing``) still read this way.
+# has no librt to import. Above the packet stage no module forks: the Kafka stage reads its
+# integers through ``typed_reads``.
 COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 if COMPILED:
     from librt.strings import read_i16_be, read_i32_be

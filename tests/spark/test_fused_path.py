@@ -413,11 +413,10 @@ def test_a_pcapng_block_a_window_cuts_is_read_from_the_next_window(monkeypatch, 
 def test_every_module_reading_with_librt_knows_whether_it_runs_compiled():
     """``COMPILED`` picks librt's readers; it must say what the package chose, or the compiled
     build would run the interpreted reads (or the pure one call librt)."""
-    from kraftwire.spark_decoders.kafka import framing, headers
-    from kraftwire.spark_decoders.packets import capture, layers, pcapng
+    from kraftwire.spark_decoders.packets import capture, layers, pcapng, typed_reads
 
     compiled = decoders.IMPLEMENTATION == "native"
-    for module in (capture, framing, headers, layers, pcapng):
+    for module in (capture, layers, pcapng, typed_reads):
         assert module.COMPILED is compiled, module.__name__
 
 
