@@ -89,7 +89,7 @@ def spark_agrees_with_local(spark, shards: int | None = None) -> int:
     """Read every capture of the corpus through ``spark`` and compare with local mode's rows; the
     number of rows compared. Raises AssertionError on a difference."""
     from kraftwire.spark_decoders import decode_local, read_exchanges
-    from kraftwire.spark_decoders.api import spark_rows_as_dicts
+    from kraftwire.spark_decoders.spark.reading import spark_rows_as_dicts
     from shared import shared_path
 
     paths = [str(capture_path(name)) for name in capture_names()]

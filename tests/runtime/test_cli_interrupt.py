@@ -131,7 +131,9 @@ def test_decode_stops_on_ctrl_c(tmp_path):
     packets = [(t, link_frame(LINK_ETHERNET, ip)) for t, ip in conv.packets]
     capture.write_bytes(pcap_bytes(packets, LINK_ETHERNET))
     # The same capture 200 times: many seconds of decoding, far more than the test waits for.
-    process = start("decode", *[str(capture)] * 200, "--format", "jsonl")
+    # One process (--jobs 1): this test watches the process itself open the capture; the workers of
+    # --jobs N are stopped by tests/spark/test_jobs.py's Ctrl-C test.
+    process = start("decode", *[str(capture)] * 200, "--format", "jsonl", "--jobs", "1")
     wait_until(lambda: _has_open(process.pid, str(capture)), process)
     out, err = ctrl_c(process)
     assert_quiet_130(process, err)
