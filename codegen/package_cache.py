@@ -160,6 +160,11 @@ def generated_codecs(
     return _import_from(root, name), CodecBundle.of_directory(name, root / name)
 
 
+class SpecsNotGenerated(ValueError):
+    """The spec directories hold specs that do not load or validate: the first problem, one line
+    (``kraftwire decode`` and ``dump-log`` print it as their one-line error)."""
+
+
 def _generated_package_dir(spec_dirs: list[Path], cache_dir: Path | None) -> tuple[Path, str]:
     """``(import root, package name)`` of the cached package of ``spec_dirs``, generated if new."""
     name = f"kraftwire_codecs_{specs_fingerprint(spec_dirs)}"
@@ -167,10 +172,15 @@ def _generated_package_dir(spec_dirs: list[Path], cache_dir: Path | None) -> tup
     if not (root / name / "__init__.py").exists():
         # Imported only to generate: the generator's imports (jinja2, jsonschema, black) cost a
         # Spark query's planning process a tenth of a second more than the rest of its bundle.
-        from .generate import generate
+        from .generate import SpecSetError, generate
 
         staging = Path(tempfile.mkdtemp(prefix=name, dir=_ensure(root.parent)))
-        generate([Path(d) for d in spec_dirs], staging / name, name)
+        try:
+            generate([Path(d) for d in spec_dirs], staging / name, name)
+        except SpecSetError as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            more = f" (and {len(exc.errors) - 1} more)" if len(exc.errors) > 1 else ""
+            raise SpecsNotGenerated(f"--schemas: {exc.errors[0]}{more}") from None
         _publish(staging, root)
     return root, name
 

@@ -225,3 +225,22 @@ def test_spark_decode_writes_only_our_own_lines_to_stderr(capture, tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert len(out.read_text().splitlines()) == 7
+
+
+def test_specs_that_do_not_load_are_one_line_and_leave_no_staging(
+    capture, tmp_path, capsys, monkeypatch
+):
+    """A --schemas folder holding a spec that is not JSON printed the generator's traceback, and left
+    the half-made package's staging folder in the codec cache."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "Bad.json").write_text("{ not json")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("KRAFTWIRE_CACHE", str(cache))
+    argv = ["decode", str(capture), "--schemas", str(specs), "--out", str(tmp_path / "rows.jsonl")]
+    assert main([*argv, "--jobs", "1"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("kraftwire decode: --schemas: Bad.json: not valid spec JSON")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not any((cache / "codecs").iterdir())
+    assert not (tmp_path / "rows.jsonl").exists()
