@@ -92,32 +92,7 @@ def exchange_pool(package, seed: int = 1) -> list[tuple[bytes, bytes]]:
             9,
         )
         produce.topic_data[0].partition_data[0].records = records
-        add(
-            produce,
-            lookup("ProduceResponse").from_json(
-                {
-                    "responses": [
-                        {
-                            "name": "events",
-                            "partitionResponses": [
-                                {
-                                    "index": 0,
-                                    "errorCode": 0,
-                                    "baseOffset": rng.randint(0, 10**6),
-                                    "logAppendTimeMs": -1,
-                                    "logStartOffset": 0,
-                                    "recordErrors": [],
-                                    "errorMessage": None,
-                                }
-                            ],
-                        }
-                    ],
-                    "throttleTimeMs": 0,
-                },
-                9,
-            ),
-            9,
-        )
+        add(produce, produce_response(package, rng), 9)
         add(
             lookup("MetadataRequest").from_json(
                 {
@@ -136,6 +111,32 @@ def exchange_pool(package, seed: int = 1) -> list[tuple[bytes, bytes]]:
             3,
         )
     return pool
+
+
+def produce_response(package, rng: random.Random):
+    """A Produce v9 response for the ``events`` topic, its base offset drawn from ``rng``."""
+    return package.lookup("ProduceResponse").from_json(
+        {
+            "responses": [
+                {
+                    "name": "events",
+                    "partitionResponses": [
+                        {
+                            "index": 0,
+                            "errorCode": 0,
+                            "baseOffset": rng.randint(0, 10**6),
+                            "logAppendTimeMs": -1,
+                            "logStartOffset": 0,
+                            "recordErrors": [],
+                            "errorMessage": None,
+                        }
+                    ],
+                }
+            ],
+            "throttleTimeMs": 0,
+        },
+        9,
+    )
 
 
 def _metadata_frames(package, rng: random.Random) -> list[bytes]:

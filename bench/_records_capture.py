@@ -20,7 +20,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from _decode_capture import write_capture
+from _decode_capture import produce_response, write_capture
 
 FORMAT_VERSION = 1  # the cached files are named by it: change it when the traffic below changes
 METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"  # uuid 1: the bench's __cluster_metadata
@@ -179,31 +179,6 @@ def _produce(package, records: bytes, transactional_id: str | None):
     return produce
 
 
-def _produce_response(package, rng: random.Random):
-    return package.lookup("ProduceResponse").from_json(
-        {
-            "responses": [
-                {
-                    "name": "events",
-                    "partitionResponses": [
-                        {
-                            "index": 0,
-                            "errorCode": 0,
-                            "baseOffset": rng.randint(0, 10**6),
-                            "logAppendTimeMs": -1,
-                            "logStartOffset": 0,
-                            "recordErrors": [],
-                            "errorMessage": None,
-                        }
-                    ],
-                }
-            ],
-            "throttleTimeMs": 0,
-        },
-        9,
-    )
-
-
 def records_pool(package, rng: random.Random) -> list[tuple[bytes, bytes]]:
     """Distinct request/response frames (the correlation id is patched per use)."""
     lookup, pool = package.lookup, []
@@ -222,7 +197,7 @@ def records_pool(package, rng: random.Random) -> list[tuple[bytes, bytes]]:
         produced = _transaction(rng, offset) if transactional else _data_batch(rng, offset, None)
         add(
             _produce(package, produced, "txn-bench" if transactional else None),
-            _produce_response(package, rng),
+            produce_response(package, rng),
             9,
             "producer-1",
         )
