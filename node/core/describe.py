@@ -7,7 +7,6 @@ leader (the fields left at 0, as Kafka's answers leave them)."""
 from __future__ import annotations
 
 from kraftwire.generated import errors
-
 from kraftwire.generated import describe_quorum_request as _dq
 
 from . import responses

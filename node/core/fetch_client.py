@@ -18,10 +18,9 @@ leader or epoch changes) or MaxWaitMs passes, then answered with what there is t
 
 from __future__ import annotations
 
-from kraftwire.generated import errors
-
 from typing import Any
 
+from kraftwire.generated import errors
 from kraftwire.generated import fetch_request as _fetch
 from kraftwire.generated import fetch_response as _fr
 

@@ -8,9 +8,8 @@ The follower's HW is ``min(leader HW, our LEO)`` and never decreases.
 
 from __future__ import annotations
 
-from kraftwire.generated import fetch_response as _fetch
-
 from kraftwire.generated import errors
+from kraftwire.generated import fetch_response as _fetch
 
 from . import batches as _batches
 

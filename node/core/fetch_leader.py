@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from kraftwire.generated import fetch_request as _fetch
-
 from kraftwire.generated import errors
+from kraftwire.generated import fetch_request as _fetch
 
 from . import batches as _batches
 

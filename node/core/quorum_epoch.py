@@ -10,10 +10,9 @@ leader's preferred successors, so the best-placed voter starts the next election
 
 from __future__ import annotations
 
-from kraftwire.generated import errors
-
 from typing import Any, Callable
 
+from kraftwire.generated import errors
 from kraftwire.generated import begin_quorum_epoch_request as _bqe
 from kraftwire.generated import end_quorum_epoch_request as _eqe
 

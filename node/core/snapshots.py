@@ -10,12 +10,12 @@ The bootstrap checkpoint (0, 0) is never served.
 
 from __future__ import annotations
 
+from kraftwire.generated import errors
 from kraftwire.generated import fetch_snapshot_request as _fsq
 from kraftwire.generated import fetch_snapshot_response as _fsr
 from kraftwire.generated import k_raft_version_record as _kv
 from kraftwire.generated import snapshot_footer_record as _footer
 from kraftwire.generated import snapshot_header_record as _header
-from kraftwire.generated import errors
 
 from . import batches as _batches
 

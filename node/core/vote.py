@@ -14,7 +14,6 @@ A VoteResponse does not say whether it answered a pre-vote: the round is inferre
 from __future__ import annotations
 
 from kraftwire.generated import errors
-
 from kraftwire.generated import vote_request as _vq
 from kraftwire.generated import vote_response as _vr
 

@@ -12,7 +12,6 @@ restarts the period again.
 from __future__ import annotations
 
 from kraftwire.generated import errors
-
 from kraftwire.generated import add_raft_voter_response as _addr
 from kraftwire.generated import remove_raft_voter_response as _remr
 from kraftwire.generated import update_raft_voter_response as _updr
