@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Sequence, overload
 
-from kraftwire.generated import records as _records
+# The batch codec from where it lives, not through ``kraftwire.generated.records``, whose JSON and
+# text views of batches (six modules, for the decoders and dump-log) a node never uses.
+from kraftwire.generated import _buffer, _control
 
 from .values import LogBatch
 
@@ -34,11 +36,11 @@ def _encode(batch: LogBatch) -> bytes:
     ts = batch.append_time_ms
     if batch.is_control:
         controls = [(_CONTROL_TYPES[type(r).__name__], r) for r in batch.records]
-        data: bytes = _records.encode_control_batch(
+        data: bytes = _control.encode_control_batch(
             controls, base_offset=batch.base_offset, leader_epoch=batch.epoch, timestamp=ts
         )
         return data
-    data = _records.encode_batch(
+    data = _buffer.encode_batch(
         [(None, r, None, ts) for r in batch.records],
         base_offset=batch.base_offset,
         leader_epoch=batch.epoch,
@@ -69,7 +71,7 @@ def decode_batches(data: bytes) -> list[LogBatch]:
     if not data:
         return []
     out: list[LogBatch] = []
-    batches, _tail = _records.decode_batches(data)
+    batches, _tail = _buffer.decode_batches(data)
     pos = 0
     for rb in batches:
         size = rb.batch_length + 12
@@ -92,7 +94,7 @@ def decode_batches(data: bytes) -> list[LogBatch]:
 def _values_of(rb: Any) -> tuple[Any, ...]:
     """A decoded record batch's values as the core holds them (payloads, or control records)."""
     if rb.is_control:
-        return tuple(_records.decode_control_record(r.key, r.value).value for r in rb.records)
+        return tuple(_control.decode_control_record(r.key, r.value).value for r in rb.records)
     return tuple(r.value if r.value is not None else b"" for r in rb.records)
 
 
@@ -107,7 +109,7 @@ class EncodedRecords(Sequence[Any]):
         self.length = length
 
     def decoded(self) -> tuple[Any, ...]:
-        batches, _tail = _records.decode_batches(self.raw)
+        batches, _tail = _buffer.decode_batches(self.raw)
         return _values_of(batches[0])
 
     def __len__(self) -> int:
