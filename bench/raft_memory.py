@@ -7,9 +7,10 @@ Three bench/_raft_kraftwire_server.py nodes (through bench/_raft_memory_probe.py
 bench/raft.py's fixed-rate step runs them: the leader appends ``--record-size``-byte records at
 ``--rate`` records/s, linger 25 ms, fsync; bench/raft.py reads VmRSS at the end of its window,
 ``--warmup`` + ``--window`` seconds after the leader is known, plus the few seconds until the
-leader prints its window's figures. This prints, per node, when the leader is known and then: VmRSS, modules loaded, the log held (batches,
-records, encoded MiB, MiB of objects reachable from the log), and the median VmRSS at the end, the
-figure bench/raft.py compares with Kafka's. ``--trace`` adds tracemalloc's top files and lines per
+leader prints its window's figures. This prints, per node, when the leader is known and then:
+VmRSS, CPU seconds so far (user+sys), modules loaded, the log held (batches, records, encoded MiB,
+MiB of objects reachable from the log), and the median VmRSS at the end, the figure bench/raft.py
+compares with Kafka's. ``--trace`` adds tracemalloc's top files and lines per
 node at the end (tracemalloc itself makes the process bigger and slower: use it to see where, not
 how much). First, a node's import cost alone: VmRSS and modules after importing the runtime.
 """
@@ -29,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _raft_procs import cpu_seconds  # noqa: E402
 from _raft_quorums import KraftwireQuorum  # noqa: E402
 
 PROBE = Path(__file__).resolve().parent / "_raft_memory_probe.py"
@@ -63,19 +65,21 @@ class ProbedQuorum(KraftwireQuorum):
             self.report_path(node).unlink(missing_ok=True)
             os.kill(pid, signal.SIGUSR1)
         found: dict[int, dict] = {}
+        cpu = {node: cpu_seconds(pid) for node, pid in self.pids().items()}
         deadline = time.monotonic() + 30
         while len(found) < len(self.pids()) and time.monotonic() < deadline:
             for node in self.pids():
                 path = self.report_path(node)
                 if node not in found and path.exists():
-                    found[node] = json.loads(path.read_text())
+                    found[node] = {**json.loads(path.read_text()), "cpu_s": cpu[node]}
             time.sleep(0.1)
         return found
 
 
 def describe(node: int, leader: int, report: dict) -> str:
     role = "leader  " if node == leader else "follower"
-    line = f"  node {node} {role} VmRSS {report['rss_mib']:5.1f} MiB, {report['modules']} modules"
+    line = f"  node {node} {role} VmRSS {report['rss_mib']:5.1f} MiB, CPU {report['cpu_s']:5.2f} s"
+    line += f", {report['modules']} modules"
     log = report.get("log")
     if log:
         line += (
