@@ -5,13 +5,21 @@ The core keeps its log as batches of Python values (data payloads, or generated 
 objects); bytes are produced only at the wire/snapshot boundary, through :func:`encode_batches` and
 :func:`decode_batches`, as real record-batch v2 bytes (control batches for control records). Encoded
 bytes are cached on the batch (``LogBatch.raw``) so a batch is encoded once however often it is served.
+
+A log holds each batch once: once its records have been handed to the application (or when a batch is
+read back from disk), :func:`keep_encoded` replaces its decoded records with :class:`EncodedRecords`,
+which decodes ``raw`` again if anything reads them (a snapshot built from the log, a tool); serving a
+Fetch needs only ``raw``. Holding both would double a log's memory (a follower's records are decoded
+from the Fetch it received: every one a bytes object of its own).
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Iterator, Sequence, overload
 
-from kraftwire.generated import records as _records
+# The batch codec from where it lives, not through ``kraftwire.generated.records``, whose JSON and
+# text views of batches (six modules, for the decoders and dump-log) a node never uses.
+from kraftwire.generated import _buffer, _control
 
 from .values import LogBatch
 
@@ -28,11 +36,11 @@ def _encode(batch: LogBatch) -> bytes:
     ts = batch.append_time_ms
     if batch.is_control:
         controls = [(_CONTROL_TYPES[type(r).__name__], r) for r in batch.records]
-        data: bytes = _records.encode_control_batch(
+        data: bytes = _control.encode_control_batch(
             controls, base_offset=batch.base_offset, leader_epoch=batch.epoch, timestamp=ts
         )
         return data
-    data = _records.encode_batch(
+    data = _buffer.encode_batch(
         [(None, r, None, ts) for r in batch.records],
         base_offset=batch.base_offset,
         leader_epoch=batch.epoch,
@@ -63,16 +71,13 @@ def decode_batches(data: bytes) -> list[LogBatch]:
     if not data:
         return []
     out: list[LogBatch] = []
-    batches, _tail = _records.decode_batches(data)
+    batches, _tail = _buffer.decode_batches(data)
     pos = 0
     for rb in batches:
         size = rb.batch_length + 12
         raw = data[pos : pos + size]
         pos += size
-        if rb.is_control:
-            recs = tuple(_records.decode_control_record(r.key, r.value).value for r in rb.records)
-        else:
-            recs = tuple(r.value if r.value is not None else b"" for r in rb.records)
+        recs = _values_of(rb)
         out.append(
             LogBatch(
                 rb.base_offset,
@@ -84,3 +89,59 @@ def decode_batches(data: bytes) -> list[LogBatch]:
             )
         )
     return out
+
+
+def _values_of(rb: Any) -> tuple[Any, ...]:
+    """A decoded record batch's values as the core holds them (payloads, or control records)."""
+    if rb.is_control:
+        return tuple(_control.decode_control_record(r.key, r.value).value for r in rb.records)
+    return tuple(r.value if r.value is not None else b"" for r in rb.records)
+
+
+class EncodedRecords(Sequence[Any]):
+    """A batch's records left in its encoded bytes: the length is known, the values are decoded from
+    ``raw`` each time they are read (and not kept). Equal to the tuple of the same values."""
+
+    __slots__ = ("raw", "length")
+
+    def __init__(self, raw: bytes, length: int) -> None:
+        self.raw = raw
+        self.length = length
+
+    def decoded(self) -> tuple[Any, ...]:
+        batches, _tail = _buffer.decode_batches(self.raw)
+        return _values_of(batches[0])
+
+    def __len__(self) -> int:
+        return self.length
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Any, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        return self.decoded()[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.decoded())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (tuple, EncodedRecords)):
+            return self.decoded() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.decoded())
+
+    def __repr__(self) -> str:
+        return repr(self.decoded())
+
+
+def keep_encoded(batch: LogBatch) -> None:
+    """Drop ``batch``'s decoded records when its encoded bytes are known: from now on its records
+    are read from ``raw`` (see the module's docstring)."""
+    raw = batch.raw
+    if raw is not None and type(batch.records) is tuple:
+        object.__setattr__(batch, "records", EncodedRecords(raw, len(batch.records)))

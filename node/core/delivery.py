@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from . import batches as _batches
 from .api import (
     CommittedBatch,
     InvariantViolation,
@@ -56,6 +57,7 @@ class Delivery:
             if batch is None or batch.last_offset >= hw:
                 break
             replica.out.notify(_committed(batch))
+            _batches.keep_encoded(batch)  # the application has them: the log keeps only the bytes
             offset = batch.next_offset
         self.delivered_offset = offset
 
@@ -64,7 +66,9 @@ class Delivery:
         reads = replica.local_reads
         if not reads:
             return
-        done = [r for r in reads.values() if r.offset is not None and r.offset <= self.delivered_offset]
+        done = [
+            r for r in reads.values() if r.offset is not None and r.offset <= self.delivered_offset
+        ]
         for read in done:
             del reads[read.read_id]
             replica.out.notify(ReadReady(read.read_id, read.offset))  # type: ignore[arg-type]
@@ -84,6 +88,11 @@ class Delivery:
 
 
 def _committed(batch: LogBatch) -> CommittedBatch:
+    records = tuple(batch.records)  # the tuple itself while decoded records are held
     if batch.is_control:
-        return CommittedBatch(batch.base_offset, batch.last_offset, batch.epoch, (), batch.records, batch.append_time_ms)
-    return CommittedBatch(batch.base_offset, batch.last_offset, batch.epoch, batch.records, (), batch.append_time_ms)
+        return CommittedBatch(
+            batch.base_offset, batch.last_offset, batch.epoch, (), records, batch.append_time_ms
+        )
+    return CommittedBatch(
+        batch.base_offset, batch.last_offset, batch.epoch, records, (), batch.append_time_ms
+    )

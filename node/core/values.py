@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 # ---------------------------------------------------------------------------------------------------
 # Identity and small values
@@ -51,7 +51,9 @@ class ReplicaKey:
         return self.directory_id is None or self.directory_id == other.directory_id
 
     def __str__(self) -> str:
-        return f"{self.id}" if self.directory_id is None else f"{self.id}:{str(self.directory_id)[:8]}"
+        return (
+            f"{self.id}" if self.directory_id is None else f"{self.id}:{str(self.directory_id)[:8]}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,13 +112,15 @@ class LogBatch:
     """One record batch as the core sees it, independent of its byte layout.
 
     ``records`` holds opaque ``bytes`` values for a data batch, or generated control-record objects
-    (``LeaderChangeMessage``, ``VotersRecord``, ``KRaftVersionRecord``, ...) for a control batch.
-    ``raw`` caches the encoded record-batch bytes once computed (see ``kraftwire.node.core.batches``).
+    (``LeaderChangeMessage``, ``VotersRecord``, ``KRaftVersionRecord``, ...) for a control batch: a
+    tuple, or, once the application has been given them, a sequence that decodes ``raw`` when read
+    (so a log holds its records once, encoded; see ``kraftwire.node.core.batches``).
+    ``raw`` caches the encoded record-batch bytes once computed.
     """
 
     base_offset: int
     epoch: int
-    records: tuple[Any, ...]
+    records: Sequence[Any]
     is_control: bool = False
     append_time_ms: int = 0
     raw: bytes | None = field(default=None, compare=False)
@@ -148,6 +152,7 @@ class Role(enum.Enum):
     LEADER = "leader"
     FOLLOWER = "follower"
     RESIGNED = "resigned"
+
 
 # ---------------------------------------------------------------------------------------------------
 # Introspection
@@ -215,11 +220,17 @@ class QuorumStatus:
 
     def describe(self) -> str:
         """``leader epoch=3 leader=1 voted=1 hw=5``, as the core names its states in errors and traces."""
-        return describe_state(self.role, self.epoch, self.leader_id, self.voted_key, self.high_watermark)
+        return describe_state(
+            self.role, self.epoch, self.leader_id, self.voted_key, self.high_watermark
+        )
 
 
 def describe_state(
-    role: Role, epoch: int, leader_id: int | None, voted_key: ReplicaKey | None, high_watermark: int | None
+    role: Role,
+    epoch: int,
+    leader_id: int | None,
+    voted_key: ReplicaKey | None,
+    high_watermark: int | None,
 ) -> str:
     parts = [f"{role.value} epoch={epoch}"]
     if leader_id is not None:
@@ -265,4 +276,5 @@ class PeerRefused(KRaftError):
 
 class LeaderConflict(InvariantViolation):
     """Kept for callers that catch it; no longer raised. A peer naming this node leader of an epoch it
-    does not lead (Kafka's ``hasConsistentLeader``: the process exits) is now a :class:`PeerRefused`."""
+    does not lead (Kafka's ``hasConsistentLeader``: the process exits) is now a :class:`PeerRefused`.
+    """

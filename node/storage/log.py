@@ -3,9 +3,11 @@
 The partition directory holds ``%020d.log`` segments of v2 record batches back to back, each named by
 the base offset of its first batch; a new segment starts when the active one reaches
 ``segment_bytes``. The batches are also held in memory (a :class:`~kraftwire.node.core.MemoryLog`
-mirrors the files and answers every query: the metadata log is small and served often). Appends are
-written at once and become durable at :meth:`flush` (fsync of every segment written since, plus the
-directory after a roll); truncation is fsynced immediately so cut data can never reappear.
+mirrors the files and answers every query: the metadata log is small and served often), once each:
+their encoded bytes, with the decoded records only until the application has been given them (see
+:func:`kraftwire.node.core.batches.keep_encoded`). Appends are written at once and become durable at
+:meth:`flush` (fsync of every segment written since, plus the directory after a roll); truncation is
+fsynced immediately so cut data can never reappear.
 
 Opening a directory scans every segment: the first batch that is cut short, fails its CRC, has the
 wrong base offset or a decreasing epoch ends the log; the file is cut there and later segments are
@@ -294,6 +296,8 @@ class FileLog:
             if batch is None:
                 break
             segment.positions.append((batch.base_offset, pos))
+            # its records were decoded to check them; the log keeps only its bytes
+            batch_codec.keep_encoded(batch)
             self._mem.append([batch])
             pos += size
         segment.size = pos
