@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 
 import pytest
+
+from process_group import run_in_group
 
 pytestmark = pytest.mark.timeout(300)
 DEMO_TIMEOUT_S = 240
@@ -17,24 +18,7 @@ DEMO_TIMEOUT_S = 240
 
 def run_demo(*args: str) -> subprocess.CompletedProcess:
     """``python -m kraftwire.demo`` in its own process group, so a hung run takes its nodes with it."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "kraftwire.demo", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = process.communicate(timeout=DEMO_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            out, err = process.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            out, err = process.communicate()
-        pytest.fail(f"the demo did not end within {DEMO_TIMEOUT_S} s:\n{out}\n{err}")
-    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+    return run_in_group([sys.executable, "-m", "kraftwire.demo", *args], timeout=DEMO_TIMEOUT_S)
 
 
 def api_table(out: str) -> dict[str, tuple[int, int]]:

@@ -30,13 +30,7 @@ def find(pattern: str, output: str) -> list[float]:
 @pytest.fixture(scope="module")
 def output() -> str:
     """One quick run's output, for every test here."""
-    result = subprocess.run(
-        [sys.executable, str(BENCH), "--quick"],
-        capture_output=True,
-        text=True,
-        timeout=380,
-        stdin=subprocess.DEVNULL,
-    )
+    result = run_in_group([sys.executable, str(BENCH), "--quick"], 380, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
 

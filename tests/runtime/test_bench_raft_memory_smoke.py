@@ -3,11 +3,12 @@ end and prints every figure; and in those processes, as in the bench's, each nod
 more than its encoded bytes (the decoded records are not kept beside them)."""
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from process_group import run_in_group
 
 pytestmark = pytest.mark.timeout(200)
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "raft_memory.py"
@@ -18,10 +19,8 @@ _NODE = re.compile(
 
 
 def test_memory_bench_runs_and_each_node_holds_its_log_once():
-    result = subprocess.run(
+    result = run_in_group(
         [sys.executable, str(BENCH), "--rate", "2000", "--warmup", "1", "--window", "3"],
-        capture_output=True,
-        text=True,
         timeout=180,
     )
     assert result.returncode == 0, result.stderr

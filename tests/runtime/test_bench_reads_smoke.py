@@ -2,20 +2,19 @@
 every figure (the figures of a quick run mean nothing and are not checked)."""
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from process_group import run_in_group
 
 pytestmark = pytest.mark.timeout(200)
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "reads.py"
 
 
 def test_reads_bench_quick_runs():
-    result = subprocess.run(
-        [sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=180
-    )
+    result = run_in_group([sys.executable, str(BENCH), "--quick"], timeout=180)
     assert result.returncode == 0, result.stderr
     for setup in ("leader alone", "all three", "followers only"):
         line = re.search(
