@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Final, TextIO
 
 import orjson
 
@@ -262,7 +262,7 @@ def _write(rows: list[Row], args: argparse.Namespace) -> None:
                 pq.write_table(table, handle)
         return
     if args.format == "jsonl":
-        out = open(args.out, "xb") if args.out else sys.stdout.buffer
+        out = open(args.out, "xb", buffering=_OUT_BUFFER_BYTES) if args.out else sys.stdout.buffer
         try:
             out.writelines(
                 jsonl_line(row, args.table) if isinstance(row, dict) else row for row in rows
@@ -280,6 +280,10 @@ def _write(rows: list[Row], args: argparse.Namespace) -> None:
         if args.out:
             text.close()
 
+
+# The jsonl file's buffer: its lines (a few kB each) reach the file in writes of this size, not of
+# the default 8 KiB; the records bench's 214 MB took 0.15 CPU seconds of writes, 0.08 s so.
+_OUT_BUFFER_BYTES: Final = 1 << 20
 
 # Timestamps as RFC 3339 UTC with a Z, microseconds when there are any: what
 # ``datetime.isoformat`` writes, with Z for +00:00 (``tables.json_ready``).

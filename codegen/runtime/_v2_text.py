@@ -252,16 +252,9 @@ def _write_headers(w: StringWriter, buf: bytes, pos: int, record_end: int) -> in
         size, pos = _varint(buf, pos, 5)
         if size < 0 or pos + size > record_end:
             raise _NotWritten("a header key's size")
-        key = buf[pos : pos + size].decode()
+        w.write("{" if index == 0 else ",{")
+        w.write(_header_key_text(buf[pos : pos + size]))
         pos += size
-        w.write('{"key":' if index == 0 else ',{"key":')
-        if key.isascii() and key.isprintable() and '"' not in key and "\\" not in key:
-            w.write('"')  # nothing in it to escape: its text is itself, quoted
-            w.write(key)
-            w.write('"')
-        else:
-            w.write(_dumps(key))
-        w.write(',"value":')
         size, pos = _varint(buf, pos, 5)
         if size < 0:
             w.write("null}")
@@ -273,6 +266,32 @@ def _write_headers(w: StringWriter, buf: bytes, pos: int, record_end: int) -> in
         w.write('"}')
         pos += size
     return pos
+
+
+# The text of each header key seen, by its bytes: '"key":' and the key's JSON, then ',"value":'.
+# A log's records carry the same few header keys over and over. Bounded: cleared when full.
+_HEADER_KEY_TEXTS: Final[dict[bytes, str]] = {}
+_HEADER_KEY_TEXTS_LIMIT: Final = 4096
+_CACHED_KEY_BYTES: Final = 256  # longer keys (rare) are not kept
+
+
+def _header_key_text(raw: bytes) -> str:
+    """``"key":`` with the header key ``raw`` as JSON text, then ``,"value":``. A key that is not
+    UTF-8 raises (never cached): its view holds surrogates, and the view's encoder escapes the
+    whole body for them."""
+    found = _HEADER_KEY_TEXTS.get(raw)
+    if found is None:
+        key = raw.decode()
+        if key.isascii() and key.isprintable() and '"' not in key and "\\" not in key:
+            quoted = '"' + key + '"'  # nothing in it to escape: its text is itself, quoted
+        else:
+            quoted = _dumps(key)
+        found = '"key":' + quoted + ',"value":'
+        if len(raw) <= _CACHED_KEY_BYTES:
+            if len(_HEADER_KEY_TEXTS) >= _HEADER_KEY_TEXTS_LIMIT:
+                _HEADER_KEY_TEXTS.clear()
+            _HEADER_KEY_TEXTS[raw] = found
+    return found
 
 
 def _write_member(

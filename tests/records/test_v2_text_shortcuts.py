@@ -53,3 +53,28 @@ def test_a_control_record_s_text_is_made_once_per_distinct_bytes(monkeypatch):
     data = markers + encode_control_batch([(1, 3)] * 3, timestamp=1, package=package)
     assert _text(data) == _view_text(data)
     assert len(calls) == 2  # a COMMIT and an ABORT, each decoded once for its eight records
+
+
+def test_a_header_key_s_text_is_made_once_per_distinct_bytes(monkeypatch):
+    _v2_text._HEADER_KEY_TEXTS.clear()
+    calls = []
+    dumps = _v2_text._dumps
+
+    def counted(value):
+        calls.append(value)
+        return dumps(value)
+
+    monkeypatch.setattr(_v2_text, "_dumps", counted)
+    records = [(b"k", b"v", [('quo"te', b"1"), ("tab\tkey", b"2")], 1) for _ in range(4)]
+    data = encode_batch(records) + encode_batch(records, base_offset=4)
+    assert _text(data) == _view_text(data)
+    assert calls == ['quo"te', "tab\tkey"]  # each escaped once for its eight records
+
+
+def test_a_header_key_that_is_not_utf8_is_left_to_the_view_every_time():
+    _v2_text._HEADER_KEY_TEXTS.clear()
+    data = encode_batch([(b"k", b"v", [(b"\xff-key".decode("utf-8", "surrogateescape"), b"1")], 1)])
+    for _ in range(2):  # not remembered as written: the second time raises as the first did
+        with pytest.raises(UnicodeError):
+            _text(data)
+    assert _v2_text._HEADER_KEY_TEXTS == {}
