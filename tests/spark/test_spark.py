@@ -1,4 +1,5 @@
-"""Spark gives local mode's rows: the kafka-pcap data source, and the split plan at any split size."""
+"""Spark gives local mode's rows: the kafka-pcap data source, its shards as ``read_exchanges`` reads
+them, and the split plan at any split size."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from captures import T0, conversation, fragmented, pcap_of, write
 from corpus.corpus_data import spark_agrees_with_local
-from kraftwire.spark_decoders import decode_local, read_exchanges
+from kraftwire.spark_decoders import decode_local, read_exchanges, register
 from kraftwire.spark_decoders.spark.reading import spark_rows_as_dicts
 from kraftwire.spark_decoders.packets.layers import LINK_SLL2
 from kraftwire.synthetic_capture import link_frame, pcapng_section
@@ -87,6 +88,41 @@ def test_data_source_equals_local_on_real_and_synthetic_captures(spark, syntheti
     local = decode_local(synthetic)
     assert sum(r["status"] == "ok" for r in local) == 5 * 14  # the rotated connection is stitched
     assert spark_rows_as_dicts(read_exchanges(spark, synthetic, shards=3)) == local
+    register(spark)  # the data source itself, as a user reads through it
+    for shards in ("1", "3"):
+        frame = (
+            spark.read.format("kafka-pcap")
+            .option("shards", shards)
+            .load(",".join(os.path.abspath(p) for p in synthetic))
+        )
+        assert spark_rows_as_dicts(frame) == local
+    frame = spark.read.format("kafka-pcap").option("schemas", schemas).load(",".join(real))
+    assert spark_rows_as_dicts(frame) == decode_local(real, schemas=schemas)
+
+
+def test_read_exchanges_plans_no_python_data_source(spark, synthetic, monkeypatch):
+    """``read_exchanges`` reads the data source's shards through a ``mapInArrow`` over the shard
+    numbers, not through the data source: Spark plans a Python data source in Python planner
+    processes (its schema, reader and partitions), seconds of a command's start. One shard per
+    task slot unless told otherwise."""
+    import weakref
+
+    from pyspark.sql.datasource import DataSourceRegistration
+
+    from kraftwire.spark_decoders.spark import reading
+
+    def refuse(self, source):
+        raise AssertionError(f"registered {source.name()}")
+
+    monkeypatch.setattr(DataSourceRegistration, "register", refuse)
+    monkeypatch.setattr(reading, "_REGISTERED", weakref.WeakKeyDictionary())
+    local = decode_local(synthetic)
+    for shards, tasks in ((None, spark.sparkContext.defaultParallelism), (3, 3), (1, 1)):
+        frame = read_exchanges(spark, synthetic, shards=shards, split_bytes=0)
+        assert frame.rdd.getNumPartitions() == tasks
+        assert spark_rows_as_dicts(frame) == local
+    with pytest.raises(ValueError, match="shards must be at least 1"):
+        reading.read_shards(spark, synthetic, None, frozenset({9092}), 0)
 
 
 def test_real_clients_corpus_equals_local(spark):
@@ -115,7 +151,9 @@ def test_a_session_registers_each_data_source_once(spark, synthetic, monkeypatch
     monkeypatch.setattr(reading, "_REGISTERED", weakref.WeakKeyDictionary())
     local = decode_local(synthetic)
     for _ in range(2):
-        assert spark_rows_as_dicts(read_exchanges(spark, synthetic)) == local
+        register(spark)
+        frame = spark.read.format("kafka-pcap").load(",".join(synthetic))
+        assert spark_rows_as_dicts(frame) == local
         assert spark_rows_as_dicts(read_exchanges(spark, synthetic, split_bytes=4096)) == local
     assert registered == ["kafka-pcap", "kafka-pcap-segments"]
 
