@@ -30,6 +30,7 @@ from ..output.tables import (
     utc_aware,
 )
 from .datasource import KafkaPcapDataSource
+from .encoded import ENCODED_DDL, Encode, encoded_batches, lines_in_order
 from .routes import partition_labels
 from .segments_source import NAME as SEGMENTS
 from .segments_source import KafkaPcapSegmentsDataSource
@@ -135,20 +136,23 @@ def read_shards(
     ports: frozenset[int],
     shards: int,
     output: str = EXCHANGES,
+    encode: Encode | None = None,
 ) -> DataFrame:
     """The ``kafka-pcap`` data source's shards (``stream_shard``), one Spark task each, as a
     ``mapInArrow`` over the shard numbers instead of a data source read. The tasks and rows are
     the same; what goes is the data source's planning: Spark runs a Python data source's
     ``schema`` and ``reader`` and pickles its partitions in Python planner processes, three round
     trips between the JVM and Python per query (about 2.5 CPU seconds and 4-5 s of a command's
-    wall time on two busy cores), where a ``mapInArrow`` function is pickled by this process."""
+    wall time on two busy cores), where a ``mapInArrow`` function is pickled by this process.
+    With ``encode``, the rows encoded in the tasks (``encoded``) instead of typed columns."""
     if shards < 1:
         raise ValueError(f"shards must be at least 1, not {shards}")
 
     def shard_task(batches: Iterator[Any]) -> Iterator[Any]:  # pyarrow.RecordBatch
-        return as_spark_task(_shard_batches(batches, paths, bundle, ports, shards, output))
+        return as_spark_task(_shard_batches(batches, paths, bundle, ports, shards, output, encode))
 
-    return spark.range(0, shards, 1, shards).mapInArrow(shard_task, spark_ddl(output))
+    ddl = spark_ddl(output) if encode is None else ENCODED_DDL
+    return spark.range(0, shards, 1, shards).mapInArrow(shard_task, ddl)
 
 
 def _shard_batches(
@@ -158,12 +162,42 @@ def _shard_batches(
     ports: frozenset[int],
     shards: int,
     output: str,
+    encode: Encode | None,
 ) -> Iterator[Any]:
     """The Arrow batches of the shards whose numbers ``batches`` (of ``spark.range``) hold."""
     for batch in batches:
         for shard in batch.column(0).to_pylist():
             for rows in stream_shard(paths, bundle, ports, shard, shards, output):
-                yield from arrow_batches(rows, output)
+                if encode is None:
+                    yield from arrow_batches(rows, output)
+                else:
+                    yield from encoded_batches(rows, encode, output)
+
+
+def read_encoded_lines(
+    spark: SparkSession,
+    path: str,
+    encode: Encode,
+    schemas: str | None = None,
+    ports: frozenset[int] = DEFAULT_SERVER_PORTS,
+    table: str = EXCHANGES,
+) -> list[bytes] | None:
+    """``encode(row, table)`` of each row of the capture ``path``, in local mode's order, encoded
+    in the Spark tasks (``encoded``): one shard per task slot. None when ``read_exchanges`` would
+    take the split plan for it (its stage two makes typed rows)."""
+    check_spark_paths([path])
+    if _total_bytes([path]) > SPLIT_ABOVE_BYTES:
+        return None
+    frame = read_shards(
+        spark,
+        expand_paths(path),
+        codec_bundle(schemas),
+        ports,
+        spark.sparkContext.defaultParallelism,
+        check_table(table),
+        encode,
+    )
+    return lines_in_order(frame.toArrow())
 
 
 def read_split_exchanges(

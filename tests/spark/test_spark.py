@@ -268,3 +268,24 @@ def test_route_labels_land_in_their_partitions(spark):
         )
         placed = {row.route: row.partition for row in frame.collect()}
         assert [placed[label] for label in labels] == list(range(partitions))
+
+
+@pytest.mark.parametrize("table", ["exchanges", "frames", "connections"])
+def test_lines_encoded_in_the_tasks_equal_local_jsonl(
+    spark, synthetic, fragmented_capture, upstream, table, monkeypatch
+):
+    """``kraftwire decode CAP --spark --format jsonl``'s lines, encoded in Spark's tasks and put in
+    order by the driver, are local mode's lines of that capture, byte for byte; a capture the split
+    plan would take is left to it (None)."""
+    from kraftwire.spark_decoders.cli import jsonl_line
+    from kraftwire.spark_decoders.spark import reading
+
+    real = str(shared_path("captures") / "ndpi-kafka.pcapng")
+    schemas = str(shared_path("kafka-schemas"))
+    for path, specs in ((synthetic[1], None), (fragmented_capture[0], None), (real, schemas)):
+        local = [jsonl_line(row, table) for row in decode_local([path], specs, table=table)]
+        assert local
+        lines = reading.read_encoded_lines(spark, path, jsonl_line, specs, table=table)
+        assert lines == local
+    monkeypatch.setattr(reading, "SPLIT_ABOVE_BYTES", os.path.getsize(real) - 1)
+    assert reading.read_encoded_lines(spark, real, jsonl_line, schemas, table=table) is None
