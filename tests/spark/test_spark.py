@@ -276,7 +276,8 @@ def test_lines_encoded_in_the_tasks_equal_local_jsonl(
 ):
     """``kraftwire decode CAP --spark --format jsonl``'s lines, encoded in Spark's tasks and put in
     order by the driver, are local mode's lines of that capture, byte for byte; a capture the split
-    plan would take is left to it (None)."""
+    plan would take, or one whose lines would be too many for the driver's result limit, is left
+    to the typed columns (None)."""
     from kraftwire.spark_decoders.cli import jsonl_line
     from kraftwire.spark_decoders.spark import reading
 
@@ -287,5 +288,10 @@ def test_lines_encoded_in_the_tasks_equal_local_jsonl(
         assert local
         lines = reading.read_encoded_lines(spark, path, jsonl_line, specs, table=table)
         assert lines == local
-    monkeypatch.setattr(reading, "SPLIT_ABOVE_BYTES", os.path.getsize(real) - 1)
-    assert reading.read_encoded_lines(spark, real, jsonl_line, schemas, table=table) is None
+    size = os.path.getsize(real)
+    for limit in ("SPLIT_ABOVE_BYTES", "ENCODED_MAX_BYTES"):
+        monkeypatch.setattr(reading, limit, size)
+        assert reading.read_encoded_lines(spark, real, jsonl_line, schemas, table=table) == local
+        monkeypatch.setattr(reading, limit, size - 1)
+        assert reading.read_encoded_lines(spark, real, jsonl_line, schemas, table=table) is None
+        monkeypatch.undo()
