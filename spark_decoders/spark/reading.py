@@ -100,7 +100,7 @@ def read_exchanges(
     """A DataFrame of the exchanges in ``paths`` (or of their frames or connections: ``table``).
 
     Through the ``kafka-pcap`` data source's connection shards (``read_shards``: every file read
-    by every shard; ``shards`` None: one per task slot of the session), or with ``split_bytes``
+    by every shard; ``shards`` None: ``default_shards``), or with ``split_bytes``
     through the split plan (``stitch``): files cut into byte ranges read in parallel, connections
     stitched across them in a second stage. Both give local mode's rows. ``split_bytes`` None
     chooses: the split plan (``SPLIT_BYTES``) when the captures hold more than
@@ -124,9 +124,25 @@ def read_exchanges(
         expand_paths(",".join(paths)),
         codec_bundle(schemas),
         ports,
-        shards or spark.sparkContext.defaultParallelism,
+        shards or default_shards(spark, paths),
         check_table(table),
     )
+
+
+# The most capture bytes a shard of ``read_shards`` gets when the shards are not given. A task's
+# rows reach the driver's JVM as one result, held twice while it is read (serialized and not): a
+# 76 MiB capture in one task (410 MB of jsonl lines) ran the default 1 GiB heap out of memory, and
+# Spark then waits forever. Every shard reads the whole file, but passing over the others'
+# packets costs little (bench/decode.py: two shards' CPU within 0.1 s of one's).
+SHARD_MAX_BYTES = 16 * 1024 * 1024
+
+
+def default_shards(spark: SparkSession, paths: list[str]) -> int:
+    """One shard per task slot, or a multiple of that (so that every round of tasks fills the
+    slots) giving each at most ``SHARD_MAX_BYTES`` of the captures ``paths``."""
+    slots = spark.sparkContext.defaultParallelism
+    rounds = -(-_total_bytes(paths) // (slots * SHARD_MAX_BYTES))
+    return slots * max(1, rounds)
 
 
 def read_shards(
@@ -190,7 +206,7 @@ def read_encoded_lines(
     table: str = EXCHANGES,
 ) -> list[bytes] | None:
     """``encode(row, table)`` of each row of the capture ``path``, in local mode's order, encoded
-    in the Spark tasks (``encoded``): one shard per task slot. None when ``read_exchanges`` would
+    in the Spark tasks (``encoded``), in ``default_shards``. None when ``read_exchanges`` would
     take the split plan for it (its stage two makes typed rows), or above ``ENCODED_MAX_BYTES``."""
     check_spark_paths([path])
     if _total_bytes([path]) > min(SPLIT_ABOVE_BYTES, ENCODED_MAX_BYTES):
@@ -200,7 +216,7 @@ def read_encoded_lines(
         expand_paths(path),
         codec_bundle(schemas),
         ports,
-        spark.sparkContext.defaultParallelism,
+        default_shards(spark, [path]),
         check_table(table),
         encode,
     )

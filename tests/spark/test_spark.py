@@ -117,8 +117,21 @@ def test_read_exchanges_plans_no_python_data_source(spark, synthetic, monkeypatc
     monkeypatch.setattr(DataSourceRegistration, "register", refuse)
     monkeypatch.setattr(reading, "_REGISTERED", weakref.WeakKeyDictionary())
     local = decode_local(synthetic)
-    for shards, tasks in ((None, spark.sparkContext.defaultParallelism), (3, 3), (1, 1)):
+    slots = spark.sparkContext.defaultParallelism
+    for shards, tasks in ((None, slots), (3, 3), (1, 1)):
         frame = read_exchanges(spark, synthetic, shards=shards, split_bytes=0)
+        assert frame.rdd.getNumPartitions() == tasks
+        assert spark_rows_as_dicts(frame) == local
+    # A shard gets at most SHARD_MAX_BYTES of capture (a task's rows are one result in the
+    # driver's JVM), in whole rounds of the task slots.
+    total = sum(os.path.getsize(path) for path in synthetic)
+    for most, tasks in (
+        (total, slots),
+        (-(-total // slots), slots),
+        (total // (slots + 1), 2 * slots),
+    ):
+        monkeypatch.setattr(reading, "SHARD_MAX_BYTES", most)
+        frame = read_exchanges(spark, synthetic, split_bytes=0)
         assert frame.rdd.getNumPartitions() == tasks
         assert spark_rows_as_dicts(frame) == local
     with pytest.raises(ValueError, match="shards must be at least 1"):
