@@ -190,13 +190,6 @@ def _shard_batches(
                     yield from encoded_batches(rows, encode, output)
 
 
-# The largest capture whose lines ``read_encoded_lines`` collects. The lines take more room than
-# typed columns (the records bench: 5.4 bytes of lines per byte of capture, 4.3 of Arrow columns),
-# and the driver takes at most spark.driver.maxResultSize (1 GiB by default) of task results: at
-# 128 MiB of capture the lines stay near 700 MB; larger captures take the typed columns, as before.
-ENCODED_MAX_BYTES = 128 * 1024 * 1024
-
-
 def read_encoded_lines(
     spark: SparkSession,
     path: str,
@@ -207,9 +200,9 @@ def read_encoded_lines(
 ) -> list[bytes] | None:
     """``encode(row, table)`` of each row of the capture ``path``, in local mode's order, encoded
     in the Spark tasks (``encoded``), in ``default_shards``. None when ``read_exchanges`` would
-    take the split plan for it (its stage two makes typed rows), or above ``ENCODED_MAX_BYTES``."""
+    take the split plan for it (its stage two makes typed rows)."""
     check_spark_paths([path])
-    if _total_bytes([path]) > min(SPLIT_ABOVE_BYTES, ENCODED_MAX_BYTES):
+    if _total_bytes([path]) > SPLIT_ABOVE_BYTES:
         return None
     frame = read_shards(
         spark,

@@ -288,11 +288,10 @@ def test_lines_encoded_in_the_tasks_equal_local_jsonl(
     spark, synthetic, fragmented_capture, upstream, table, monkeypatch
 ):
     """``kraftwire decode CAP --spark --format jsonl``'s lines, encoded in Spark's tasks and put in
-    order by the driver, are local mode's lines of that capture, byte for byte; a capture the split
-    plan would take, or one whose lines would be too many for the driver's result limit, is left
-    to the typed columns (None)."""
+    order by the driver, are local mode's lines of that capture, byte for byte, whatever the batches
+    (several per task, or one); a capture the split plan would take is left to it (None)."""
     from kraftwire.spark_decoders.cli import jsonl_line
-    from kraftwire.spark_decoders.spark import reading
+    from kraftwire.spark_decoders.spark import encoded, reading
 
     real = str(shared_path("captures") / "ndpi-kafka.pcapng")
     schemas = str(shared_path("kafka-schemas"))
@@ -301,10 +300,19 @@ def test_lines_encoded_in_the_tasks_equal_local_jsonl(
         assert local
         lines = reading.read_encoded_lines(spark, path, jsonl_line, specs, table=table)
         assert lines == local
-    size = os.path.getsize(real)
-    for limit in ("SPLIT_ABOVE_BYTES", "ENCODED_MAX_BYTES"):
-        monkeypatch.setattr(reading, limit, size)
-        assert reading.read_encoded_lines(spark, real, jsonl_line, schemas, table=table) == local
-        monkeypatch.setattr(reading, limit, size - 1)
-        assert reading.read_encoded_lines(spark, real, jsonl_line, schemas, table=table) is None
-        monkeypatch.undo()
+    # Many batches, as two tasks' worth in reverse: the keys put the lines back in order (here in
+    # this process: Spark's workers import their own ``encoded``).
+    import pyarrow as pa
+
+    monkeypatch.setattr(encoded, "BATCH_ROWS", 3)
+    rows = decode_local([real], schemas, table=table)
+    half = len(rows) // 2
+    batches = [
+        batch
+        for part in (rows[half:], rows[:half])
+        for batch in encoded.encoded_batches(part[::-1], jsonl_line, table)
+    ]
+    assert len(batches) > 2
+    assert encoded.lines_in_order(pa.Table.from_batches(batches)) == local
+    monkeypatch.setattr(reading, "SPLIT_ABOVE_BYTES", os.path.getsize(real) - 1)
+    assert reading.read_encoded_lines(spark, real, jsonl_line, schemas, table=table) is None
