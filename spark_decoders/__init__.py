@@ -1,8 +1,8 @@
 """kraftwire.spark_decoders: Kafka exchanges from pcap/pcapng captures, locally or with PySpark.
 
 ``decode_local(paths)`` decodes in this process; ``register(spark)`` adds the ``kafka-pcap`` data
-source and ``read_exchanges(spark, paths)`` reads through it. Spark is imported only by those two,
-when they are first asked for (``spark.reading``): it is an optional extra.
+source and ``read_exchanges(spark, paths)`` reads through its shards. Spark is imported only by
+those two, when they are first asked for (``spark.reading``): it is an optional extra.
 
 The modules by stage, each importing only those before it: ``native`` (which implementation runs)
 -> ``packets`` (capture records, link/IP/TCP, fragments, reassembly) -> ``kafka`` (framing,

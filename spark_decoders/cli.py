@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Final, TextIO
+from typing import Any, Final, TextIO
 
 import orjson
 
@@ -229,9 +229,11 @@ def unreadable_captures(stats: Row, prefix: str = "kraftwire decode") -> list[st
     return unreadable
 
 
-def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[Row], list[str]]:
+def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[Any], list[str]]:
+    """The rows, or for jsonl of one capture their lines encoded in Spark's tasks (``_write``
+    tells them)."""
     # Imports pyspark (an optional extra, seconds to import): only when --spark asks for it.
-    from .spark.reading import read_exchanges, spark_rows_as_dicts
+    from .spark.reading import read_encoded_lines, read_exchanges, spark_rows_as_dicts
 
     check_spark_paths(args.captures)  # before a session is started for nothing
     unreadable = []
@@ -242,6 +244,12 @@ def _spark_rows(args: argparse.Namespace, ports: frozenset[int]) -> tuple[list[R
             except CaptureError:
                 unreadable.append(path)
     with quiet_session(args.master or "local[*]", "kraftwire decode", "kraftwire decode") as spark:
+        if args.format == "jsonl" and len(args.captures) == 1:  # no sightings to merge
+            lines = read_encoded_lines(
+                spark, args.captures[0], jsonl_line, args.schemas, ports, args.table
+            )
+            if lines is not None:
+                return lines, unreadable
         frame = read_exchanges(
             spark, args.captures, schemas=args.schemas, ports=ports, table=args.table
         )

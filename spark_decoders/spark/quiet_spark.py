@@ -33,6 +33,26 @@ appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
 """
 
 
+# The JVM of a local master (driver and executor in one) lives for one command: seconds of work,
+# much of it run once (class loading, planning). HotSpot's C2 compiler spends CPU seconds on code
+# that would not run long enough to repay it, and the parallel collector's threads compete with
+# the tasks for the few cores; C1 alone and the serial collector cut the CPU of a
+# ``kraftwire decode --spark`` by about a third (bench/decode.py --command). JIT and collector
+# choices change no result.
+LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def is_local_master(master: str) -> bool:
+    """Whether ``master`` runs the executor inside the driver's JVM (local, local[N], local[*],
+    local[N,F]); local-cluster and cluster masters start executor JVMs of their own."""
+    return master == "local" or master.startswith("local[")
+
+
+def driver_java_options(master: str, java_options: str) -> str:
+    """``java_options`` for the driver's JVM, with ``LOCAL_JVM_OPTIONS`` on a local master."""
+    return f"{java_options} {LOCAL_JVM_OPTIONS}" if is_local_master(master) else java_options
+
+
 @contextlib.contextmanager
 def quiet_session(master: str, app_name: str, command: str) -> Iterator["SparkSession"]:
     """A session on ``master`` whose JVM writes to a log file instead of the terminal; stopped at
@@ -50,7 +70,7 @@ def quiet_session(master: str, app_name: str, command: str) -> Iterator["SparkSe
         .appName(app_name)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.extraJavaOptions", java_options)
+        .config("spark.driver.extraJavaOptions", driver_java_options(master, java_options))
         .config("spark.executor.extraJavaOptions", java_options)
     )
     jvm_log = os.path.join(folder, "spark.log")

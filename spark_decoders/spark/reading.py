@@ -1,5 +1,6 @@
 """Reading captures in a Spark session: ``register`` the ``kafka-pcap`` data source,
-``read_exchanges`` through it or through the split plan, and the collected rows as local mode's.
+``read_exchanges`` through its shards (``read_shards``) or through the split plan, and the collected
+rows as local mode's.
 
 This module imports pyspark (the data sources are Spark classes); ``kraftwire.spark_decoders``
 imports it only when ``register`` or ``read_exchanges`` is first asked for, since Spark is an
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import os
 import weakref
-from pathlib import Path
 from typing import Any, Iterator
 
 from pyspark.sql import DataFrame, SparkSession
@@ -18,15 +18,23 @@ from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSource
 
 from ..decode.pipeline import first_timestamp
-from kraftwire.codegen.package_cache import CodecBundle, parse_schema_dirs
+from kraftwire.codegen.package_cache import CodecBundle
 from ..kafka.connection import DEFAULT_SERVER_PORTS
 from ..output.sightings import merge_sightings
-from ..output.tables import EXCHANGES, check_table, sort_key, spark_ddl, utc_aware
+from ..output.tables import (
+    EXCHANGES,
+    arrow_batches,
+    check_table,
+    sort_key,
+    spark_ddl,
+    utc_aware,
+)
 from .datasource import KafkaPcapDataSource
+from .encoded import ENCODED_DDL, Encode, encoded_batches, lines_in_order
 from .routes import partition_labels
 from .segments_source import NAME as SEGMENTS
 from .segments_source import KafkaPcapSegmentsDataSource
-from .shards import check_spark_paths, codec_bundle, expand_paths
+from .shards import check_spark_paths, codec_bundle, expand_paths, stream_shard
 from .spark_tasks import as_spark_task
 from .stitch import decode_pieces, stage_two_partitions
 
@@ -91,12 +99,13 @@ def read_exchanges(
 ) -> DataFrame:
     """A DataFrame of the exchanges in ``paths`` (or of their frames or connections: ``table``).
 
-    Through the ``kafka-pcap`` data source (connection shards, every file read by every shard), or
-    with ``split_bytes`` through the split plan (``stitch``): files cut into byte ranges read in
-    parallel, connections stitched across them in a second stage. Both give local mode's rows.
-    ``split_bytes`` None chooses: the split plan (``SPLIT_BYTES``) when the captures hold more
-    than ``SPLIT_ABOVE_BYTES`` in all, so that no task holds more rows than fit in memory; 0 means
-    the data source whatever the size.
+    Through the ``kafka-pcap`` data source's connection shards (``read_shards``: every file read
+    by every shard; ``shards`` None: ``default_shards``), or with ``split_bytes``
+    through the split plan (``stitch``): files cut into byte ranges read in parallel, connections
+    stitched across them in a second stage. Both give local mode's rows. ``split_bytes`` None
+    chooses: the split plan (``SPLIT_BYTES``) when the captures hold more than
+    ``SPLIT_ABOVE_BYTES`` in all, so that no task holds more rows than fit in memory; 0 means the
+    shards whatever the size.
     """
     check_spark_paths(paths)
     if split_bytes is None and _total_bytes(paths) > SPLIT_ABOVE_BYTES:
@@ -110,19 +119,101 @@ def read_exchanges(
             split_bytes,
             check_table(table),
         )
-    register(spark)
-    reader = (
-        spark.read.format("kafka-pcap")
-        .option("ports", ",".join(str(p) for p in sorted(ports)))
-        .option("table", check_table(table))
+    return read_shards(
+        spark,
+        expand_paths(",".join(paths)),
+        codec_bundle(schemas),
+        ports,
+        shards or default_shards(spark, paths),
+        check_table(table),
     )
-    if schemas:
-        reader = reader.option(
-            "schemas", ",".join(str(Path(d).resolve()) for d in parse_schema_dirs(schemas))
-        )
-    if shards:
-        reader = reader.option("shards", str(shards))
-    return reader.load(",".join(os.path.abspath(p) for p in paths))
+
+
+# The most capture bytes a shard of ``read_shards`` gets when the shards are not given. A task's
+# rows reach the driver's JVM as one result, held twice while it is read (serialized and not): a
+# 76 MiB capture in one task (410 MB of jsonl lines) ran the default 1 GiB heap out of memory, and
+# Spark then waits forever. Every shard reads the whole file, but passing over the others'
+# packets costs little (bench/decode.py: two shards' CPU within 0.1 s of one's).
+SHARD_MAX_BYTES = 16 * 1024 * 1024
+
+
+def default_shards(spark: SparkSession, paths: list[str]) -> int:
+    """One shard per task slot, or a multiple of that (so that every round of tasks fills the
+    slots) giving each at most ``SHARD_MAX_BYTES`` of the captures ``paths``."""
+    slots = spark.sparkContext.defaultParallelism
+    rounds = -(-_total_bytes(paths) // (slots * SHARD_MAX_BYTES))
+    return slots * max(1, rounds)
+
+
+def read_shards(
+    spark: SparkSession,
+    paths: list[str],
+    bundle: CodecBundle | None,
+    ports: frozenset[int],
+    shards: int,
+    output: str = EXCHANGES,
+    encode: Encode | None = None,
+) -> DataFrame:
+    """The ``kafka-pcap`` data source's shards (``stream_shard``), one Spark task each, as a
+    ``mapInArrow`` over the shard numbers instead of a data source read. The tasks and rows are
+    the same; what goes is the data source's planning: Spark runs a Python data source's
+    ``schema`` and ``reader`` and pickles its partitions in Python planner processes, three round
+    trips between the JVM and Python per query (about 2.5 CPU seconds and 4-5 s of a command's
+    wall time on two busy cores), where a ``mapInArrow`` function is pickled by this process.
+    With ``encode``, the rows encoded in the tasks (``encoded``) instead of typed columns."""
+    if shards < 1:
+        raise ValueError(f"shards must be at least 1, not {shards}")
+
+    def shard_task(batches: Iterator[Any]) -> Iterator[Any]:  # pyarrow.RecordBatch
+        return as_spark_task(_shard_batches(batches, paths, bundle, ports, shards, output, encode))
+
+    ddl = spark_ddl(output) if encode is None else ENCODED_DDL
+    return spark.range(0, shards, 1, shards).mapInArrow(shard_task, ddl)
+
+
+def _shard_batches(
+    batches: Iterator[Any],
+    paths: list[str],
+    bundle: CodecBundle | None,
+    ports: frozenset[int],
+    shards: int,
+    output: str,
+    encode: Encode | None,
+) -> Iterator[Any]:
+    """The Arrow batches of the shards whose numbers ``batches`` (of ``spark.range``) hold."""
+    for batch in batches:
+        for shard in batch.column(0).to_pylist():
+            for rows in stream_shard(paths, bundle, ports, shard, shards, output):
+                if encode is None:
+                    yield from arrow_batches(rows, output)
+                else:
+                    yield from encoded_batches(rows, encode, output)
+
+
+def read_encoded_lines(
+    spark: SparkSession,
+    path: str,
+    encode: Encode,
+    schemas: str | None = None,
+    ports: frozenset[int] = DEFAULT_SERVER_PORTS,
+    table: str = EXCHANGES,
+) -> list[bytes] | None:
+    """``encode(row, table)`` of each row of the capture ``path``, in local mode's order, encoded
+    in the Spark tasks (``encoded``), in ``default_shards``. None when ``read_exchanges`` would
+    take the split plan for it (its stage two makes typed rows)."""
+    check_spark_paths([path])
+    if _total_bytes([path]) > SPLIT_ABOVE_BYTES:
+        return None
+    frame = read_shards(
+        spark,
+        expand_paths(path),
+        codec_bundle(schemas),
+        ports,
+        default_shards(spark, [path]),
+        check_table(table),
+        encode,
+    )
+    return lines_in_order(frame.toArrow())
 
 
 def read_split_exchanges(

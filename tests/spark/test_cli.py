@@ -213,11 +213,12 @@ def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path):
 @pytest.mark.timeout(1200)  # a JVM starts: minutes on a loaded 2-core machine
 def test_spark_decode_writes_only_our_own_lines_to_stderr(capture, tmp_path):
     """One Spark run (slow: a JVM starts): stderr held the JVM's notes, log4j's profile and WARN
-    lines and progress bars; now the JVM's output goes to a log file that is removed on success."""
+    lines and progress bars; now the JVM's output goes to a log file that is removed on success.
+    Its lines (encoded in Spark's tasks) are local mode's, byte for byte."""
     out = tmp_path / "rows.jsonl"
     done = subprocess.run(
         [sys.executable, "-m", "kraftwire", "decode", capture, "--spark"]
-        + ["--master", "local[1]", "--format", "jsonl", "--out", str(out)],
+        + ["--master", "local[2]", "--format", "jsonl", "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=1100,
@@ -225,6 +226,9 @@ def test_spark_decode_writes_only_our_own_lines_to_stderr(capture, tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert len(out.read_text().splitlines()) == 7
+    local = tmp_path / "local.jsonl"
+    assert main(["decode", capture, "--format", "jsonl", "--out", str(local)]) == 0
+    assert out.read_bytes() == local.read_bytes()
 
 
 def test_specs_that_do_not_load_are_one_line_and_leave_no_staging(

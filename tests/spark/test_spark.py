@@ -1,4 +1,5 @@
-"""Spark gives local mode's rows: the kafka-pcap data source, and the split plan at any split size."""
+"""Spark gives local mode's rows: the kafka-pcap data source, its shards as ``read_exchanges`` reads
+them, and the split plan at any split size."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from captures import T0, conversation, fragmented, pcap_of, write
 from corpus.corpus_data import spark_agrees_with_local
-from kraftwire.spark_decoders import decode_local, read_exchanges
+from kraftwire.spark_decoders import decode_local, read_exchanges, register
 from kraftwire.spark_decoders.spark.reading import spark_rows_as_dicts
 from kraftwire.spark_decoders.packets.layers import LINK_SLL2
 from kraftwire.synthetic_capture import link_frame, pcapng_section
@@ -87,6 +88,54 @@ def test_data_source_equals_local_on_real_and_synthetic_captures(spark, syntheti
     local = decode_local(synthetic)
     assert sum(r["status"] == "ok" for r in local) == 5 * 14  # the rotated connection is stitched
     assert spark_rows_as_dicts(read_exchanges(spark, synthetic, shards=3)) == local
+    register(spark)  # the data source itself, as a user reads through it
+    for shards in ("1", "3"):
+        frame = (
+            spark.read.format("kafka-pcap")
+            .option("shards", shards)
+            .load(",".join(os.path.abspath(p) for p in synthetic))
+        )
+        assert spark_rows_as_dicts(frame) == local
+    frame = spark.read.format("kafka-pcap").option("schemas", schemas).load(",".join(real))
+    assert spark_rows_as_dicts(frame) == decode_local(real, schemas=schemas)
+
+
+def test_read_exchanges_plans_no_python_data_source(spark, synthetic, monkeypatch):
+    """``read_exchanges`` reads the data source's shards through a ``mapInArrow`` over the shard
+    numbers, not through the data source: Spark plans a Python data source in Python planner
+    processes (its schema, reader and partitions), seconds of a command's start. One shard per
+    task slot unless told otherwise."""
+    import weakref
+
+    from pyspark.sql.datasource import DataSourceRegistration
+
+    from kraftwire.spark_decoders.spark import reading
+
+    def refuse(self, source):
+        raise AssertionError(f"registered {source.name()}")
+
+    monkeypatch.setattr(DataSourceRegistration, "register", refuse)
+    monkeypatch.setattr(reading, "_REGISTERED", weakref.WeakKeyDictionary())
+    local = decode_local(synthetic)
+    slots = spark.sparkContext.defaultParallelism
+    for shards, tasks in ((None, slots), (3, 3), (1, 1)):
+        frame = read_exchanges(spark, synthetic, shards=shards, split_bytes=0)
+        assert frame.rdd.getNumPartitions() == tasks
+        assert spark_rows_as_dicts(frame) == local
+    # A shard gets at most SHARD_MAX_BYTES of capture (a task's rows are one result in the
+    # driver's JVM), in whole rounds of the task slots.
+    total = sum(os.path.getsize(path) for path in synthetic)
+    for most, tasks in (
+        (total, slots),
+        (-(-total // slots), slots),
+        (total // (slots + 1), 2 * slots),
+    ):
+        monkeypatch.setattr(reading, "SHARD_MAX_BYTES", most)
+        frame = read_exchanges(spark, synthetic, split_bytes=0)
+        assert frame.rdd.getNumPartitions() == tasks
+        assert spark_rows_as_dicts(frame) == local
+    with pytest.raises(ValueError, match="shards must be at least 1"):
+        reading.read_shards(spark, synthetic, None, frozenset({9092}), 0)
 
 
 def test_real_clients_corpus_equals_local(spark):
@@ -115,7 +164,9 @@ def test_a_session_registers_each_data_source_once(spark, synthetic, monkeypatch
     monkeypatch.setattr(reading, "_REGISTERED", weakref.WeakKeyDictionary())
     local = decode_local(synthetic)
     for _ in range(2):
-        assert spark_rows_as_dicts(read_exchanges(spark, synthetic)) == local
+        register(spark)
+        frame = spark.read.format("kafka-pcap").load(",".join(synthetic))
+        assert spark_rows_as_dicts(frame) == local
         assert spark_rows_as_dicts(read_exchanges(spark, synthetic, split_bytes=4096)) == local
     assert registered == ["kafka-pcap", "kafka-pcap-segments"]
 
@@ -230,3 +281,38 @@ def test_route_labels_land_in_their_partitions(spark):
         )
         placed = {row.route: row.partition for row in frame.collect()}
         assert [placed[label] for label in labels] == list(range(partitions))
+
+
+@pytest.mark.parametrize("table", ["exchanges", "frames", "connections"])
+def test_lines_encoded_in_the_tasks_equal_local_jsonl(
+    spark, synthetic, fragmented_capture, upstream, table, monkeypatch
+):
+    """``kraftwire decode CAP --spark --format jsonl``'s lines, encoded in Spark's tasks and put in
+    order by the driver, are local mode's lines of that capture, byte for byte, whatever the batches
+    (several per task, or one); a capture the split plan would take is left to it (None)."""
+    from kraftwire.spark_decoders.cli import jsonl_line
+    from kraftwire.spark_decoders.spark import encoded, reading
+
+    real = str(shared_path("captures") / "ndpi-kafka.pcapng")
+    schemas = str(shared_path("kafka-schemas"))
+    for path, specs in ((synthetic[1], None), (fragmented_capture[0], None), (real, schemas)):
+        local = [jsonl_line(row, table) for row in decode_local([path], specs, table=table)]
+        assert local
+        lines = reading.read_encoded_lines(spark, path, jsonl_line, specs, table=table)
+        assert lines == local
+    # Many batches, as two tasks' worth in reverse: the keys put the lines back in order (here in
+    # this process: Spark's workers import their own ``encoded``).
+    import pyarrow as pa
+
+    monkeypatch.setattr(encoded, "BATCH_ROWS", 3)
+    rows = decode_local([real], schemas, table=table)
+    half = len(rows) // 2
+    batches = [
+        batch
+        for part in (rows[half:], rows[:half])
+        for batch in encoded.encoded_batches(part[::-1], jsonl_line, table)
+    ]
+    assert len(batches) > 2
+    assert encoded.lines_in_order(pa.Table.from_batches(batches)) == local
+    monkeypatch.setattr(reading, "SPLIT_ABOVE_BYTES", os.path.getsize(real) - 1)
+    assert reading.read_encoded_lines(spark, real, jsonl_line, schemas, table=table) is None
