@@ -11,9 +11,8 @@ its files (a restart).
 from __future__ import annotations
 
 import asyncio
-import gc
 import sys
-import types
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +22,10 @@ from kraftwire.node.runtime import KRaftNode, load_config
 from kraftwire.node.runtime.local_cluster import LocalCluster
 from kraftwire.node.storage import open_directory
 
+# The bench's measure of what a log holds, so the test and bench/raft_memory.py count alike.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from _raft_memory_probe import reachable_bytes  # noqa: E402
+
 pytestmark = pytest.mark.timeout(120)
 
 CALLS, PER_CALL, SIZE = 20, 100, 256
@@ -30,24 +33,6 @@ CALLS, PER_CALL, SIZE = 20, 100, 256
 # a few hundred bytes against a batch of 100 records of 256 bytes (~26 KB), hence 10% in all.
 # Each record decoded as well would take about as much again as its encoded bytes.
 BOUND = 1.10
-
-_SHARED = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
-
-
-def reachable_bytes(root: object) -> int:
-    """``sys.getsizeof`` summed over every object reachable from ``root``, once each (classes,
-    modules and functions are code, not data the log holds)."""
-    seen: set[int] = set()
-    stack: list[Any] = [root]
-    total = 0
-    while stack:
-        obj = stack.pop()
-        if id(obj) in seen or isinstance(obj, _SHARED):
-            continue
-        seen.add(id(obj))
-        total += sys.getsizeof(obj)
-        stack.extend(gc.get_referents(obj))
-    return total
 
 
 def held_and_encoded(log: Any) -> tuple[int, int]:
