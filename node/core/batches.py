@@ -32,10 +32,8 @@ def _encode(batch: LogBatch) -> bytes:
             controls, base_offset=batch.base_offset, leader_epoch=batch.epoch, timestamp=ts
         )
         return data
-    data = _records.encode_batch(
-        [(None, r, None, ts) for r in batch.records],
-        base_offset=batch.base_offset,
-        leader_epoch=batch.epoch,
+    data = _records.encode_value_batch(
+        batch.records, timestamp=ts, base_offset=batch.base_offset, leader_epoch=batch.epoch
     )
     return data
 

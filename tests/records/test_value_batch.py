@@ -1,0 +1,57 @@
+"""encode_value_batch: the batch a Raft leader appends, written from cached varints, byte for byte what
+encode_batch writes for the same value-only records."""
+
+from __future__ import annotations
+
+import pytest
+
+from kraftwire.generated.records import (
+    EncodeError,
+    decode_batches,
+    encode_batch,
+    encode_value_batch,
+)
+
+
+def general(values, base_offset, epoch, timestamp):
+    records = [(None, value, None, timestamp) for value in values]
+    return encode_batch(records, base_offset=base_offset, leader_epoch=epoch)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [b""],
+        [b"x" * 256] * 3,
+        [b"a", b"", b"bc" * 70, bytearray(b"\xff" * 9000)],  # one- to three-byte varint lengths
+        [bytes([n % 251]) * (n % 300) for n in range(9000)],  # offset deltas past 8,191
+    ],
+    ids=["empty value", "same size", "varint lengths", "9000 records"],
+)
+def test_same_bytes_as_the_general_writer(values):
+    for base_offset, epoch, timestamp in ((0, 0, 0), (123_456_789_012, 7, 1_700_000_000_123)):
+        fast = encode_value_batch(
+            values, base_offset=base_offset, leader_epoch=epoch, timestamp=timestamp
+        )
+        assert fast == general(values, base_offset, epoch, timestamp)
+    (batch,), tail = decode_batches(fast)
+    assert tail == b"" and [r.value for r in batch.records] == [bytes(v) for v in values]
+
+
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ([], "a record batch needs at least one record"),
+        ([b"ok", "text"], "record 1: value must be bytes or bytearray, got str"),
+        ([None], "record 0: value must be bytes or bytearray, got NoneType"),
+        ([memoryview(b"ab").cast("H")], "record 0: value must be bytes or bytearray, got memoryview"),
+    ],
+)
+def test_bad_values_are_an_encode_error(values, message):
+    with pytest.raises(EncodeError, match=message):
+        encode_value_batch(values, timestamp=0)
+
+
+def test_an_offset_out_of_range_is_an_encode_error():
+    with pytest.raises(EncodeError, match="header field out of range"):
+        encode_value_batch([b"x"], base_offset=1 << 63, timestamp=0)
