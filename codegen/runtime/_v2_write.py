@@ -161,6 +161,34 @@ _RECORD_HEAD = b"\x00\x00"  # attributes 0, timestamp delta 0
 _NO_HEADERS = b"\x00"
 
 
+def _record_head(delta: int, length: int) -> bytes:
+    """Record ``delta``'s bytes before its value: size, attributes, timestamp and offset deltas, a
+    null key, the value's length."""
+    small = _SMALL_VARINTS
+    offset_bytes = small[delta] if delta < 8192 else _zigzag_bytes(delta)
+    length_bytes = small[length] if length < 8192 else _zigzag_bytes(length)
+    size = 4 + len(offset_bytes) + len(length_bytes) + length
+    size_bytes = small[size] if size < 8192 else _zigzag_bytes(size)
+    return size_bytes + _RECORD_HEAD + offset_bytes + _NO_KEY + length_bytes
+
+
+# Values of one length (a leader's records often are): the heads of records 1, 2, ... each after
+# the header count (0) that ends the record before it, kept for the last few lengths seen.
+_HEADS_KEPT, _HEADS_MAX = 4, 8192
+_heads_by_length: dict[int, list[bytes]] = {}
+
+
+def _heads(length: int, count: int) -> list[bytes]:
+    heads = _heads_by_length.get(length)
+    if heads is None:
+        if len(_heads_by_length) >= _HEADS_KEPT:
+            _heads_by_length.clear()
+        heads = _heads_by_length[length] = [_record_head(0, length)]
+    for delta in range(len(heads), count):
+        heads.append(_NO_HEADERS + _record_head(delta, length))
+    return heads
+
+
 def write_value_batch(
     values: Sequence[bytes | bytearray],
     *,
@@ -171,19 +199,21 @@ def write_value_batch(
     """An uncompressed v2 batch of ``values`` as records without key or headers, all stamped
     ``timestamp``, record ``i`` at offset ``base_offset + i``: the batch a Raft leader appends.
 
-    The same bytes as :func:`write_v2_batch` gives for those records, written a record at a time
-    from cached varints instead of field by field (the leader's per-record cost)."""
-    parts: list[bytes | bytearray] = []
-    extend = parts.extend
-    small = _SMALL_VARINTS
-    for delta, value in enumerate(values):
-        length = len(value)
-        offset_bytes = small[delta] if delta < 8192 else _zigzag_bytes(delta)
-        length_bytes = small[length] if length < 8192 else _zigzag_bytes(length)
-        size = 4 + len(offset_bytes) + len(length_bytes) + length
-        size_bytes = small[size] if size < 8192 else _zigzag_bytes(size)
-        extend((size_bytes, _RECORD_HEAD, offset_bytes, _NO_KEY, length_bytes, value, _NO_HEADERS))
+    The same bytes as :func:`write_v2_batch` gives for those records, from cached pieces instead of
+    field by field (the leader's per-record cost): values of one length are interleaved with the
+    cached heads of their records in two slice assignments, others are written a record at a time.
+    """
     count = len(values)
+    parts: list[bytes | bytearray]
+    lengths = set(map(len, values))
+    if len(lengths) == 1 and count <= _HEADS_MAX:
+        parts = [_NO_HEADERS] * (2 * count + 1)
+        parts[0:-1:2] = _heads(lengths.pop(), count)[:count]
+        parts[1::2] = values
+    else:
+        parts = []
+        for delta, value in enumerate(values):
+            parts += (_record_head(delta, len(value)), value, _NO_HEADERS)
     out = bytearray(V2_HEADER_SIZE)
     out += b"".join(parts)
     try:

@@ -44,7 +44,10 @@ def test_same_bytes_as_the_general_writer(values):
         ([], "a record batch needs at least one record"),
         ([b"ok", "text"], "record 1: value must be bytes or bytearray, got str"),
         ([None], "record 0: value must be bytes or bytearray, got NoneType"),
-        ([memoryview(b"ab").cast("H")], "record 0: value must be bytes or bytearray, got memoryview"),
+        (
+            [memoryview(b"ab").cast("H")],
+            "record 0: value must be bytes or bytearray, got memoryview",
+        ),
     ],
 )
 def test_bad_values_are_an_encode_error(values, message):
@@ -55,3 +58,19 @@ def test_bad_values_are_an_encode_error(values, message):
 def test_an_offset_out_of_range_is_an_encode_error():
     with pytest.raises(EncodeError, match="header field out of range"):
         encode_value_batch([b"x"], base_offset=1 << 63, timestamp=0)
+
+
+def test_batches_one_after_another_of_many_lengths_and_counts():
+    """Values of one length take the cached record heads (grown with the count, a few lengths kept):
+    every batch is still the general writer's, whatever came before it."""
+    for length, count in [
+        (5, 3),
+        (5, 100),
+        (5, 40),
+        (300, 8200),
+        *[(n, 20) for n in range(9)],
+        (5, 2),
+    ]:
+        values = [bytes([length % 256]) * length] * count
+        fast = encode_value_batch(values, base_offset=length, leader_epoch=2, timestamp=9)
+        assert fast == general(values, length, 2, 9), (length, count)
