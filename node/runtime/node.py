@@ -109,6 +109,7 @@ class KRaftNode:
         self._snapshots = AutoSnapshots.for_node(config, int(time.time() * 1000))
         self._inbox: collections.deque[InboxItem] = collections.deque()
         self._wakeup = Wakeup()
+        self._lingering = False  # the loop waits out a linger: appends need not wake it (_run)
         self._answers: dict[tuple[int, int], asyncio.Future[tuple[int, Any]]] = {}
         self._appends = PendingAppends()
         self._commit_watchers = CommitWatchers()  # wait_for_commit's callers
@@ -253,12 +254,7 @@ class KRaftNode:
         loop = asyncio.get_running_loop()
         call = AppendCall(tuple(records), loop.create_future(), loop.create_future())
         self._inbox.append(call)
-        # While the leader's accumulator holds records, the loop wakes at their linger deadline at
-        # the latest, and whatever is queued then is fed before they drain: this append joins the
-        # same batch without a wakeup of its own (one per append call would cost more than the
-        # append; the first append of a batch still wakes the loop, to start the linger).
-        core = self.core
-        if core is None or not core.appends_lingering():
+        if not self._lingering:
             self._wakeup.set()
         return call.appended, call.committed
 
@@ -377,7 +373,14 @@ class KRaftNode:
                 if not self._inbox:
                     delay = max(0, core.next_deadline_ms() - self._now()) / 1000
                     idle_from = time.monotonic()
+                    # While the leader's accumulator holds records, this wait ends at their linger
+                    # deadline at the latest, and what is queued then is fed before they drain: an
+                    # append submitted meanwhile joins the same batch without a wakeup of its own
+                    # (one per append call cost more than the append; the first append of a batch
+                    # still wakes the loop, to start the linger).
+                    self._lingering = core.appends_lingering()
                     await self._wakeup.wait(min(delay, 0.5))
+                    self._lingering = False
                     if self.metrics is not None:
                         self.metrics.on_poll_idle(time.monotonic() - idle_from)
                 self.network.expire()
