@@ -81,12 +81,17 @@ def wait_for(condition, timeout_s: float, what: str):
     raise TimeoutError(f"{what} not seen in {timeout_s:.0f} s")
 
 
-def usage(quorum, leader: int, cpu_before: dict[int, float], committed: int) -> dict:
-    """CPU seconds per 10,000 committed records of each node, and its resident MiB, now."""
-    per_10k = {
-        n: 1e4 * (cpu_seconds(pid) - cpu_before[n]) / max(committed, 1)
-        for n, pid in quorum.pids().items()
-    }
+def cpu_spent(quorum, cpu_before: dict[int, float]) -> dict[int, float]:
+    """CPU seconds each node spent since ``cpu_before``: taken as the window closes, so that a
+    side's figures never include what it does after its window (kraftwire's were taken after its
+    window's figures were printed, 5 s or more later, and divided by the window's commits)."""
+    return {n: cpu_seconds(pid) - cpu_before[n] for n, pid in quorum.pids().items()}
+
+
+def usage(quorum, leader: int, spent: dict[int, float], committed: int) -> dict:
+    """CPU seconds per 10,000 committed records of each node (``spent`` over the window), and its
+    resident MiB, now."""
+    per_10k = {n: 1e4 * seconds / max(committed, 1) for n, seconds in spent.items()}
     return {
         "leader": leader,
         "cpu_per_10k": per_10k,
@@ -105,8 +110,9 @@ def kafka_step(root: Path, rate: int, args, trials: int) -> dict:
         begin, start_offset = time.perf_counter(), log_end_offset(quorum.partition_dir(leader))
         time.sleep(args.window)
         committed = log_end_offset(quorum.partition_dir(leader)) - start_offset
+        spent = cpu_spent(quorum, cpu)
         elapsed = time.perf_counter() - begin
-        result = usage(quorum, leader, cpu, committed)
+        result = usage(quorum, leader, spent, committed)
         p75 = p99 = p999 = float("nan")  # when the leader prints no line (no commits handled)
         try:
             lines = wait_for(
@@ -132,21 +138,20 @@ def kraftwire_step(root: Path, rate: int, args, trials: int) -> dict:
         lines = lambda: quorum.outputs[leader].lines()  # noqa: E731
         wait_for(lambda: "WINDOW start" in lines(), args.warmup + 60, "the window's start")
         cpu = {n: cpu_seconds(pid) for n, pid in quorum.pids().items()}
-        leader_cpu = cpu[leader]
         time.sleep(args.window)
-        leader_spent = cpu_seconds(quorum.pids()[leader]) - leader_cpu
+        spent = cpu_spent(quorum, cpu)
         found = wait_for(
             lambda: [l for l in lines() if l.startswith("WINDOW {")], 30, "the window's figures"
         )
         window = json.loads(found[0].split(" ", 1)[1])
-        result = usage(quorum, leader, cpu, window["committed"])
+        result = usage(quorum, leader, spent, window["committed"])
         result["failover_s"], result["catch_up_s"] = failover_and_catch_up(
             quorum, trials, rate, args
         )
     finally:
         quorum.stop_all(1.0 if args.quick else 10.0)  # a smoke run need not wait
     result.update(window)
-    result["us_per_fetch"] = 1e6 * leader_spent / max(window["fetches"], 1)
+    result["us_per_fetch"] = 1e6 * spent[leader] / max(window["fetches"], 1)
     return result
 
 
