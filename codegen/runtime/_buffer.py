@@ -217,14 +217,16 @@ def encode_value_batch(
 ) -> bytes:
     """The batch ``encode_batch([(None, value, None, timestamp) for value in values], ...)`` builds,
     byte for byte, at a fraction of its cost per record: values only (no key, no headers), one
-    timestamp, no compression, as a Raft leader appends them. Each value is bytes or bytearray."""
+    timestamp, no compression, as a Raft leader appends them. Each value is bytes, bytearray or a
+    one-dimensional memoryview of bytes."""
     if not values:
         raise EncodeError("a record batch needs at least one record")
     if not _BYTE_TYPES.issuperset(map(type, values)):
         for index, value in enumerate(values):
-            if type(value) not in _BYTE_TYPES:
+            if type(value) not in _BYTE_TYPES and not _byte_view(value):
                 raise EncodeError(
-                    f"record {index}: value must be bytes or bytearray, got {type(value).__name__}"
+                    f"record {index}: value must be bytes, bytearray or a memoryview of bytes, "
+                    f"got {type(value).__name__}"
                 )
     return write_value_batch(
         values, base_offset=base_offset, partition_leader_epoch=leader_epoch, timestamp=timestamp
@@ -232,6 +234,11 @@ def encode_value_batch(
 
 
 _BYTE_TYPES = frozenset((bytes, bytearray))
+
+
+def _byte_view(value: object) -> bool:
+    """A memoryview whose length is its size in bytes (one dimension of single bytes)."""
+    return isinstance(value, memoryview) and value.ndim == 1 and value.itemsize == 1
 
 
 def _check_bytes(index: int, what: str, value: object) -> None:

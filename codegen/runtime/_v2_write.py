@@ -190,7 +190,7 @@ def _heads(length: int, count: int) -> list[bytes]:
 
 
 def write_value_batch(
-    values: Sequence[bytes | bytearray],
+    values: Sequence[ByteData],
     *,
     base_offset: int,
     partition_leader_epoch: int,
@@ -204,7 +204,7 @@ def write_value_batch(
     cached heads of their records in two slice assignments, others are written a record at a time.
     """
     count = len(values)
-    parts: list[bytes | bytearray]
+    parts: list[ByteData]
     lengths = set(map(len, values))
     if len(lengths) == 1 and count <= _HEADS_MAX:
         parts = [_NO_HEADERS] * (2 * count + 1)

@@ -24,9 +24,10 @@ def general(values, base_offset, epoch, timestamp):
         [b""],
         [b"x" * 256] * 3,
         [b"a", b"", b"bc" * 70, bytearray(b"\xff" * 9000)],  # one- to three-byte varint lengths
+        [memoryview(b"xyz"), b"abc", memoryview(bytearray(b"q" * 200))[10:13]],
         [bytes([n % 251]) * (n % 300) for n in range(9000)],  # offset deltas past 8,191
     ],
-    ids=["empty value", "same size", "varint lengths", "9000 records"],
+    ids=["empty value", "same size", "varint lengths", "memoryviews", "9000 records"],
 )
 def test_same_bytes_as_the_general_writer(values):
     for base_offset, epoch, timestamp in ((0, 0, 0), (123_456_789_012, 7, 1_700_000_000_123)):
@@ -42,12 +43,9 @@ def test_same_bytes_as_the_general_writer(values):
     "values, message",
     [
         ([], "a record batch needs at least one record"),
-        ([b"ok", "text"], "record 1: value must be bytes or bytearray, got str"),
-        ([None], "record 0: value must be bytes or bytearray, got NoneType"),
-        (
-            [memoryview(b"ab").cast("H")],
-            "record 0: value must be bytes or bytearray, got memoryview",
-        ),
+        ([b"ok", "text"], "record 1: value must be bytes, bytearray or a memoryview of bytes"),
+        ([None], "record 0: value must be bytes, .* got NoneType"),
+        ([memoryview(b"ab").cast("H")], "record 0: value must be bytes, .* got memoryview"),
     ],
 )
 def test_bad_values_are_an_encode_error(values, message):
