@@ -16,7 +16,7 @@ from ._compression import DEFAULT_MAX_DECOMPRESSED_BYTES, codec_id
 from ._legacy import LEGACY_MIN_SIZE, decode_legacy_entry
 from ._runtime import ByteData, DecodeError, EncodeError
 from ._v2_read import decode_v2_batch
-from ._v2_write import V2_HEADER_SIZE, write_v2_batch, write_value_batch
+from ._v2_write import V2_HEADER_SIZE, read_value_batch, write_v2_batch, write_value_batch
 
 __all__ = [
     "batch_spans",
@@ -24,6 +24,7 @@ __all__ = [
     "encode_batch",
     "encode_value_batch",
     "iter_batches",
+    "read_value_batch",
     "restamp",
 ]
 

@@ -24,6 +24,7 @@ from ._buffer import (
     encode_batch,
     encode_value_batch,
     iter_batches,
+    read_value_batch,
     restamp,
 )
 from ._compression import CODEC_NAMES, DEFAULT_MAX_DECOMPRESSED_BYTES, CodecUnavailableError
@@ -86,6 +87,7 @@ __all__ = [
     "encode_metadata_record",
     "end_txn_marker_batch",
     "iter_batches",
+    "read_value_batch",
     "record_to_json",
     "restamp",
     "write_batches_json_text",

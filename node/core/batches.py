@@ -56,17 +56,23 @@ def encode_batches(batches: Sequence[LogBatch]) -> bytes:
 def decode_batches(data: bytes) -> list[LogBatch]:
     """Whole batches in ``data`` (a partial trailing batch is ignored, as Kafka does).
 
-    Raises on corrupt input (bad CRC, truncated records); the caller abandons the append.
+    Raises on corrupt input (bad CRC, truncated records); the caller abandons the append. A batch
+    that is byte for byte what a leader writes for values of one length (``read_value_batch``: CRC
+    checked, records rebuilt and compared) is sliced into its values; any other is decoded record
+    by record.
     """
     if not data:
         return []
     out: list[LogBatch] = []
-    batches, _tail = _records.decode_batches(data)
-    pos = 0
-    for rb in batches:
-        size = rb.batch_length + 12
-        raw = data[pos : pos + size]
-        pos += size
+    spans, _tail = _records.batch_spans(data)
+    for start, end, magic in spans:
+        raw = data[start:end]
+        plain = _records.read_value_batch(raw) if magic == 2 else None
+        if plain is not None:
+            base_offset, epoch, timestamp, values = plain
+            out.append(LogBatch(base_offset, epoch, tuple(values), False, timestamp, raw))
+            continue
+        (rb,), _ = _records.decode_batches(raw)
         if rb.is_control:
             recs = tuple(_records.decode_control_record(r.key, r.value).value for r in rb.records)
         else:

@@ -7,9 +7,11 @@ import pytest
 
 from kraftwire.generated.records import (
     EncodeError,
+    crc32c,
     decode_batches,
     encode_batch,
     encode_value_batch,
+    read_value_batch,
 )
 
 
@@ -72,3 +74,45 @@ def test_batches_one_after_another_of_many_lengths_and_counts():
         values = [bytes([length % 256]) * length] * count
         fast = encode_value_batch(values, base_offset=length, leader_epoch=2, timestamp=9)
         assert fast == general(values, length, 2, 9), (length, count)
+
+
+@pytest.mark.parametrize("length, count", [(0, 1), (1, 70), (256, 500), (200, 8192)])
+def test_read_value_batch_gives_back_what_was_written(length, count):
+    values = [bytes([n % 256]) * length for n in range(count)]
+    batch = encode_value_batch(values, base_offset=77, leader_epoch=4, timestamp=1_700_000_000_000)
+    assert read_value_batch(batch) == (77, 4, 1_700_000_000_000, values)
+    (general_batch,), _ = decode_batches(batch)
+    assert [r.value for r in general_batch.records] == values
+
+
+def _rewritten_crc(batch: bytes) -> bytes:
+    out = bytearray(batch)
+    out[17:21] = crc32c(bytes(out[21:])).to_bytes(4, "big")
+    return bytes(out)
+
+
+def _other_batches():
+    same = [(None, b"v" * 9, None, 5)] * 3
+    yield "mixed lengths", encode_batch([(None, b"a", None, 5), (None, b"bb", None, 5)])
+    yield "a key", encode_batch([(b"k", b"v" * 9, None, 5)] * 3)
+    yield "headers", encode_batch([(None, b"v" * 9, [("h", b"1")], 5)] * 3)
+    yield "null values", encode_batch([(None, None, None, 5)] * 3)
+    yield "two timestamps", encode_batch([(None, b"v" * 9, None, 5), (None, b"v" * 9, None, 6)])
+    yield "compressed", encode_batch(same, compression="gzip")
+    yield "transactional", encode_batch(same, transactional=True, producer_id=1, producer_epoch=0)
+    yield "control", encode_batch(same, control=True)
+    yield "over the cached heads", encode_value_batch([b"x"] * 8193, timestamp=5)
+    flipped = bytearray(encode_value_batch([b"v" * 9] * 3, timestamp=5))
+    flipped[-3] ^= 1
+    yield "a bad CRC", bytes(flipped)
+    header_count = bytearray(encode_value_batch([b"v" * 9] * 3, timestamp=5))
+    header_count[-1] = 2  # the last record claims a header: CRC right, records not a value batch's
+    yield "a record's tail changed", _rewritten_crc(bytes(header_count))
+    yield "cut short", encode_value_batch([b"v" * 9] * 3, timestamp=5)[:-4]
+
+
+@pytest.mark.parametrize(
+    "name, batch", list(_other_batches()), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_read_value_batch_leaves_every_other_batch_to_the_general_reader(name, batch):
+    assert read_value_batch(batch) is None
