@@ -25,11 +25,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import signal
 import time
+from collections import deque
 from typing import Any, Awaitable, Generator
 
 from kraftwire.generated.api_keys import FETCH
+from kraftwire.node.core.api import CommittedBatch, LeaderAndEpoch, SnapshotLoaded
 from kraftwire.node.runtime import KRaftNode, load_config, settle_gc
 from kraftwire.node.runtime import server as server_module
 
@@ -113,17 +116,23 @@ class _Timed:
 
 
 class Workload:
-    """Appends at a fixed rate while leading and times each record from its append call to its commit."""
+    """Appends at a fixed rate while leading and times each record from its append call to its commit.
+
+    As TestRaftServer's generator does, it is the node's listener and keeps its appends in a queue,
+    oldest first, each with the time of its append call; on each committed batch it takes from the
+    front the appends now committed (their futures settled by the node just before it hands the
+    listener the batch) and records their latencies. No callback or closure per record."""
 
     def __init__(self, node: KRaftNode, args: argparse.Namespace) -> None:
         self.node = node
         self.rate = args.throughput
         self.payload = b"x" * args.record_size
         self.max_in_flight = max(1000, self.rate)
-        self.in_flight = 0
+        self.pending: deque[tuple[asyncio.Future[int], float]] = deque()  # (committed, append time)
         self.committed = 0
         self.interval: list[float] = []  # latencies (ms) since the last report line
         self.window: list[float] | None = None  # latencies of records appended in the window
+        self.window_from = self.window_to = math.inf  # perf_counter bounds of the window's appends
         self.window_committed = 0
         self.window_open = False
         self.epoch = -1  # the epoch it appends in
@@ -140,31 +149,42 @@ class Workload:
 
         node.server.handler = counting
 
-    def _done(self, started: float, in_window: bool, future: asyncio.Future[int]) -> None:
-        self.in_flight -= 1
-        if future.cancelled() or future.exception() is not None:
+    def handle_commit(self, batch: CommittedBatch) -> None:
+        pending = self.pending
+        if not pending or not pending[0][0].done():
             return
-        latency_ms = 1000 * (time.perf_counter() - started)
-        self.committed += 1
-        self.interval.append(latency_ms)
-        if in_window and self.window is not None:
-            self.window.append(latency_ms)
+        now = time.perf_counter()
+        committed, latencies = 0, []
+        while pending and pending[0][0].done():
+            future, started = pending.popleft()
+            if future.cancelled() or future.exception() is not None:
+                continue
+            latencies.append(1000 * (now - started))
+            if self.window_from <= started < self.window_to:
+                self.window.append(latencies[-1])  # type: ignore[union-attr]
+        self.committed += len(latencies)
+        self.interval += latencies
         if self.window_open:
-            self.window_committed += 1
+            self.window_committed += len(latencies)
+
+    def handle_load_snapshot(self, snapshot: SnapshotLoaded) -> None:
+        pass
+
+    def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
+        pass
 
     async def run_epoch(self, epoch: int) -> None:
         """Append at the target rate for as long as this node leads ``epoch``."""
         start = time.perf_counter()
         sent = 0
-        while self._leads(epoch):
+        submit, pending, payload = self.node.submit, self.pending, [self.payload]
+        ticks = 0
+        # the node's status is read every 10th tick: appends after a lost leadership just fail
+        while ticks % 10 or self._leads(epoch):
+            ticks += 1
             due = int((time.perf_counter() - start) * self.rate) - sent
-            for _ in range(max(0, min(due, self.max_in_flight - self.in_flight))):
-                _, committed = self.node.submit([self.payload])
-                self.in_flight += 1
-                in_window = self.window_open
-                committed.add_done_callback(
-                    lambda f, s=time.perf_counter(), w=in_window: self._done(s, w, f)
-                )
+            for _ in range(max(0, min(due, self.max_in_flight - len(pending)))):
+                pending.append((submit(payload)[1], time.perf_counter()))
             sent += max(0, due)  # like TestRaftServer, a record it could not append is not retried
             await asyncio.sleep(0.001)
 
@@ -194,10 +214,12 @@ async def measure_window(
     workload.window, workload.window_open = [], True
     print("WINDOW start", flush=True)
     began, fetches = time.perf_counter(), workload.fetches
+    workload.window_from = began
     cost.counting = True
     await asyncio.sleep(window_s)
     cost.counting = workload.window_open = False
-    elapsed = time.perf_counter() - began
+    workload.window_to = time.perf_counter()
+    elapsed = workload.window_to - began
     committed, fetches = workload.window_committed, workload.fetches - fetches
     await asyncio.sleep(min(5.0, window_s))  # the window's last appends commit
     result = {"records_per_s": committed / elapsed, "committed": committed, "seconds": elapsed,
@@ -210,11 +232,12 @@ async def measure_window(
 
 async def serve(args: argparse.Namespace) -> None:
     node = KRaftNode(load_config(args.config))
+    workload, cost = Workload(node, args), RequestCost()
+    node.register_listener(workload)  # as TestRaftServer registers its generator
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     await node.start()
     settle_gc()  # as ``kraftwire node start`` does
-    workload, cost = Workload(node, args), RequestCost()
     workload.count_fetches(node)
     cost.wrap(node)
     tasks = [asyncio.create_task(report(workload, args.record_size, args.report_s))]

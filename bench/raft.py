@@ -6,6 +6,7 @@ latency, CPU per record, resident memory and failover of three kraftwire nodes a
                                    [--max-rate 400000] [--record-size 256] [--warmup 5]
                                    [--window 10] [--trials 20] [--kafka-heap-mb 1024]
     .venv/bin/python bench/raft.py --quick        # smoke run: tiny, both sides at once, figures meaningless
+    .venv/bin/python bench/raft.py --sides kraftwire --trials 0 --rates 5000,20000   # one side, no failover
 
 Needs Java and Kafka's jars (``make kafka``). For each rate of the sweep, lowest first, each side runs
 a fresh 3-node quorum whose leader appends ``--record-size``-byte records at that rate, one record per
@@ -80,12 +81,17 @@ def wait_for(condition, timeout_s: float, what: str):
     raise TimeoutError(f"{what} not seen in {timeout_s:.0f} s")
 
 
-def usage(quorum, leader: int, cpu_before: dict[int, float], committed: int) -> dict:
-    """CPU seconds per 10,000 committed records of each node, and its resident MiB, now."""
-    per_10k = {
-        n: 1e4 * (cpu_seconds(pid) - cpu_before[n]) / max(committed, 1)
-        for n, pid in quorum.pids().items()
-    }
+def cpu_spent(quorum, cpu_before: dict[int, float]) -> dict[int, float]:
+    """CPU seconds each node spent since ``cpu_before``: taken as the window closes, so that a
+    side's figures never include what it does after its window (kraftwire's were taken after its
+    window's figures were printed, 5 s or more later, and divided by the window's commits)."""
+    return {n: cpu_seconds(pid) - cpu_before[n] for n, pid in quorum.pids().items()}
+
+
+def usage(quorum, leader: int, spent: dict[int, float], committed: int) -> dict:
+    """CPU seconds per 10,000 committed records of each node (``spent`` over the window), and its
+    resident MiB, now."""
+    per_10k = {n: 1e4 * seconds / max(committed, 1) for n, seconds in spent.items()}
     return {
         "leader": leader,
         "cpu_per_10k": per_10k,
@@ -104,8 +110,9 @@ def kafka_step(root: Path, rate: int, args, trials: int) -> dict:
         begin, start_offset = time.perf_counter(), log_end_offset(quorum.partition_dir(leader))
         time.sleep(args.window)
         committed = log_end_offset(quorum.partition_dir(leader)) - start_offset
+        spent = cpu_spent(quorum, cpu)
         elapsed = time.perf_counter() - begin
-        result = usage(quorum, leader, cpu, committed)
+        result = usage(quorum, leader, spent, committed)
         p75 = p99 = p999 = float("nan")  # when the leader prints no line (no commits handled)
         try:
             lines = wait_for(
@@ -131,21 +138,20 @@ def kraftwire_step(root: Path, rate: int, args, trials: int) -> dict:
         lines = lambda: quorum.outputs[leader].lines()  # noqa: E731
         wait_for(lambda: "WINDOW start" in lines(), args.warmup + 60, "the window's start")
         cpu = {n: cpu_seconds(pid) for n, pid in quorum.pids().items()}
-        leader_cpu = cpu[leader]
         time.sleep(args.window)
-        leader_spent = cpu_seconds(quorum.pids()[leader]) - leader_cpu
+        spent = cpu_spent(quorum, cpu)
         found = wait_for(
             lambda: [l for l in lines() if l.startswith("WINDOW {")], 30, "the window's figures"
         )
         window = json.loads(found[0].split(" ", 1)[1])
-        result = usage(quorum, leader, cpu, window["committed"])
+        result = usage(quorum, leader, spent, window["committed"])
         result["failover_s"], result["catch_up_s"] = failover_and_catch_up(
             quorum, trials, rate, args
         )
     finally:
         quorum.stop_all(1.0 if args.quick else 10.0)  # a smoke run need not wait
     result.update(window)
-    result["us_per_fetch"] = 1e6 * leader_spent / max(window["fetches"], 1)
+    result["us_per_fetch"] = 1e6 * spent[leader] / max(window["fetches"], 1)
     return result
 
 
@@ -366,10 +372,18 @@ def main() -> None:
     parser.add_argument("--catch-up", type=int, default=100_000, help="records a follower misses")
     parser.add_argument("--kafka-heap-mb", type=int, default=1024)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--sides",
+        default="kafka,kraftwire",
+        help="kafka, kraftwire or both (the default; the ratios need both)",
+    )
     args = parser.parse_args()
     args.rates = sorted(int(rate) for rate in args.rates.split(","))
-    if args.trials < 1 or args.catch_up < 1 or not args.rates or args.rates[0] < 1:
-        parser.error("--trials, --catch-up and every rate must be at least 1")
+    args.sides = set(args.sides.split(","))
+    if not args.sides or not args.sides <= {"kafka", "kraftwire"}:
+        parser.error("--sides takes kafka, kraftwire or kafka,kraftwire")
+    if args.trials < 0 or args.catch_up < 1 or not args.rates or args.rates[0] < 1:
+        parser.error("--catch-up and every rate must be at least 1, --trials at least 0")
     if args.quick:
         args.rates, args.warmup, args.window, args.trials, args.step = [200], 1.0, 2.0, 1, 1.0
         args.catch_up = 200
@@ -399,9 +413,15 @@ def run(root: Path, args) -> None:
             kafka = pool.submit(sweep, "Kafka TestRaftServer", kafka_step, root, args)
             ours = sweep("kraftwire", kraftwire_step, root, args)
             theirs = kafka.result()
+    elif args.sides != {"kafka", "kraftwire"}:
+        one_side(root, args)
+        return
     else:
         theirs = sweep("Kafka TestRaftServer", kafka_step, root, args)
         ours = sweep("kraftwire", kraftwire_step, root, args)
+    if not args.trials:
+        summary_without_failover(ours, theirs)
+        return
     theirs_fail, ours_fail = theirs[0][1]["failover_s"], ours[0][1]["failover_s"]
     print(f"failover Kafka TestRaftServer: {_seconds(theirs_fail)}", flush=True)
     print(f"failover kraftwire: {_seconds(ours_fail)}", flush=True)
@@ -414,6 +434,34 @@ def run(root: Path, args) -> None:
     )
     summary(ours, theirs, ours_fail, theirs_fail)
     print(describe_request_path(32 * 1024), flush=True)
+
+
+def one_side(root: Path, args) -> None:
+    """``--sides kafka`` or ``--sides kraftwire``: that side's rows, ceiling and failover alone."""
+    name, step = (
+        ("kraftwire", kraftwire_step)
+        if "kraftwire" in args.sides
+        else ("Kafka TestRaftServer", kafka_step)
+    )
+    rows = sweep(name, step, root, args)
+    ceiling(name, rows)
+    if args.trials:
+        print(f"failover {name}: {_seconds(rows[0][1]['failover_s'])}", flush=True)
+    print(f"one side only ({name}): no ratios; load average {os.getloadavg()[0]:.1f}", flush=True)
+
+
+def summary_without_failover(ours_rows, theirs_rows) -> None:
+    """``--trials 0``: the records/s ratio and the projection, no failover or catch-up."""
+    (_, theirs), (_, ours) = ceiling("Kafka TestRaftServer", theirs_rows), ceiling(
+        "kraftwire", ours_rows
+    )
+    ratio = ours["records_per_s"] / theirs["records_per_s"]
+    print(
+        f"verdict records/s: kraftwire {ours['records_per_s']:,.0f} / Kafka "
+        f"{theirs['records_per_s']:,.0f} = {ratio:.2f}x (goal >= 1.0x, floor 0.5x): "
+        f"{verdict(ratio >= 1.0)}; floor {verdict(ratio >= 0.5)} (--trials 0: no failover)"
+    )
+    projection(ours_rows, theirs_rows)
 
 
 def _seconds(times: list[float]) -> str:

@@ -9,16 +9,24 @@ from __future__ import annotations
 
 import struct
 import time
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 from ._batch import ATTR_CONTROL, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL, Record, RecordBatch
 from ._compression import DEFAULT_MAX_DECOMPRESSED_BYTES, codec_id
 from ._legacy import LEGACY_MIN_SIZE, decode_legacy_entry
 from ._runtime import ByteData, DecodeError, EncodeError
 from ._v2_read import decode_v2_batch
-from ._v2_write import V2_HEADER_SIZE, write_v2_batch
+from ._v2_write import V2_HEADER_SIZE, read_value_batch, write_v2_batch, write_value_batch
 
-__all__ = ["batch_spans", "decode_batches", "encode_batch", "iter_batches", "restamp"]
+__all__ = [
+    "batch_spans",
+    "decode_batches",
+    "encode_batch",
+    "encode_value_batch",
+    "iter_batches",
+    "read_value_batch",
+    "restamp",
+]
 
 _new_record = tuple.__new__  # Record(...) without NamedTuple's Python-level __new__
 _INT32 = struct.Struct(">i")
@@ -199,6 +207,39 @@ def encode_batch(
         base_sequence=base_sequence,
         compression_level=compression_level,
     )
+
+
+def encode_value_batch(
+    values: Sequence[bytes | bytearray],
+    *,
+    timestamp: int,
+    base_offset: int = 0,
+    leader_epoch: int = 0,
+) -> bytes:
+    """The batch ``encode_batch([(None, value, None, timestamp) for value in values], ...)`` builds,
+    byte for byte, at a fraction of its cost per record: values only (no key, no headers), one
+    timestamp, no compression, as a Raft leader appends them. Each value is bytes, bytearray or a
+    one-dimensional memoryview of bytes."""
+    if not values:
+        raise EncodeError("a record batch needs at least one record")
+    if not _BYTE_TYPES.issuperset(map(type, values)):
+        for index, value in enumerate(values):
+            if type(value) not in _BYTE_TYPES and not _byte_view(value):
+                raise EncodeError(
+                    f"record {index}: value must be bytes, bytearray or a memoryview of bytes, "
+                    f"got {type(value).__name__}"
+                )
+    return write_value_batch(
+        values, base_offset=base_offset, partition_leader_epoch=leader_epoch, timestamp=timestamp
+    )
+
+
+_BYTE_TYPES = frozenset((bytes, bytearray))
+
+
+def _byte_view(value: object) -> bool:
+    """A memoryview whose length is its size in bytes (one dimension of single bytes)."""
+    return isinstance(value, memoryview) and value.ndim == 1 and value.itemsize == 1
 
 
 def _check_bytes(index: int, what: str, value: object) -> None:

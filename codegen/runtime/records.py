@@ -18,7 +18,15 @@ with the ``crc32c`` package (a pure-Python fallback is used without it).
 from __future__ import annotations
 
 from ._batch import Record, RecordBatch
-from ._buffer import batch_spans, decode_batches, encode_batch, iter_batches, restamp
+from ._buffer import (
+    batch_spans,
+    decode_batches,
+    encode_batch,
+    encode_value_batch,
+    iter_batches,
+    read_value_batch,
+    restamp,
+)
 from ._compression import CODEC_NAMES, DEFAULT_MAX_DECOMPRESSED_BYTES, CodecUnavailableError
 from ._control import (
     CONTROL_TYPE_NAMES,
@@ -73,11 +81,13 @@ __all__ = [
     "decode_coordinator_record",
     "decode_metadata_record",
     "encode_batch",
+    "encode_value_batch",
     "encode_control_batch",
     "encode_coordinator_record",
     "encode_metadata_record",
     "end_txn_marker_batch",
     "iter_batches",
+    "read_value_batch",
     "record_to_json",
     "restamp",
     "write_batches_json_text",

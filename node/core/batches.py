@@ -40,10 +40,8 @@ def _encode(batch: LogBatch) -> bytes:
             controls, base_offset=batch.base_offset, leader_epoch=batch.epoch, timestamp=ts
         )
         return data
-    data = _buffer.encode_batch(
-        [(None, r, None, ts) for r in batch.records],
-        base_offset=batch.base_offset,
-        leader_epoch=batch.epoch,
+    data = _buffer.encode_value_batch(
+        batch.records, timestamp=ts, base_offset=batch.base_offset, leader_epoch=batch.epoch
     )
     return data
 
@@ -66,17 +64,23 @@ def encode_batches(batches: Sequence[LogBatch]) -> bytes:
 def decode_batches(data: bytes) -> list[LogBatch]:
     """Whole batches in ``data`` (a partial trailing batch is ignored, as Kafka does).
 
-    Raises on corrupt input (bad CRC, truncated records); the caller abandons the append.
+    Raises on corrupt input (bad CRC, truncated records); the caller abandons the append. A batch
+    that is byte for byte what a leader writes for values of one length (``read_value_batch``: CRC
+    checked, records rebuilt and compared) is sliced into its values; any other is decoded record
+    by record.
     """
     if not data:
         return []
     out: list[LogBatch] = []
-    batches, _tail = _buffer.decode_batches(data)
-    pos = 0
-    for rb in batches:
-        size = rb.batch_length + 12
-        raw = data[pos : pos + size]
-        pos += size
+    spans, _tail = _buffer.batch_spans(data)
+    for start, end, magic in spans:
+        raw = data[start:end]
+        plain = _buffer.read_value_batch(raw) if magic == 2 else None
+        if plain is not None:
+            base_offset, epoch, timestamp, values = plain
+            out.append(LogBatch(base_offset, epoch, tuple(values), False, timestamp, raw))
+            continue
+        (rb,), _ = _buffer.decode_batches(raw)
         recs = _values_of(rb)
         out.append(
             LogBatch(
@@ -109,6 +113,9 @@ class EncodedRecords(Sequence[Any]):
         self.length = length
 
     def decoded(self) -> tuple[Any, ...]:
+        plain = _buffer.read_value_batch(self.raw)
+        if plain is not None:
+            return tuple(plain[3])
         batches, _tail = _buffer.decode_batches(self.raw)
         return _values_of(batches[0])
 

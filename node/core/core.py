@@ -198,6 +198,12 @@ class KRaftCore:
             on_flushed(self._replica, st, ready.flush_log_to)
             self._after()
 
+    def appends_lingering(self) -> bool:
+        """Whether this node leads and holds appended records in its accumulator: until they drain,
+        :meth:`next_deadline_ms` is no later than their linger deadline."""
+        st = self._replica.state
+        return type(st) is LeaderState and bool(st.acc.records)
+
     def next_deadline_ms(self) -> int:
         if self._deadline_stamp == self._stamp:
             return self._deadline

@@ -256,7 +256,7 @@ class LeaderState(EpochState):
         if acc.first_append_ms is None:
             acc.first_append_ms = now
         acc.records.extend(records)
-        acc.size += sum(len(r) for r in records)
+        acc.size += sum(map(len, records))
         return acc.base_offset + len(acc.records) - 1
 
     def drain(self, now: int, linger_ms: int, max_bytes: int, force: bool = False) -> LogBatch | None:

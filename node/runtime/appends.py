@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from dataclasses import dataclass
 from typing import Callable, Sequence, TypeVar
 
 from kraftwire.node.core.api import (
@@ -30,17 +29,16 @@ from .errors import NodeFailed
 _Value = TypeVar("_Value")
 
 
-@dataclass
-class _Waiter:
-    last_offset: int
-    epoch: int
-    future: asyncio.Future[int]
+# (offset of the append's last record, its epoch, its future): one tuple per append, no object of
+# its own (a leader has tens of thousands in flight, each settled once).
+_Committed = tuple[int, int, asyncio.Future[int]]
+_Flushed = tuple[int, int, asyncio.Future[AppendResult]]
 
 
 class PendingAppends:
     def __init__(self) -> None:
-        self._committed: deque[_Waiter] = deque()  # appends waiting to be committed
-        self._flushed: deque[tuple[AppendResult, asyncio.Future[AppendResult]]] = deque()  # on disk
+        self._committed: deque[_Committed] = deque()  # appends waiting to be committed
+        self._flushed: deque[_Flushed] = deque()  # appends waiting to be on disk
         self._in_order = True  # both queues in offset order (see the module docstring)
 
     def add_group(
@@ -51,14 +49,16 @@ class PendingAppends:
         """``group``: (record count, appended future, committed future) of each append fed as the
         one core append that returned ``result``, in order."""
         last = result.last_offset - sum(count for count, _, _ in group)
-        tails = [self._committed[-1].last_offset] if self._committed else []
-        tails += [self._flushed[-1][0].last_offset] if self._flushed else []
+        tails = [self._committed[-1][0]] if self._committed else []
+        tails += [self._flushed[-1][0]] if self._flushed else []
         if tails and last < max(tails):
             self._in_order = False
-        for count, appended, committed in group:
+        epoch = result.epoch
+        flushed, committed = self._flushed.append, self._committed.append
+        for count, appended_future, committed_future in group:
             last += count
-            self._flushed.append((AppendResult(last, result.epoch), appended))
-            self._committed.append(_Waiter(last, result.epoch, committed))
+            flushed((last, epoch, appended_future))
+            committed((last, epoch, committed_future))
 
     def on_flushed(
         self, flushed_to: int, leading_epoch: int | None, not_leader: Callable[[], Exception]
@@ -68,11 +68,12 @@ class PendingAppends:
         are never appended."""
         pending = self._flushed
         while pending:
-            result, future = pending[0]
-            if leading_epoch != result.epoch:
+            last, epoch, future = pending[0]
+            if leading_epoch != epoch:
                 fail(future, not_leader())
-            elif result.last_offset < flushed_to:
-                resolve(future, result)
+            elif last < flushed_to:
+                if not future.done():
+                    future.set_result(AppendResult(last, epoch))
             elif self._in_order:
                 break  # every append behind it is later, in this same term
             else:
@@ -85,31 +86,35 @@ class PendingAppends:
 
     def _settle_flushed_unordered(
         self, flushed_to: int, leading_epoch: int | None, not_leader: Callable[[], Exception]
-    ) -> deque[tuple[AppendResult, asyncio.Future[AppendResult]]]:
-        still: deque[tuple[AppendResult, asyncio.Future[AppendResult]]] = deque()
-        for result, future in self._flushed:
-            if leading_epoch != result.epoch:
+    ) -> deque[_Flushed]:
+        still: deque[_Flushed] = deque()
+        for last, epoch, future in self._flushed:
+            if leading_epoch != epoch:
                 fail(future, not_leader())
-            elif result.last_offset < flushed_to:
-                resolve(future, result)
+            elif last < flushed_to:
+                resolve(future, AppendResult(last, epoch))
             else:
-                still.append((result, future))
+                still.append((last, epoch, future))
         return still
 
     def on_committed(self, batch: CommittedBatch) -> None:
         if not self._in_order:
-            keep: deque[_Waiter] = deque()
+            keep: deque[_Committed] = deque()
             for waiter in self._committed:
-                if waiter.last_offset > batch.last_offset:
+                if waiter[0] > batch.last_offset:
                     keep.append(waiter)
                 else:
                     _settle_committed(waiter, batch)
             self._committed = keep
             self._reorder_if_empty()
             return
-        pending = self._committed
-        while pending and pending[0].last_offset <= batch.last_offset:
-            _settle_committed(pending.popleft(), batch)
+        pending, batch_last, batch_epoch = self._committed, batch.last_offset, batch.epoch
+        while pending and pending[0][0] <= batch_last:
+            last, epoch, future = waiter = pending.popleft()
+            if epoch != batch_epoch:
+                _settle_committed(waiter, batch)
+            elif not future.done():  # the batch's own term: committed, at or below its end
+                future.set_result(last)
         self._reorder_if_empty()
 
     def _reorder_if_empty(self) -> None:
@@ -118,36 +123,33 @@ class PendingAppends:
 
     def fail_below(self, offset: int) -> None:
         """A snapshot up to ``offset`` replaced the log there: appends below it can no longer be seen."""
-        below = [w for w in self._committed if w.last_offset < offset]
-        self._committed = deque(w for w in self._committed if w.last_offset >= offset)
-        for waiter in below:
-            fail(
-                waiter.future, NodeFailed(f"offset {waiter.last_offset} was replaced by a snapshot")
-            )
+        below = [w for w in self._committed if w[0] < offset]
+        self._committed = deque(w for w in self._committed if w[0] >= offset)
+        for last, _, future in below:
+            fail(future, NodeFailed(f"offset {last} was replaced by a snapshot"))
         self._reorder_if_empty()
 
     def fail_all(self, error: Exception) -> None:
-        for waiter in self._committed:
-            fail(waiter.future, error)
-        for _, future in self._flushed:
+        for _, _, future in self._committed:
             fail(future, error)
+        for _, _, appended in self._flushed:
+            fail(appended, error)
         self._committed.clear()
         self._flushed.clear()
         self._in_order = True
 
 
-def _settle_committed(waiter: _Waiter, batch: CommittedBatch) -> None:
+def _settle_committed(waiter: _Committed, batch: CommittedBatch) -> None:
     """``waiter``'s append is at or below ``batch``'s end: committed, unless another term's batch
     now holds its offsets."""
-    if waiter.future.done():
+    last, epoch, future = waiter
+    if future.done():
         return
-    if waiter.last_offset >= batch.base_offset and batch.epoch != waiter.epoch:
-        lost = (
-            f"offset {waiter.last_offset} was committed by epoch {batch.epoch}, not {waiter.epoch}"
-        )
-        fail(waiter.future, NodeFailed(f"{lost}: the append was lost"))
+    if last >= batch.base_offset and batch.epoch != epoch:
+        lost = f"offset {last} was committed by epoch {batch.epoch}, not {epoch}"
+        fail(future, NodeFailed(f"{lost}: the append was lost"))
     else:
-        waiter.future.set_result(waiter.last_offset)
+        future.set_result(last)
 
 
 def fail(future: asyncio.Future[_Value], error: Exception) -> None:

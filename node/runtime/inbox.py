@@ -18,9 +18,11 @@ from kraftwire.node.core.api import (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AppendCall:
-    """``KRaftNode.submit``: consecutive ones are fed as one core append (group commit)."""
+    """``KRaftNode.submit``: consecutive ones are fed as one core append (group commit). Not frozen:
+    a frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``, and one is
+    made per append call."""
 
     records: tuple[bytes, ...]
     appended: asyncio.Future[AppendResult]  # in the leader's log and on disk
@@ -55,3 +57,35 @@ SingleInput = Union[ReadCall, SnapshotCall, ShutdownCall, Resign, NetworkInput]
 """Fed one at a time; appends are fed in runs instead (consecutive ones as one core append)."""
 
 InboxItem = Union[AppendCall, SingleInput]
+
+
+class Wakeup:
+    """Wakes the node's loop when an input is posted: :meth:`wait` returns once :meth:`set` is
+    called or after its timeout. One future and one timer per wait: ``asyncio.wait_for`` on an
+    ``Event`` builds a task as well, and the loop waits hundreds of times a second. A set while
+    the loop is not waiting does nothing: the loop looks at its inbox before each wait."""
+
+    __slots__ = ("_waiter",)
+
+    def __init__(self) -> None:
+        self._waiter: asyncio.Future[None] | None = None
+
+    def set(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def wait(self, timeout_s: float) -> None:
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = loop.call_later(timeout_s, _ring, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            self._waiter = None
+
+
+def _ring(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

@@ -12,7 +12,7 @@ active controller. ``kraftwire.metadata.leadership`` says what it does then:
 
 A Kafka metadata log is one that holds the ``metadata.version`` FeatureLevelRecord: Kafka's first
 active controller writes it with the bootstrap records, and every snapshot of the log holds it.
-The check is the storage layer's (:func:`kraftwire.node.storage.kafka_metadata.is_metadata_version_record`),
+The check is the storage layer's (:func:`kraftwire.node.storage.kafka_metadata.holds_metadata_version_record`),
 which Produce's refusal uses too: it reads the record's framing bytes, so no metadata codecs are needed.
 """
 
@@ -21,7 +21,10 @@ from __future__ import annotations
 from typing import Any
 
 from kraftwire.node.core.api import CommittedBatch, LeaderChanged, SnapshotLoaded
-from kraftwire.node.storage.kafka_metadata import is_metadata_version_record
+from kraftwire.node.storage.kafka_metadata import holds_metadata_version_record
+from kraftwire.node.storage.kafka_metadata import (  # the record test, named here too
+    is_metadata_version_record as is_metadata_version_record,
+)
 
 RESIGN = "resign"
 KEEP = "keep"
@@ -44,7 +47,7 @@ class MetadataLeadership:
     def observe(self, note: Any) -> int | None:
         """The epoch to resign, when ``note`` makes this node a leader it must not stay."""
         if type(note) is CommittedBatch or type(note) is SnapshotLoaded:
-            if not self.kafka_metadata and any(map(is_metadata_version_record, note.records)):
+            if not self.kafka_metadata and holds_metadata_version_record(note.records):
                 self.kafka_metadata = True
         elif type(note) is LeaderChanged:
             leader = note.leader

@@ -23,7 +23,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import itertools
 import logging
+import operator
 import time
 from typing import Any, Callable, Sequence, TypeVar, TypeVarTuple
 
@@ -61,7 +63,15 @@ from .snapshotting import AutoSnapshots
 from .core_config import core_config
 from .appends import CommitWatchers, PendingAppends, fail, resolve
 from .errors import NodeFailed, NotLeaderError
-from .inbox import AppendCall, InboxItem, ReadCall, ShutdownCall, SingleInput, SnapshotCall
+from .inbox import (
+    AppendCall,
+    InboxItem,
+    ReadCall,
+    ShutdownCall,
+    SingleInput,
+    SnapshotCall,
+    Wakeup,
+)
 from .metrics import RaftMetrics
 from .metadata_leadership import MetadataLeadership
 from .config import NodeConfig
@@ -74,6 +84,7 @@ log = logging.getLogger("kraftwire.node")
 # Inputs fed before a Ready is handled, so that one flood cannot delay an fsync unboundedly.
 MAX_FEED = 1024
 _Result = TypeVar("_Result")
+_records_of = operator.attrgetter("records")
 _Args = TypeVarTuple("_Args")
 
 
@@ -97,7 +108,8 @@ class KRaftNode:
         self._kafka_log = KafkaMetadataLogDetector()
         self._snapshots = AutoSnapshots.for_node(config, int(time.time() * 1000))
         self._inbox: collections.deque[InboxItem] = collections.deque()
-        self._wakeup = asyncio.Event()
+        self._wakeup = Wakeup()
+        self._lingering = False  # the loop waits out a linger: appends need not wake it (_run)
         self._answers: dict[tuple[int, int], asyncio.Future[tuple[int, Any]]] = {}
         self._appends = PendingAppends()
         self._commit_watchers = CommitWatchers()  # wait_for_commit's callers
@@ -241,7 +253,9 @@ class KRaftNode:
         self._require_running()
         loop = asyncio.get_running_loop()
         call = AppendCall(tuple(records), loop.create_future(), loop.create_future())
-        self._post(call)
+        self._inbox.append(call)
+        if not self._lingering:
+            self._wakeup.set()
         return call.appended, call.committed
 
     async def create_snapshot(self, end_offset: int, records: Sequence[bytes]) -> SnapshotId | None:
@@ -358,12 +372,15 @@ class KRaftNode:
             while not self._stopped.is_set():
                 if not self._inbox:
                     delay = max(0, core.next_deadline_ms() - self._now()) / 1000
-                    self._wakeup.clear()
                     idle_from = time.monotonic()
-                    try:
-                        await asyncio.wait_for(self._wakeup.wait(), min(delay, 0.5))
-                    except asyncio.TimeoutError:
-                        pass
+                    # While the leader's accumulator holds records, this wait ends at their linger
+                    # deadline at the latest, and what is queued then is fed before they drain: an
+                    # append submitted meanwhile joins the same batch without a wakeup of its own
+                    # (one per append call cost more than the append; the first append of a batch
+                    # still wakes the loop, to start the linger).
+                    self._lingering = core.appends_lingering()
+                    await self._wakeup.wait(min(delay, 0.5))
+                    self._lingering = False
                     if self.metrics is not None:
                         self.metrics.on_poll_idle(time.monotonic() - idle_from)
                 self.network.expire()
@@ -427,13 +444,16 @@ class KRaftNode:
     def _append_all(self, appends: list[AppendCall]) -> None:
         """One core append of every queued append's records, in queue order; each caller's futures
         get the offsets of its own records. An empty append is refused on its own."""
-        for call in [a for a in appends if not a.records]:
-            fail(call.appended, ValueError("append needs at least one record"))
-            fail(call.committed, ValueError("append needs at least one record"))
-        appends = [a for a in appends if a.records]
-        if not appends:
-            return
-        records = tuple(r for call in appends for r in call.records)
+        each = list(map(_records_of, appends))
+        if not all(each):
+            for call in [a for a in appends if not a.records]:
+                fail(call.appended, ValueError("append needs at least one record"))
+                fail(call.committed, ValueError("append needs at least one record"))
+            appends = [a for a in appends if a.records]
+            if not appends:
+                return
+            each = list(map(_records_of, appends))
+        records = tuple(itertools.chain.from_iterable(each))
         try:
             result = self._started_core().append(records, self._now())
         except CoreNotLeaderError:

@@ -94,7 +94,7 @@ class AutoSnapshots:
         if type(note) is CommittedBatch:
             self.committed_end = note.last_offset + 1
             if note.records:
-                self.bytes_since += sum(len(r) for r in note.records)
+                self.bytes_since += sum(map(len, note.records))
                 self.records_since += len(note.records)
                 self.last_timestamp = note.append_time_ms
         elif type(note) is SnapshotLoaded:
