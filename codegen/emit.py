@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import signal
 import textwrap
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -19,6 +18,8 @@ from pathlib import Path
 import black
 from black.mode import TargetVersion
 import jinja2
+
+from kraftwire.worker_interrupts import leave_interrupts_to_parent, workers_start_without_interrupts
 
 from . import GENERATOR_VERSION
 from .defaults import INTEGER_RANGES
@@ -328,12 +329,6 @@ def _render_and_format(spec: MessageSpec) -> GeneratedFile:
     return GeneratedFile(f"{spec.module}.py", format_source(render_module(spec), spec.stem))
 
 
-def _leave_interrupts_to_parent() -> None:
-    """In a rendering worker: ignore SIGINT. Ctrl-C reaches every process of the terminal's group;
-    the parent stops the pool, and a worker's KeyboardInterrupt traceback would only be noise."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def generate_package(
     specs: list[MessageSpec],
     package: str,
@@ -349,9 +344,10 @@ def generate_package(
     real = [spec for spec in specs if not spec.is_placeholder]
     jobs = jobs or min(len(real), os.cpu_count() or 1)
     if jobs > 1 and len(real) > 8:
-        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_leave_interrupts_to_parent)
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=leave_interrupts_to_parent)
         try:
-            rendered = pool.map(_render_and_format, real, chunksize=4)
+            with workers_start_without_interrupts():  # the workers are forked as work is submitted
+                rendered = pool.map(_render_and_format, real, chunksize=4)
             modules = _collect(rendered, len(real), progress)
         finally:  # on Ctrl-C: drop the modules not started rather than render them all first
             pool.shutdown(cancel_futures=True)

@@ -23,12 +23,13 @@ from __future__ import annotations
 import heapq
 import multiprocessing
 import os
-import signal
 import tempfile
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import itemgetter
 from typing import Any, BinaryIO, Callable, Iterable
+
+from kraftwire.worker_interrupts import leave_interrupts_to_parent, workers_start_without_interrupts
 
 from .api import local_decoder
 from .decode.pipeline import (
@@ -103,7 +104,8 @@ def decode_parallel(
     # a pipe and pickle would cost the parent a third of the decode to receive them.
     with tempfile.TemporaryDirectory(prefix="kraftwire-decode-") as spill_dir:
         tasks = [(files, schemas, options, shard, jobs, encode, spill_dir) for shard in range(jobs)]
-        pool = _start_method().Pool(jobs, initializer=_ignore_sigint)
+        with workers_start_without_interrupts():
+            pool = _start_method().Pool(jobs, initializer=leave_interrupts_to_parent)
         try:
             results = pool.starmap(decode_one_shard, tasks, chunksize=1)
             pool.close()
@@ -152,10 +154,6 @@ def _start_method() -> Any:  # a multiprocessing context (its type differs per m
     if "fork" in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("spawn")
-
-
-def _ignore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def decode_one_shard(

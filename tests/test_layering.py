@@ -32,7 +32,9 @@ MAY_IMPORT = {
     "shared": {"root"},
     # The codec-package cache (``package_cache``) hands out the bundled package when no specs are
     # given: the generator's layer names its own output, which never imports it back.
-    "codegen": {"root", "generated"},
+    # The shared layer's leaves import nothing of ours; the generator's render workers leave Ctrl-C
+    # to the command as every other worker pool does (``worker_interrupts``).
+    "codegen": {"root", "shared", "generated"},
     "generated": {"root"},
     # ``kraftwire dump-log --schemas`` and ``kraftwire decode --schemas`` generate codecs for the
     # specs they are given (``codegen.package_cache``); the decoders also build their own compiled
@@ -44,7 +46,7 @@ MAY_IMPORT = {
 """Layer -> the other layers its modules may import (each layer imports itself too)."""
 
 
-SHARED = {"kraftwire.synthetic_capture"}
+SHARED = {"kraftwire.synthetic_capture", "kraftwire.worker_interrupts"}
 """Modules beside the command line that import nothing of kraftwire's and serve every layer: the
 capture writer the node (``--capture``) and the decoders' tests share (neither may import the other)."""
 

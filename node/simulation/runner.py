@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import functools
 import multiprocessing
-import signal
 import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Iterable
+
+from kraftwire.worker_interrupts import leave_interrupts_to_parent, workers_start_without_interrupts
 
 from .scenarios import SCENARIOS, converge
 from .simulation import SimOptions, Simulation
@@ -160,19 +161,15 @@ def sweep(
     )
     start = time.perf_counter()
     if jobs > 1 and len(seeds) > 1:
-        with multiprocessing.get_context("fork").Pool(jobs, _leave_interrupts_to_parent) as pool:
+        with workers_start_without_interrupts():
+            pool = multiprocessing.get_context("fork").Pool(jobs, leave_interrupts_to_parent)
+        with pool:
             results = pool.imap(one, seeds, chunksize=max(1, len(seeds) // (jobs * 8)))
             _collect(summary, results)
     else:
         _collect(summary, map(one, seeds))
     summary.wall_s = time.perf_counter() - start
     return summary
-
-
-def _leave_interrupts_to_parent() -> None:
-    """In a worker: ignore SIGINT. Ctrl-C reaches every process of the terminal's group; the parent
-    ends the pool, and each worker's KeyboardInterrupt traceback would only be noise."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _collect(summary: Summary, results: Iterable[RunResult]) -> None:
