@@ -60,3 +60,10 @@ def _signal_group(group: int, signum: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def ctrl_c_as_in_a_terminal() -> None:
+    """``preexec_fn`` for a command a test will send Ctrl-C: SIGINT's default action, as a
+    terminal's job has it. A test run started in the background of a script inherits SIGINT
+    ignored, and an ignored signal stays ignored across exec, so the command would never see it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from process_group import ctrl_c_as_in_a_terminal
 from runtime_settings import formatted_cluster
 from shared import shared_path
 from kraftwire.node.runtime.producer import MetadataClient
@@ -28,6 +29,7 @@ def start(*argv: str, **options) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         start_new_session=True,
+        preexec_fn=ctrl_c_as_in_a_terminal,
         **options,
     )
 

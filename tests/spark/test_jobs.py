@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from captures import T0, conversation, pcap_of, write
+from process_group import ctrl_c_as_in_a_terminal
 from kraftwire.cli import main
 from kraftwire.spark_decoders import local_parallel
 from kraftwire.spark_decoders.output.tables import TABLES
@@ -198,6 +199,7 @@ def test_ctrl_c_exits_130_and_leaves_no_worker(tmp_path):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_as_in_a_terminal,
     )
     try:
         workers: set[int] = set()
