@@ -49,6 +49,8 @@ def log_end_offset(partition_dir: Path) -> int:
         while position + 27 <= size:
             segment.seek(position)
             header = segment.read(27)
+            if len(header) < 27:  # the node truncated its log since the fstat (a divergence)
+                break
             base, length = _HEADER.unpack_from(header)
             if length <= 0 or position + 12 + length > size:
                 break

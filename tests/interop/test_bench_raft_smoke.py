@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from process_group import run_in_group
+
 pytestmark = pytest.mark.timeout(400)
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "raft.py"
