@@ -287,7 +287,8 @@ def ceiling(name: str, rows: list[tuple[int, dict]]) -> tuple[int, dict]:
     return rate, top
 
 
-def summary(ours_rows, theirs_rows, ours_fail, theirs_fail) -> None:
+def records_verdict(ours_rows, theirs_rows, note: str = "") -> None:
+    """The records/s verdict, at the two sides' ceilings."""
     (their_rate, theirs), (our_rate, ours) = ceiling("Kafka TestRaftServer", theirs_rows), ceiling(
         "kraftwire", ours_rows
     )
@@ -295,8 +296,12 @@ def summary(ours_rows, theirs_rows, ours_fail, theirs_fail) -> None:
     print(
         f"verdict records/s: kraftwire {ours['records_per_s']:,.0f} (at {our_rate:,}) / Kafka "
         f"{theirs['records_per_s']:,.0f} (at {their_rate:,}) = {ratio:.2f}x (goal >= 1.0x, floor "
-        f"0.5x): {verdict(ratio >= 1.0)}; floor {verdict(ratio >= 0.5)}"
+        f"0.5x): {verdict(ratio >= 1.0)}; floor {verdict(ratio >= 0.5)}{note}"
     )
+
+
+def summary(ours_rows, theirs_rows, ours_fail, theirs_fail) -> None:
+    records_verdict(ours_rows, theirs_rows)
     shared = [rate for rate, r in ours_rows if rate in dict(theirs_rows)][0]
     ours_fixed, theirs_fixed = dict(ours_rows)[shared], dict(theirs_rows)[shared]
     ratio = ours_fixed["p99"] / theirs_fixed["p99"]
@@ -452,15 +457,7 @@ def one_side(root: Path, args) -> None:
 
 def summary_without_failover(ours_rows, theirs_rows) -> None:
     """``--trials 0``: the records/s ratio and the projection, no failover or catch-up."""
-    (_, theirs), (_, ours) = ceiling("Kafka TestRaftServer", theirs_rows), ceiling(
-        "kraftwire", ours_rows
-    )
-    ratio = ours["records_per_s"] / theirs["records_per_s"]
-    print(
-        f"verdict records/s: kraftwire {ours['records_per_s']:,.0f} / Kafka "
-        f"{theirs['records_per_s']:,.0f} = {ratio:.2f}x (goal >= 1.0x, floor 0.5x): "
-        f"{verdict(ratio >= 1.0)}; floor {verdict(ratio >= 0.5)} (--trials 0: no failover)"
-    )
+    records_verdict(ours_rows, theirs_rows, " (--trials 0: no failover)")
     projection(ours_rows, theirs_rows)
 
 
