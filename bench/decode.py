@@ -412,6 +412,8 @@ def _arguments() -> argparse.Namespace:
         parser.error("--packets, --rounds and --warmups must be at least 1")
     if args.profile and os.path.lexists(args.profile):
         parser.error(f"--profile {args.profile}: already exists (the bench writes only new files)")
+    if args.profile and not os.path.isdir(os.path.dirname(os.path.abspath(args.profile))):
+        parser.error(f"--profile {args.profile}: no such folder")
     return args
 
 

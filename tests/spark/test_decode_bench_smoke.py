@@ -63,3 +63,19 @@ def test_decode_bench_breakdown_prints_every_stage():
     assert names[0] == "capture records -> TCP segments" and names[-2] == "full decode", output
     assert names[-1] == "full decode, rows kept past the next object", output
     assert len(names) == 11, output
+
+
+@pytest.mark.parametrize("where", ["missing", "folder"])
+def test_decode_bench_profile_refuses_a_path_it_cannot_write(tmp_path, where):
+    """A --profile in a folder that does not exist, or a folder itself: one usage line, exit 2, before
+    any capture is built (not a traceback after the decode)."""
+    target = tmp_path / "no-such-folder" / "x.prof" if where == "missing" else tmp_path
+    proc = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--profile", str(target)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert f"--profile {target}: " in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stdout == ""
