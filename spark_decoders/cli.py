@@ -86,7 +86,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         ports = frozenset(int(p) for p in args.ports.split(",") if p.strip())
     except ValueError:
-        return _fail(f"--ports must be comma-separated numbers, not {args.ports!r}", 2)
+        ports = frozenset([0])  # reported below with the out-of-range ones
+    if not all(0 < port < 65536 for port in ports):
+        return _fail(f"--ports must be comma-separated numbers 1-65535, not {args.ports!r}", 2)
     if args.master is not None and not args.spark:
         return _fail("--master is used only with --spark", 2)
     if args.jobs is not None and args.spark:

@@ -94,6 +94,8 @@ def test_a_capture_name_that_is_not_utf8_is_shown_escaped(capture, tmp_path, cap
         (["decode", "{capture}", "--out", "{text}/missing/rows.jsonl"], 2, "no such folder"),
         (["report", "{capture}", "--out", "{text}/missing/report.html"], 2, "no such folder"),
         (["decode", "{capture}", "--ports", "x"], 2, "--ports"),
+        (["decode", "{capture}", "--ports", "9092,99999"], 2, "--ports"),
+        (["decode", "{capture}", "--ports", "-1"], 2, "--ports"),
         (["decode", "{capture}", "--master", "local[2]"], 2, "--master is used only with --spark"),
         (["decode", "{text}"], 1, "not a pcap or pcapng file"),
         (["decode", "{capture}", "--schemas", "/nonexistent-dir"], 1, "does not exist"),
