@@ -104,16 +104,26 @@ def kraft_exchanges(count: int, seed: int = 0, first_correlation_id: int = 1) ->
         request, response = make(rng)
         correlation_id = first_correlation_id + index
         client_id = f"raft-client-{rng.randint(1, 3)}"
-        out.append(
-            Exchange(
-                api_key,
-                version,
-                correlation_id,
-                client_id,
-                encode_request(request, version, correlation_id, client_id),
-                encode_response(response, version, correlation_id),
-                request,
-                response,
-            )
-        )
+        out.append(exchange_of(api_key, version, correlation_id, client_id, request, response))
     return out
+
+
+def exchange_of(
+    api_key: int,
+    version: int,
+    correlation_id: int,
+    client_id: str,
+    request: Message,
+    response: Message,
+) -> Exchange:
+    """The exchange of ``request`` and ``response`` at ``version``, their frames encoded."""
+    return Exchange(
+        api_key,
+        version,
+        correlation_id,
+        client_id,
+        encode_request(request, version, correlation_id, client_id),
+        encode_response(response, version, correlation_id),
+        request,
+        response,
+    )

@@ -13,10 +13,10 @@ import struct
 import pytest
 
 from captures import T0, assert_json_equal, assert_rows_match, decode, pcap_of, write
-from kraftwire.generated import encode_request, encode_response, lookup
+from kraftwire.generated import lookup
 from kraftwire.records import encode_batch
 from kraftwire.synthetic_capture import Conversation
-from kraftwire.spark_decoders.kafka.traffic import Exchange, kraft_exchanges
+from kraftwire.spark_decoders.kafka.traffic import Exchange, exchange_of, kraft_exchanges
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -25,16 +25,8 @@ UTF8_CLIENT = "consumer-ü-2"
 
 
 def _exchange(request_body, response_body, version: int, correlation_id: int, client_id: str):
-    return Exchange(
-        request_body.API_KEY,
-        version,
-        correlation_id,
-        client_id,
-        encode_request(request_body, version, correlation_id, client_id),
-        encode_response(response_body, version, correlation_id),
-        request_body,
-        response_body,
-    )
+    api_key = request_body.API_KEY
+    return exchange_of(api_key, version, correlation_id, client_id, request_body, response_body)
 
 
 def _renamed(exchanges: list[Exchange], client_id: str) -> list[Exchange]:
