@@ -28,11 +28,10 @@ from __future__ import annotations
 import struct
 from typing import Callable, Final
 
-from .headers import Plausible
+from .headers import MAX_FRAME, Plausible
 from ..packets.reassembly import CAPTURE_END, CLOSED, TRUNCATED, StreamSink
 from ..packets.typed_reads import i32_be
 
-MAX_FRAME: Final = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
 _SIZE: Final = struct.Struct(">i")
 # Bound once: compiled, ``_SIZE.unpack_from(...)`` would look the method up on every call.
 _unpack_size: Final = _SIZE.unpack_from

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Container
 from typing import Callable, Final
 
 from kraftwire.generated import api_keys
-from kraftwire.generated.framing import CLIENT_ID_LENGTH, REQUEST_HEAD
+from kraftwire.generated.framing import CLIENT_ID_LENGTH, DEFAULT_MAX_FRAME, REQUEST_HEAD
 
 from ..packets.typed_reads import (
     i16_i16_i32_i16_be,
@@ -38,6 +38,8 @@ from ..packets.typed_reads import (
 # ``i16_i16_i32_i16``, a request frame's size then its header ``i32_i16_i16_i32_i16``, a response
 # frame's size then its correlation id ``i32_i32``.
 _INT16: Final = CLIENT_ID_LENGTH
+# The largest frame Kafka reads by default (socket.request.max.bytes): a size above it is no frame.
+MAX_FRAME: Final = DEFAULT_MAX_FRAME
 # Bound once: compiled, ``_INT16.unpack_from(...)`` would look the method up on every call.
 _unpack_int16: Final[Callable[[bytes | bytearray | memoryview, int], tuple[int]]] = (
     _INT16.unpack_from
@@ -177,7 +179,7 @@ def _plausible_request(buf: Buffer, pos: int, api_keys: Container[int]) -> bool 
     if len(buf) - pos < 14:
         return None
     size, api_key, api_version, correlation_id, length = i32_i16_i16_i32_i16_be(buf, pos)
-    if size < 10 or size > 100 * 1024 * 1024:
+    if size < 10 or size > MAX_FRAME:
         return False
     if not 0 <= api_key <= MAX_API_KEY and api_key not in api_keys:
         return False
@@ -262,7 +264,7 @@ def plausible_response(pending: Collection[int]) -> Plausible:
         if len(buf) - pos < 8:
             return None
         size, correlation_id = i32_i32_be(buf, pos)
-        if size < 4 or size > 100 * 1024 * 1024 or correlation_id < 0:
+        if size < 4 or size > MAX_FRAME or correlation_id < 0:
             return False
         if correlation_id in pending:
             return pos in boundaries or _next_answers(buf, pos + 4 + size, boundaries, pending)
@@ -288,7 +290,7 @@ def _next_answers(
     if end + 8 > len(buf):
         return None
     size, correlation_id = i32_i32_be(buf, end)
-    if not 4 <= size <= 100 * 1024 * 1024 or correlation_id not in pending:
+    if not 4 <= size <= MAX_FRAME or correlation_id not in pending:
         return False
     return _next_answers(buf, end + 4 + size, boundaries, pending, depth - 1)
 
