@@ -21,6 +21,7 @@ building 200k packets takes about a minute, and every later run reads the same b
 from __future__ import annotations
 
 import json
+import os
 import random
 import tempfile
 import uuid
@@ -39,13 +40,16 @@ def cached_capture(packets: int, package) -> tuple[Path, int]:
     system's temporary folder; returns its path and packet count."""
     folder = Path(tempfile.gettempdir()) / "kraftwire-bench-captures"
     folder.mkdir(exist_ok=True)
-    path = folder / f"records-v{FORMAT_VERSION}-{packets}.pcap"
-    count_file = folder / f"records-v{FORMAT_VERSION}-{packets}.count"
+    stem = f"records-v{FORMAT_VERSION}-{packets}"
+    path, count_file = folder / f"{stem}.pcap", folder / f"{stem}.count"
     if not (path.exists() and count_file.exists()):
-        partial = folder / f"records-v{FORMAT_VERSION}-{packets}.partial"
+        # Files of this run's own, each moved into place whole: a bench building the same capture
+        # at the same time neither writes into them nor reads them half written.
+        partial, partial_count = (folder / f"{stem}.{os.getpid()}.{e}" for e in ("partial", "n"))
         count = write_capture(partial, packets, records_pool(package, random.Random(11)))
+        partial_count.write_text(str(count))
+        partial_count.replace(count_file)
         partial.replace(path)
-        count_file.write_text(str(count))
     return path, int(count_file.read_text())
 
 

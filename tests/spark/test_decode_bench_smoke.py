@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,30 @@ def test_decode_bench_profile_refuses_a_path_it_cannot_write(tmp_path, where):
     assert proc.returncode == 2, proc.stderr
     assert f"--profile {target}: " in proc.stderr and "Traceback" not in proc.stderr
     assert proc.stdout == ""
+
+
+def test_records_capture_cache_leaves_another_runs_partial_file_alone(tmp_path, monkeypatch):
+    """Two benches building the same cached capture at once: each writes files of its own, so
+    neither overwrites (nor moves into place) the other's half-written capture."""
+    monkeypatch.syspath_prepend(str(BENCH.parent))
+    import _records_capture
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = tmp_path / "kraftwire-bench-captures"
+    folder.mkdir()
+    stem = f"records-v{_records_capture.FORMAT_VERSION}-7"
+    others = folder / f"{stem}.partial"
+    others.write_bytes(b"another run, half way")
+
+    def write_capture(path, packets, pool):
+        Path(path).write_bytes(b"capture of this run")
+        return packets
+
+    monkeypatch.setattr(_records_capture, "write_capture", write_capture)
+    monkeypatch.setattr(_records_capture, "records_pool", lambda package, rng: [])
+    path, count = _records_capture.cached_capture(7, package=None)
+    assert (path.read_bytes(), count) == (b"capture of this run", 7)
+    assert others.read_bytes() == b"another run, half way"
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [others.name, f"{stem}.pcap", f"{stem}.count"]
+    )
