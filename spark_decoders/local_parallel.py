@@ -36,8 +36,8 @@ from .decode.pipeline import (
     CollectorPaused,
     DecodeOptions,
     FlowTable,
+    capture_order,
     feed_file,
-    first_timestamp,
     map_file,
 )
 from .kafka.rows import OrderedRows, Row
@@ -96,9 +96,7 @@ def decode_parallel(
     ``jobs`` worker processes; with ``encode``, their lines instead, as byte buffers each holding
     one or more lines. And per file, stats holding the problems the workers noted (the first
     worker's first, then the others' not already there)."""
-    files = tuple(
-        sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p))
-    )
+    files = capture_order(paths)
     local_decoder(schemas)  # the specs' problems told here, as one process tells them
     # Encoded lines go through files of the workers' own (hundreds of MB for a large capture):
     # a pipe and pickle would cost the parent a third of the decode to receive them.

@@ -418,6 +418,13 @@ def first_timestamp(path: str) -> int:
     return 0
 
 
+def capture_order(paths: Iterable[str]) -> tuple[str, ...]:
+    """The captures in the order they are read as one traffic stream (by their first packet's
+    timestamp, then by name), absolute, as Spark's readers see them (their executors run in other
+    directories): every decode, local, parallel or Spark, numbers files and frames in this order."""
+    return tuple(sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p)))
+
+
 def map_file(path: str) -> CaptureBuffer:
     """The file's bytes, memory-mapped (empty files as b"")."""
     with open(path, "rb") as handle:
@@ -434,10 +441,7 @@ def decode_files(
 ) -> tuple[list[Row], dict[str, CaptureStats]]:
     """Decode captures as one traffic stream into rows of ``options.table`` (sorted by file and
     packet), and stats per file."""
-    # Absolute, as Spark's readers see them (their executors run in other directories).
-    files = tuple(
-        sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p))
-    )
+    files = capture_order(paths)
     options = options or DecodeOptions()
     emitted = OrderedRows(sort_key(options.table))
     table = FlowTable(files, bodies, emitted.add, options)

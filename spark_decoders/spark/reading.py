@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSource
 
-from ..decode.pipeline import first_timestamp
+from ..decode.pipeline import capture_order
 from kraftwire.codegen.package_cache import CodecBundle
 from ..kafka.connection import DEFAULT_SERVER_PORTS
 from ..output.sightings import merge_sightings
@@ -226,7 +226,7 @@ def read_split_exchanges(
 ) -> DataFrame:
     """A DataFrame of the ``output`` rows of ``paths``, read in splits of ``split_bytes``."""
     register_once(spark, KafkaPcapSegmentsDataSource)
-    files = tuple(sorted(expand_paths(",".join(paths)), key=lambda p: (first_timestamp(p), p)))
+    files = capture_order(expand_paths(",".join(paths)))
     # A fixed number of partitions, so adaptive execution does not merge them back into a few;
     # one route label per partition, so none gets two routes' work and another none.
     partitions = stage_two_partitions(

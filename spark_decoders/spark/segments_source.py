@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from ..decode.pipeline import first_timestamp, map_file
+from ..decode.pipeline import capture_order, map_file
 from .pieces import PIECE_DDL, split_pieces
 from .shards import expand_paths
 from .spark_tasks import as_spark_task
@@ -58,7 +58,7 @@ class KafkaPcapSegmentsDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         paths = expand_paths(self.options.get("path") or "")
-        files = sorted(paths, key=lambda p: (first_timestamp(p), p))
+        files = list(capture_order(paths))
         split_bytes = int(self.options.get("split_bytes") or DEFAULT_SPLIT_BYTES)
         routes = [int(label) for label in (self.options.get("routes") or "0").split(",")]
         return SegmentsReader(files, split_bytes, routes)

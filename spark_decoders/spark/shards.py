@@ -17,8 +17,8 @@ from ..decode.pipeline import (
     DecodeOptions,
     FlowTable,
     Row,
+    capture_order,
     feed_file_in_steps,
-    first_timestamp,
     map_file,
 )
 from ..kafka.bodies import BodyDecoder
@@ -144,9 +144,7 @@ def _feed_shard(
     """Every file of ``paths`` into one shard's ``FlowTable`` emitting to ``emit``, pausing (a
     yield) whenever ``stop`` says so (see ``feed_file_in_steps``); the last rows are emitted
     after the last yield."""
-    files = tuple(
-        sorted((os.path.abspath(p) for p in paths), key=lambda p: (first_timestamp(p), p))
-    )
+    files = capture_order(paths)
     flows = FlowTable(
         files,
         BodyDecoder(load_codecs(bundle)),
