@@ -23,7 +23,7 @@ from .kafka.rows import Row
 from .output.sightings import merge_sightings
 from .output.tables import EXCHANGES, TABLES, json_ready, to_arrow
 from .packets.capture import MIN_CAPTURE_HEADER, CaptureError, capture_format, shown_name
-from .spark.quiet_spark import quiet_session
+from .spark.quiet_spark import SparkStartError, quiet_session
 from .spark.shards import check_spark_paths
 
 PREFIX = "kraftwire decode"  # every problem line starts with the command's name
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(problem, 2)
     try:
         rows, unreadable = _spark_rows(args, ports) if args.spark else _local_rows(args, ports)
-    except (OSError, ValueError) as exc:  # unreadable specs, a file that is no capture, ...
+    except (OSError, ValueError, SparkStartError) as exc:  # unreadable specs, no capture, ...
         return _fail(str(exc), 1)
     except ImportError as exc:
         return _fail(f"{exc} (is the spec directory a kraftwire-generatable set?)", 1)

@@ -42,6 +42,11 @@ appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
 LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
+class SparkStartError(RuntimeError):
+    """The session did not start (a master Spark refuses or cannot reach): why, and where the
+    JVM's log is."""
+
+
 def is_local_master(master: str) -> bool:
     """Whether ``master`` runs the executor inside the driver's JVM (local, local[N], local[*],
     local[N,F]); local-cluster and cluster masters start executor JVMs of their own."""
@@ -75,7 +80,13 @@ def quiet_session(master: str, app_name: str, command: str) -> Iterator["SparkSe
     )
     jvm_log = os.path.join(folder, "spark.log")
     with _stderr_to(jvm_log):  # the JVM started here keeps the log file as its standard error
-        spark = builder.getOrCreate()
+        try:
+            spark = builder.getOrCreate()
+        except Exception as exc:  # pyspark's and py4j's errors share no base of their own
+            reason = _first_exception(jvm_log) or str(exc).splitlines()[0]
+            raise SparkStartError(
+                f"Spark did not start on master {master!r}: {reason} (its log: {jvm_log})"
+            ) from None
     spark.sparkContext.setLogLevel("ERROR")
     failed = False
     try:
@@ -89,6 +100,16 @@ def quiet_session(master: str, app_name: str, command: str) -> Iterator["SparkSe
             print(f"{command}: Spark's own log is in {jvm_log}", file=sys.stderr)
         else:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _first_exception(jvm_log: str) -> str | None:
+    """The message of the first exception the JVM wrote to its log, if any (the JVM explains a
+    refused master there, pyspark only says that the JVM exited)."""
+    with open(jvm_log, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if line.startswith("Exception in thread") and ": " in line:
+                return line.split(": ", 1)[1].strip()
+    return None
 
 
 @contextlib.contextmanager

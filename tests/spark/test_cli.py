@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 
@@ -231,6 +233,19 @@ def test_spark_decode_writes_only_our_own_lines_to_stderr(capture, tmp_path):
     local = tmp_path / "local.jsonl"
     assert main(["decode", capture, "--format", "jsonl", "--out", str(local)]) == 0
     assert out.read_bytes() == local.read_bytes()
+
+
+@pytest.mark.timeout(600)  # a JVM starts (and refuses the master)
+def test_a_master_spark_refuses_is_one_line_naming_the_log(capture, capsys):
+    """``--master bogus://x``: pyspark's traceback (the JVM exited before sending its port) and a
+    log folder left unnamed; now one line with the JVM's reason and where its log is."""
+    assert main(["decode", capture, "--spark", "--master", "bogus://x"]) == 1
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("kraftwire decode: Spark did not start on master 'bogus://x': ")
+    assert "Master must" in line and "Traceback" not in line
+    log = line.rsplit("(its log: ", 1)[1].rstrip(")")
+    assert os.path.isfile(log)
+    shutil.rmtree(os.path.dirname(log))
 
 
 def test_specs_that_do_not_load_are_one_line_and_leave_no_staging(
