@@ -414,6 +414,12 @@ def _arguments() -> argparse.Namespace:
         parser.error(f"--profile {args.profile}: already exists (the bench writes only new files)")
     if args.profile and not os.path.isdir(os.path.dirname(os.path.abspath(args.profile))):
         parser.error(f"--profile {args.profile}: no such folder")
+    for option, capture in (
+        ("--time-local", args.time_local),
+        ("--breakdown-of", args.breakdown_of),
+    ):
+        if capture is not None and not os.path.isfile(capture):
+            parser.error(f"{option} {capture}: no such capture file")
     return args
 
 

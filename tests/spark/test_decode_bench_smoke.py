@@ -107,3 +107,20 @@ def test_records_capture_cache_leaves_another_runs_partial_file_alone(tmp_path, 
     assert sorted(p.name for p in folder.iterdir()) == sorted(
         [others.name, f"{stem}.pcap", f"{stem}.count"]
     )
+
+
+@pytest.mark.parametrize("option", ["--time-local", "--breakdown-of"])
+@pytest.mark.parametrize("where", ["missing", "folder"])
+def test_decode_bench_child_options_refuse_a_capture_that_is_not_a_file(tmp_path, option, where):
+    """The options the bench gives its children, typed by hand with a wrong path: one usage line,
+    exit 2 (not a traceback)."""
+    target = tmp_path / "missing.pcap" if where == "missing" else tmp_path
+    proc = subprocess.run(
+        [sys.executable, str(BENCH), option, str(target)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert f"{option} {target}: no such capture file" in proc.stderr
+    assert "Traceback" not in proc.stderr
