@@ -49,7 +49,7 @@ from ..packets.layers import (
     tcp_segment,
 )
 from ..packets.readers import open_reader
-from ..kafka.rows import OrderedRows
+from ..kafka.rows import OrderedRows, Row
 from ..output.tables import EXCHANGES, connection_class, sort_key
 
 
@@ -114,10 +114,6 @@ def reversed_endpoints(endpoints: bytes) -> bytes:
 _unpack_endpoints: Final = struct.Struct(">iii").unpack
 
 
-# A row of any table (``tables``): column name -> value.
-Row = dict[str, Any]
-
-
 @dataclass
 class FlowTable:
     """Every connection of a set of captures; emits rows through ``emit``.
@@ -151,7 +147,7 @@ class FlowTable:
             conn.finish()
             conn = None
         if conn is None:
-            if not seg.payload and not seg.flags & 0x02:
+            if not seg.payload and not seg.flags & SYN:
                 return  # a bare ACK/FIN of a connection we never saw carry anything
             conn = self.flows[key] = connection_class(self.options.table)(
                 seg, ts_ns, self.capture_files, self.bodies, self.options.server_ports, self.emit

@@ -16,7 +16,6 @@ from ..decode.pipeline import (
     CollectorPaused,
     DecodeOptions,
     FlowTable,
-    Row,
     capture_order,
     feed_file_in_steps,
     map_file,
@@ -29,7 +28,7 @@ from kraftwire.codegen.package_cache import (
     parse_schema_dirs,
     specs_fingerprint,
 )
-from ..kafka.rows import OrderedRows
+from ..kafka.rows import OrderedRows, Row
 from ..output.tables import EXCHANGES, sort_key
 from ..packets.capture import CaptureError, CaptureStats, shown_name
 from .ownership import ShardOwnership
