@@ -218,7 +218,7 @@ def path_problem(captures: list[str], out: Path | None) -> str | None:
     return None
 
 
-def unreadable_captures(stats: Row, prefix: str = "kraftwire decode") -> list[str]:
+def unreadable_captures(stats: Row, prefix: str = PREFIX) -> list[str]:
     """The files that are no capture at all; the other files' first problems are printed as warnings
     (after ``prefix``, the command's name)."""
     unreadable = []
