@@ -20,15 +20,22 @@ from typing import Any, Iterator, Sequence, overload
 # The batch codec from where it lives, not through ``kraftwire.generated.records``, whose JSON and
 # text views of batches (six modules, for the decoders and dump-log) a node never uses.
 from kraftwire.generated import _buffer, _control
+from kraftwire.generated._control_record import (
+    KRAFT_VERSION,
+    KRAFT_VOTERS,
+    LEADER_CHANGE,
+    SNAPSHOT_FOOTER,
+    SNAPSHOT_HEADER,
+)
 
 from .values import LogBatch
 
 _CONTROL_TYPES = {
-    "LeaderChangeMessage": 2,
-    "SnapshotHeaderRecord": 3,
-    "SnapshotFooterRecord": 4,
-    "KRaftVersionRecord": 5,
-    "VotersRecord": 6,
+    "LeaderChangeMessage": LEADER_CHANGE,
+    "SnapshotHeaderRecord": SNAPSHOT_HEADER,
+    "SnapshotFooterRecord": SNAPSHOT_FOOTER,
+    "KRaftVersionRecord": KRAFT_VERSION,
+    "VotersRecord": KRAFT_VOTERS,
 }
 
 
