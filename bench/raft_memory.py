@@ -40,8 +40,8 @@ TIMERS = {
     "controller.quorum.request.timeout.ms": 2000,
 }
 _IMPORT_ONLY = (
-    "import sys, kraftwire.node.runtime, _raft_memory_probe as p; "
-    "print(f'{p.rss_mib():.1f} MiB, {len(sys.modules)} modules')"
+    "import os, sys, kraftwire.node.runtime, _raft_memory_probe as p; "
+    "print(f'{p.rss_mb(os.getpid()):.1f} MiB, {len(sys.modules)} modules')"
 )
 
 
