@@ -1,4 +1,4 @@
-"""bench/raft.py and bench/raft_memory.py refuse a bad argument with argparse's one-line error and exit
+"""bench/raft.py, bench/raft_memory.py and bench/node.py refuse a bad argument with argparse's one-line error and exit
 status 2, before they start a process or make a folder (no traceback)."""
 
 import subprocess
@@ -25,6 +25,12 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         ("raft_memory.py", ["--rate", "abc"]),
         ("raft_memory.py", ["--window", "0"]),
         ("raft_memory.py", ["--record-size", "0"]),
+        ("node.py", ["--seconds", "-1"]),
+        ("node.py", ["--producers", "0"]),
+        ("node.py", ["--batch", "0"]),
+        ("node.py", ["--single-producers", "0"]),
+        ("node.py", ["--linger-ms", "-5"]),
+        ("node.py", ["--trials", "-1"]),
     ],
 )
 def test_bad_argument_is_one_line_and_exit_2(script, argument):
