@@ -24,6 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _raft_procs import rss_mb  # noqa: E402
+
 _SKIPPED = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
@@ -41,14 +43,6 @@ def reachable_bytes(root: object) -> int:
         total += sys.getsizeof(obj)
         stack.extend(gc.get_referents(obj))
     return total
-
-
-def rss_mib() -> float:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def log_figures(log: Any) -> dict[str, float]:
@@ -90,7 +84,7 @@ def main() -> None:
     KRaftNode.start = remembered_start  # type: ignore[method-assign]
 
     def report(_signum: int, _frame: Any) -> None:
-        found: dict[str, Any] = {"rss_mib": rss_mib(), "modules": len(sys.modules)}
+        found: dict[str, Any] = {"rss_mib": rss_mb(os.getpid()), "modules": len(sys.modules)}
         if nodes and nodes[0].storage is not None:
             found["log"] = log_figures(nodes[0].storage.log)
         if args.trace:

@@ -224,6 +224,12 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
+    least_1 = (args.producers, args.batch, args.single_producers, args.trials)
+    if args.seconds <= 0 or min(least_1) < 1 or args.linger_ms < 0:
+        parser.error(
+            "--seconds must be above 0, --producers, --batch, --single-producers and --trials "
+            "at least 1, --linger-ms at least 0"
+        )
     if args.quick:
         args.seconds, args.producers, args.batch, args.trials = 1.0, 2, 5, 1
         args.single_producers = 4

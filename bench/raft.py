@@ -383,12 +383,21 @@ def main() -> None:
         help="kafka, kraftwire or both (the default; the ratios need both)",
     )
     args = parser.parse_args()
-    args.rates = sorted(int(rate) for rate in args.rates.split(","))
+    try:
+        args.rates = sorted(int(rate) for rate in args.rates.split(","))
+    except ValueError:
+        parser.error(
+            f"--rates takes records/s as whole numbers separated by commas, not {args.rates!r}"
+        )
     args.sides = set(args.sides.split(","))
     if not args.sides or not args.sides <= {"kafka", "kraftwire"}:
         parser.error("--sides takes kafka, kraftwire or kafka,kraftwire")
     if args.trials < 0 or args.catch_up < 1 or not args.rates or args.rates[0] < 1:
         parser.error("--catch-up and every rate must be at least 1, --trials at least 0")
+    if args.record_size < 1 or args.warmup < 0 or args.window <= 0 or args.kafka_heap_mb < 1:
+        parser.error(
+            "--record-size and --kafka-heap-mb must be at least 1, --warmup at least 0, --window above 0"
+        )
     if args.quick:
         args.rates, args.warmup, args.window, args.trials, args.step = [200], 1.0, 2.0, 1, 1.0
         args.catch_up = 200

@@ -40,8 +40,8 @@ TIMERS = {
     "controller.quorum.request.timeout.ms": 2000,
 }
 _IMPORT_ONLY = (
-    "import sys, kraftwire.node.runtime, _raft_memory_probe as p; "
-    "print(f'{p.rss_mib():.1f} MiB, {len(sys.modules)} modules')"
+    "import os, sys, kraftwire.node.runtime, _raft_memory_probe as p; "
+    "print(f'{p.rss_mb(os.getpid()):.1f} MiB, {len(sys.modules)} modules')"
 )
 
 
@@ -97,6 +97,10 @@ def main() -> None:
     parser.add_argument("--window", type=float, default=10.0)
     parser.add_argument("--trace", action="store_true")
     args = parser.parse_args()
+    if args.rate < 1 or args.record_size < 1 or args.warmup < 0 or args.window <= 0:
+        parser.error(
+            "--rate and --record-size must be at least 1, --warmup at least 0, --window above 0"
+        )
     here = str(Path(__file__).resolve().parent)
     imported = subprocess.run(
         [sys.executable, "-c", _IMPORT_ONLY], capture_output=True, text=True, cwd=here, check=True

@@ -20,15 +20,22 @@ from typing import Any, Iterator, Sequence, overload
 # The batch codec from where it lives, not through ``kraftwire.generated.records``, whose JSON and
 # text views of batches (six modules, for the decoders and dump-log) a node never uses.
 from kraftwire.generated import _buffer, _control
+from kraftwire.generated._control_record import (
+    KRAFT_VERSION,
+    KRAFT_VOTERS,
+    LEADER_CHANGE,
+    SNAPSHOT_FOOTER,
+    SNAPSHOT_HEADER,
+)
 
 from .values import LogBatch
 
 _CONTROL_TYPES = {
-    "LeaderChangeMessage": 2,
-    "SnapshotHeaderRecord": 3,
-    "SnapshotFooterRecord": 4,
-    "KRaftVersionRecord": 5,
-    "VotersRecord": 6,
+    "LeaderChangeMessage": LEADER_CHANGE,
+    "SnapshotHeaderRecord": SNAPSHOT_HEADER,
+    "SnapshotFooterRecord": SNAPSHOT_FOOTER,
+    "KRaftVersionRecord": KRAFT_VERSION,
+    "VotersRecord": KRAFT_VOTERS,
 }
 
 
@@ -64,35 +71,31 @@ def encode_batches(batches: Sequence[LogBatch]) -> bytes:
 def decode_batches(data: bytes) -> list[LogBatch]:
     """Whole batches in ``data`` (a partial trailing batch is ignored, as Kafka does).
 
-    Raises on corrupt input (bad CRC, truncated records); the caller abandons the append. A batch
-    that is byte for byte what a leader writes for values of one length (``read_value_batch``: CRC
-    checked, records rebuilt and compared) is sliced into its values; any other is decoded record
-    by record.
+    Raises on corrupt input (bad CRC, truncated records); the caller abandons the append.
     """
     if not data:
         return []
-    out: list[LogBatch] = []
     spans, _tail = _buffer.batch_spans(data)
-    for start, end, magic in spans:
-        raw = data[start:end]
-        plain = _buffer.read_value_batch(raw) if magic == 2 else None
-        if plain is not None:
-            base_offset, epoch, timestamp, values = plain
-            out.append(LogBatch(base_offset, epoch, tuple(values), False, timestamp, raw))
-            continue
-        (rb,), _ = _buffer.decode_batches(raw)
-        recs = _values_of(rb)
-        out.append(
-            LogBatch(
-                rb.base_offset,
-                rb.partition_leader_epoch,
-                recs,
-                rb.is_control,
-                rb.base_timestamp,
-                raw,
-            )
-        )
-    return out
+    return [_decode_one(data[start:end]) for start, end, _magic in spans]
+
+
+def _decode_one(raw: bytes) -> LogBatch:
+    """One whole batch. One that is byte for byte what a leader writes for values of one length
+    (``read_value_batch``: CRC checked, records rebuilt and compared; None for any other, an older
+    magic included) is sliced into its values; any other is decoded record by record."""
+    plain = _buffer.read_value_batch(raw)
+    if plain is not None:
+        base_offset, epoch, timestamp, values = plain
+        return LogBatch(base_offset, epoch, tuple(values), False, timestamp, raw)
+    (rb,), _ = _buffer.decode_batches(raw)
+    return LogBatch(
+        rb.base_offset,
+        rb.partition_leader_epoch,
+        _values_of(rb),
+        rb.is_control,
+        rb.base_timestamp,
+        raw,
+    )
 
 
 def _values_of(rb: Any) -> tuple[Any, ...]:
@@ -113,11 +116,7 @@ class EncodedRecords(Sequence[Any]):
         self.length = length
 
     def decoded(self) -> tuple[Any, ...]:
-        plain = _buffer.read_value_batch(self.raw)
-        if plain is not None:
-            return tuple(plain[3])
-        batches, _tail = _buffer.decode_batches(self.raw)
-        return _values_of(batches[0])
+        return tuple(_decode_one(self.raw).records)
 
     def __len__(self) -> int:
         return self.length

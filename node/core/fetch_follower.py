@@ -12,7 +12,6 @@ from kraftwire.generated import errors
 from kraftwire.generated import fetch_response as _fetch
 
 from . import batches as _batches
-
 from .api import PeerRefused, ResponseReceived, SnapshotId, SnapshotWrite
 from .common import common_outcome
 from .log_ops import truncation_offset

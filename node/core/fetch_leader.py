@@ -20,9 +20,7 @@ from typing import Any, NamedTuple
 from kraftwire.generated import errors
 from kraftwire.generated import fetch_request as _fetch
 
-from . import batches as _batches
-
-from . import responses
+from . import batches as _batches, responses
 from .api import METADATA_TOPIC_ID, InvariantViolation, ReplicaKey, RequestReceived, SnapshotId
 from .common import cluster_id_ok, validate_leader_only
 from .leader import LeaderState, ParkedFetch

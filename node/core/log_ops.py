@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from . import batches as _batches
-
 from .api import BOOTSTRAP_SNAPSHOT_ID, RaftLog, SnapshotId, SnapshotLoaded, SnapshotStore
 
 VALID = "valid"

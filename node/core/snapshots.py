@@ -17,9 +17,7 @@ from kraftwire.generated import k_raft_version_record as _kv
 from kraftwire.generated import snapshot_footer_record as _footer
 from kraftwire.generated import snapshot_header_record as _header
 
-from . import batches as _batches
-
-from . import responses
+from . import batches as _batches, responses
 from .api import (
     BOOTSTRAP_SNAPSHOT_ID,
     CreateSnapshot,

@@ -26,9 +26,9 @@ from kraftwire.node.storage.layout import read_meta_properties
 
 from .client import ClientError, KafkaConnection
 from .config import ConfigError, load_config
+from .local_apis import CONTROLLER_ENDPOINT
 
 Answer = TypeVar("Answer")
-CONTROLLERS = 2  # DescribeCluster's endpoint type for the controllers (1 lists brokers)
 VOTER_CHANGE_TIMEOUT_MS = 30000  # what Kafka's tool gives the leader to complete a voter change
 
 
@@ -44,7 +44,7 @@ class NoLeaderYet(ClientError):
 def describe_cluster_request() -> Any:
     """DescribeCluster listing the controllers, as Kafka's admin client asks a controller quorum."""
     return _dc.DescribeClusterRequest(
-        endpoint_type=CONTROLLERS, include_cluster_authorized_operations=False
+        endpoint_type=CONTROLLER_ENDPOINT, include_cluster_authorized_operations=False
     )
 
 

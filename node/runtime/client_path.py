@@ -13,6 +13,17 @@ from typing import Any
 
 from kraftwire.generated import ProtocolError
 from kraftwire.generated import produce_response as _pr
+from kraftwire.generated.errors import (
+    CORRUPT_MESSAGE,
+    INVALID_REQUEST,
+    INVALID_REQUIRED_ACKS,
+    NONE,
+    NOT_LEADER_OR_FOLLOWER,
+    POLICY_VIOLATION,
+    REQUEST_TIMED_OUT,
+    UNKNOWN_TOPIC_ID,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
 from kraftwire.node.core import batches as batch_codec
 from kraftwire.node.core.api import (
     METADATA_PARTITION,
@@ -22,9 +33,6 @@ from kraftwire.node.core.api import (
 
 from .node_view import ProduceTarget, QuorumView
 
-NONE, CORRUPT_MESSAGE, UNKNOWN_TOPIC_OR_PARTITION = 0, 2, 3
-NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, INVALID_REQUIRED_ACKS, INVALID_REQUEST = 6, 7, 21, 42
-POLICY_VIOLATION, UNKNOWN_TOPIC_ID = 44, 100
 KAFKA_METADATA_LOG_REFUSAL = (
     "kraftwire does not write into a Kafka metadata log: this quorum's log holds a metadata.version"
     " FeatureLevelRecord, and Kafka's controllers would stop at a record they cannot replay"

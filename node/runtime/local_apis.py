@@ -34,7 +34,7 @@ SERVED_KEYS = (
     api_keys.UPDATE_RAFT_VOTER,
 )
 SUPPORTED_KRAFT_VERSION = (0, 1)
-CONTROLLER_ENDPOINT = 2
+BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 1, 2  # DescribeCluster's EndpointType (KIP-919)
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
@@ -96,8 +96,8 @@ def describe_cluster_response(
     version: int, request: Any, cluster_id: str, status: QuorumStatus, listener: str
 ) -> Any:
     """As ``ControllerApis.handleDescribeCluster``: controllers only (docs/operations.md §3.2)."""
-    endpoint_type = getattr(request, "endpoint_type", 1)
-    if version == 0 or endpoint_type not in (1, CONTROLLER_ENDPOINT):
+    endpoint_type = getattr(request, "endpoint_type", BROKER_ENDPOINT)
+    if version == 0 or endpoint_type not in (BROKER_ENDPOINT, CONTROLLER_ENDPOINT):
         error = INVALID_REQUEST if version == 0 else UNSUPPORTED_ENDPOINT_TYPE
         return _dc.DescribeClusterResponse(
             error_code=error, endpoint_type=CONTROLLER_ENDPOINT, cluster_id=cluster_id

@@ -27,9 +27,12 @@ from kraftwire.generated import (
     response_class,
     response_header_version,
 )
+from kraftwire.generated.framing import REQUEST_HEAD
 
 _SIZE = struct.Struct(">i")
-_KEY_AND_VERSION = struct.Struct(">hh")
+# The API key and version a request header starts with (framing's layout; the correlation id is
+# read with the whole header), enough to pick the header's version.
+_KEY_AND_VERSION = struct.Struct(REQUEST_HEAD.format[:3])
 _REQUEST_HEADER = lookup("RequestHeader")
 _RESPONSE_HEADER = lookup("ResponseHeader")
 CLIENT_ID = "sim"

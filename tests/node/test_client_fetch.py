@@ -12,6 +12,15 @@ from typing import Any
 
 from test_core_status import Cluster
 
+from kraftwire.generated.errors import (
+    FENCED_LEADER_EPOCH,
+    INVALID_REQUEST,
+    NONE,
+    NOT_LEADER_OR_FOLLOWER,
+    OFFSET_OUT_OF_RANGE,
+    UNKNOWN_LEADER_EPOCH,
+    UNKNOWN_TOPIC_ID,
+)
 from kraftwire.generated.records import decode_batches
 from kraftwire.node.core import KRaftCore, OutboundResponse, RequestReceived, Role
 from kraftwire.node.core.api import METADATA_PARTITION, METADATA_TOPIC_ID, ZERO_UUID
@@ -19,8 +28,6 @@ from kraftwire.node.runtime.producer import client_fetch_request
 
 CLIENT = -1001  # a client connection's source, as the runtime numbers them
 VERSION = 17
-NONE, OFFSET_OUT_OF_RANGE, NOT_LEADER_OR_FOLLOWER, INVALID_REQUEST = 0, 1, 6, 42
-FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_ID = 74, 75, 100
 
 
 class _Cluster(Cluster):
@@ -73,6 +80,17 @@ def _id_of(cluster: _Cluster, core: KRaftCore) -> int:
 def _fetch(offset: int, epoch: int, max_wait_ms: int = 0, last_epoch: int | None = None) -> Any:
     last = epoch if last_epoch is None else last_epoch
     return client_fetch_request(VERSION, offset, epoch, last, max_wait_ms=max_wait_ms)
+
+
+def _parked_at_high_watermark(max_wait_ms: int) -> tuple[_Cluster, KRaftCore, Any]:
+    """A cluster whose leader committed one record and parked a client Fetch at its high watermark:
+    (cluster, leader, the leader's status when asked)."""
+    cluster = _committed_cluster([b"a"])
+    leader = cluster.leader()
+    status = leader.status()
+    assert status.high_watermark is not None
+    assert _ask(cluster, leader, _fetch(status.high_watermark, status.epoch, max_wait_ms)) == []
+    return cluster, leader, status
 
 
 def _partition(response: Any) -> Any:
@@ -179,11 +197,7 @@ def test_a_fetch_is_validated_as_every_fetch() -> None:
 
 
 def test_a_fetch_at_the_high_watermark_is_parked_until_a_commit() -> None:
-    cluster = _committed_cluster([b"a"])
-    leader = cluster.leader()
-    status = leader.status()
-    assert status.high_watermark is not None
-    assert _ask(cluster, leader, _fetch(status.high_watermark, status.epoch, 20_000)) == []
+    cluster, leader, status = _parked_at_high_watermark(20_000)
     assert leader.next_deadline_ms() <= cluster.now + 20_000
 
     leader.append([b"late"], cluster.now)
@@ -200,12 +214,8 @@ def test_a_fetch_at_the_high_watermark_is_parked_until_a_commit() -> None:
 
 
 def test_a_parked_fetch_is_answered_empty_when_its_max_wait_passes() -> None:
-    cluster = _committed_cluster([b"a"])
-    leader = cluster.leader()
-    status = leader.status()
-    assert status.high_watermark is not None
-    start = cluster.now
-    assert _ask(cluster, leader, _fetch(status.high_watermark, status.epoch, 1000)) == []
+    cluster, leader, status = _parked_at_high_watermark(1000)
+    start = cluster.now  # asking does not run the cluster's clock
     answers: list[Any] = []
     while not answers and cluster.now < start + 2000:
         cluster.run(50)
@@ -216,11 +226,7 @@ def test_a_parked_fetch_is_answered_empty_when_its_max_wait_passes() -> None:
 
 
 def test_a_parked_fetch_is_answered_when_the_leader_resigns() -> None:
-    cluster = _committed_cluster([b"a"])
-    leader = cluster.leader()
-    status = leader.status()
-    assert status.high_watermark is not None
-    assert _ask(cluster, leader, _fetch(status.high_watermark, status.epoch, 20_000)) == []
+    cluster, leader, status = _parked_at_high_watermark(20_000)
     leader.resign(status.epoch, cluster.now)
     [answer] = _answers(cluster, leader)
     assert leader.status().role is not Role.LEADER

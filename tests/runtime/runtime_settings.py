@@ -4,6 +4,7 @@ directory has a ``conftest``, so importing from one by name is ambiguous in a wh
 import contextlib
 
 from kraftwire.node.runtime.local_cluster import LocalCluster
+from kraftwire.node.runtime.producer import MetadataClient
 
 # Timers a shared 2-core machine can keep: fast enough for tests, slow enough to avoid churn.
 TEST_SETTINGS = {
@@ -26,3 +27,18 @@ def formatted_cluster(directory, settings=TEST_SETTINGS, controllers=3):
         yield local
     finally:
         local.stop_all(graceful_s=5)
+
+
+@contextlib.contextmanager
+def cluster_holding(directory, values):
+    """A started 3-node cluster whose leader committed ``values``, one Produce each:
+    (cluster, leader id, leader epoch)."""
+    with formatted_cluster(directory) as cluster:
+        cluster.start_all()
+        node, _ = cluster.wait_for_leader()
+        client = MetadataClient(cluster.endpoints[node], deadline_s=60)
+        for value in values:
+            client.produce([value], -1)
+        client.close()
+        node, epoch = cluster.wait_for_leader()
+        yield cluster, node, epoch

@@ -10,34 +10,22 @@ from typing import Any
 
 import pytest
 
-from runtime_settings import TEST_SETTINGS
+from runtime_settings import cluster_holding
+from kraftwire.generated.errors import NONE, NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE
 from kraftwire.generated.records import decode_batches
 from kraftwire.node.runtime.client import KafkaConnection
-from kraftwire.node.runtime.local_cluster import LocalCluster
-from kraftwire.node.runtime.producer import MetadataClient, client_fetch_request
+from kraftwire.node.runtime.producer import client_fetch_request
 
 pytestmark = pytest.mark.timeout(120)
-
-NONE, OFFSET_OUT_OF_RANGE, NOT_LEADER_OR_FOLLOWER = 0, 1, 6
 
 
 @pytest.fixture(scope="module")
 def quorum(tmp_path_factory):
     """A running cluster whose leader holds three committed records: (cluster, leader id, epoch)."""
-    root = tmp_path_factory.mktemp("client-fetch-core")
-    cluster = LocalCluster(str(root / "c"), 3, settings=TEST_SETTINGS)
-    cluster.format()
-    try:
-        cluster.start_all()
-        node, _ = cluster.wait_for_leader()
-        client = MetadataClient(cluster.endpoints[node], deadline_s=60)
-        for value in (b"a", b"b", b"c"):
-            client.produce([value], -1)
-        client.close()
-        node, epoch = cluster.wait_for_leader()
-        yield cluster, node, epoch
-    finally:
-        cluster.stop_all(graceful_s=5)
+    with cluster_holding(
+        tmp_path_factory.mktemp("client-fetch-core") / "c", (b"a", b"b", b"c")
+    ) as q:
+        yield q
 
 
 def fetch(endpoint: Any, offset: int, epoch: int) -> tuple[int, Any]:

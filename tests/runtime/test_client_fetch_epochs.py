@@ -11,33 +11,20 @@ from __future__ import annotations
 
 import pytest
 
-from runtime_settings import TEST_SETTINGS
+from runtime_settings import cluster_holding
+from kraftwire.generated.errors import FENCED_LEADER_EPOCH, INVALID_REQUEST, UNKNOWN_LEADER_EPOCH
 from kraftwire.node.runtime.client import KafkaConnection
-from kraftwire.node.runtime.local_cluster import LocalCluster
 from kraftwire.node.runtime.producer import MetadataClient, client_fetch_request
 
 pytestmark = pytest.mark.timeout(120)
-
-INVALID_REQUEST, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH = 42, 74, 75
 
 
 @pytest.fixture(scope="module")
 def leader(tmp_path_factory):
     """One running cluster with a leader holding a few committed records: (endpoint, epoch)."""
-    root = tmp_path_factory.mktemp("fetch-epochs")
-    cluster = LocalCluster(str(root / "c"), 3, settings=TEST_SETTINGS)
-    cluster.format()
-    try:
-        cluster.start_all()
-        node, epoch = cluster.wait_for_leader()
-        client = MetadataClient(cluster.endpoints[node], deadline_s=60)
-        for value in (b"a", b"b", b"c"):
-            client.produce([value], -1)
-        client.close()
-        node, epoch = cluster.wait_for_leader()
+    with cluster_holding(tmp_path_factory.mktemp("fetch-epochs") / "c", (b"a", b"b", b"c")) as q:
+        cluster, node, epoch = q
         yield cluster.endpoints[node], epoch
-    finally:
-        cluster.stop_all(graceful_s=5)
 
 
 def client_fetch(endpoint, current_leader_epoch: int, last_fetched_epoch: int, offset: int = 0):

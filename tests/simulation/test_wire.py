@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from kraftwire.generated import encode_request, encode_response
+import pytest
+
+from kraftwire.generated import DecodeError, encode_request, encode_response
 from kraftwire.node.core import ReplicaKey
 from kraftwire.node.core import messages
 from kraftwire.node.simulation.wire import CLIENT_ID, Envelope, WireCodec
@@ -32,3 +34,12 @@ def test_version_is_capped_by_the_peer() -> None:
     assert WireCodec.request_version(vote, {}) == 2
     assert WireCodec.request_version(vote, {52: 1}) == 1
     assert WireCodec.request_version(vote, {1: 12}) == 2
+
+
+def test_a_frame_cut_inside_its_request_header_is_a_decode_error() -> None:
+    """Only the API key and version are read before the header: a frame of 8 to 11 bytes (key and
+    version present, correlation id cut) is the header's DecodeError, not a struct error."""
+    frame = WireCodec().pack_request(_vote(), 2, 7)
+    for size in (8, 9, 10, 11):
+        with pytest.raises(DecodeError):
+            WireCodec().unpack_request(Envelope(1, 2, 1, 1, True, 52, 2, 7, frame[:size]))
