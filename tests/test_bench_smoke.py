@@ -20,6 +20,17 @@ from shared import SHARED_ROOT, shared_path
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "codec.py"
 
 
+def _run_ok(args: list[str], env: dict[str, str] | None = None) -> str:
+    """Run ``python ARGS`` (at most 240 s); its stdout, once it has exited 0."""
+    proc = subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, timeout=240, env=env
+    )
+    assert (
+        proc.returncode == 0
+    ), f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    return proc.stdout
+
+
 def test_codec_bench_quick_runs_and_passes_the_gate():
     shared_path("kafka-schemas", "clients", "src", "main", "resources", "common", "message")
     missing = [
@@ -34,17 +45,7 @@ def test_codec_bench_quick_runs_and_passes_the_gate():
 
     env = dict(os.environ, KRAFTWIRE_SHARED=str(SHARED_ROOT))
     # A cold run generates the codec package first (seconds); later runs reuse the cached one.
-    proc = subprocess.run(
-        [sys.executable, str(BENCH), "--quick"],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env=env,
-    )
-    output = proc.stdout
-    assert (
-        proc.returncode == 0
-    ), f"exit {proc.returncode}\nstdout:\n{output}\nstderr:\n{proc.stderr}"
+    output = _run_ok([str(BENCH), "--quick"], env=env)
     assert "byte-equality gate: PASSED" in output, output
     header = next((line for line in output.splitlines() if line.startswith("message ")), None)
     assert header is not None, output
@@ -62,13 +63,7 @@ def test_core_bench_quick_runs_and_reports_every_figure():
     """``bench/core.py --quick`` runs one short seeded case; its figures are not checked, its shape is
     (the three rates, the event mix and the verdict line), and the run itself must be violation-free.
     """
-    proc = subprocess.run(
-        [sys.executable, str(CORE_BENCH), "--quick"], capture_output=True, text=True, timeout=240
-    )
-    output = proc.stdout
-    assert (
-        proc.returncode == 0
-    ), f"exit {proc.returncode}\nstdout:\n{output}\nstderr:\n{proc.stderr}"
+    output = _run_ok([str(CORE_BENCH), "--quick"])
     for label in (
         "core:",
         "simulator, codecs on:",
@@ -90,18 +85,10 @@ def test_decode_bench_command_mode_times_the_commands(tmp_path):
     records, metadata records), every exchange decoded."""
     shared_path("kafka-schemas")
     env = dict(os.environ, KRAFTWIRE_SHARED=str(SHARED_ROOT), TMPDIR=str(tmp_path))
-    proc = subprocess.run(
-        [sys.executable, str(DECODE_BENCH), "--command", "--packets", "1500", "--rounds", "1"]
-        + ["--no-spark"],
-        capture_output=True,
-        text=True,
-        timeout=240,
+    output = _run_ok(
+        [str(DECODE_BENCH), "--command", "--packets", "1500", "--rounds", "1", "--no-spark"],
         env=env,
     )
-    output = proc.stdout
-    assert (
-        proc.returncode == 0
-    ), f"exit {proc.returncode}\nstdout:\n{output}\nstderr:\n{proc.stderr}"
     for label in (
         "kraftwire decode --help",
         "start-up",
