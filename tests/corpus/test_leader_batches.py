@@ -8,14 +8,13 @@ from __future__ import annotations
 import pytest
 
 from corpus_data import wire_exchanges
+from kraftwire.generated.api_keys import FETCH
 from kraftwire.generated.records import (
     batch_spans,
     decode_batches,
     encode_value_batch,
     read_value_batch,
 )
-
-FETCH = 1
 
 
 def leader_batches(name: str, package) -> list[bytes]:
