@@ -86,8 +86,8 @@ LATE_IMPORTS = {
     (
         "kraftwire.demo",
         "",
-    ): "`make demo` runs its steps in order; each loads its layer when it starts (the generator "
-    "first, then the node, then the decoders)",
+    ): "`make demo` runs the node throughout (imported at the top); the generator is loaded when its "
+    "step starts (first), the decoders when theirs does (last)",
     (
         "kraftwire.codegen.cli",
         "kraftwire.codegen.native.build",
