@@ -9,22 +9,21 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from process_group import run_in_group
 from shared import SHARED_ROOT, shared_path
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "codec.py"
 
 
 def _run_ok(args: list[str], env: dict[str, str] | None = None) -> str:
-    """Run ``python ARGS`` (at most 240 s); its stdout, once it has exited 0."""
-    proc = subprocess.run(
-        [sys.executable, *args], capture_output=True, text=True, timeout=240, env=env
-    )
+    """Run ``python ARGS`` in a process group of its own (at most 240 s, no process left behind: the
+    decode bench starts worker pools); its stdout, once it has exited 0."""
+    proc = run_in_group([sys.executable, *args], timeout=240, env=env)
     assert (
         proc.returncode == 0
     ), f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
