@@ -1,8 +1,9 @@
 """``kraftwire specs check [--strict] DIR...``: validate spec files and print one line per problem
 (warnings, such as a field present in no valid version, fail the check only with ``--strict``).
 
-Besides the validator's rules (``validate.RULES``), the command reports three of its own: ``missing-path``
-(an argument that does not exist), ``json-syntax`` (not JSON once comments are removed) and ``unreadable``.
+Besides the validator's rules (``validate.RULES``), the command reports four of its own: ``missing-path``
+(an argument that does not exist), ``no-specs`` (a folder that holds no ``*.json``: a mistyped path
+must not pass as checked), ``json-syntax`` (not JSON once comments are removed) and ``unreadable``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ def run(args: argparse.Namespace) -> int:
     missing = [path for path in args.dirs if not path.exists()]
     errors = [
         SpecError(str(path), "", "missing-path", "no such file or directory") for path in missing
+    ]
+    errors += [
+        SpecError(str(path), "", "no-specs", "no spec (*.json) found")
+        for path in args.dirs
+        if path.is_dir() and next(path.rglob("*.json"), None) is None
     ]
     found = read_sources([path for path in args.dirs if path.exists()])
     errors.extend(found.errors)

@@ -22,9 +22,12 @@ imports a package by its folder's name, so NAME's last part must be the folder's
 
 
 def _jobs(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:  # the words of `kraftwire decode --jobs`
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
     return value
 
 

@@ -22,7 +22,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from kraftwire.node.runtime import cli_quorum
 from kraftwire.node.runtime.local_cluster import LocalCluster
+from kraftwire.node.runtime.producer import MetadataClient
+from kraftwire.records import decode_batches
 
 REPO = Path(__file__).resolve().parents[1]
 NODES = 3
@@ -85,12 +88,10 @@ def _quorum(cluster: CapturedCluster) -> Any:
 
 def show_status(cluster: CapturedCluster) -> dict[str, Any]:
     """``kraftwire quorum describe --status``, voters shown by id only; returns the full fields."""
-    from kraftwire.node.runtime.cli_quorum import render_status, status_fields
-
-    fields = status_fields(*_quorum(cluster))
+    fields = cli_quorum.status_fields(*_quorum(cluster))
     shown = {k: v for k, v in fields.items() if k not in ("ClusterId", "CurrentObservers")}
     shown["CurrentVoters"] = [{"id": voter["id"]} for voter in fields["CurrentVoters"]]
-    print(_indent(render_status(shown)))
+    print(_indent(cli_quorum.render_status(shown)))
     if fields["HighWatermark"] == -1:
         print(_indent(UNKNOWN_HIGH_WATERMARK))
     return fields
@@ -105,16 +106,12 @@ UNKNOWN_HIGH_WATERMARK = (
 
 
 def replication(cluster: CapturedCluster) -> list[dict[str, Any]]:
-    from kraftwire.node.runtime.cli_quorum import replication_rows
-
-    return replication_rows(_quorum(cluster)[1])
+    return cli_quorum.replication_rows(_quorum(cluster)[1])
 
 
 def show_replication(rows: list[dict[str, Any]]) -> None:
     """``kraftwire quorum describe --replication`` (the directory ids left out for width)."""
-    from kraftwire.node.runtime.cli_quorum import render_table
-
-    text = render_table([{**row, "DirectoryId": "..."} for row in rows])
+    text = cli_quorum.render_table([{**row, "DirectoryId": "..."} for row in rows])
     print(_indent(text.replace("\t", " ")))
 
 
@@ -127,8 +124,6 @@ def _indent(text: str) -> str:
 
 def produce(cluster: CapturedCluster, values: list[bytes]) -> list[int]:
     """Write each value with acks=-1 through whichever node answers; the acknowledged offsets."""
-    from kraftwire.node.runtime.producer import MetadataClient
-
     client = MetadataClient(cluster.endpoints[cluster.running()[0]], deadline_s=30)
     try:
         return [client.produce([value], acks=-1) for value in values]
@@ -199,8 +194,6 @@ def restart_and_catch_up(cluster: CapturedCluster, node: int) -> list[dict[str, 
 
 def check_logs(cluster: CapturedCluster, acknowledged: list[bytes]) -> None:
     """Read every stopped node's segments back and compare their data records with what was acked."""
-    from kraftwire.records import decode_batches
-
     for node in cluster.ids:
         values = []
         for segment in sorted(Path(cluster.partition_dir(node)).glob("*.log")):

@@ -9,15 +9,25 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from process_group import run_in_group
 from shared import SHARED_ROOT, shared_path
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "codec.py"
+
+
+def _run_ok(args: list[str], env: dict[str, str] | None = None) -> str:
+    """Run ``python ARGS`` in a process group of its own (at most 240 s, no process left behind: the
+    decode bench starts worker pools); its stdout, once it has exited 0."""
+    proc = run_in_group([sys.executable, *args], timeout=240, env=env)
+    assert (
+        proc.returncode == 0
+    ), f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    return proc.stdout
 
 
 def test_codec_bench_quick_runs_and_passes_the_gate():
@@ -34,17 +44,7 @@ def test_codec_bench_quick_runs_and_passes_the_gate():
 
     env = dict(os.environ, KRAFTWIRE_SHARED=str(SHARED_ROOT))
     # A cold run generates the codec package first (seconds); later runs reuse the cached one.
-    proc = subprocess.run(
-        [sys.executable, str(BENCH), "--quick"],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env=env,
-    )
-    output = proc.stdout
-    assert (
-        proc.returncode == 0
-    ), f"exit {proc.returncode}\nstdout:\n{output}\nstderr:\n{proc.stderr}"
+    output = _run_ok([str(BENCH), "--quick"], env=env)
     assert "byte-equality gate: PASSED" in output, output
     header = next((line for line in output.splitlines() if line.startswith("message ")), None)
     assert header is not None, output
@@ -62,13 +62,7 @@ def test_core_bench_quick_runs_and_reports_every_figure():
     """``bench/core.py --quick`` runs one short seeded case; its figures are not checked, its shape is
     (the three rates, the event mix and the verdict line), and the run itself must be violation-free.
     """
-    proc = subprocess.run(
-        [sys.executable, str(CORE_BENCH), "--quick"], capture_output=True, text=True, timeout=240
-    )
-    output = proc.stdout
-    assert (
-        proc.returncode == 0
-    ), f"exit {proc.returncode}\nstdout:\n{output}\nstderr:\n{proc.stderr}"
+    output = _run_ok([str(CORE_BENCH), "--quick"])
     for label in (
         "core:",
         "simulator, codecs on:",
@@ -90,18 +84,10 @@ def test_decode_bench_command_mode_times_the_commands(tmp_path):
     records, metadata records), every exchange decoded."""
     shared_path("kafka-schemas")
     env = dict(os.environ, KRAFTWIRE_SHARED=str(SHARED_ROOT), TMPDIR=str(tmp_path))
-    proc = subprocess.run(
-        [sys.executable, str(DECODE_BENCH), "--command", "--packets", "1500", "--rounds", "1"]
-        + ["--no-spark"],
-        capture_output=True,
-        text=True,
-        timeout=240,
+    output = _run_ok(
+        [str(DECODE_BENCH), "--command", "--packets", "1500", "--rounds", "1", "--no-spark"],
         env=env,
     )
-    output = proc.stdout
-    assert (
-        proc.returncode == 0
-    ), f"exit {proc.returncode}\nstdout:\n{output}\nstderr:\n{proc.stderr}"
     for label in (
         "kraftwire decode --help",
         "start-up",

@@ -29,9 +29,6 @@ EXCEPTIONS: dict[str, str] = {
     "codegen/runtime/_v2_read.py:decode_v2_batch": (
         "the batch header checked field by field in wire order, each check naming its field"
     ),
-    "codegen/runtime/_v2_write.py:write_v2_batch": (
-        "the batch header packed in wire order beside the record loop it depends on"
-    ),
     "codegen/runtime/_buffer.py:encode_batch": (
         "one public entry point normalising every accepted record shape before the v2 writer"
     ),

@@ -48,7 +48,8 @@ MAY_IMPORT = {
 
 SHARED = {"kraftwire.synthetic_capture", "kraftwire.worker_interrupts"}
 """Modules beside the command line that import nothing of kraftwire's and serve every layer: the
-capture writer the node (``--capture``) and the decoders' tests share (neither may import the other)."""
+capture writer the node (``--capture``) and the decoders' tests share (neither may import the other),
+and the Ctrl-C handling of the worker pools of the generator, the simulator and the decoders."""
 
 
 def layer_of(module: str) -> str:
@@ -85,8 +86,8 @@ LATE_IMPORTS = {
     (
         "kraftwire.demo",
         "",
-    ): "`make demo` runs its steps in order; each loads its layer when it starts (the generator "
-    "first, then the node, then the decoders)",
+    ): "`make demo` runs the node throughout (imported at the top); the generator is loaded when its "
+    "step starts (first), the decoders when theirs does (last)",
     (
         "kraftwire.codegen.cli",
         "kraftwire.codegen.native.build",
@@ -254,12 +255,12 @@ def test_only_the_core_drives_the_replica() -> None:
 # -- the walker itself ---------------------------------------------------------------------------------
 
 
-def _tree(root: Path, files: dict[str, str]) -> ImportGraph:
+def _tree(root: Path, files: dict[str, str], package: str = "pkg") -> ImportGraph:
     for name, text in files.items():
-        path = root / "pkg" / name
+        path = root / package / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    return ImportGraph({"pkg": root / "pkg"})
+    return ImportGraph({package: root / package})
 
 
 def test_walker_reports_a_circle_with_its_path(tmp_path: Path) -> None:
@@ -348,7 +349,6 @@ def test_walker_follows_importlib(tmp_path: Path) -> None:
 
 
 def test_walker_reports_upward_arrows(tmp_path: Path) -> None:
-    root = tmp_path / "kraftwire"
     files = {
         "__init__.py": "",
         "generated/__init__.py": "from kraftwire.node import x\n",
@@ -359,14 +359,35 @@ def test_walker_reports_upward_arrows(tmp_path: Path) -> None:
         "spark_decoders/z.py": "import kraftwire.cli\n",
         "cli.py": "from kraftwire.node import x\n",
     }
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    graph = ImportGraph({"kraftwire": root})
+    graph = _tree(tmp_path, files, "kraftwire")
     assert upward_arrows(graph) == [
         "kraftwire.generated:1 -> kraftwire.node.x (top): generated may not import node",
         "kraftwire.node.x:2 -> kraftwire.spark_decoders.z (top): node may not import spark_decoders",
         "kraftwire.spark_decoders.z:1 -> kraftwire.cli (top): spark_decoders may not import command line",
+    ]
+
+
+def test_walker_holds_the_shared_modules_to_their_layer(tmp_path: Path) -> None:
+    """Every layer may import the shared modules; they import nothing of ours above the root, not
+    even from a function body or a ``TYPE_CHECKING`` block."""
+    files = {
+        "__init__.py": "",
+        "codegen/__init__.py": "",
+        "codegen/emit.py": "from kraftwire.worker_interrupts import leave_interrupts_to_parent\n",
+        "node/__init__.py": "from kraftwire import synthetic_capture\n",
+        "worker_interrupts.py": "import kraftwire\n"
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from kraftwire.node import x\n",
+        "synthetic_capture.py": "def f():\n    from kraftwire.codegen import emit\n",
+    }
+    graph = _tree(tmp_path, files, "kraftwire")
+    assert {
+        layer_of(m) for m in ("kraftwire.worker_interrupts", "kraftwire.synthetic_capture")
+    } == {"shared"}
+    assert upward_arrows(graph) == [
+        "kraftwire.synthetic_capture:2 -> kraftwire.codegen.emit (nested): "
+        "shared may not import codegen",
+        "kraftwire.worker_interrupts:4 -> kraftwire.node (type_checking): "
+        "shared may not import node",
     ]
 
 

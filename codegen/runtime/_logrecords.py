@@ -140,6 +140,8 @@ def decode_metadata_record(
     """
     if value is None:
         raise DecodeError("metadata record value is null")
+    if not isinstance(value, (bytes, bytearray, memoryview)):  # bytes() of an int: that many zeros
+        raise DecodeError(f"metadata record value must be bytes, not {type(value).__name__}")
     data = bytes(value)
     frame_version, pos = _read_short_uvarint(data, 0, "frame version")
     if frame_version != METADATA_FRAME_VERSION:
@@ -223,9 +225,11 @@ class MetadataValueView:
         return record_type, version, _decode(cls, value[3:], version, "metadata record")
 
     def _decoded(self, value: object, message_view: MessageView | None) -> JsonObject:
-        if value is not None and not isinstance(value, (bytes, bytearray, memoryview)):
-            raise DecodeError(f"metadata record value must be bytes, not {type(value).__name__}")
-        record = decode_metadata_record(value, package=self._package, family=self._family)
+        record = decode_metadata_record(
+            value,  # type: ignore[arg-type]  # any object: what is no buffer is refused there
+            package=self._package,
+            family=self._family,
+        )
         return record.to_json(message_view)
 
 

@@ -281,12 +281,7 @@ def _header_key_text(raw: bytes) -> str:
     whole body for them."""
     found = _HEADER_KEY_TEXTS.get(raw)
     if found is None:
-        key = raw.decode()
-        if key.isascii() and key.isprintable() and '"' not in key and "\\" not in key:
-            quoted = '"' + key + '"'  # nothing in it to escape: its text is itself, quoted
-        else:
-            quoted = _dumps(key)
-        found = '"key":' + quoted + ',"value":'
+        found = '"key":' + _dumps(raw.decode()) + ',"value":'
         if len(raw) <= _CACHED_KEY_BYTES:
             if len(_HEADER_KEY_TEXTS) >= _HEADER_KEY_TEXTS_LIMIT:
                 _HEADER_KEY_TEXTS.clear()

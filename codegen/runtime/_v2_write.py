@@ -124,26 +124,44 @@ def write_v2_batch(
             raise EncodeError(f"record {index}: {exc}") from None
     codec = attributes & ATTR_CODEC_MASK
     payload = compress(codec, bytes(body), compression_level) if codec else body
+    return _framed(
+        payload,
+        base_offset,
+        partition_leader_epoch,
+        attributes,
+        last_offset_delta,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        len(records),
+    )
+
+
+def _framed(
+    payload: ByteData,
+    base_offset: int,
+    partition_leader_epoch: int,
+    attributes: int,
+    last_offset_delta: int,
+    base_timestamp: int,
+    max_timestamp: int,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+    count: int,
+) -> bytes:
+    """The batch of ``payload`` (its records, compressed or not) under a v2 header of these fields;
+    the length, magic and CRC (over everything after it) are filled in here."""
     out = bytearray(V2_HEADER_SIZE)
     out += payload
     try:
         V2_HEADER.pack_into(
-            out,
-            0,
-            base_offset,
-            len(out) - 12,
-            partition_leader_epoch,
-            2,
-            0,
-            attributes,
-            last_offset_delta,
-            base_timestamp,
-            max_timestamp,
-            producer_id,
-            producer_epoch,
-            base_sequence,
-            len(records),
-        )
+            out, 0, base_offset, len(out) - 12, partition_leader_epoch, 2, 0, attributes,
+            last_offset_delta, base_timestamp, max_timestamp, producer_id, producer_epoch,
+            base_sequence, count,
+        )  # fmt: skip
     except struct.error as exc:
         raise EncodeError(f"record batch header field out of range: {exc}") from None
     _CRC.pack_into(out, 17, crc32c(memoryview(out)[CRC_START:]))
@@ -216,17 +234,10 @@ def write_value_batch(
         parts = []
         for delta, value in enumerate(values):
             parts += (_record_head(delta, len(value)), value, _NO_HEADERS)
-    out = bytearray(V2_HEADER_SIZE)
-    out += b"".join(parts)
-    try:
-        V2_HEADER.pack_into(
-            out, 0, base_offset, len(out) - 12, partition_leader_epoch, 2, 0, 0, count - 1,
-            timestamp, timestamp, -1, -1, -1, count,
-        )  # fmt: skip
-    except struct.error as exc:
-        raise EncodeError(f"record batch header field out of range: {exc}") from None
-    _CRC.pack_into(out, 17, crc32c(memoryview(out)[CRC_START:]))
-    return bytes(out)
+    return _framed(
+        b"".join(parts), base_offset, partition_leader_epoch, 0, count - 1, timestamp, timestamp,
+        -1, -1, -1, count,
+    )  # fmt: skip
 
 
 # A value-only batch's first record starts: size varint, attributes 0, timestamp delta 0, offset

@@ -170,13 +170,16 @@ def test_check_writes_nothing_and_lists_what_differs(capsys, small_specs, tmp_pa
     assert (out / "vote_response.py").read_text() == edited
 
 
-def test_jobs_must_be_positive(capsys, small_specs, tmp_path):
+@pytest.mark.parametrize("jobs", ["0", "abc"])
+def test_jobs_must_be_positive(capsys, small_specs, tmp_path, jobs):
     with pytest.raises(SystemExit) as exit_info:
         main(
-            ["codegen", "--schemas", str(small_specs), "--out", str(tmp_path / "p"), "--jobs", "0"]
+            ["codegen", "--schemas", str(small_specs), "--out", str(tmp_path / "p"), "--jobs", jobs]
         )
     assert exit_info.value.code == 2
-    assert "--jobs" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--jobs" in err
+    assert f"must be a whole number of at least 1, not {jobs!r}" in err  # as `kraftwire decode`
 
 
 def test_jobs_give_the_same_output(capsys, small_specs, tmp_path):

@@ -16,6 +16,7 @@ corpus extra's kafka-python and confluent-kafka. The output replaces only the fi
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import signal
@@ -212,7 +213,12 @@ def install(out: Path, manifest: dict) -> None:
     (DATA / "manifest.json").write_text(text)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    # No options: an argument given by mistake stops here rather than starting a recording that
+    # replaces the committed corpus.
+    argparse.ArgumentParser(
+        prog="record.py", description=__doc__.partition("\n\n")[0].replace("``", "")
+    ).parse_args(argv)
     reason = missing(KAFKA)
     if reason is not None:
         print(f"record: {reason}", file=sys.stderr)
@@ -227,7 +233,7 @@ def main() -> int:
     except KeyboardInterrupt:
         print("record: interrupted", file=sys.stderr)
         return 130
-    except (RuntimeError, TimeoutError, AssertionError, subprocess.SubprocessError) as exc:
+    except (OSError, RuntimeError, AssertionError, subprocess.SubprocessError) as exc:
         print(f"record: {exc} (the run's files are in {root})", file=sys.stderr)
         return 1
     shutil.rmtree(root)

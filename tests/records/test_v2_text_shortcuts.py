@@ -1,7 +1,6 @@
-"""The records text writer's shortcuts (``_v2_text``): a header key with nothing to escape is written
-as itself, and a control record's text is made once per distinct key and value bytes. Either way the
-text is the view's, character for character (the pure module, run here, is what the compiled
-build is made from)."""
+"""The records text writer's shortcuts (``_v2_text``): a header key's text and a control record's
+text are each made once per distinct bytes. Either way the text is the view's, character for
+character (the pure module, run here, is what the compiled build is made from)."""
 
 from __future__ import annotations
 

@@ -262,3 +262,10 @@ def test_metadata_value_view_refuses_a_value_that_is_not_a_buffer():
     for value in ("text", 5):
         with pytest.raises(DecodeError, match=f"must be bytes, not {type(value).__name__}"):
             view(value)
+
+
+def test_decode_metadata_record_refuses_a_value_that_is_not_a_buffer():
+    """The check sits where every reader of a metadata record passes (the view's slow path too)."""
+    for value in ("text", 5):
+        with pytest.raises(DecodeError, match=f"must be bytes, not {type(value).__name__}"):
+            decode_metadata_record(value, package=bundled)
