@@ -17,7 +17,7 @@ import re
 from types import ModuleType
 from typing import Any
 
-from kraftwire.codegen.package_cache import generated_codecs, parse_schema_dirs
+from kraftwire.codegen.package_cache import SpecsNotGenerated, generated_codecs, parse_schema_dirs
 from kraftwire.generated import ProtocolError
 from kraftwire.generated.records import decode_metadata_record
 
@@ -60,6 +60,8 @@ def metadata_package(schemas: str | None) -> ModuleType:
         )
     try:
         package: ModuleType = generated_codecs(parse_schema_dirs(schemas))[0]
+    except SpecsNotGenerated as exc:  # already names --schemas and the folder or spec at fault
+        raise NoMetadataCodecs(str(exc)) from None
     except (OSError, ValueError) as exc:
         raise NoMetadataCodecs(f"--schemas {schemas}: {exc}") from None
     try:

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from kraftwire.node.core.api import LogBatch
-from kraftwire.node.runtime.dump_metadata import type_name
+from kraftwire.node.runtime.dump_metadata import NoMetadataCodecs, metadata_package, type_name
 from kraftwire.node.storage import FileLog
 from kraftwire.records import encode_metadata_record
 from shared import shared_path
@@ -73,3 +73,14 @@ def test_without_the_specs_it_says_what_to_pass(segment):
     result = kraftwire("dump-log", "--cluster-metadata-decoder", str(segment))
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and "pass --schemas DIR" in result.stderr
+
+
+def test_a_schemas_folder_without_specs_is_named_once(tmp_path):
+    """The codec cache's error already says ``--schemas: <folder>: ...``; dump-log added its own
+    ``--schemas <folder>:`` in front of it."""
+    empty = tmp_path / "no-specs"
+    empty.mkdir()
+    with pytest.raises(NoMetadataCodecs) as refused:
+        metadata_package(str(empty))
+    message = str(refused.value)
+    assert message.count("--schemas") == 1 and message.count(str(empty)) == 1, message
