@@ -130,6 +130,14 @@ def _read_short_uvarint(data: bytes, pos: int, what: str) -> tuple[int, int]:
     return value, new_pos
 
 
+def _bytes_of(value: object, what: str) -> bytes:
+    """``value``'s bytes, for a record part that must be a buffer (``bytes()`` of an int would give
+    that many zero bytes, and of a string raise TypeError)."""
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise DecodeError(f"{what} must be bytes, not {type(value).__name__}")
+    return bytes(value)
+
+
 def decode_metadata_record(
     value: ByteData | None, *, package: ModuleType | None = None, family: str | None = None
 ) -> MetadataRecord:
@@ -140,9 +148,7 @@ def decode_metadata_record(
     """
     if value is None:
         raise DecodeError("metadata record value is null")
-    if not isinstance(value, (bytes, bytearray, memoryview)):  # bytes() of an int: that many zeros
-        raise DecodeError(f"metadata record value must be bytes, not {type(value).__name__}")
-    data = bytes(value)
+    data = _bytes_of(value, "metadata record value")
     frame_version, pos = _read_short_uvarint(data, 0, "frame version")
     if frame_version != METADATA_FRAME_VERSION:
         raise DecodeError(
@@ -274,9 +280,11 @@ def decode_coordinator_record(
     (or the spec directory, or the topic: ``__consumer_offsets``, ``__share_group_state``,
     ``__transaction_state``); it may be omitted when the package has a single coordinator family.
     """
-    if key is None or len(key) < 2:
+    if key is None:
         raise DecodeError("coordinator record key must hold at least the 2-byte record type")
-    key = bytes(key)
+    key = _bytes_of(key, "coordinator record key")
+    if len(key) < 2:
+        raise DecodeError("coordinator record key must hold at least the 2-byte record type")
     (record_type,) = _INT16.unpack_from(key, 0)
     pkg = generated_package(package)
     key_cls, value_cls = _coordinator_classes(pkg, record_type, family)
@@ -284,7 +292,7 @@ def decode_coordinator_record(
     key_body = key[2:] if key_cls is None else None
     if value is None:
         return CoordinatorRecord(record_type, key_msg, None, None, key_body)
-    value = bytes(value)
+    value = _bytes_of(value, "coordinator record value")
     if len(value) < 2:
         raise DecodeError("coordinator record value must hold at least the 2-byte version")
     (version,) = _INT16.unpack_from(value, 0)

@@ -156,3 +156,13 @@ def test_buffer_views_decode_metadata_and_coordinator_values_as_batch_views_do(p
         ]
         assert all(members) and "decodeError" in view["batches"][0]["records"][-1]
     assert view["batches"][0]["records"][0]["coordinator"]["value"] == value_vector["json"]
+
+
+def test_coordinator_record_parts_that_are_not_buffers_are_refused(pkg):
+    """As for a metadata value: ``bytes(5)`` is five zero bytes, which decoded as a record."""
+    key = struct.pack(">h", 3) + bytes.fromhex(_vectors("ConsumerGroupMetadataKey")[0]["hex"])
+    for value in ("text", 5):
+        with pytest.raises(DecodeError, match=f"value must be bytes, not {type(value).__name__}"):
+            decode_coordinator_record(key, value, package=pkg, family="group")
+        with pytest.raises(DecodeError, match=f"key must be bytes, not {type(value).__name__}"):
+            decode_coordinator_record(value, None, package=pkg, family="group")
