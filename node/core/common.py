@@ -126,10 +126,12 @@ def handle_common_response(replica: Replica, info: PartitionInfo) -> bool | None
     eps = dict(info.endpoints) or (dict(replica.voters().endpoints(lid)) if lid is not None else {})
     if epoch < st.epoch or err == errors.UNKNOWN_LEADER_EPOCH:
         return True  # stale: nothing to learn, no reason to back off
-    if err == errors.NOT_LEADER_OR_FOLLOWER and epoch == st.epoch and lid is None:
-        # The peer knows no more than we do. Kafka 4.4.0 counts this a success and may ask again at
+    if err == errors.NOT_LEADER_OR_FOLLOWER and epoch == st.epoch and lid in (None, st.leader_id):
+        # The peer knows no more than we do: no leader, or the one we follow (which we asked it
+        # about because we cannot reach it). Kafka 4.4.0 counts this a success and may ask again at
         # once; its loop's own delays kept it near 10-60 requests/s, ours answered within 0.1 ms and
-        # reached 1,300/s. Backing off the peer (retry.backoff.ms) bounds the asking.
+        # reached 1,300/s (no leader) and 3,000/s (two followers of a dead leader, each loop then
+        # awake in step with the other's). Backing off the peer (retry.backoff.ms) bounds it.
         return False
     if epoch > st.epoch or err in (errors.FENCED_LEADER_EPOCH, errors.NOT_LEADER_OR_FOLLOWER):
         maybe_transition(replica, epoch, lid, eps)
