@@ -51,6 +51,13 @@ class Config:
     fetch_timeout_ms: int = 2000
     """``controller.quorum.fetch.timeout.ms``: check-quorum at 1.5x, BeginQuorumEpoch resend at 0.5x,
     follower UpdateRaftVoter period at 2x."""
+    pre_vote_jitter_ms: int = 50
+    """kraftwire's own (Kafka has no such setting): a follower whose fetch timer ran out waits a
+    random [0, this) ms as Prospective before it asks for pre-votes (0: asks at once). The followers
+    of a leader that died last heard from it at nearly the same moment, so their fixed fetch timers
+    run out together; asking at the same instant, each grants the other's pre-vote and both become
+    candidates of the same epoch, a split vote that costs a randomized election timeout
+    (docs/kraft.md §6.3)."""
     election_backoff_max_ms: int = 1000
     """``controller.quorum.election.backoff.max.ms``: EndQuorumEpoch successor backoff (§4.4)."""
     request_timeout_ms: int = 2000

@@ -77,7 +77,7 @@ def poll_prospective(replica: Replica, st: ProspectiveState) -> None:
         prospective_lost(replica, st, timed_out=True)
     elif st.election.is_rejected():
         prospective_lost(replica, st, timed_out=False)
-    else:
+    elif replica.now >= st.asks_at:
         send_votes(replica, st.election, st.epoch, pre_vote=True)
 
 
@@ -139,7 +139,7 @@ def poll_follower(replica: Replica, st: FollowerState) -> None:
     now = replica.now
     voter = replica.is_voter()
     if voter and now >= st.fetch_deadline and _may_campaign(replica):
-        become_prospective(replica)
+        become_prospective(replica, fetch_timed_out=True)
         return
     if replica.requests.has_any_in_flight():
         return
@@ -234,6 +234,8 @@ def state_deadline(replica: Replica) -> int:
         if update <= replica.now and st.leader_id is not None:
             update = max(update, replica.requests.backoff_end(st.leader_id))  # overdue, waiting to send
         return min(st.fetch_deadline, update) if voter else update
+    if isinstance(st, ProspectiveState) and st.asks_at > replica.now:
+        return st.asks_at  # before its election deadline: the jitter stays below the election timeout
     return getattr(st, "election_deadline", NEVER)
 
 

@@ -144,10 +144,11 @@ class UnattachedState(EpochState):
 
 
 class ProspectiveState(EpochState):
-    """Pre-vote in progress at the current epoch; never persisted (KIP-996)."""
+    """Pre-vote in progress at the current epoch; never persisted (KIP-996). Its pre-votes are asked
+    for from ``asks_at`` on (after a fetch timeout, a random jitter; otherwise at once)."""
 
     role = Role.PROSPECTIVE
-    __slots__ = ("election", "election_deadline", "leader_endpoints")
+    __slots__ = ("election", "election_deadline", "leader_endpoints", "asks_at")
 
     def __init__(
         self,
@@ -158,11 +159,13 @@ class ProspectiveState(EpochState):
         election: EpochElection,
         deadline: int,
         endpoints: Mapping[str, Endpoint],
+        asks_at: int,
     ) -> None:
         super().__init__(epoch, leader_id, voted_key, hw)
         self.election: EpochElection = election
         self.election_deadline: int = deadline
         self.leader_endpoints: Mapping[str, Endpoint] = endpoints
+        self.asks_at: int = asks_at
 
 
 class CandidateState(EpochState):

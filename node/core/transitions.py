@@ -80,19 +80,22 @@ def add_vote(replica: Replica, key: ReplicaKey) -> None:
     replica.out.persist(st.election_state(replica.control.kraft_version()))
 
 
-def become_prospective(replica: Replica) -> None:
+def become_prospective(replica: Replica, fetch_timed_out: bool = False) -> None:
+    """``fetch_timed_out``: a follower's fetch timer ran out, so it asks for pre-votes only after a
+    random ``pre_vote_jitter_ms`` (every other way in has already waited a randomized timeout)."""
     if not replica.is_voter():
         raise InvariantViolation("only voters may become prospective")
     old = _leave(replica, Role.PROSPECTIVE, replica.state.epoch)
     endpoints = getattr(old, "leader_endpoints", {})
     election = EpochElection(replica.voters().ids(), replica.local_id)
     deadline = replica.now + replica.random_election_timeout()
+    jitter = min(replica.cfg.pre_vote_jitter_ms, replica.cfg.election_timeout_ms)
+    asks_at = replica.now + (replica.rng.randrange(jitter) if fetch_timed_out and jitter > 0 else 0)
     leader_id = old.leader_id if old.role is not Role.RESIGNED else None
-    _enter(
-        replica,
-        ProspectiveState(old.epoch, leader_id, old.voted_key, old.high_watermark, election, deadline, endpoints),
-        False,
+    prospective = ProspectiveState(
+        old.epoch, leader_id, old.voted_key, old.high_watermark, election, deadline, endpoints, asks_at
     )
+    _enter(replica, prospective, False)
     if election.is_granted() or not replica.cfg.pre_vote:
         become_candidate(replica)
 

@@ -120,6 +120,7 @@ class Env:
             kraft_version=self.kraft,
             listeners={LISTENER: endpoint(nid)},
             append_linger_ms=0,
+            pre_vote_jitter_ms=0,  # transcripts that show it set it (add-nodes jitter=)
         )
         args.update(self.base_kwargs)
         args.update(kw)
@@ -244,6 +245,7 @@ class Env:
             ("snapmax", "fetch_snapshot_max_bytes"),
             ("linger", "append_linger_ms"),
             ("reqtimeout", "request_timeout_ms"),
+            ("jitter", "pre_vote_jitter_ms"),
         ):
             if key in cmd.kwargs:
                 self.base_kwargs[name] = int(cmd.kwargs[key])

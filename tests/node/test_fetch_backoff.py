@@ -10,101 +10,41 @@ nodes that answer within 0.1 ms this was up to 1,378 Fetch/s to one peer (issue 
 
 from __future__ import annotations
 
-import random
-import uuid
-
 import pytest
 
-from kraftwire.node.core import (
-    Config,
-    Endpoint,
-    KRaftCore,
-    MemoryLog,
-    MemoryQuorumStateStore,
-    MemorySnapshotStore,
-    OutboundRequest,
-    ReplicaKey,
-    RequestFailed,
-    RequestReceived,
-    ResponseReceived,
-    Role,
-    Tick,
-    VoterSpec,
-)
-from kraftwire.node.core.values import ElectionState
+from kraftwire.node.core import OutboundRequest, Role, Tick
 
-LISTENER = "CONTROLLER"
-BROKER_NOT_AVAILABLE = 8
-
-
-def _spec(node_id: int) -> VoterSpec:
-    key = ReplicaKey(node_id, uuid.UUID(int=node_id))
-    return VoterSpec(key, {LISTENER: Endpoint("127.0.0.1", 9000 + node_id)}, (0, 1))
-
-
-def _core(
-    node_id: int, voters: list[int], retry_backoff_ms: int, leader: int | None = None
-) -> KRaftCore:
-    quorum_state = MemoryQuorumStateStore()
-    if leader is not None:  # restarted as a follower of ``leader`` in epoch 5
-        quorum_state.write(ElectionState(5, leader))
-    return KRaftCore(
-        Config(
-            node_id=node_id,
-            directory_id=uuid.UUID(int=node_id),
-            cluster_id="cluster",
-            voters=[_spec(v) for v in voters],
-            rng=random.Random(node_id),
-            listeners={LISTENER: _spec(node_id).listeners[LISTENER]},
-            election_timeout_ms=60_000,  # nobody campaigns within the test
-            fetch_timeout_ms=60_000,
-            retry_backoff_ms=retry_backoff_ms,
-        ),
-        MemoryLog(),
-        quorum_state,
-        MemorySnapshotStore(),
-    )
+from dead_peer_net import core, exchange
 
 
 def _fetches_per_peer(
     retry_backoff_ms: int, seconds: int, leader: int | None = None
 ) -> dict[tuple[int, int], int]:
-    """Voters 1 and 2 of {1, 2, 3} (3 is down: its connection is refused at once), every message
-    delivered at once, time advancing 1 ms a step: how many Fetch requests each sent the other.
-    With ``leader``, both start as followers of it, else unattached."""
-    cores = {n: _core(n, [1, 2, 3], retry_backoff_ms, leader) for n in (1, 2)}
+    """Voters 1 and 2 of {1, 2, 3} (3 is down), every message delivered at once, time advancing
+    1 ms a step: how many Fetch requests each sent the other. With ``leader``, both start as
+    followers of it, else unattached."""
+    cores = {
+        n: core(
+            n,
+            [1, 2, 3],
+            leader,
+            seed=n,
+            election_timeout_ms=60_000,  # nobody campaigns within the test
+            fetch_timeout_ms=60_000,
+            retry_backoff_ms=retry_backoff_ms,
+        )
+        for n in (1, 2)
+    }
     counts = {(1, 2): 0, (2, 1): 0}
-    now = 0
-    for _ in range(seconds * 1000):
-        now += 1
-        for core in cores.values():
-            core.step(Tick(now))
-        for _ in range(10):
-            pending = []
-            for src, core in cores.items():
-                while core.has_ready():
-                    rd = core.ready()
-                    pending.extend((src, m) for m in rd.messages)
-                    core.advance(rd)
-            if not pending:
-                break
-            for src, m in pending:
-                dest = cores.get(m.destination)
-                if dest is None:  # node 3: connection refused, as the runtime reports it
-                    refused = RequestFailed(
-                        m.destination, m.correlation_id, BROKER_NOT_AVAILABLE, now
-                    )
-                    cores[src].step(refused)
-                    continue
-                if isinstance(m, OutboundRequest):
-                    if type(m.request).__name__ == "FetchRequest":
-                        counts[(src, m.destination)] += 1
-                    version = m.request.HIGHEST_VERSION
-                    dest.step(RequestReceived(src, m.correlation_id, version, m.request, now))
-                else:
-                    dest.step(
-                        ResponseReceived(src, m.correlation_id, m.api_version, m.response, now)
-                    )
+
+    def count(src: int, m: OutboundRequest) -> None:
+        if type(m.request).__name__ == "FetchRequest":
+            counts[(src, m.destination)] += 1
+
+    for now in range(1, seconds * 1000 + 1):
+        for c in cores.values():
+            c.step(Tick(now))
+        exchange(cores, now, count)
     expected = Role.UNATTACHED if leader is None else Role.FOLLOWER
     assert all(c.status().role is expected for c in cores.values())
     return counts
