@@ -3,7 +3,7 @@ latency, CPU per record, resident memory and failover of three kraftwire nodes a
 ``kafka.tools.TestRaftServer`` processes, measured in one run with the same workload and timers.
 
     .venv/bin/python bench/raft.py [--rates 2000,5000,10000,20000,40000] [--step 1.5]
-                                   [--max-rate 400000] [--record-size 256] [--warmup 5]
+                                   [--max-rate 700000] [--refine 2] [--record-size 256] [--warmup 5]
                                    [--window 10] [--trials 20] [--kafka-heap-mb 1024]
     .venv/bin/python bench/raft.py --quick        # smoke run: tiny, both sides at once, figures meaningless
     .venv/bin/python bench/raft.py --sides kraftwire --trials 0 --rates 5000,20000   # one side, no failover
@@ -18,7 +18,8 @@ After ``--warmup`` seconds a window of ``--window`` seconds is measured:
   exactly (its bytes/s line is a rate over its metrics window), so its leader's log end offset is read
   from the segment's batch headers at the window's two ends. A rate is *sustained* when >= 95% of it
   commits. After ``--rates``, each side's sweep goes on at ``--step`` times the last rate (60,000,
-  90,000, 135,000, ...) and stops at its first unsustained rate: its *ceiling* is the most it
+  90,000, 135,000, ...) and stops at its first unsustained rate, then halves the gap between its
+  highest sustained and lowest unsustained rate ``--refine`` times: its *ceiling* is the most it
   committed, and the ratio is taken at the two ceilings (a side that sustained every rate up to
   ``--max-rate`` has only a lower bound, and the line says so);
 * commit latency, append call to commit: kraftwire's from time.perf_counter (p50/p75/p99/p999 of the
@@ -157,17 +158,35 @@ def kraftwire_step(root: Path, rate: int, args, trials: int) -> dict:
 
 def sweep(name: str, step, root: Path, args) -> list[tuple[int, dict]]:
     """The rates of ``--rates``, then (``--step`` > 1) each rate ``--step`` times the last, until a
-    rate is not sustained (the side's ceiling is then between the two last rates) or passes
-    ``--max-rate``."""
+    rate is not sustained or passes ``--max-rate``; then ``--refine`` halvings of the gap between
+    the highest sustained rate and the lowest unsustained one (the ceiling lies between them). The
+    last row is always a rate not sustained, if any was."""
     rows: list[tuple[int, dict]] = []
-    for index, rate in enumerate(rates(args)):
+
+    def measure(rate: int) -> bool:
         # failover is timed on the first (lowest-rate) quorum, after its window
-        trials = args.trials if index == 0 else 0
-        result = step(root / f"{name.split()[0].lower()}-{index}", rate, args, trials)
+        trials = args.trials if not rows else 0
+        result = step(root / f"{name.split()[0].lower()}-{len(rows)}", rate, args, trials)
         rows.append((rate, result))
         print_row(name, rate, result)
-        if result["records_per_s"] < SUSTAINED * rate:
+        return result["records_per_s"] >= SUSTAINED * rate
+
+    sustained = failed = None
+    for rate in rates(args):
+        if not measure(rate):
+            failed = rate
             break
+        sustained = rate
+    for _ in range(args.refine if failed is not None and sustained is not None else 0):
+        middle = int(round((sustained + failed) / 2, -3))
+        if middle in (sustained, failed):
+            break
+        if measure(middle):
+            sustained = middle
+        else:
+            failed = middle
+    if failed is not None:
+        rows.sort(key=lambda row: (row[0] == failed, row[0]))  # the unsustained rate last
     return rows
 
 
@@ -372,7 +391,13 @@ def main() -> None:
     parser.add_argument(
         "--step", type=float, default=1.5, help="after --rates, multiply the rate by this (1: stop)"
     )
-    parser.add_argument("--max-rate", type=int, default=400_000, help="records/s the steps stop at")
+    parser.add_argument("--max-rate", type=int, default=700_000, help="records/s the steps stop at")
+    parser.add_argument(
+        "--refine",
+        type=int,
+        default=2,
+        help="halvings of the gap between the highest sustained and lowest unsustained rate",
+    )
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--catch-up", type=int, default=100_000, help="records a follower misses")
     parser.add_argument("--kafka-heap-mb", type=int, default=1024)
@@ -392,14 +417,23 @@ def main() -> None:
     args.sides = set(args.sides.split(","))
     if not args.sides or not args.sides <= {"kafka", "kraftwire"}:
         parser.error("--sides takes kafka, kraftwire or kafka,kraftwire")
-    if args.trials < 0 or args.catch_up < 1 or not args.rates or args.rates[0] < 1:
-        parser.error("--catch-up and every rate must be at least 1, --trials at least 0")
+    if (
+        args.trials < 0
+        or args.refine < 0
+        or args.catch_up < 1
+        or not args.rates
+        or args.rates[0] < 1
+    ):
+        parser.error(
+            "--catch-up and every rate must be at least 1, --trials and --refine at least 0"
+        )
     if args.record_size < 1 or args.warmup < 0 or args.window <= 0 or args.kafka_heap_mb < 1:
         parser.error(
             "--record-size and --kafka-heap-mb must be at least 1, --warmup at least 0, --window above 0"
         )
     if args.quick:
         args.rates, args.warmup, args.window, args.trials, args.step = [200], 1.0, 2.0, 1, 1.0
+        args.refine = 0
         args.catch_up = 200
         args.kafka_heap_mb = min(args.kafka_heap_mb, 256)
     if shutil.which("java") is None:

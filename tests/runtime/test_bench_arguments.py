@@ -19,6 +19,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         ("raft.py", ["--rates", "-5"]),
         ("raft.py", ["--sides", "x"]),
         ("raft.py", ["--trials", "-1"]),
+        ("raft.py", ["--refine", "-1"]),
         ("raft.py", ["--window", "-1"]),
         ("raft.py", ["--record-size", "0"]),
         ("raft_memory.py", ["--rate", "-5"]),
