@@ -380,7 +380,7 @@ def projection(ours_rows, theirs_rows) -> None:
     )
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--rates", default="2000,5000,10000,20000,40000", help="records/s, ascending"
@@ -436,6 +436,11 @@ def main() -> None:
         args.refine = 0
         args.catch_up = 200
         args.kafka_heap_mb = min(args.kafka_heap_mb, 256)
+    return args
+
+
+def main() -> None:
+    args = parse_args()
     if shutil.which("java") is None:
         raise SystemExit("bench/raft.py: Java is not installed (Apache Kafka needs Java 17)")
     root = Path(tempfile.mkdtemp(prefix="kraftwire-raft-bench-"))
