@@ -269,14 +269,14 @@ class KRaftNode:
         """Into the leader's accumulator, on the caller's turn of the loop, even while the loop sits
         in a Ready's fsync (``KRaftCore.accept_append`` allows that); the offset of the last record.
         The loop is woken only when a linger starts or the batch is full: the appends of a linger go
-        into its batch without waking it each (its wait ends at the linger deadline at the latest).
-        While it waits out a linger the clock is not read: the accumulator holds records, so the
-        time of this append is not its linger's start."""
+        into its batch without waking it each (its wait ends at the linger deadline at the latest;
+        a loop busy elsewhere looks at the deadline before it waits). While the accumulator holds
+        records the clock is not read either: the time of this append is not its linger's start."""
         core = self.core
         if core is None or self._stopped.is_set():
             self._require_running()
             core = self._started_core()
-        lingering = self._lingering
+        lingering = self._lingering or core.appends_lingering()
         try:
             last = core.accept_append(records, self._last_ms if lingering else self._now(), epoch)
         except CoreNotLeaderError:
@@ -371,7 +371,9 @@ class KRaftNode:
             )
         )
         # A Fetch may be parked for its MaxWaitMs (a client's as long as it asks) before its answer.
-        parked_s = max(0, request.body.max_wait_ms) / 1000 if request.api_key == api_keys.FETCH else 0
+        parked_s = (
+            max(0, request.body.max_wait_ms) / 1000 if request.api_key == api_keys.FETCH else 0
+        )
         try:
             reply = await asyncio.wait_for(
                 future, max(30.0, self.config.request_timeout_ms / 250) + parked_s
