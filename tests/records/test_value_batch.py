@@ -119,3 +119,13 @@ def _other_batches():
 )
 def test_read_value_batch_leaves_every_other_batch_to_the_general_reader(name, batch):
     assert read_value_batch(batch) is None
+
+
+def test_read_value_batch_of_many_lengths_and_counts_one_after_another():
+    """The reader's cached value places grow with the count and are dropped with the heads when
+    more lengths come than are kept: every batch still reads back as written."""
+    for length, count in [(5, 3), (5, 100), (5, 40), (300, 8200), *[(n, 20) for n in range(9)],
+                          (5, 2), (5, 70), (300, 9000)]:  # fmt: skip
+        values = [bytes([n % 256]) * length for n in range(count)]
+        batch = encode_value_batch(values, base_offset=length, leader_epoch=2, timestamp=9)
+        assert read_value_batch(batch) == (length, 2, 9, values), (length, count)
