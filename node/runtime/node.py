@@ -262,7 +262,8 @@ class KRaftNode:
         ``handle_leader_change`` says so). ``epoch``, when given, must be the epoch this node leads.
         Raises :class:`NotLeaderError` on a node that does not lead (that epoch), ``ValueError`` for
         no records. In call order with :meth:`submit` and :meth:`append`: all go straight into the
-        leader's accumulator."""
+        leader's accumulator. Call it on the node's event loop, as every method of the node (Kafka's
+        may be called from any thread)."""
         return self._accept(records, epoch)
 
     def _accept(self, records: Sequence[bytes], epoch: int | None) -> int:
