@@ -161,17 +161,25 @@ class KRaftCore:
 
     def accept_append(self, records: Sequence[bytes], now_ms: int, epoch: int | None = None) -> int:
         """Queue ``records`` in the leader's accumulator and return the offset of the last one, as
-        :meth:`append` does (the epoch is this leader's), but without stepping the core: nothing is
+        :meth:`append` does (its AppendResult's), but without stepping the core: nothing is
         drained, written or sent until the next input (a :class:`Tick` at :meth:`next_deadline_ms`,
         which now counts their linger and the batch size cap). It touches the accumulator alone, so
         unlike :meth:`append` it may be called between :meth:`ready` and :meth:`advance`: a driver
         takes appends while a Ready's writes and fsync run, as Kafka's application threads add to
         its accumulator while its raft thread writes. ``now_ms`` starts the linger of an empty
         accumulator (it is not read otherwise). Raises as :meth:`append` does."""
-        st = self._replica.state
-        lingering = type(st) is LeaderState and bool(st.acc.records)  # type: ignore[attr-defined]
-        last = self._accept(records, epoch, now_ms)
-        if not lingering or st.acc.size >= self.cfg.max_batch_size_bytes:  # type: ignore[attr-defined]
+        replica = self._replica
+        st = replica.state
+        if type(st) is not LeaderState or (epoch is not None and epoch != st.epoch):
+            raise NotLeaderError(f"not leader of epoch {epoch}: {st.describe()}")
+        if replica.shutdown_deadline is not None:
+            raise NotLeaderError("shutting down")
+        if not records:
+            raise ValueError("append needs at least one record")
+        lingering = bool(st.acc.records)  # type: ignore[attr-defined]
+        last: int = st.accept(records, now_ms)  # type: ignore[attr-defined]
+        full = st.acc.size >= self.cfg.max_batch_size_bytes  # type: ignore[attr-defined]
+        if not lingering or full:
             self._deadline_stamp = -1  # a linger starts, or the batch is full: drain due sooner
         return last
 
@@ -329,19 +337,7 @@ class KRaftCore:
     # -- internals -------------------------------------------------------------------------------------
 
     def _append(self, ev: Append) -> AppendResult:
-        return AppendResult(self._accept(ev.records, ev.epoch, self._replica.now), self.epoch)
-
-    def _accept(self, records: Sequence[bytes], epoch: int | None, now: int) -> int:
-        """Into the leader's accumulator; the offset the last record will have."""
-        replica = self._replica
-        st = replica.state
-        if type(st) is not LeaderState or (epoch is not None and epoch != st.epoch):
-            raise NotLeaderError(f"not leader of epoch {epoch}: {st.describe()}")
-        if replica.shutdown_deadline is not None:
-            raise NotLeaderError("shutting down")
-        if not records:
-            raise ValueError("append needs at least one record")
-        return st.accept(records, now)  # type: ignore[attr-defined]
+        return AppendResult(self.accept_append(ev.records, self._replica.now, ev.epoch), self.epoch)
 
     def _poll(self) -> None:
         replica = self._replica

@@ -99,7 +99,7 @@ class KRaftNode:
         self._snapshots = AutoSnapshots.for_node(config, int(time.time() * 1000))
         self._inbox: collections.deque[InboxItem] = collections.deque()
         self._wakeup = Wakeup()
-        self._lingering = False  # the loop waits out a linger: appends need not wake it (_accept)
+        self._lingering = False  # the loop waits out a linger (see schedule_append)
         self._answers: dict[tuple[int, int], asyncio.Future[tuple[int, Any]]] = {}
         self._appends = PendingAppends()
         self._commit_watchers = CommitWatchers()  # wait_for_commit's callers
@@ -245,7 +245,7 @@ class KRaftNode:
         appended: asyncio.Future[AppendResult] = loop.create_future()
         committed: asyncio.Future[int] = loop.create_future()
         try:
-            last = self._accept(records, None)
+            last = self.schedule_append(records)
         except (NotLeaderError, ValueError) as exc:
             fail(appended, exc)
             fail(committed, exc)
@@ -264,15 +264,12 @@ class KRaftNode:
         no records. In call order with :meth:`submit` and :meth:`append`: all go straight into the
         leader's accumulator. Call it on the node's event loop, as every method of the node (Kafka's
         may be called from any thread)."""
-        return self._accept(records, epoch)
-
-    def _accept(self, records: Sequence[bytes], epoch: int | None) -> int:
-        """Into the leader's accumulator, on the caller's turn of the loop, even while the loop sits
-        in a Ready's fsync (``KRaftCore.accept_append`` allows that); the offset of the last record.
-        The loop is woken only when a linger starts or the batch is full: the appends of a linger go
-        into its batch without waking it each (its wait ends at the linger deadline at the latest;
-        a loop busy elsewhere looks at the deadline before it waits). While the accumulator holds
-        records the clock is not read either: the time of this append is not its linger's start."""
+        # Into the accumulator on the caller's turn of the loop, even while the loop sits in a
+        # Ready's fsync (``KRaftCore.accept_append`` allows that). The loop is woken only when a
+        # linger starts or the batch is full: the appends of a linger go into its batch without
+        # waking it each (its wait ends at the linger deadline at the latest; a loop busy
+        # elsewhere looks at the deadline before it waits). While the accumulator holds records
+        # the clock is not read either: the time of this append is not its linger's start.
         core = self.core
         if core is None or self._stopped.is_set():
             self._require_running()
