@@ -28,6 +28,16 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=5.0)
     parser.add_argument("--window", type=float, default=10.0)
     args = parser.parse_args()
+    try:
+        rates = [int(rate) for rate in args.rates.split(",")]
+    except ValueError:
+        parser.error(
+            f"--rates takes records/s as whole numbers separated by commas, not {args.rates!r}"
+        )
+    if min(rates) < 1 or args.record_size < 1 or args.warmup < 0 or args.window <= 0:
+        parser.error("every rate and --record-size must be at least 1, --window above 0")
+    if not (Path(args.tree) / "bench" / "raft.py").is_file():
+        parser.error(f"--tree {args.tree}: no bench/raft.py there")
     sys.path.insert(0, str(Path(args.tree) / "bench"))
     import raft  # the tree's own bench/raft.py
 
@@ -35,7 +45,7 @@ def main() -> None:
         record_size=args.record_size, warmup=args.warmup, window=args.window, quick=False
     )
     raft.failover_and_catch_up = lambda *_: ([], 0.0)  # no failover trials: CPU figures only
-    for rate in map(int, args.rates.split(",")):
+    for rate in rates:
         load = os.getloadavg()[0]
         with tempfile.TemporaryDirectory() as root:
             row = raft.kraftwire_step(Path(root), rate, step, 0)
