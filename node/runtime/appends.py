@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, TypeVar
 
 from kraftwire.node.core.api import (
     AppendResult,
