@@ -159,6 +159,30 @@ class KRaftCore:
         now = self._replica.now if now_ms is None else now_ms
         return cast(AppendResult, self.step(Append(tuple(records), now, epoch)))
 
+    def accept_append(self, records: Sequence[bytes], now_ms: int, epoch: int | None = None) -> int:
+        """Queue ``records`` in the leader's accumulator and return the offset of the last one, as
+        :meth:`append` does (its AppendResult's), but without stepping the core: nothing is
+        drained, written or sent until the next input (a :class:`Tick` at :meth:`next_deadline_ms`,
+        which now counts their linger and the batch size cap). It touches the accumulator alone, so
+        unlike :meth:`append` it may be called between :meth:`ready` and :meth:`advance`: a driver
+        takes appends while a Ready's writes and fsync run, as Kafka's application threads add to
+        its accumulator while its raft thread writes. ``now_ms`` starts the linger of an empty
+        accumulator (it is not read otherwise). Raises as :meth:`append` does."""
+        replica = self._replica
+        st = replica.state
+        if type(st) is not LeaderState or (epoch is not None and epoch != st.epoch):
+            raise NotLeaderError(f"not leader of epoch {epoch}: {st.describe()}")
+        if replica.shutdown_deadline is not None:
+            raise NotLeaderError("shutting down")
+        if not records:
+            raise ValueError("append needs at least one record")
+        lingering = bool(st.acc.records)  # type: ignore[attr-defined]
+        last: int = st.accept(records, now_ms)  # type: ignore[attr-defined]
+        full = st.acc.size >= self.cfg.max_batch_size_bytes  # type: ignore[attr-defined]
+        if not lingering or full:
+            self._deadline_stamp = -1  # a linger starts, or the batch is full: drain due sooner
+        return last
+
     def create_snapshot(self, end_offset: int, records: Sequence[bytes], now_ms: int | None = None) -> SnapshotId | None:
         now = self._replica.now if now_ms is None else now_ms
         return cast("SnapshotId | None", self.step(CreateSnapshot(end_offset, tuple(records), now)))
@@ -313,16 +337,7 @@ class KRaftCore:
     # -- internals -------------------------------------------------------------------------------------
 
     def _append(self, ev: Append) -> AppendResult:
-        replica = self._replica
-        st = replica.state
-        if not isinstance(st, LeaderState) or (ev.epoch is not None and ev.epoch != st.epoch):
-            raise NotLeaderError(f"not leader of epoch {ev.epoch}: {st.describe()}")
-        if replica.shutdown_deadline is not None:
-            raise NotLeaderError("shutting down")
-        if not ev.records:
-            raise ValueError("append needs at least one record")
-        last = st.accept(ev.records, replica.now)
-        return AppendResult(last, st.epoch)
+        return AppendResult(self.accept_append(ev.records, self._replica.now, ev.epoch), self.epoch)
 
     def _poll(self) -> None:
         replica = self._replica

@@ -11,7 +11,7 @@ appends are flushed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from kraftwire.generated import fetch_request as _fetch
 
@@ -250,14 +250,15 @@ class LeaderState(EpochState):
 
     # -- accumulator ---------------------------------------------------------------------------------
 
-    def accept(self, records: tuple[bytes, ...], now: int) -> int:
+    def accept(self, records: Sequence[bytes], now: int) -> int:
         """Queue records; returns the offset the last one will have."""
         acc = self.acc
         if acc.first_append_ms is None:
             acc.first_append_ms = now
-        acc.records.extend(records)
+        queued = acc.records
+        queued += records
         acc.size += sum(map(len, records))
-        return acc.base_offset + len(acc.records) - 1
+        return acc.base_offset + len(queued) - 1
 
     def drain(self, now: int, linger_ms: int, max_bytes: int, force: bool = False) -> LogBatch | None:
         acc = self.acc
@@ -270,10 +271,12 @@ class LeaderState(EpochState):
         self.acc = Accumulator(acc.base_offset + len(acc.records))
         return batch
 
-    def drain_deadline(self, linger_ms: int) -> int | None:
-        if not self.acc.records or self.acc.first_append_ms is None:
+    def drain_deadline(self, linger_ms: int, max_bytes: int) -> int | None:
+        """When :meth:`drain` is next due: at once for a full batch, else at the linger's end."""
+        acc = self.acc
+        if not acc.records or acc.first_append_ms is None:
             return None
-        return self.acc.first_append_ms + linger_ms
+        return acc.first_append_ms + (0 if acc.size >= max_bytes else linger_ms)
 
     def progress(self, log_end_offset: int, now: int) -> tuple[tuple[ReplicaStatus, ...], tuple[ReplicaStatus, ...]]:
         """Every voter's and observer's progress, as DescribeQuorum reports it: voters by id, observers by

@@ -226,7 +226,7 @@ def leader_deadline(replica: Replica, st: LeaderState) -> int:
     times = [st.begin_quorum_deadline]
     if st.required_fetchers() > 0:
         times.append(st.check_quorum_deadline)
-    d = st.drain_deadline(replica.cfg.append_linger_ms)
+    d = st.drain_deadline(replica.cfg.append_linger_ms, replica.cfg.max_batch_size_bytes)
     if d is not None:
         times.append(d)
     times.extend(p.deadline for p in st.parked)

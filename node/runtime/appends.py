@@ -1,7 +1,7 @@
 """The node's pending application appends. Each append waits twice: to be in the leader's log and on
 disk (what Produce acks=1 answers on), then to be committed (acks=-1 and ``KRaftNode.append``).
-Appends queued together share one core append (group commit); each keeps the offsets of its own
-records.
+Appends accepted while the leader's accumulator lingers share one batch and one fsync (group
+commit); each keeps the offsets of its own records.
 
 Both queues are kept in offset order while appends arrive in offset order (always, within a leader's
 term), so flushing or committing takes what it settles from the front and stops at the first append
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, TypeVar
 
 from kraftwire.node.core.api import (
     AppendResult,
@@ -41,24 +41,22 @@ class PendingAppends:
         self._flushed: deque[_Flushed] = deque()  # appends waiting to be on disk
         self._in_order = True  # both queues in offset order (see the module docstring)
 
-    def add_group(
+    def add(
         self,
-        group: Sequence[tuple[int, asyncio.Future[AppendResult], asyncio.Future[int]]],
         result: AppendResult,
+        appended: asyncio.Future[AppendResult],
+        committed: asyncio.Future[int],
     ) -> None:
-        """``group``: (record count, appended future, committed future) of each append fed as the
-        one core append that returned ``result``, in order."""
-        last = result.last_offset - sum(count for count, _, _ in group)
-        tails = [self._committed[-1][0]] if self._committed else []
-        tails += [self._flushed[-1][0]] if self._flushed else []
-        if tails and last < max(tails):
+        """One append the leader accepted as ``result``: ``appended`` settles once it is on disk,
+        ``committed`` once it is committed (or either fails)."""
+        last = result.last_offset
+        if self._in_order and (
+            (self._committed and last < self._committed[-1][0])
+            or (self._flushed and last < self._flushed[-1][0])
+        ):
             self._in_order = False
-        epoch = result.epoch
-        flushed, committed = self._flushed.append, self._committed.append
-        for count, appended_future, committed_future in group:
-            last += count
-            flushed((last, epoch, appended_future))
-            committed((last, epoch, committed_future))
+        self._flushed.append((last, result.epoch, appended))
+        self._committed.append((last, result.epoch, committed))
 
     def on_flushed(
         self, flushed_to: int, leading_epoch: int | None, not_leader: Callable[[], Exception]

@@ -9,24 +9,12 @@ from dataclasses import dataclass
 from typing import Union
 
 from kraftwire.node.core.api import (
-    AppendResult,
     RequestFailed,
     RequestReceived,
     Resign,
     ResponseReceived,
     SnapshotId,
 )
-
-
-@dataclass(slots=True)
-class AppendCall:
-    """``KRaftNode.submit``: consecutive ones are fed as one core append (group commit). Not frozen:
-    a frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``, and one is
-    made per append call."""
-
-    records: tuple[bytes, ...]
-    appended: asyncio.Future[AppendResult]  # in the leader's log and on disk
-    committed: asyncio.Future[int]  # the offset of the last record, once committed
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,10 +41,9 @@ class ShutdownCall:
 NetworkInput = Union[RequestReceived, ResponseReceived, RequestFailed]
 """Stamped with the loop's clock when fed (``now_ms`` is 0 until then)."""
 
-SingleInput = Union[ReadCall, SnapshotCall, ShutdownCall, Resign, NetworkInput]
-"""Fed one at a time; appends are fed in runs instead (consecutive ones as one core append)."""
-
-InboxItem = Union[AppendCall, SingleInput]
+InboxItem = Union[ReadCall, SnapshotCall, ShutdownCall, Resign, NetworkInput]
+"""Fed one at a time, in arrival order. Appends do not pass through the inbox: they go straight
+into the leader's accumulator (``KRaftNode._accept``)."""
 
 
 class Wakeup:

@@ -14,6 +14,7 @@ Embedding, in the manner of Kafka's ``RaftClient``::
     node = KRaftNode(load_config("node1.properties"), listener=my_state_machine)
     await node.start()
     offset = await node.append([b"record"])      # resolves once committed; NotLeaderError otherwise
+    last = node.schedule_append([b"record"])     # no future: the listener's handle_commit reaches it
     fresh = await node.read("linearizable")      # state below this offset reflects every acked write
     await node.shutdown()
 """
@@ -23,9 +24,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
-import itertools
 import logging
-import operator
 import time
 from typing import Any, Callable, Sequence, TypeVar, TypeVarTuple
 
@@ -63,15 +62,7 @@ from .snapshotting import AutoSnapshots
 from .core_config import core_config
 from .appends import CommitWatchers, PendingAppends, fail, resolve
 from .errors import NodeFailed, NotLeaderError
-from .inbox import (
-    AppendCall,
-    InboxItem,
-    ReadCall,
-    ShutdownCall,
-    SingleInput,
-    SnapshotCall,
-    Wakeup,
-)
+from .inbox import InboxItem, ReadCall, ShutdownCall, SnapshotCall, Wakeup
 from .metrics import RaftMetrics
 from .metadata_leadership import MetadataLeadership
 from .config import NodeConfig
@@ -84,7 +75,6 @@ log = logging.getLogger("kraftwire.node")
 # Inputs fed before a Ready is handled, so that one flood cannot delay an fsync unboundedly.
 MAX_FEED = 1024
 _Result = TypeVar("_Result")
-_records_of = operator.attrgetter("records")
 _Args = TypeVarTuple("_Args")
 
 
@@ -109,7 +99,7 @@ class KRaftNode:
         self._snapshots = AutoSnapshots.for_node(config, int(time.time() * 1000))
         self._inbox: collections.deque[InboxItem] = collections.deque()
         self._wakeup = Wakeup()
-        self._lingering = False  # the loop waits out a linger: appends need not wake it (_run)
+        self._lingering = False  # the loop waits out a linger (see schedule_append)
         self._answers: dict[tuple[int, int], asyncio.Future[tuple[int, Any]]] = {}
         self._appends = PendingAppends()
         self._commit_watchers = CommitWatchers()  # wait_for_commit's callers
@@ -252,11 +242,46 @@ class KRaftNode:
         :class:`NotLeaderError` on a node that does not lead."""
         self._require_running()
         loop = asyncio.get_running_loop()
-        call = AppendCall(tuple(records), loop.create_future(), loop.create_future())
-        self._inbox.append(call)
-        if not self._lingering:
+        appended: asyncio.Future[AppendResult] = loop.create_future()
+        committed: asyncio.Future[int] = loop.create_future()
+        try:
+            last = self.schedule_append(records)
+        except (NotLeaderError, ValueError) as exc:
+            fail(appended, exc)
+            fail(committed, exc)
+        else:
+            result = AppendResult(last, self._started_core().epoch)
+            self._appends.add(result, appended, committed)
+        return appended, committed
+
+    def schedule_append(self, records: Sequence[bytes], epoch: int | None = None) -> int:
+        """Append on the leader without a future, as Kafka's ``RaftClient.prepareAppend`` does: the
+        offset of the last record, at once. The records are committed when the listener's
+        ``handle_commit`` is given a batch of the same epoch whose last offset reaches it (the listener
+        of a leader sees every batch it commits); they never are if the leadership ends first (its
+        ``handle_leader_change`` says so). ``epoch``, when given, must be the epoch this node leads.
+        Raises :class:`NotLeaderError` on a node that does not lead (that epoch), ``ValueError`` for
+        no records. In call order with :meth:`submit` and :meth:`append`: all go straight into the
+        leader's accumulator. Call it on the node's event loop, as every method of the node (Kafka's
+        may be called from any thread)."""
+        # Into the accumulator on the caller's turn of the loop, even while the loop sits in a
+        # Ready's fsync (``KRaftCore.accept_append`` allows that). The loop is woken only when a
+        # linger starts or the batch is full: the appends of a linger go into its batch without
+        # waking it each (its wait ends at the linger deadline at the latest; a loop busy
+        # elsewhere looks at the deadline before it waits). While the accumulator holds records
+        # the clock is not read either: the time of this append is not its linger's start.
+        core = self.core
+        if core is None or self._stopped.is_set():
+            self._require_running()
+            core = self._started_core()
+        lingering = self._lingering or core.appends_lingering()
+        try:
+            last = core.accept_append(records, self._last_ms if lingering else self._now(), epoch)
+        except CoreNotLeaderError:
+            raise self.not_leader_error() from None
+        if not lingering or core.next_deadline_ms() <= self._last_ms:
             self._wakeup.set()
-        return call.appended, call.committed
+        return last
 
     async def create_snapshot(self, end_offset: int, records: Sequence[bytes]) -> SnapshotId | None:
         """Snapshot the application's state as of committed ``end_offset`` (exclusive)."""
@@ -344,7 +369,9 @@ class KRaftNode:
             )
         )
         # A Fetch may be parked for its MaxWaitMs (a client's as long as it asks) before its answer.
-        parked_s = max(0, request.body.max_wait_ms) / 1000 if request.api_key == api_keys.FETCH else 0
+        parked_s = (
+            max(0, request.body.max_wait_ms) / 1000 if request.api_key == api_keys.FETCH else 0
+        )
         try:
             reply = await asyncio.wait_for(
                 future, max(30.0, self.config.request_timeout_ms / 250) + parked_s
@@ -374,10 +401,9 @@ class KRaftNode:
                     delay = max(0, core.next_deadline_ms() - self._now()) / 1000
                     idle_from = time.monotonic()
                     # While the leader's accumulator holds records, this wait ends at their linger
-                    # deadline at the latest, and what is queued then is fed before they drain: an
-                    # append submitted meanwhile joins the same batch without a wakeup of its own
-                    # (one per append call cost more than the append; the first append of a batch
-                    # still wakes the loop, to start the linger).
+                    # deadline at the latest: an append meanwhile joins the same batch without a
+                    # wakeup of its own (one per append call cost more than the append; the first
+                    # append of a batch still wakes the loop, to start the linger).
                     self._lingering = core.appends_lingering()
                     await self._wakeup.wait(min(delay, 0.5))
                     self._lingering = False
@@ -412,22 +438,11 @@ class KRaftNode:
 
     def _feed_queued(self) -> None:
         """Feed everything queued (up to ``MAX_FEED``) before the next Ready is handled: inputs that
-        arrived while the loop sat in an fsync share the next one (group commit). Consecutive
-        application appends become one core append, so one batch."""
-        appends: list[AppendCall] = []
+        arrived while the loop sat in an fsync share the next one."""
         for _ in range(min(len(self._inbox), MAX_FEED)):
-            item = self._inbox.popleft()
-            if isinstance(item, AppendCall):
-                appends.append(item)
-                continue
-            if appends:
-                self._append_all(appends)
-                appends = []
-            self._feed(item)
-        if appends:
-            self._append_all(appends)
+            self._feed(self._inbox.popleft())
 
-    def _feed(self, item: SingleInput) -> None:
+    def _feed(self, item: InboxItem) -> None:
         core, now = self._started_core(), self._now()
         if isinstance(item, ReadCall):
             group = self._reads.start_group()
@@ -440,33 +455,6 @@ class KRaftNode:
         else:
             item.now_ms = now
             core.step(item)
-
-    def _append_all(self, appends: list[AppendCall]) -> None:
-        """One core append of every queued append's records, in queue order; each caller's futures
-        get the offsets of its own records. An empty append is refused on its own."""
-        each = list(map(_records_of, appends))
-        if not all(each):
-            for call in [a for a in appends if not a.records]:
-                fail(call.appended, ValueError("append needs at least one record"))
-                fail(call.committed, ValueError("append needs at least one record"))
-            appends = [a for a in appends if a.records]
-            if not appends:
-                return
-            each = list(map(_records_of, appends))
-        records = tuple(itertools.chain.from_iterable(each))
-        try:
-            result = self._started_core().append(records, self._now())
-        except CoreNotLeaderError:
-            error: Exception = self.not_leader_error()
-        except ValueError as exc:
-            error = exc
-        else:
-            group = [(len(a.records), a.appended, a.committed) for a in appends]
-            self._appends.add_group(group, result)
-            return
-        for call in appends:
-            fail(call.appended, error)
-            fail(call.committed, error)
 
     def _leader(self) -> LeaderAndEpoch:
         status = self.status()

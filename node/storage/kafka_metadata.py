@@ -48,10 +48,14 @@ _STARTS_AS_METADATA_VERSION = operator.methodcaller("startswith", _METADATA_VERS
 
 
 def holds_metadata_version_record(values: Iterable[object]) -> bool:
-    """Whether one of ``values`` (data records' values) is that record: one C-level pass over bytes
-    values (every committed batch comes here, record by record in Python it cost a call each)."""
+    """Whether one of ``values`` (data records' values) is that record. Every committed batch comes
+    here: the values are joined and searched for the record's head in C first (a tenth of a call a
+    value; a batch without it anywhere holds no value that starts with it), and only a batch that
+    has it somewhere is looked at value by value."""
     values = values if isinstance(values, (tuple, list)) else tuple(values)
     try:
+        if _METADATA_VERSION_HEAD not in b"".join(values):  # type: ignore[arg-type]
+            return False
         return any(map(_STARTS_AS_METADATA_VERSION, values))
     except (AttributeError, TypeError):  # a value that is not bytes: judged one by one
         return any(map(is_metadata_version_record, values))

@@ -68,6 +68,7 @@ def test_batches_one_after_another_of_many_lengths_and_counts():
         (5, 100),
         (5, 40),
         (300, 8200),
+        (4, 32768),
         *[(n, 20) for n in range(9)],
         (5, 2),
     ]:
@@ -76,7 +77,9 @@ def test_batches_one_after_another_of_many_lengths_and_counts():
         assert fast == general(values, length, 2, 9), (length, count)
 
 
-@pytest.mark.parametrize("length, count", [(0, 1), (1, 70), (256, 500), (200, 8192)])
+@pytest.mark.parametrize(
+    "length, count", [(0, 1), (1, 70), (256, 500), (200, 8192), (256, 20000), (3, 32768)]
+)
 def test_read_value_batch_gives_back_what_was_written(length, count):
     values = [bytes([n % 256]) * length for n in range(count)]
     batch = encode_value_batch(values, base_offset=77, leader_epoch=4, timestamp=1_700_000_000_000)
@@ -101,7 +104,7 @@ def _other_batches():
     yield "compressed", encode_batch(same, compression="gzip")
     yield "transactional", encode_batch(same, transactional=True, producer_id=1, producer_epoch=0)
     yield "control", encode_batch(same, control=True)
-    yield "over the cached heads", encode_value_batch([b"x"] * 8193, timestamp=5)
+    yield "over the cached heads", encode_value_batch([b"x"] * 32769, timestamp=5)
     flipped = bytearray(encode_value_batch([b"v" * 9] * 3, timestamp=5))
     flipped[-3] ^= 1
     yield "a bad CRC", bytes(flipped)
@@ -116,3 +119,13 @@ def _other_batches():
 )
 def test_read_value_batch_leaves_every_other_batch_to_the_general_reader(name, batch):
     assert read_value_batch(batch) is None
+
+
+def test_read_value_batch_of_many_lengths_and_counts_one_after_another():
+    """The reader's cached value places grow with the count and are dropped with the heads when
+    more lengths come than are kept: every batch still reads back as written."""
+    for length, count in [(5, 3), (5, 100), (5, 40), (300, 8200), *[(n, 20) for n in range(9)],
+                          (5, 2), (5, 70), (300, 9000)]:  # fmt: skip
+        values = [bytes([n % 256]) * length for n in range(count)]
+        batch = encode_value_batch(values, base_offset=length, leader_epoch=2, timestamp=9)
+        assert read_value_batch(batch) == (length, 2, 9, values), (length, count)

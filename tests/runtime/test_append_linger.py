@@ -1,7 +1,7 @@
 """Appends submitted while the leader's accumulator lingers do not wake the node's loop one by one
-(KRaftNode.submit): they wait in its inbox and are fed when the loop next runs, at the linger deadline
-at the latest, before the accumulator drains, so they are in the same batch as the append that
-started the linger, and they commit."""
+(KRaftNode.submit): they go into its accumulator, which drains when the loop next runs, at the linger
+deadline at the latest, so they are in the same batch as the append that started the linger, and
+they commit."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ pytestmark = pytest.mark.timeout(120)
 LINGER_MS = 300
 
 
-async def _appends_during_one_linger(directory: str) -> tuple[list[int], list[tuple[int, int]], bool]:
+async def _appends_during_one_linger(
+    directory: str,
+) -> tuple[list[int], list[tuple[int, int]], bool]:
     cluster = LocalCluster(
         directory, 1, settings={**TEST_SETTINGS, "controller.quorum.append.linger.ms": LINGER_MS}
     )

@@ -1,5 +1,6 @@
-"""bench/raft.py, bench/raft_memory.py and bench/node.py refuse a bad argument with argparse's one-line error and exit
-status 2, before they start a process or make a folder (no traceback)."""
+"""bench/raft.py, bench/raft_cpu.py, bench/raft_memory.py and bench/node.py refuse a bad argument
+with argparse's one-line error and exit status 2, before they start a process or make a folder (no
+traceback)."""
 
 import subprocess
 import sys
@@ -22,6 +23,10 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
         ("raft.py", ["--refine", "-1"]),
         ("raft.py", ["--window", "-1"]),
         ("raft.py", ["--record-size", "0"]),
+        ("raft_cpu.py", ["--rates", "abc"]),
+        ("raft_cpu.py", ["--rates", "0"]),
+        ("raft_cpu.py", ["--window", "0"]),
+        ("raft_cpu.py", ["--tree", "/nonexistent"]),
         ("raft_memory.py", ["--rate", "-5"]),
         ("raft_memory.py", ["--rate", "abc"]),
         ("raft_memory.py", ["--window", "0"]),

@@ -16,12 +16,19 @@ def _group(loop: asyncio.AbstractEventLoop, count: int) -> list:
     return [(1, loop.create_future(), loop.create_future()) for _ in range(count)]
 
 
+def _add_group(pending: PendingAppends, group: list, result: AppendResult) -> None:
+    """Add one single-record append for each of ``group``, in order, the last at ``result``'s offset."""
+    first = result.last_offset - len(group) + 1
+    for offset, (_, appended, committed) in enumerate(group, first):
+        pending.add(AppendResult(offset, result.epoch), appended, committed)
+
+
 def test_commits_and_flushes_one_by_one_do_not_walk_every_append_in_flight():
     async def run() -> float:
         loop = asyncio.get_running_loop()
         pending, in_flight = PendingAppends(), 20_000
         group = _group(loop, in_flight)
-        pending.add_group(group, AppendResult(in_flight - 1, 3))
+        _add_group(pending, group, AppendResult(in_flight - 1, 3))
         began = time.perf_counter()
         for offset in range(1000):
             pending.on_flushed(offset + 1, 3, lambda: RuntimeError("not leader"))
@@ -41,9 +48,9 @@ def test_a_new_term_appending_below_the_old_one_is_settled_as_a_full_walk_would(
         loop = asyncio.get_running_loop()
         pending = PendingAppends()
         old = _group(loop, 3)  # offsets 10..12 in epoch 3, never committed
-        pending.add_group(old, AppendResult(12, 3))
+        _add_group(pending, old, AppendResult(12, 3))
         new = _group(loop, 2)  # epoch 4 appends over a cut log at 8..9
-        pending.add_group(new, AppendResult(9, 4))
+        _add_group(pending, new, AppendResult(9, 4))
         pending.on_flushed(10, 4, lambda: RuntimeError("not leader"))
         assert all(isinstance(g[1].exception(), RuntimeError) for g in old)
         assert [g[1].result() for g in new] == [AppendResult(8, 4), AppendResult(9, 4)]
@@ -54,7 +61,7 @@ def test_a_new_term_appending_below_the_old_one_is_settled_as_a_full_walk_would(
         pending.on_committed(CommittedBatch(12, 12, 4, (b"r",)))
         assert "was lost" in str(old[2][2].exception())
         later = _group(loop, 1)  # the queues emptied: in order again
-        pending.add_group(later, AppendResult(13, 4))
+        _add_group(pending, later, AppendResult(13, 4))
         pending.on_committed(CommittedBatch(13, 13, 4, (b"r",)))
         assert later[0][2].result() == 13
 

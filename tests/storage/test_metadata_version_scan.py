@@ -25,3 +25,13 @@ def test_values_that_are_not_bytes_are_judged_one_by_one() -> None:
     for values in (("text", METADATA_VERSION), (None, 7, METADATA_VERSION), ("text", b"a")):
         expected = any(map(is_metadata_version_record, values))
         assert holds_metadata_version_record(values) is expected
+
+
+def test_the_head_found_across_or_inside_values_is_not_the_record() -> None:
+    """The joined values are searched first: the head split over two values, or inside one, is found
+    there but no value starts with it."""
+    head, tail = METADATA_VERSION[:5], METADATA_VERSION[5:]
+    assert not holds_metadata_version_record((b"x" + head, tail))
+    assert not holds_metadata_version_record((b"x" + METADATA_VERSION,))
+    assert holds_metadata_version_record((b"x" + head, tail, METADATA_VERSION))
+    assert not holds_metadata_version_record([memoryview(METADATA_VERSION)])  # not bytes: as before
