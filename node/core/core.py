@@ -176,9 +176,9 @@ class KRaftCore:
             raise NotLeaderError("shutting down")
         if not records:
             raise ValueError("append needs at least one record")
-        lingering = bool(st.acc.records)  # type: ignore[attr-defined]
-        last: int = st.accept(records, now_ms)  # type: ignore[attr-defined]
-        full = st.acc.size >= self.cfg.max_batch_size_bytes  # type: ignore[attr-defined]
+        lingering = bool(st.acc.records)
+        last: int = st.accept(records, now_ms)
+        full = st.acc.size >= self.cfg.max_batch_size_bytes
         if not lingering or full:
             self._deadline_stamp = -1  # a linger starts, or the batch is full: drain due sooner
         return last
