@@ -166,7 +166,14 @@ def sweep(name: str, step, root: Path, args) -> list[tuple[int, dict]]:
     def measure(rate: int) -> bool:
         # failover is timed on the first (lowest-rate) quorum, after its window
         trials = args.trials if not rows else 0
-        result = step(root / f"{name.split()[0].lower()}-{len(rows)}", rate, args, trials)
+        step_root = root / f"{name.split()[0].lower()}-{len(rows)}"
+        try:
+            result = step(step_root, rate, args, trials)
+        finally:
+            # A step at 300,000/s leaves about 5 GB: kept, the sweep filled the disk; and the next
+            # step's fsyncs waited behind its write-back (both sides once committed 0 records/s).
+            shutil.rmtree(step_root, ignore_errors=True)
+            os.sync()
         rows.append((rate, result))
         print_row(name, rate, result)
         return result["records_per_s"] >= SUSTAINED * rate
