@@ -1,6 +1,6 @@
-"""Two or more cores on a network that delivers every message at once, beside a voter that is down
-(its connection is refused at once, as the runtime reports it): the cores of test_fetch_backoff.py
-and test_pre_vote_jitter.py."""
+"""Cores built for tests (:func:`core`), and a network that delivers every message at once beside a
+voter that is down (its connection is refused at once, as the runtime reports it): the cores of
+test_fetch_backoff.py, test_pre_vote_jitter.py and test_accept_append.py."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import random
 import uuid
 from typing import Any, Callable
 
+from kraftwire.generated.errors import BROKER_NOT_AVAILABLE
 from kraftwire.node.core import (
     Config,
     Endpoint,
@@ -25,7 +26,6 @@ from kraftwire.node.core import (
 from kraftwire.node.core.values import ElectionState
 
 LISTENER = "CONTROLLER"
-BROKER_NOT_AVAILABLE = 8
 
 
 def voter_spec(node_id: int) -> VoterSpec:
@@ -34,10 +34,15 @@ def voter_spec(node_id: int) -> VoterSpec:
 
 
 def core(
-    node_id: int, voters: list[int], leader: int | None, seed: int, **settings: Any
+    node_id: int,
+    voters: list[int],
+    leader: int | None,
+    seed: int,
+    log: MemoryLog | None = None,
+    **settings: Any,
 ) -> KRaftCore:
-    """Voter ``node_id`` of ``voters``; with ``leader``, restarted as its follower in epoch 5, else
-    unattached."""
+    """Voter ``node_id`` of ``voters`` (on ``log``, else a new one); with ``leader``, restarted as
+    its follower in epoch 5, else unattached."""
     quorum_state = MemoryQuorumStateStore()
     if leader is not None:
         quorum_state.write(ElectionState(5, leader))
@@ -51,7 +56,7 @@ def core(
             listeners={LISTENER: voter_spec(node_id).listeners[LISTENER]},
             **settings,
         ),
-        MemoryLog(),
+        MemoryLog() if log is None else log,
         quorum_state,
         MemorySnapshotStore(),
     )

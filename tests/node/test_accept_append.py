@@ -5,53 +5,32 @@ once when the batch is full."""
 
 from __future__ import annotations
 
-import random
-import uuid
-
 import pytest
 
-from kraftwire.node.core import (
-    Config,
-    Endpoint,
-    KRaftCore,
-    MemoryLog,
-    MemoryQuorumStateStore,
-    MemorySnapshotStore,
-    ReplicaKey,
-    Tick,
-    VoterSpec,
-)
+from dead_peer_net import core as built_core
+from kraftwire.node.core import KRaftCore, MemoryLog, Tick
 from kraftwire.node.core.api import CommittedBatch, NotLeaderError
 
 LINGER_MS = 25
 NOW = 1000  # the leader's clock once it leads; its next timer is ~1 s later
-SPEC = VoterSpec(
-    ReplicaKey(1, uuid.UUID(int=1)), {"CONTROLLER": Endpoint("localhost", 9001)}, (0, 1)
-)
 
 
 def _leader(max_batch_size_bytes: int = 8 << 20) -> tuple[KRaftCore, MemoryLog]:
     """A single-voter core, leading, its start-of-epoch records committed."""
     log = MemoryLog()
-    core = KRaftCore(
-        Config(
-            node_id=1,
-            directory_id=uuid.UUID(int=1),
-            cluster_id="cluster",
-            voters=[SPEC],
-            rng=random.Random(1),
-            listeners=dict(SPEC.listeners),
-            append_linger_ms=LINGER_MS,
-            max_batch_size_bytes=max_batch_size_bytes,
-        ),
-        log,
-        MemoryQuorumStateStore(),
-        MemorySnapshotStore(),
+    leader = built_core(
+        1,
+        [1],
+        leader=None,
+        seed=1,
+        log=log,
+        append_linger_ms=LINGER_MS,
+        max_batch_size_bytes=max_batch_size_bytes,
     )
-    core.step(Tick(NOW))
-    _handle_all(core, log)
-    assert core.status().high_watermark == log.end_offset()
-    return core, log
+    leader.step(Tick(NOW))
+    _handle_all(leader, log)
+    assert leader.status().high_watermark == log.end_offset()
+    return leader, log
 
 
 def _handle_all(core: KRaftCore, log: MemoryLog) -> list[CommittedBatch]:
