@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from dead_peer_net import core as built_core
+from wired_cores import core as built_core
 from kraftwire.node.core import KRaftCore, MemoryLog, Tick
 from kraftwire.node.core.api import CommittedBatch, NotLeaderError
 

@@ -4,21 +4,17 @@ leader's view of every replica, without reaching into the core's internals."""
 from __future__ import annotations
 
 import dataclasses
-import random
-import uuid
 
 import pytest
 
+from wired_cores import core as built_core
+from wired_cores import voter_spec as _spec
 from kraft_datadriven import Command
 from kraft_harness import Env
 from kraftwire.generated.remove_raft_voter_request import RemoveRaftVoterRequest
 from kraftwire.node.core import (
-    Config,
-    Endpoint,
     KRaftCore,
     MemoryLog,
-    MemoryQuorumStateStore,
-    MemorySnapshotStore,
     Message,
     OutboundRequest,
     QuorumStatus,
@@ -27,18 +23,11 @@ from kraftwire.node.core import (
     ResponseReceived,
     Role,
     Tick,
-    VoterSpec,
 )
-
-LISTENER = "CONTROLLER"
 
 
 def _key(node_id: int) -> ReplicaKey:
-    return ReplicaKey(node_id, uuid.UUID(int=node_id))
-
-
-def _spec(node_id: int) -> VoterSpec:
-    return VoterSpec(_key(node_id), {LISTENER: Endpoint("localhost", 9000 + node_id)}, (0, 1))
+    return _spec(node_id).key
 
 
 class Cluster:
@@ -50,20 +39,14 @@ class Cluster:
         self.now = 0
         self.logs = {n: MemoryLog() for n in [*voter_ids, *observer_ids]}
         self.cores = {
-            n: KRaftCore(
-                Config(
-                    node_id=n,
-                    directory_id=uuid.UUID(int=n),
-                    cluster_id="cluster",
-                    voters=[_spec(v) for v in voter_ids],
-                    rng=random.Random(n),
-                    listeners={LISTENER: _spec(n).listeners[LISTENER]},
-                    append_linger_ms=0,
-                    follower_fetch=follower_fetch,
-                ),
-                self.logs[n],
-                MemoryQuorumStateStore(),
-                MemorySnapshotStore(),
+            n: built_core(
+                n,
+                voter_ids,
+                leader=None,
+                seed=n,
+                log=self.logs[n],
+                append_linger_ms=0,
+                follower_fetch=follower_fetch,
             )
             for n in self.logs
         }

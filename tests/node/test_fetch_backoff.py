@@ -14,7 +14,7 @@ import pytest
 
 from kraftwire.node.core import OutboundRequest, Role, Tick
 
-from dead_peer_net import core, exchange
+from wired_cores import core, exchange
 
 
 def _fetches_per_peer(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from dead_peer_net import core, exchange
+from wired_cores import core, exchange
 from kraftwire.node.core import Role, Tick
 
 FETCH_TIMEOUT_MS = 2000

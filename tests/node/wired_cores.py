@@ -30,7 +30,7 @@ LISTENER = "CONTROLLER"
 
 def voter_spec(node_id: int) -> VoterSpec:
     key = ReplicaKey(node_id, uuid.UUID(int=node_id))
-    return VoterSpec(key, {LISTENER: Endpoint("127.0.0.1", 9000 + node_id)}, (0, 1))
+    return VoterSpec(key, {LISTENER: Endpoint("localhost", 9000 + node_id)}, (0, 1))
 
 
 def core(
